@@ -1,0 +1,83 @@
+/**
+ * The closed permission vocabulary. Every route declares one `resource:action` permission; each permission
+ * needs one grant. Roles and token scopes are sets of grants, and a caller may do what its grants cover.
+ *
+ *   grant    what it covers
+ *   read     every GET of the organization's resources
+ *   write    create/update/delete of workload resources (projects, environments, services, …), not governance
+ *   deploy   deploy/stop/restart/cancel actions
+ *   admin    governance: organization settings, members, API tokens, billing
+ *   person   only a signed-in person, never a token (e.g. creating an organization, one's own onboarding)
+ *
+ * `person` is not a grant anyone holds through a role; the authorizer checks it against the principal kind.
+ */
+export const GRANTS = ['read', 'write', 'deploy', 'admin'] as const;
+export type Grant = (typeof GRANTS)[number];
+export type Requirement = Grant | 'person' | 'authenticated';
+
+export const PERMISSIONS = {
+  'organizations:list': 'authenticated',
+  'organizations:create': 'person',
+  'organization:read': 'read',
+  'organization:update': 'admin',
+  'organization:delete': 'admin',
+  'roles:read': 'read',
+  'onboarding:read': 'read',
+  'onboarding:update': 'person',
+  'api-tokens:read': 'admin',
+  'api-tokens:create': 'admin',
+  'api-tokens:delete': 'admin',
+  'projects:read': 'read',
+  'projects:create': 'write',
+  'projects:update': 'write',
+  'projects:delete': 'write',
+} as const satisfies Record<string, Requirement>;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+export function requirementOf(permission: Permission): Requirement {
+  return PERMISSIONS[permission];
+}
+
+/** The four roles every organization has (rows with uuids, listed by listOrganizationAvailableRoles). */
+export const BUILT_IN_ROLES = ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'] as const;
+export type BuiltInRole = (typeof BUILT_IN_ROLES)[number];
+
+const ROLE_GRANTS: Record<BuiltInRole, readonly Grant[]> = {
+  OWNER: ['read', 'write', 'deploy', 'admin'],
+  ADMIN: ['read', 'write', 'deploy', 'admin'],
+  DEVELOPER: ['read', 'write', 'deploy'],
+  VIEWER: ['read'],
+};
+
+/** Token scopes of SPEC.md. Every scope includes read: a token that cannot see what it acts on is of no use. */
+export const TOKEN_SCOPES = ['ADMIN', 'WRITE', 'DEPLOY', 'READ'] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+const SCOPE_GRANTS: Record<TokenScope, readonly Grant[]> = {
+  ADMIN: ['read', 'write', 'deploy', 'admin'],
+  WRITE: ['read', 'write'],
+  DEPLOY: ['read', 'deploy'],
+  READ: ['read'],
+};
+
+export function isBuiltInRole(name: string): name is BuiltInRole {
+  return (BUILT_IN_ROLES as readonly string[]).includes(name);
+}
+
+export function grantsOfRole(roleName: string): ReadonlySet<Grant> {
+  return new Set(isBuiltInRole(roleName) ? ROLE_GRANTS[roleName] : []);
+}
+
+/** A token carries a role, a scope, or both; its grants are what both allow. */
+export function grantsOfToken(roleName: string | null, scope: TokenScope | null): ReadonlySet<Grant> {
+  const fromRole = roleName === null ? undefined : grantsOfRole(roleName);
+  const fromScope = scope === null ? undefined : new Set(SCOPE_GRANTS[scope]);
+  if (fromRole && fromScope) return new Set([...fromRole].filter((g) => fromScope.has(g)));
+  return fromRole ?? fromScope ?? new Set();
+}
+
+export function covers(held: ReadonlySet<Grant>, wanted: ReadonlySet<Grant>): boolean {
+  for (const grant of wanted) if (!held.has(grant)) return false;
+  return true;
+}

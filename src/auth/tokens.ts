@@ -1,0 +1,46 @@
+import { base62Crc32, randomBase62, sha256Hex } from '../lib/crypto.ts';
+
+/**
+ * Token format: `<prefix><43 base62 chars of 32 random bytes><6 base62 chars of the CRC-32 of the random part>`.
+ * The kind prefix tells which table to look in (`slw_` API tokens, `slwp_` policy tokens); the checksum lets a
+ * mistyped or truncated token be refused without a database read and lets secret scanners recognise ours.
+ * Only the SHA-256 of the whole value is stored.
+ */
+export const TOKEN_PREFIXES = { api: 'slw_', policy: 'slwp_' } as const;
+export type TokenKind = keyof typeof TOKEN_PREFIXES;
+
+const RANDOM_LENGTH = 43;
+const CHECKSUM_LENGTH = 6;
+const BODY_PATTERN = /^[0-9A-Za-z]+$/;
+
+export interface MintedToken {
+  value: string;
+  hash: string;
+  /** Prefix plus the first random characters: enough to recognise the token, useless to guess it. */
+  start: string;
+}
+
+export function mintToken(kind: TokenKind): MintedToken {
+  const random = randomBase62(32, RANDOM_LENGTH);
+  const value = `${TOKEN_PREFIXES[kind]}${random}${base62Crc32(random)}`;
+  return { value, hash: hashToken(value), start: value.slice(0, TOKEN_PREFIXES[kind].length + 6) };
+}
+
+export function hashToken(value: string): string {
+  return sha256Hex(value);
+}
+
+/** The kind of a well-formed token with a valid checksum, or undefined for anything else. */
+export function recogniseToken(value: string): TokenKind | undefined {
+  // The longer prefix first: `slwp_` also starts with `slw`.
+  const kind: TokenKind | undefined = value.startsWith(TOKEN_PREFIXES.policy)
+    ? 'policy'
+    : value.startsWith(TOKEN_PREFIXES.api)
+      ? 'api'
+      : undefined;
+  if (kind === undefined) return undefined;
+  const body = value.slice(TOKEN_PREFIXES[kind].length);
+  if (body.length !== RANDOM_LENGTH + CHECKSUM_LENGTH || !BODY_PATTERN.test(body)) return undefined;
+  const random = body.slice(0, RANDOM_LENGTH);
+  return body.slice(RANDOM_LENGTH) === base62Crc32(random) ? kind : undefined;
+}

@@ -1,0 +1,123 @@
+import { isIP } from 'node:net';
+import path from 'node:path';
+
+/**
+ * The one reader of process.env. Every SLIPWAY_* variable is parsed and validated here at start; an invalid value
+ * stops the process with one line naming the variable (see main.ts).
+ */
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** postgres://… when set; otherwise the embedded SQLite database under dataDir. */
+  databaseUrl: string | undefined;
+  oidc: { issuer: string; audience: string } | undefined;
+  egressIps: string[];
+  logLevel: LogLevel;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function parsePort(env: Env): number {
+  const raw = read(env, 'SLIPWAY_PORT');
+  if (raw === undefined) return 8080;
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError('SLIPWAY_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function parseDatabaseUrl(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_DATABASE_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SLIPWAY_DATABASE_URL', 'must be a URL such as postgres://user@host:5432/db');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError('SLIPWAY_DATABASE_URL', `must use postgres:// or postgresql://, got "${url.protocol}//"`);
+  }
+  return raw;
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** An issuer must be https, except on loopback where http is allowed (local development and tests). */
+function parseOidc(env: Env): Config['oidc'] {
+  const issuer = read(env, 'SLIPWAY_OIDC_ISSUER');
+  const audience = read(env, 'SLIPWAY_OIDC_AUDIENCE');
+  if (issuer === undefined) {
+    if (audience !== undefined) {
+      throw new ConfigError('SLIPWAY_OIDC_AUDIENCE', 'is set but SLIPWAY_OIDC_ISSUER is not');
+    }
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigError('SLIPWAY_OIDC_ISSUER', `must be an absolute URL, got "${issuer}"`);
+  }
+  const loopback = LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith('127.');
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new ConfigError('SLIPWAY_OIDC_ISSUER', 'must be an https:// URL (http:// is accepted only on loopback)');
+  }
+  if (audience === undefined) {
+    throw new ConfigError('SLIPWAY_OIDC_AUDIENCE', 'is required when SLIPWAY_OIDC_ISSUER is set');
+  }
+  return { issuer, audience };
+}
+
+function parseEgressIps(env: Env): string[] {
+  const raw = read(env, 'SLIPWAY_EGRESS_IPS');
+  if (raw === undefined) return [];
+  const ips = raw
+    .split(',')
+    .map((ip) => ip.trim())
+    .filter((ip) => ip !== '');
+  for (const ip of ips) {
+    if (isIP(ip) === 0) throw new ConfigError('SLIPWAY_EGRESS_IPS', `"${ip}" is not an IPv4 or IPv6 address`);
+  }
+  return ips;
+}
+
+function parseLogLevel(env: Env): LogLevel {
+  const raw = read(env, 'SLIPWAY_LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+    throw new ConfigError('SLIPWAY_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  }
+  return raw as LogLevel;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = read(env, 'SLIPWAY_HOST') ?? '127.0.0.1';
+  return {
+    host,
+    port: parsePort(env),
+    dataDir: path.resolve(read(env, 'SLIPWAY_DATA_DIR') ?? './.slipway'),
+    databaseUrl: parseDatabaseUrl(env),
+    oidc: parseOidc(env),
+    egressIps: parseEgressIps(env),
+    logLevel: parseLogLevel(env),
+  };
+}

@@ -1,0 +1,38 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { DialectName } from './db.client.ts';
+import * as foundation from './migrations/0001_foundation.ts';
+
+/** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
+export interface ColumnTypes {
+  timestamp: 'text' | 'timestamptz';
+  json: 'text' | 'jsonb';
+}
+
+type MigrationModule = { up(db: Kysely<unknown>, types: ColumnTypes): Promise<void> };
+
+/** Every migration, in order. A new migration is a new file in migrations/ and one line here. */
+const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [['0001_foundation', foundation]];
+
+class StaticMigrationProvider implements MigrationProvider {
+  constructor(private readonly types: ColumnTypes) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const [name, module] of MIGRATIONS) {
+      out[name] = { up: (db) => module.up(db, this.types) };
+    }
+    return out;
+  }
+}
+
+/** Applies every pending migration; called at each start, so the schema is always current. */
+export async function migrateToLatest(db: Kysely<unknown>, dialect: DialectName): Promise<void> {
+  const types: ColumnTypes =
+    dialect === 'postgres' ? { timestamp: 'timestamptz', json: 'jsonb' } : { timestamp: 'text', json: 'text' };
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(types) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

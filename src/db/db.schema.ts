@@ -1,0 +1,101 @@
+import type { Kysely, Transaction } from 'kysely';
+
+/**
+ * Row types of every table, as Kysely sees them. Timestamps are ISO-8601 strings on both dialects (the
+ * PostgreSQL client parses timestamptz into that form, see db.client.ts); JSON columns hold JSON text on SQLite
+ * and jsonb on PostgreSQL and are read through `readJson`.
+ */
+export interface UsersTable {
+  id: string;
+  issuer: string | null;
+  subject: string | null;
+  email: string | null;
+  name: string | null;
+  picture: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  /** Normalised name (NFC, lower case) carrying the unique index, so "Acme" and "acme" collide. */
+  name_key: string;
+  description: string | null;
+  plan: string;
+  website_url: string | null;
+  repository: string | null;
+  logo_url: string | null;
+  icon_url: string | null;
+  admin_emails: unknown;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RolesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** BUILT_IN for the four roles every organization has; CUSTOM for roles an organization defines. */
+  kind: string;
+  created_at: string;
+}
+
+export interface MembersTable {
+  organization_id: string;
+  user_id: string;
+  role_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OnboardingTable {
+  organization_id: string;
+  user_id: string;
+  use_cases: string | null;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  /** SHA-256 (hex) of the whole token value; the value itself is never stored. */
+  token_hash: string;
+  /** The first characters of the value, shown in listings so a user can recognise a token. */
+  token_start: string;
+  role_id: string | null;
+  scope: string | null;
+  creator_user_id: string | null;
+  creator_name: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProjectsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DB {
+  users: UsersTable;
+  organizations: OrganizationsTable;
+  roles: RolesTable;
+  members: MembersTable;
+  onboarding: OnboardingTable;
+  api_tokens: ApiTokensTable;
+  projects: ProjectsTable;
+}
+
+/** Either the database or an open transaction: repositories take this so callers decide the transaction. */
+export type Queryable = Kysely<DB> | Transaction<DB>;

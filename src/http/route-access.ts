@@ -1,0 +1,52 @@
+import type { Permission } from '../auth/permissions.ts';
+import type { Access, Principal } from '../auth/principal.ts';
+
+/**
+ * What every route declares in `config.access`: either public, or the permission it needs and where the
+ * organization it acts on comes from. A route without a declaration is refused when it is registered, so no
+ * route can escape authentication or the route-security test.
+ *
+ *   target        the organization is …
+ *   none          not involved (list or create organizations)
+ *   organization  the `organizationId` path parameter
+ *   project       the owner of the project named by the `projectId` path parameter
+ */
+export type AccessTarget = 'none' | 'organization' | 'project';
+
+export type RouteAccess = { public: true } | { permission: Permission; target: AccessTarget };
+
+/** Resources that belong to an organization and are addressed without it in the path. */
+export type OwnedTarget = Exclude<AccessTarget, 'none' | 'organization'>;
+
+export const TARGET_PARAMS: Record<Exclude<AccessTarget, 'none'>, string> = {
+  organization: 'organizationId',
+  project: 'projectId',
+};
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+  interface FastifyRequest {
+    principal: Principal | undefined;
+    access: Access | undefined;
+  }
+}
+
+/** The authorized access of a request, for handlers behind a non-public route (set by the authorizer). */
+export function requireAccess(request: { access: Access | undefined }): Access {
+  if (request.access === undefined) throw new Error('route reached without authorization');
+  return request.access;
+}
+
+export function requirePrincipal(request: { principal: Principal | undefined }): Principal {
+  if (request.principal === undefined) throw new Error('route reached without authentication');
+  return request.principal;
+}
+
+/** The person behind a request on a `person`-only route (the authorizer has already refused tokens). */
+export function requireUserId(request: { principal: Principal | undefined }): string {
+  const principal = requirePrincipal(request);
+  if (principal.kind !== 'user') throw new Error('person-only route reached by a token');
+  return principal.userId;
+}

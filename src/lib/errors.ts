@@ -1,0 +1,42 @@
+/**
+ * Domain errors. Services throw these; they know nothing of HTTP. `http/errors.ts` is the one place that turns
+ * a kind into a status code and the wire error body.
+ */
+export type AppErrorKind =
+  | 'bad_request'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'method_not_allowed'
+  | 'unprocessable'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+export interface FieldProblem {
+  /** JSON pointer into the request part, e.g. `/name`. */
+  field: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly kind: AppErrorKind;
+  readonly details: FieldProblem[] | undefined;
+
+  constructor(kind: AppErrorKind, message: string, details?: FieldProblem[]) {
+    super(message);
+    this.name = 'AppError';
+    this.kind = kind;
+    this.details = details;
+  }
+}
+
+export const badRequest = (message: string, details?: FieldProblem[]): AppError =>
+  new AppError('bad_request', message, details);
+export const notFound = (message: string): AppError => new AppError('not_found', message);
+export const conflict = (message: string): AppError => new AppError('conflict', message);
+export const forbidden = (message: string): AppError => new AppError('forbidden', message);
+export const unauthenticated = (message: string): AppError => new AppError('unauthenticated', message);

@@ -1,0 +1,50 @@
+import { Type } from 'typebox';
+import { TOKEN_SCOPES } from '../../auth/permissions.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+
+export const TokenScopeSchema = Type.Union(
+  TOKEN_SCOPES.map((scope) => Type.Literal(scope)),
+  { $id: 'OrganizationApiTokenScope' },
+);
+
+/**
+ * The reference's create request plus `expires_at`. A token carries a role (`role_id`, any role but OWNER), a
+ * scope, or both; its rights are what both allow and never more than its creator's.
+ */
+export const OrganizationApiTokenCreateRequest = Type.Object(
+  {
+    name: Name,
+    description: Type.Optional(Nullable(Description)),
+    scope: Type.Optional(Nullable(TokenScopeSchema)),
+    role_id: Type.Optional(Nullable(Uuid)),
+    expires_at: Type.Optional(Nullable(Timestamp)),
+  },
+  { $id: 'OrganizationApiTokenCreateRequest', additionalProperties: false },
+);
+
+const tokenFields = {
+  ...BaseFields,
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  role_name: Nullable(Type.String()),
+  role_id: Nullable(Uuid),
+  scope: Nullable(Type.String()),
+  expires_at: Nullable(Timestamp),
+  creator_name: Nullable(Type.String()),
+  /** The first characters of the value, to recognise a token; never the value itself. */
+  token_start: Type.String(),
+};
+
+export const OrganizationApiToken = Type.Object(tokenFields, { $id: 'OrganizationApiToken' });
+export const OrganizationApiTokenCreate = Type.Object(
+  { ...tokenFields, token: Type.String() },
+  { $id: 'OrganizationApiTokenCreate' },
+);
+export const OrganizationApiTokenResponseList = ListOf(OrganizationApiToken, 'OrganizationApiTokenResponseList');
+
+export const ApiTokenListQuery = Type.Object(
+  { name: Type.Optional(Type.String({ maxLength: 255 })), creatorName: Type.Optional(Type.String({ maxLength: 255 })) },
+  { additionalProperties: false },
+);
+
+export const ApiTokenParams = Type.Object({ organizationId: Uuid, apiTokenId: Uuid }, { additionalProperties: false });

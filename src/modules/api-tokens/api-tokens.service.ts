@@ -1,0 +1,151 @@
+import type { Kysely } from 'kysely';
+import { covers, grantsOfToken, type TokenScope } from '../../auth/permissions.ts';
+import { principalDisplayName, type Access, type Principal } from '../../auth/principal.ts';
+import { hashToken, mintToken } from '../../auth/tokens.ts';
+import type { DB } from '../../db/db.schema.ts';
+import { isUniqueViolation } from '../../db/db.errors.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { constantTimeEqual } from '../../lib/crypto.ts';
+import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import type { RolesService } from '../roles/roles.service.ts';
+import {
+  deleteApiToken,
+  findApiToken,
+  findApiTokenByHash,
+  insertApiToken,
+  listApiTokens,
+  type ApiTokenWithRole,
+} from './api-tokens.repo.ts';
+
+export interface ApiTokensDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  roles: Pick<RolesService, 'findRole'>;
+}
+
+export interface ApiTokenInput {
+  name: string;
+  description?: string | null | undefined;
+  scope?: TokenScope | null | undefined;
+  role_id?: string | null | undefined;
+  expires_at?: string | null | undefined;
+}
+
+function view(row: ApiTokenWithRole) {
+  return {
+    id: row.id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    name: row.name,
+    description: row.description,
+    role_name: row.role_name,
+    role_id: row.role_id,
+    scope: row.scope,
+    expires_at: row.expires_at,
+    creator_name: row.creator_name,
+    token_start: row.token_start,
+  };
+}
+
+function includesFolded(text: string | null, wanted: string | undefined): boolean {
+  return wanted === undefined || (text ?? '').toLocaleLowerCase().includes(wanted.toLocaleLowerCase());
+}
+
+/**
+ * Organization API tokens: minted once (the value is in the create answer and nowhere else), stored as SHA-256,
+ * looked up by hash on every request, so revocation and expiry take effect on every replica at once.
+ */
+export function createApiTokensService(deps: ApiTokensDeps) {
+  const { db, clock } = deps;
+
+  async function resolveApiToken(value: string): Promise<Principal | undefined> {
+    const hash = hashToken(value);
+    const row = await findApiTokenByHash(db, hash);
+    if (row === undefined || !constantTimeEqual(row.token_hash, hash)) return undefined;
+    if (row.expires_at !== null && row.expires_at <= isoTimestamp(clock)) return undefined;
+    return {
+      kind: 'api_token',
+      tokenId: row.id,
+      tokenName: row.name,
+      organizationId: row.organization_id,
+      grants: grantsOfToken(row.role_name, row.scope as TokenScope | null),
+      creatorUserId: row.creator_user_id,
+    };
+  }
+
+  async function createApiToken(principal: Principal, access: Access, input: ApiTokenInput) {
+    const organizationId = access.organizationId;
+    const roleId = input.role_id ?? null;
+    const scope = input.scope ?? null;
+    if (roleId === null && scope === null) {
+      throw badRequest('a token needs a role_id, a scope, or both', [{ field: '/role_id', message: 'is required when scope is not given' }]);
+    }
+    let roleName: string | null = null;
+    if (roleId !== null) {
+      const role = await deps.roles.findRole(organizationId, roleId);
+      if (role === undefined) throw badRequest('unknown role', [{ field: '/role_id', message: 'is not a role of this organization' }]);
+      if (role.name === 'OWNER') {
+        throw badRequest('a token cannot carry the OWNER role', [{ field: '/role_id', message: 'must not be the OWNER role' }]);
+      }
+      roleName = role.name;
+    }
+    if (!covers(access.grants, grantsOfToken(roleName, scope))) {
+      throw forbidden('a token cannot have more rights than its creator');
+    }
+    const now = isoTimestamp(clock);
+    const expiresAt = input.expires_at === undefined || input.expires_at === null ? null : new Date(input.expires_at).toISOString();
+    if (expiresAt !== null && expiresAt <= now) {
+      throw badRequest('expires_at is in the past', [{ field: '/expires_at', message: 'must be in the future' }]);
+    }
+    const name = cleanName(input.name);
+    const minted = mintToken('api');
+    const row: ApiTokenWithRole = {
+      id: newId(),
+      organization_id: organizationId,
+      name,
+      name_key: nameKey(name),
+      description: input.description ?? null,
+      token_hash: minted.hash,
+      token_start: minted.start,
+      role_id: roleId,
+      scope,
+      creator_user_id: principal.kind === 'user' ? principal.userId : null,
+      creator_name: principalDisplayName(principal),
+      expires_at: expiresAt,
+      created_at: now,
+      updated_at: now,
+      role_name: roleName,
+    };
+    const { role_name: _roleName, ...columns } = row;
+    try {
+      await insertApiToken(db, columns);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict(`an API token named "${name}" already exists in this organization`);
+      throw error;
+    }
+    return { ...view(row), token: minted.value };
+  }
+
+  async function listOrganizationApiTokens(organizationId: string, filters: { name?: string | undefined; creatorName?: string | undefined }) {
+    const rows = await listApiTokens(db, organizationId);
+    return rows
+      .filter((row) => includesFolded(row.name, filters.name) && includesFolded(row.creator_name, filters.creatorName))
+      .map(view);
+  }
+
+  async function revokeApiToken(organizationId: string, tokenId: string): Promise<void> {
+    if (!(await deleteApiToken(db, organizationId, tokenId))) throw notFound(`API token ${tokenId} not found`);
+  }
+
+  async function getApiToken(organizationId: string, tokenId: string) {
+    const row = await findApiToken(db, organizationId, tokenId);
+    if (row === undefined) throw notFound(`API token ${tokenId} not found`);
+    return view(row);
+  }
+
+  return { resolveApiToken, createApiToken, listOrganizationApiTokens, revokeApiToken, getApiToken };
+}
+
+export type ApiTokensService = ReturnType<typeof createApiTokensService>;

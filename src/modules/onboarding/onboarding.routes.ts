@@ -1,0 +1,43 @@
+import { authenticatedErrors } from '../../http/errors.ts';
+import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { requirePrincipal, requireUserId } from '../../http/route-access.ts';
+import { OrganizationParams } from '../../http/schema.ts';
+import { OrganizationOnboardingPatchRequest, OrganizationOnboardingResponse } from './onboarding.schemas.ts';
+import type { OnboardingService } from './onboarding.service.ts';
+
+export function registerOnboardingRoutes(app: FastifyTypeBox, onboarding: OnboardingService): void {
+  app.get(
+    '/organization/:organizationId/onboarding',
+    {
+      schema: {
+        operationId: 'getOrganizationOnboarding',
+        tags: ['Organization Main Calls'],
+        params: OrganizationParams,
+        response: { 200: OrganizationOnboardingResponse, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'onboarding:read', target: 'organization' } },
+    },
+    async (request) => {
+      const principal = requirePrincipal(request);
+      return onboarding.getOnboarding(request.params.organizationId, principal.kind === 'user' ? principal.userId : null);
+    },
+  );
+
+  app.post(
+    '/organization/:organizationId/onboarding',
+    {
+      schema: {
+        operationId: 'updateOrganizationOnboarding',
+        tags: ['Organization Main Calls'],
+        params: OrganizationParams,
+        body: OrganizationOnboardingPatchRequest,
+        response: { 200: OrganizationOnboardingResponse, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'onboarding:update', target: 'organization' } },
+    },
+    async (request) => {
+      const userId = requireUserId(request);
+      return onboarding.updateOwnOnboarding(request.params.organizationId, userId, request.body.status);
+    },
+  );
+}

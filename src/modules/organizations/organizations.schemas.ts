@@ -1,0 +1,67 @@
+import { Type } from 'typebox';
+import { BaseFields, Description, ListOf, Name, Nullable, Url, Uuid } from '../../http/schema.ts';
+
+/**
+ * Plans an organization may be on. COMMUNITY and STARTUP are Slipway's own (SPEC.md's billing status rule);
+ * the others are the reference's PlanEnum, accepted so existing clients can send them.
+ */
+export const PLANS = [
+  'COMMUNITY',
+  'STARTUP',
+  'FREE',
+  'TEAM',
+  'TEAM_YEARLY',
+  'ENTERPRISE',
+  'ENTERPRISE_YEARLY',
+  'PROFESSIONAL',
+  'BUSINESS',
+  'USER_2025',
+  'TEAM_2025',
+  'BUSINESS_2025',
+  'ENTERPRISE_2025',
+] as const;
+export const DEFAULT_PLAN = 'COMMUNITY';
+
+export const Plan = Type.Union(PLANS.map((plan) => Type.Literal(plan)), { $id: 'PlanEnum' });
+
+const AdminEmails = Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 50 });
+
+const editableFields = {
+  description: Type.Optional(Nullable(Description)),
+  website_url: Type.Optional(Nullable(Url)),
+  repository: Type.Optional(Nullable(Url)),
+  logo_url: Type.Optional(Nullable(Url)),
+  icon_url: Type.Optional(Nullable(Url)),
+  admin_emails: Type.Optional(Nullable(AdminEmails)),
+};
+
+export const OrganizationRequest = Type.Object(
+  { name: Name, plan: Type.Optional(Plan), ...editableFields },
+  { $id: 'OrganizationRequest', additionalProperties: false },
+);
+
+/** `plan` is accepted so clients can send back what they read; changing it goes through changePlan. */
+export const OrganizationEditRequest = Type.Object(
+  { name: Name, plan: Type.Optional(Plan), ...editableFields },
+  { $id: 'OrganizationEditRequest', additionalProperties: false },
+);
+
+export const Organization = Type.Object(
+  {
+    ...BaseFields,
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    plan: Type.String(),
+    website_url: Nullable(Type.String()),
+    repository: Nullable(Type.String()),
+    logo_url: Nullable(Type.String()),
+    icon_url: Nullable(Type.String()),
+    admin_emails: Nullable(Type.Array(Type.String())),
+    owner: Nullable(Uuid),
+    billing_deployment_restriction: Nullable(Type.String()),
+    organization_plan: Type.Object({ plan: Type.String(), audit_logs_retention_in_days: Type.Number() }),
+  },
+  { $id: 'Organization' },
+);
+
+export const OrganizationResponseList = ListOf(Organization, 'OrganizationResponseList');

@@ -1,0 +1,161 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
+import type { DB } from '../../db/db.schema.ts';
+import { isUniqueViolation } from '../../db/db.errors.ts';
+import { writeJson, readJson } from '../../db/db.json.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import type { MembersService } from '../members/members.service.ts';
+import type { OnboardingService } from '../onboarding/onboarding.service.ts';
+import type { RolesService } from '../roles/roles.service.ts';
+import {
+  deleteOrganization,
+  findOrganization,
+  insertOrganization,
+  listOrganizationsByIds,
+  updateOrganization,
+  type OrganizationRow,
+} from './organizations.repo.ts';
+import { DEFAULT_PLAN } from './organizations.schemas.ts';
+
+export interface OrganizationsDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  roles: Pick<RolesService, 'createBuiltInRoles'>;
+  members: Pick<MembersService, 'addMember' | 'organizationsOf' | 'ownersOf'>;
+  onboarding: Pick<OnboardingService, 'startOnboarding'>;
+}
+
+export interface OrganizationInput {
+  name: string;
+  plan?: string | undefined;
+  description?: string | null | undefined;
+  website_url?: string | null | undefined;
+  repository?: string | null | undefined;
+  logo_url?: string | null | undefined;
+  icon_url?: string | null | undefined;
+  admin_emails?: string[] | null | undefined;
+}
+
+/** Audit log retention by plan, reported in `organization_plan`; the billing issue moves plans into data. */
+const AUDIT_LOG_RETENTION_DAYS = 30;
+
+function view(row: OrganizationRow, owner: string | undefined) {
+  return {
+    id: row.id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    name: row.name,
+    description: row.description,
+    plan: row.plan,
+    website_url: row.website_url,
+    repository: row.repository,
+    logo_url: row.logo_url,
+    icon_url: row.icon_url,
+    admin_emails: row.admin_emails === null ? null : readJson<string[]>(row.admin_emails),
+    owner: owner ?? null,
+    billing_deployment_restriction: null,
+    organization_plan: { plan: row.plan, audit_logs_retention_in_days: AUDIT_LOG_RETENTION_DAYS },
+  };
+}
+
+export type OrganizationView = ReturnType<typeof view>;
+
+function nameTaken(name: string) {
+  return conflict(`an organization named "${name}" already exists`);
+}
+
+/** Only the fields the caller sent change: absent optional fields keep their stored value. */
+function editableColumns(input: OrganizationInput): Partial<OrganizationRow> {
+  const columns: Partial<OrganizationRow> = {};
+  if (input.description !== undefined) columns.description = input.description;
+  if (input.website_url !== undefined) columns.website_url = input.website_url;
+  if (input.repository !== undefined) columns.repository = input.repository;
+  if (input.logo_url !== undefined) columns.logo_url = input.logo_url;
+  if (input.icon_url !== undefined) columns.icon_url = input.icon_url;
+  if (input.admin_emails !== undefined) columns.admin_emails = input.admin_emails === null ? null : writeJson(input.admin_emails);
+  return columns;
+}
+
+export function createOrganizationsService(deps: OrganizationsDeps) {
+  const { db, clock } = deps;
+
+  async function viewOf(row: OrganizationRow): Promise<OrganizationView> {
+    const owners = await deps.members.ownersOf([row.id]);
+    return view(row, owners.get(row.id));
+  }
+
+  async function getOrganization(id: string): Promise<OrganizationView> {
+    const row = await findOrganization(db, id);
+    if (row === undefined) throw notFound(`organization ${id} not found`);
+    return viewOf(row);
+  }
+
+  /** The creator becomes OWNER; the organization, its roles, membership and onboarding are one transaction. */
+  async function createOrganization(creatorUserId: string, input: OrganizationInput): Promise<OrganizationView> {
+    const now = isoTimestamp(clock);
+    const name = cleanName(input.name);
+    const row: OrganizationRow = {
+      id: newId(),
+      name,
+      name_key: nameKey(name),
+      description: null,
+      plan: input.plan ?? DEFAULT_PLAN,
+      website_url: null,
+      repository: null,
+      logo_url: null,
+      icon_url: null,
+      admin_emails: null,
+      created_at: now,
+      updated_at: now,
+      ...editableColumns(input),
+    };
+    try {
+      await db.transaction().execute(async (trx) => {
+        await insertOrganization(trx, row);
+        const roles = await deps.roles.createBuiltInRoles(trx, row.id);
+        await deps.members.addMember(trx, row.id, creatorUserId, roles.OWNER.id);
+        await deps.onboarding.startOnboarding(trx, row.id, creatorUserId, null);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(name);
+      throw error;
+    }
+    return view(row, creatorUserId);
+  }
+
+  async function listOrganizations(principal: Principal): Promise<OrganizationView[]> {
+    const ids = principal.kind === 'user' ? await deps.members.organizationsOf(principal.userId) : [principal.organizationId];
+    const rows = await listOrganizationsByIds(db, ids);
+    const owners = await deps.members.ownersOf(rows.map((row) => row.id));
+    return rows.map((row) => view(row, owners.get(row.id)));
+  }
+
+  async function editOrganization(id: string, input: OrganizationInput): Promise<OrganizationView> {
+    const current = await findOrganization(db, id);
+    if (current === undefined) throw notFound(`organization ${id} not found`);
+    if (input.plan !== undefined && input.plan !== current.plan) {
+      throw badRequest('the plan cannot be changed by editing the organization; use changePlan', [
+        { field: '/plan', message: `differs from the current plan ${current.plan}` },
+      ]);
+    }
+    const name = cleanName(input.name);
+    try {
+      await updateOrganization(db, id, { name, name_key: nameKey(name), updated_at: isoTimestamp(clock), ...editableColumns(input) });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(name);
+      throw error;
+    }
+    return getOrganization(id);
+  }
+
+  async function removeOrganization(id: string): Promise<void> {
+    if (!(await deleteOrganization(db, id))) throw notFound(`organization ${id} not found`);
+  }
+
+  return { createOrganization, getOrganization, listOrganizations, editOrganization, removeOrganization };
+}
+
+export type OrganizationsService = ReturnType<typeof createOrganizationsService>;

@@ -1,0 +1,35 @@
+import type { Selectable } from 'kysely';
+import type { Queryable, UsersTable } from '../../db/db.schema.ts';
+
+export type UserRow = Selectable<UsersTable>;
+
+export function findUserBySubject(db: Queryable, issuer: string, subject: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst();
+}
+
+/** A user created without an identity (by `slipway admin bootstrap`) waiting to be claimed by a verified e-mail. */
+export function findUnlinkedUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('issuer', 'is', null)
+    .where('email', '=', email)
+    .orderBy('created_at')
+    .executeTakeFirst();
+}
+
+export function findUserById(db: Queryable, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertUser(db: Queryable, row: UserRow): Promise<void> {
+  await db.insertInto('users').values(row).execute();
+}
+
+export async function updateUser(
+  db: Queryable,
+  id: string,
+  fields: Partial<Pick<UserRow, 'issuer' | 'subject' | 'email' | 'name' | 'picture' | 'updated_at'>>,
+): Promise<void> {
+  await db.updateTable('users').set(fields).where('id', '=', id).execute();
+}

@@ -1,0 +1,99 @@
+import type { Kysely } from 'kysely';
+import type { VerifiedIdentity } from '../../auth/oidc.ts';
+import type { DB, Queryable } from '../../db/db.schema.ts';
+import { isUniqueViolation } from '../../db/db.errors.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { newId } from '../../lib/ids.ts';
+import {
+  findUnlinkedUserByEmail,
+  findUserBySubject,
+  insertUser,
+  updateUser,
+  type UserRow,
+} from './users.repo.ts';
+
+export interface UsersDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+}
+
+/**
+ * A user row exists per (issuer, subject). It is created the first time a verified token is seen (sign-up), or
+ * claimed: a user made by `slipway admin bootstrap` has no identity yet, and the first token whose *verified*
+ * e-mail matches it takes it over.
+ */
+export function createUsersService(deps: UsersDeps) {
+  const { db, clock } = deps;
+
+  async function refreshProfile(user: UserRow, identity: VerifiedIdentity): Promise<void> {
+    const email = identity.email ?? user.email;
+    const name = identity.name ?? user.name;
+    const picture = identity.picture ?? user.picture;
+    if (email !== user.email || name !== user.name || picture !== user.picture) {
+      await updateUser(db, user.id, { email, name, picture, updated_at: isoTimestamp(clock) });
+    }
+  }
+
+  async function userForIdentity(identity: VerifiedIdentity): Promise<UserRow> {
+    const known = await findUserBySubject(db, identity.issuer, identity.subject);
+    if (known !== undefined) {
+      await refreshProfile(known, identity);
+      return { ...known, email: identity.email ?? known.email, name: identity.name ?? known.name };
+    }
+    if (identity.email !== null && identity.emailVerified) {
+      const unlinked = await findUnlinkedUserByEmail(db, identity.email);
+      if (unlinked !== undefined) {
+        await updateUser(db, unlinked.id, {
+          issuer: identity.issuer,
+          subject: identity.subject,
+          name: identity.name ?? unlinked.name,
+          picture: identity.picture,
+          updated_at: isoTimestamp(clock),
+        });
+        return { ...unlinked, issuer: identity.issuer, subject: identity.subject, name: identity.name ?? unlinked.name };
+      }
+    }
+    const now = isoTimestamp(clock);
+    const user: UserRow = {
+      id: newId(),
+      issuer: identity.issuer,
+      subject: identity.subject,
+      email: identity.email,
+      name: identity.name,
+      picture: identity.picture,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await insertUser(db, user);
+      return user;
+    } catch (error) {
+      // Two first requests of the same person raced; the other one created the row.
+      if (!isUniqueViolation(error)) throw error;
+      const winner = await findUserBySubject(db, identity.issuer, identity.subject);
+      if (winner === undefined) throw error;
+      return winner;
+    }
+  }
+
+  /** A person without an identity yet, for the first administrator of an installation. */
+  async function createUnlinkedUser(input: { email: string; name: string | null }, trx: Queryable = db): Promise<UserRow> {
+    const now = isoTimestamp(clock);
+    const user: UserRow = {
+      id: newId(),
+      issuer: null,
+      subject: null,
+      email: input.email,
+      name: input.name,
+      picture: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertUser(trx, user);
+    return user;
+  }
+
+  return { userForIdentity, createUnlinkedUser };
+}
+
+export type UsersService = ReturnType<typeof createUsersService>;
