@@ -70,6 +70,13 @@ function openPostgres(target: Extract<DatabaseTarget, { dialect: 'postgres' }>):
   };
 }
 
+/** The database a configuration names: PostgreSQL when a URL is set, else the embedded file under the data dir. */
+export function databaseTargetOf(config: { databaseUrl: string | undefined; dataDir: string }): DatabaseTarget {
+  return config.databaseUrl === undefined
+    ? { dialect: 'sqlite', file: path.join(config.dataDir, 'slipway.db') }
+    : { dialect: 'postgres', url: config.databaseUrl };
+}
+
 export function openDatabase(target: DatabaseTarget): Database {
   return target.dialect === 'sqlite' ? openSqlite(target.file) : openPostgres(target);
 }

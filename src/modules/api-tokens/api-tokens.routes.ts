@@ -62,7 +62,7 @@ export function registerApiTokenRoutes(app: FastifyTypeBox, tokens: ApiTokensSer
     },
     async (request, reply) => {
       await tokens.revokeApiToken(request.params.organizationId, request.params.apiTokenId);
-      return reply.code(HTTP_STATUS.noContent).send();
+      return reply.code(HTTP_STATUS.noContent).send(null);
     },
   );
 }

@@ -2,10 +2,7 @@ import { Type } from 'typebox';
 import { TOKEN_SCOPES } from '../../auth/permissions.ts';
 import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
 
-export const TokenScopeSchema = Type.Union(
-  TOKEN_SCOPES.map((scope) => Type.Literal(scope)),
-  { $id: 'OrganizationApiTokenScope' },
-);
+export const TokenScopeSchema = Type.Enum(TOKEN_SCOPES, { $id: 'OrganizationApiTokenScope' });
 
 /**
  * The reference's create request plus `expires_at`. A token carries a role (`role_id`, any role but OWNER), a

@@ -4,10 +4,7 @@ import { Nullable } from '../../http/schema.ts';
 export const ONBOARDING_STATUSES = ['IN_PROGRESS', 'DISMISSED', 'COMPLETED'] as const;
 export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];
 
-const OnboardingStatus = Type.Union(
-  ONBOARDING_STATUSES.map((status) => Type.Literal(status)),
-  { $id: 'OrganizationOnboardingStatusEnum' },
-);
+const OnboardingStatus = Type.Enum(ONBOARDING_STATUSES, { $id: 'OrganizationOnboardingStatusEnum' });
 
 export const OrganizationOnboardingResponse = Type.Object(
   { use_cases: Nullable(Type.String()), status: OnboardingStatus },

@@ -85,7 +85,7 @@ export function registerOrganizationRoutes(app: FastifyTypeBox, organizations: O
     },
     async (request, reply) => {
       await organizations.removeOrganization(request.params.organizationId);
-      return reply.code(HTTP_STATUS.noContent).send();
+      return reply.code(HTTP_STATUS.noContent).send(null);
     },
   );
 }

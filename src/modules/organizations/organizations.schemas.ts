@@ -22,7 +22,7 @@ export const PLANS = [
 ] as const;
 export const DEFAULT_PLAN = 'COMMUNITY';
 
-export const Plan = Type.Union(PLANS.map((plan) => Type.Literal(plan)), { $id: 'PlanEnum' });
+export const Plan = Type.Enum(PLANS, { $id: 'PlanEnum' });
 
 const AdminEmails = Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 50 });
 

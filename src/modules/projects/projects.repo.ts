@@ -1,0 +1,42 @@
+import type { Selectable } from 'kysely';
+import type { ProjectsTable, Queryable } from '../../db/db.schema.ts';
+
+export type ProjectRow = Selectable<ProjectsTable>;
+
+export async function insertProject(db: Queryable, row: ProjectRow): Promise<void> {
+  await db.insertInto('projects').values(row).execute();
+}
+
+export function findProject(db: Queryable, id: string): Promise<ProjectRow | undefined> {
+  return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The owning organization of a project: the authorizer's lookup for routes addressed by project id. */
+export async function findProjectOrganizationId(db: Queryable, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('projects').select('organization_id').where('id', '=', id).executeTakeFirst();
+  return row?.organization_id;
+}
+
+export function listProjects(db: Queryable, organizationId: string): Promise<ProjectRow[]> {
+  return db
+    .selectFrom('projects')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .orderBy('name_key')
+    .orderBy('id')
+    .execute();
+}
+
+export async function updateProject(
+  db: Queryable,
+  id: string,
+  fields: Partial<Pick<ProjectRow, 'name' | 'name_key' | 'description' | 'updated_at'>>,
+): Promise<boolean> {
+  const result = await db.updateTable('projects').set(fields).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteProject(db: Queryable, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('projects').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

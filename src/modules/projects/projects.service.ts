@@ -1,0 +1,137 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/db.schema.ts';
+import { isUniqueViolation } from '../../db/db.errors.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { conflict, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import {
+  deleteProject,
+  findProject,
+  findProjectOrganizationId,
+  insertProject,
+  listProjects,
+  updateProject,
+  type ProjectRow,
+} from './projects.repo.ts';
+
+/**
+ * What lives inside projects is owned by later modules (environments, services). They report their counts
+ * through this port; until an installation has environments every count is zero.
+ */
+export interface ProjectContentCounts {
+  countsByProject(projectIds: string[]): Promise<Map<string, { environments: number; services: number }>>;
+}
+
+export interface ProjectsDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  contents: ProjectContentCounts;
+}
+
+export interface ProjectInput {
+  name: string;
+  description?: string | null | undefined;
+}
+
+function view(row: ProjectRow, environments: number) {
+  return {
+    id: row.id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    name: row.name,
+    description: row.description,
+    associated_environments_count: environments,
+    organization: { id: row.organization_id },
+  };
+}
+
+function nameTaken(name: string) {
+  return conflict(`a project named "${name}" already exists in this organization`);
+}
+
+export function createProjectsService(deps: ProjectsDeps) {
+  const { db, clock } = deps;
+
+  async function environmentsOf(rows: ProjectRow[]): Promise<(row: ProjectRow) => number> {
+    const counts = await deps.contents.countsByProject(rows.map((row) => row.id));
+    return (row) => counts.get(row.id)?.environments ?? 0;
+  }
+
+  async function getProject(id: string) {
+    const row = await findProject(db, id);
+    if (row === undefined) throw notFound(`project ${id} not found`);
+    return view(row, (await environmentsOf([row]))(row));
+  }
+
+  async function createProject(organizationId: string, input: ProjectInput) {
+    const now = isoTimestamp(clock);
+    const name = cleanName(input.name);
+    const row: ProjectRow = {
+      id: newId(),
+      organization_id: organizationId,
+      name,
+      name_key: nameKey(name),
+      description: input.description ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await insertProject(db, row);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(name);
+      throw error;
+    }
+    return view(row, 0);
+  }
+
+  async function listOrganizationProjects(organizationId: string) {
+    const rows = await listProjects(db, organizationId);
+    const environments = await environmentsOf(rows);
+    return rows.map((row) => view(row, environments(row)));
+  }
+
+  async function projectStats(organizationId: string) {
+    const rows = await listProjects(db, organizationId);
+    const counts = await deps.contents.countsByProject(rows.map((row) => row.id));
+    return rows.map((row) => ({
+      id: row.id,
+      service_total_number: counts.get(row.id)?.services ?? 0,
+      environment_total_number: counts.get(row.id)?.environments ?? 0,
+    }));
+  }
+
+  /** ProjectRequest is a whole replacement: an absent description clears it. */
+  async function editProject(id: string, input: ProjectInput) {
+    const name = cleanName(input.name);
+    try {
+      const updated = await updateProject(db, id, {
+        name,
+        name_key: nameKey(name),
+        description: input.description ?? null,
+        updated_at: isoTimestamp(clock),
+      });
+      if (!updated) throw notFound(`project ${id} not found`);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(name);
+      throw error;
+    }
+    return getProject(id);
+  }
+
+  async function removeProject(id: string): Promise<void> {
+    if (!(await deleteProject(db, id))) throw notFound(`project ${id} not found`);
+  }
+
+  return {
+    createProject,
+    getProject,
+    listOrganizationProjects,
+    projectStats,
+    editProject,
+    removeProject,
+    organizationOf: (projectId: string) => findProjectOrganizationId(db, projectId),
+  };
+}
+
+export type ProjectsService = ReturnType<typeof createProjectsService>;
