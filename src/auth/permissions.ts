@@ -7,17 +7,19 @@
  *   write    create/update/delete of workload resources (projects, environments, services, …), not governance
  *   deploy   deploy/stop/restart/cancel actions
  *   admin    governance: organization settings, members, API tokens, billing
- *   person   only a signed-in person, never a token (e.g. creating an organization, one's own onboarding)
+ *   person   only a signed-in person, never a token (e.g. one's own onboarding record)
+ *   creator  a signed-in person, or an ADMIN API token acting for the person who created it (creating an
+ *            organization: that person becomes its OWNER)
  *
- * `person` is not a grant anyone holds through a role; the authorizer checks it against the principal kind.
+ * `person` and `creator` are not grants anyone holds through a role; the authorizer checks the principal.
  */
 export const GRANTS = ['read', 'write', 'deploy', 'admin'] as const;
 export type Grant = (typeof GRANTS)[number];
-export type Requirement = Grant | 'person' | 'authenticated';
+export type Requirement = Grant | 'person' | 'creator' | 'authenticated';
 
 export const PERMISSIONS = {
   'organizations:list': 'authenticated',
-  'organizations:create': 'person',
+  'organizations:create': 'creator',
   'organization:read': 'read',
   'organization:update': 'admin',
   'organization:delete': 'admin',

@@ -28,3 +28,12 @@ export function principalDisplayName(principal: Principal): string {
   if (principal.kind === 'user') return principal.name ?? principal.email ?? principal.userId;
   return `token:${principal.tokenName}`;
 }
+
+/**
+ * The person a request acts for: the signed-in user, or the creator of an API token that holds the admin grant.
+ * Undefined for tokens that act for no one (no creator recorded, or less than admin).
+ */
+export function actingUserId(principal: Principal): string | undefined {
+  if (principal.kind === 'user') return principal.userId;
+  return principal.grants.has('admin') ? (principal.creatorUserId ?? undefined) : undefined;
+}

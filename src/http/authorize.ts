@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { grantsOfRole, requirementOf } from '../auth/permissions.ts';
-import type { Access, Principal } from '../auth/principal.ts';
+import { actingUserId, type Access, type Principal } from '../auth/principal.ts';
 import { badRequest, forbidden, notFound } from '../lib/errors.ts';
 import { isUuid } from '../lib/ids.ts';
 import { TARGET_PARAMS, type AccessTarget, type OwnedTarget, type RouteAccess } from './route-access.ts';
@@ -39,6 +39,9 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     if (requirement === 'person' && principal.kind !== 'user') {
       throw forbidden(`${access.permission} is for signed-in people, not API tokens`);
     }
+    if (requirement === 'creator' && actingUserId(principal) === undefined) {
+      throw forbidden(`${access.permission} needs a signed-in person or an ADMIN API token acting for its creator`);
+    }
     if (access.target === 'none') return undefined;
 
     const noun = TARGET_NOUNS[access.target];
@@ -50,7 +53,7 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     const granted = organizationId === undefined ? undefined : await accessIn(ports, principal, organizationId);
     if (granted === undefined) throw notFound(`${noun} ${id} not found`);
 
-    const needsGrant = requirement !== 'person' && requirement !== 'authenticated';
+    const needsGrant = requirement !== 'person' && requirement !== 'creator' && requirement !== 'authenticated';
     if (needsGrant && !granted.grants.has(requirement)) {
       throw forbidden(`${access.permission} requires the ${requirement} permission, which this caller does not have`);
     }

@@ -1,5 +1,5 @@
 import type { Permission } from '../auth/permissions.ts';
-import type { Access, Principal } from '../auth/principal.ts';
+import { actingUserId, type Access, type Principal } from '../auth/principal.ts';
 
 /**
  * What every route declares in `config.access`: either public, or the permission it needs and where the
@@ -37,6 +37,13 @@ declare module 'fastify' {
 export function requireAccess(request: { access: Access | undefined }): Access {
   if (request.access === undefined) throw new Error('route reached without authorization');
   return request.access;
+}
+
+/** The person a `creator` route acts for (the authorizer has already refused principals acting for no one). */
+export function requireActingUserId(request: { principal: Principal | undefined }): string {
+  const userId = actingUserId(requirePrincipal(request));
+  if (userId === undefined) throw new Error('creator route reached by a principal acting for no one');
+  return userId;
 }
 
 export function requirePrincipal(request: { principal: Principal | undefined }): Principal {

@@ -1,6 +1,6 @@
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { requirePrincipal, requireUserId } from '../../http/route-access.ts';
+import { requireActingUserId, requirePrincipal } from '../../http/route-access.ts';
 import { NoContent, OrganizationParams } from '../../http/schema.ts';
 import {
   Organization,
@@ -38,7 +38,7 @@ export function registerOrganizationRoutes(app: FastifyTypeBox, organizations: O
       config: { access: { permission: 'organizations:create', target: 'none' } },
     },
     async (request, reply) => {
-      const organization = await organizations.createOrganization(requireUserId(request), request.body);
+      const organization = await organizations.createOrganization(requireActingUserId(request), request.body);
       return reply.code(HTTP_STATUS.created).send(organization);
     },
   );

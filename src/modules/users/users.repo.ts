@@ -18,6 +18,10 @@ export function findUnlinkedUserByEmail(db: Queryable, email: string): Promise<U
     .executeTakeFirst();
 }
 
+export function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', email).orderBy('created_at').executeTakeFirst();
+}
+
 export function findUserById(db: Queryable, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }

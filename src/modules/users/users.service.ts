@@ -6,6 +6,7 @@ import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import {
   findUnlinkedUserByEmail,
+  findUserByEmail,
   findUserBySubject,
   insertUser,
   updateUser,
@@ -93,7 +94,12 @@ export function createUsersService(deps: UsersDeps) {
     return user;
   }
 
-  return { userForIdentity, createUnlinkedUser };
+  /** The person with this e-mail, or a new one without an identity yet (first administrator of an installation). */
+  async function userForEmail(email: string, name: string | null): Promise<UserRow> {
+    return (await findUserByEmail(db, email)) ?? createUnlinkedUser({ email, name });
+  }
+
+  return { userForIdentity, createUnlinkedUser, userForEmail };
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;

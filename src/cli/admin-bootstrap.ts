@@ -1,0 +1,38 @@
+import { createServices } from '../app.ts';
+import { grantsOfRole } from '../auth/permissions.ts';
+import type { Config } from '../config.ts';
+import { databaseTargetOf, openDatabase } from '../db/db.client.ts';
+import { migrateToLatest } from '../db/db.migrate.ts';
+
+export interface BootstrapResult {
+  user_id: string;
+  organization_id: string;
+  api_token: string;
+}
+
+/**
+ * The first-administrator step of a new installation (like other self-hosted systems, it works on the database
+ * directly, since no one can call the API yet): a user for the e-mail, an organization they own, and an ADMIN
+ * API token whose value exists only in the returned result. The user is claimed later by the first sign-in
+ * whose verified e-mail matches.
+ */
+export async function bootstrapInstallation(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  input: { email: string; organization: string; name?: string | undefined },
+): Promise<BootstrapResult> {
+  const database = openDatabase(databaseTargetOf(config));
+  try {
+    await migrateToLatest(database.db, database.dialect);
+    const services = createServices(database);
+    const user = await services.users.userForEmail(input.email, input.name ?? null);
+    const organization = await services.organizations.createOrganization(user.id, { name: input.organization });
+    const token = await services.apiTokens.createApiToken(
+      { kind: 'user', userId: user.id, email: user.email, name: user.name },
+      { organizationId: organization.id, grants: grantsOfRole('OWNER'), roleName: 'OWNER' },
+      { name: 'bootstrap', description: 'Created by slipway admin bootstrap', scope: 'ADMIN' },
+    );
+    return { user_id: user.id, organization_id: organization.id, api_token: token.token };
+  } finally {
+    await database.close();
+  }
+}

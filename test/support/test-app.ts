@@ -1,0 +1,133 @@
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { buildApp } from '../../src/app.ts';
+import type { FastifyTypeBox } from '../../src/http/fastify.types.ts';
+import type { Clock } from '../../src/lib/clock.ts';
+import type { Database } from '../../src/db/db.client.ts';
+import { openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from './databases.ts';
+import { startTestIssuer, type TestIssuer } from './oidc-issuer.ts';
+
+/**
+ * The real application on a real database, for route tests through `app.inject`, with a real OIDC issuer on
+ * loopback to sign users in. `describeEachDatabase` runs a suite once per test dialect.
+ */
+export class TestClock implements Clock {
+  private offsetMs = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  /** A JWT of the test issuer for this user. */
+  jwt: string;
+  /** `Authorization` header value. */
+  auth: string;
+}
+
+export interface TestApp {
+  dialect: TestDialect;
+  app: FastifyTypeBox;
+  database: Database;
+  issuer: TestIssuer;
+  clock: TestClock;
+  /** Signs a new person in (their user row is created by their first request) and returns them. */
+  signUp(name?: string): Promise<TestUser>;
+  /** `app.inject` with `auth` as the Authorization header value ("Bearer …"). */
+  call(auth: string | undefined, options: InjectOptions): Promise<LightMyRequestResponse>;
+  /** Creates an organization owned by `owner` and answers its id. */
+  createOrganization(owner: TestUser, name?: string): Promise<string>;
+  /** Creates an API token in the organization as `creator`, answering its value. */
+  createApiToken(creatorAuth: string, organizationId: string, body: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+export function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${counter}`;
+}
+
+export interface TestAppOptions {
+  egressIps?: string[];
+  logStream?: NodeJS.WritableStream;
+}
+
+export async function startTestApp(dialect: TestDialect, options: TestAppOptions = {}): Promise<TestApp> {
+  const testDatabase: TestDatabase = await openTestDatabase(dialect);
+  const issuer = await startTestIssuer();
+  const clock = new TestClock();
+  const app = await buildApp({
+    config: { oidc: { issuer: issuer.issuer, audience: issuer.audience }, egressIps: options.egressIps ?? [], logLevel: 'silent' },
+    database: testDatabase.database,
+    clock,
+    ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+  });
+
+  async function call(auth: string | undefined, request: InjectOptions): Promise<LightMyRequestResponse> {
+    const headers = { ...(request.headers ?? {}), ...(auth === undefined ? {} : { authorization: auth }) };
+    return app.inject({ ...request, headers });
+  }
+
+  const testApp: TestApp = {
+    dialect,
+    app,
+    database: testDatabase.database,
+    issuer,
+    clock,
+    call,
+    async signUp(name = uniqueName('user')) {
+      const email = `${name}@example.com`;
+      const jwt = await issuer.signToken({ sub: `sub-${name}`, email, email_verified: true, name });
+      const auth = `Bearer ${jwt}`;
+      const response = await call(auth, { method: 'GET', url: '/organization' });
+      if (response.statusCode !== 200) throw new Error(`sign-up failed: ${response.statusCode} ${response.body}`);
+      const row = await testDatabase.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('subject', '=', `sub-${name}`)
+        .executeTakeFirstOrThrow();
+      return { id: row.id, email, jwt, auth };
+    },
+    async createOrganization(owner, name = uniqueName('org')) {
+      const response = await call(owner.auth, { method: 'POST', url: '/organization', payload: { name } });
+      if (response.statusCode !== 201) throw new Error(`createOrganization failed: ${response.statusCode} ${response.body}`);
+      return response.json<{ id: string }>().id;
+    },
+    async createApiToken(creatorAuth, organizationId, body) {
+      const response = await call(creatorAuth, { method: 'POST', url: `/organization/${organizationId}/apiToken`, payload: body });
+      if (response.statusCode !== 201) throw new Error(`createApiToken failed: ${response.statusCode} ${response.body}`);
+      return response.json<{ token: string }>().token;
+    },
+    async close() {
+      await app.close();
+      await issuer.close();
+      await testDatabase.dispose();
+    },
+  };
+  return testApp;
+}
+
+/** Runs `suite` once per test dialect, each with its own app and database, started before and closed after. */
+export function describeEachDatabase(title: string, suite: (context: () => TestApp) => void, options: TestAppOptions = {}): void {
+  for (const dialect of TEST_DIALECTS) {
+    describe(`${title} [${dialect}]`, () => {
+      let testApp: TestApp | undefined;
+      beforeAll(async () => {
+        testApp = await startTestApp(dialect, options);
+      });
+      afterAll(async () => {
+        await testApp?.close();
+      });
+      suite(() => {
+        if (testApp === undefined) throw new Error('test app not started');
+        return testApp;
+      });
+    });
+  }
+}
