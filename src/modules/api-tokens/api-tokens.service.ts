@@ -6,7 +6,7 @@ import type { DB } from '../../db/db.schema.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { constantTimeEqual } from '../../lib/crypto.ts';
-import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.ts';
+import { badRequest, conflict, forbidden, notFound, unauthenticated } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { RolesService } from '../roles/roles.service.ts';
@@ -49,8 +49,18 @@ function view(row: ApiTokenWithRole) {
   };
 }
 
+/**
+ * An `expires_at` as stored: UTC with milliseconds. Undefined for a date-time the schema accepts but no instant
+ * matches: RFC 3339 allows a leap second (`23:59:60`), which JavaScript dates cannot represent.
+ */
+function storedExpiry(value: string): string | undefined {
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
+}
+
+/** Case-insensitive substring match; locale-independent, like name keys, so the server's locale cannot change it. */
 function includesFolded(text: string | null, wanted: string | undefined): boolean {
-  return wanted === undefined || (text ?? '').toLocaleLowerCase().includes(wanted.toLocaleLowerCase());
+  return wanted === undefined || (text ?? '').toLowerCase().includes(wanted.toLowerCase());
 }
 
 /**
@@ -75,6 +85,23 @@ export function createApiTokensService(deps: ApiTokensDeps) {
     };
   }
 
+  /**
+   * A token never outlives the token that minted it, or a short-lived token could hand its rights on forever: a
+   * minted token's expiry defaults to its creator's and may not pass it. People mint tokens of any lifetime.
+   */
+  async function expiryWithin(principal: Principal, organizationId: string, requested: string | null): Promise<string | null> {
+    if (principal.kind !== 'api_token') return requested;
+    const creator = await findApiToken(db, organizationId, principal.tokenId);
+    // Revoked between authentication and here: the caller no longer holds any right to hand on.
+    if (creator === undefined) throw unauthenticated('the API token is invalid, expired or revoked');
+    if (creator.expires_at === null) return requested;
+    if (requested === null) return creator.expires_at;
+    if (requested > creator.expires_at) {
+      throw forbidden(`a token cannot outlive the token that creates it; this one expires at ${creator.expires_at}`);
+    }
+    return requested;
+  }
+
   async function createApiToken(principal: Principal, access: Access, input: ApiTokenInput) {
     const organizationId = access.organizationId;
     const roleId = input.role_id ?? null;
@@ -95,10 +122,14 @@ export function createApiTokensService(deps: ApiTokensDeps) {
       throw forbidden('a token cannot have more rights than its creator');
     }
     const now = isoTimestamp(clock);
-    const expiresAt = input.expires_at === undefined || input.expires_at === null ? null : new Date(input.expires_at).toISOString();
-    if (expiresAt !== null && expiresAt <= now) {
+    const requestedExpiry = input.expires_at === undefined || input.expires_at === null ? null : storedExpiry(input.expires_at);
+    if (requestedExpiry === undefined) {
+      throw badRequest('expires_at names no instant', [{ field: '/expires_at', message: 'must be a date-time without a leap second' }]);
+    }
+    if (requestedExpiry !== null && requestedExpiry <= now) {
       throw badRequest('expires_at is in the past', [{ field: '/expires_at', message: 'must be in the future' }]);
     }
+    const expiresAt = await expiryWithin(principal, organizationId, requestedExpiry);
     const name = cleanName(input.name);
     const minted = mintToken('api');
     const row: ApiTokenWithRole = {
