@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder } from 'kysely';
 import type { DialectName } from './db.client.ts';
 import * as foundation from './migrations/0001_foundation.ts';
 
@@ -6,6 +6,11 @@ import * as foundation from './migrations/0001_foundation.ts';
 export interface ColumnTypes {
   timestamp: 'text' | 'timestamptz';
   json: 'text' | 'jsonb';
+  /**
+   * Normalised names (unique keys, sort order): compared byte-wise on both dialects, as SQLite's BINARY collation
+   * does, so uniqueness and listing order never depend on the PostgreSQL server's locale.
+   */
+  nameKey: 'text' | RawBuilder<unknown>;
 }
 
 type MigrationModule = { up(db: Kysely<unknown>, types: ColumnTypes): Promise<void> };
@@ -29,8 +34,18 @@ class StaticMigrationProvider implements MigrationProvider {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function migrateToLatest(db: Kysely<any>, dialect: DialectName): Promise<void> {
   const types: ColumnTypes =
-    dialect === 'postgres' ? { timestamp: 'timestamptz', json: 'jsonb' } : { timestamp: 'text', json: 'text' };
-  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(types) });
+    dialect === 'postgres'
+      ? { timestamp: 'timestamptz', json: 'jsonb', nameKey: sql`text collate "C"` }
+      : { timestamp: 'text', json: 'text', nameKey: 'text' };
+  // Kysely looks for its own bookkeeping tables in any schema unless told which: name the one in use, so two
+  // installations (or test suites) sharing a PostgreSQL database in different schemas never see each other's.
+  const migrationTableSchema =
+    dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
+  const migrator = new Migrator({
+    db,
+    provider: new StaticMigrationProvider(types),
+    ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';

@@ -21,7 +21,7 @@ export async function up(db: Kysely<unknown>, types: ColumnTypes): Promise<void>
     .createTable('organizations')
     .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
     .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('name_key', 'text', (c) => c.notNull().unique())
+    .addColumn('name_key', types.nameKey, (c) => c.notNull().unique())
     .addColumn('description', 'text')
     .addColumn('plan', 'text', (c) => c.notNull())
     .addColumn('website_url', 'text')
@@ -78,7 +78,7 @@ export async function up(db: Kysely<unknown>, types: ColumnTypes): Promise<void>
       c.notNull().references('organizations.id').onDelete('cascade'),
     )
     .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('name_key', 'text', (c) => c.notNull())
+    .addColumn('name_key', types.nameKey, (c) => c.notNull())
     .addColumn('description', 'text')
     .addColumn('token_hash', 'varchar(64)', (c) => c.notNull().unique())
     .addColumn('token_start', 'text', (c) => c.notNull())
@@ -99,7 +99,7 @@ export async function up(db: Kysely<unknown>, types: ColumnTypes): Promise<void>
       c.notNull().references('organizations.id').onDelete('cascade'),
     )
     .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('name_key', 'text', (c) => c.notNull())
+    .addColumn('name_key', types.nameKey, (c) => c.notNull())
     .addColumn('description', 'text')
     .addColumn('created_at', types.timestamp, (c) => c.notNull())
     .addColumn('updated_at', types.timestamp, (c) => c.notNull())
