@@ -60,9 +60,17 @@ function parseDatabaseUrl(env: Env): string | undefined {
   return raw;
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** `localhost`, an IPv4 address in 127.0.0.0/8 or `[::1]`; a DNS name such as `127.0.0.1.example.com` is not. */
+function isLoopbackHost(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname === '[::1]') return true;
+  return isIP(hostname) === 4 && hostname.startsWith('127.');
+}
 
-/** An issuer must be https, except on loopback where http is allowed (local development and tests). */
+/**
+ * An issuer must be https, except on loopback where http is allowed (local development and tests). OpenID Connect
+ * Discovery forbids query and fragment components in an issuer; credentials in it would leak into every log line
+ * that names the issuer.
+ */
 function parseOidc(env: Env): Config['oidc'] {
   const issuer = read(env, 'SLIPWAY_OIDC_ISSUER');
   const audience = read(env, 'SLIPWAY_OIDC_AUDIENCE');
@@ -78,9 +86,11 @@ function parseOidc(env: Env): Config['oidc'] {
   } catch {
     throw new ConfigError('SLIPWAY_OIDC_ISSUER', `must be an absolute URL, got "${issuer}"`);
   }
-  const loopback = LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith('127.');
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     throw new ConfigError('SLIPWAY_OIDC_ISSUER', 'must be an https:// URL (http:// is accepted only on loopback)');
+  }
+  if (/[?#]/.test(issuer) || url.username !== '' || url.password !== '') {
+    throw new ConfigError('SLIPWAY_OIDC_ISSUER', 'must not carry a query, a fragment or credentials');
   }
   if (audience === undefined) {
     throw new ConfigError('SLIPWAY_OIDC_AUDIENCE', 'is required when SLIPWAY_OIDC_ISSUER is set');
@@ -96,7 +106,8 @@ function parseEgressIps(env: Env): string[] {
     .map((ip) => ip.trim())
     .filter((ip) => ip !== '');
   for (const ip of ips) {
-    if (isIP(ip) === 0) throw new ConfigError('SLIPWAY_EGRESS_IPS', `"${ip}" is not an IPv4 or IPv6 address`);
+    // A zone id (`fe80::1%eth0`) names an interface of this host, meaningless in a list published to customers.
+    if (isIP(ip) === 0 || ip.includes('%')) throw new ConfigError('SLIPWAY_EGRESS_IPS', `"${ip}" is not an IPv4 or IPv6 address`);
   }
   return ips;
 }
@@ -109,10 +120,21 @@ function parseLogLevel(env: Env): LogLevel {
   return raw as LogLevel;
 }
 
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** The address to listen on: an IPv4 or IPv6 address (`0.0.0.0`, `::` for all interfaces) or a host name. */
+function parseHost(env: Env): string {
+  const raw = read(env, 'SLIPWAY_HOST');
+  if (raw === undefined) return '127.0.0.1';
+  if (isIP(raw) === 0 && !HOSTNAME.test(raw)) {
+    throw new ConfigError('SLIPWAY_HOST', `must be an IP address (IPv6 without brackets) or a host name, got "${raw}"`);
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
-  const host = read(env, 'SLIPWAY_HOST') ?? '127.0.0.1';
   return {
-    host,
+    host: parseHost(env),
     port: parsePort(env),
     dataDir: path.resolve(read(env, 'SLIPWAY_DATA_DIR') ?? './.slipway'),
     databaseUrl: parseDatabaseUrl(env),

@@ -235,6 +235,15 @@ describeEachDatabase('projects', (ctx) => {
     expectErrorBody(await ctx().call(owner.auth, { method: 'GET', url: '/organization/not-a-uuid/project' }), 400);
   });
 
+  it('refuses the upper-case spelling of an existing id as invalid rather than answering for no row', async () => {
+    const { owner, organizationId } = await ownerWithOrganization();
+    const project = await createdProject(owner.auth, organizationId, 'shouting');
+    const upper = project.id.toUpperCase();
+    expectErrorBody(await ctx().call(owner.auth, { method: 'GET', url: `/project/${upper}` }), 400);
+    expectErrorBody(await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId.toUpperCase()}/project` }), 400);
+    expect((await ctx().call(owner.auth, { method: 'GET', url: `/project/${project.id}` })).statusCode).toBe(200);
+  });
+
   it('answers 404 for the projects of an organization the caller is not in, and changes nothing there', async () => {
     const { owner, organizationId } = await ownerWithOrganization();
     const project = await createdProject(owner.auth, organizationId, 'private', 'secret');

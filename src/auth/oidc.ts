@@ -1,10 +1,10 @@
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { AppError, unauthenticated } from '../lib/errors.ts';
 
 /**
- * Verifies user JWTs from the trusted OIDC issuer: discovery document → jwks_uri → a remote key set that jose
- * caches and refetches when a token names an unknown key id (key rotation). Signature, `exp`, `nbf`, `iss` and
- * `aud` are all checked; only asymmetric algorithms are accepted.
+ * Verifies user JWTs from the trusted OIDC issuer: discovery document → jwks_uri → the issuer's keys, cached and
+ * fetched again when they grow old or when a token names a key id they lack (key rotation). Signature, `exp`,
+ * `nbf`, `iss` and `aud` are all checked; only asymmetric algorithms are accepted.
  */
 export interface VerifiedIdentity {
   issuer: string;
@@ -29,14 +29,98 @@ function stringClaim(payload: JWTPayload, name: string): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-async function discoverJwksUri(issuer: string, timeoutMs: number): Promise<URL> {
-  const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+async function fetchJson(url: string | URL, timeoutMs: number): Promise<unknown> {
   const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
-  if (!response.ok) throw new Error(`discovery answered ${response.status}`);
-  const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
+  if (!response.ok) throw new Error(`${String(url)} answered ${response.status}`);
+  return response.json();
+}
+
+async function discoverJwksUri(issuer: string, timeoutMs: number): Promise<URL> {
+  const document = (await fetchJson(`${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, timeoutMs)) as {
+    issuer?: unknown;
+    jwks_uri?: unknown;
+  };
   if (document.issuer !== issuer) throw new Error('discovery document names a different issuer');
   if (typeof document.jwks_uri !== 'string') throw new Error('discovery document has no jwks_uri');
   return new URL(document.jwks_uri);
+}
+
+/** The issuer's keys could not be fetched: the token can be neither accepted nor refused. */
+class KeysUnavailable extends Error {}
+
+/** Keys older than this are fetched again before use. */
+const KEYS_MAX_AGE_MS = 600_000;
+/**
+ * At most one fetch per this period is caused by tokens naming unknown key ids (or retries a failed refresh), so
+ * tokens with made-up key ids cannot make Slipway hammer the identity provider.
+ */
+const REFETCH_COOLDOWN_MS = 30_000;
+
+/**
+ * The issuer's key set. Unlike a plain cooldown after every fetch, the first token signed with a newly rotated key
+ * triggers a fetch even right after a scheduled one, so a rotation is honoured at once; only fetches caused by
+ * unknown key ids are rate-limited. Keys that have grown old keep verifying while the provider is unreachable.
+ */
+function createIssuerKeys(issuer: string, timeoutMs: number): JWTVerifyGetKey {
+  let jwksUri: Promise<URL> | undefined;
+  let current: { keys: ReturnType<typeof createLocalJWKSet>; fetchedAt: number } | undefined;
+  let pending: Promise<ReturnType<typeof createLocalJWKSet>> | undefined;
+  let lastUnknownKeyFetch = Number.NEGATIVE_INFINITY;
+  let lastFailedFetch = Number.NEGATIVE_INFINITY;
+
+  function discover(): Promise<URL> {
+    if (jwksUri === undefined) {
+      const discovery = discoverJwksUri(issuer, timeoutMs);
+      // A failed discovery is not kept: the next fetch tries again.
+      discovery.catch(() => {
+        if (jwksUri === discovery) jwksUri = undefined;
+      });
+      jwksUri = discovery;
+    }
+    return jwksUri;
+  }
+
+  function fetchKeys(): Promise<ReturnType<typeof createLocalJWKSet>> {
+    pending ??= (async () => {
+      try {
+        const keys = createLocalJWKSet((await fetchJson(await discover(), timeoutMs)) as JSONWebKeySet);
+        current = { keys, fetchedAt: Date.now() };
+        return keys;
+      } catch (error) {
+        lastFailedFetch = Date.now();
+        throw new KeysUnavailable('the identity provider keys cannot be fetched', { cause: error });
+      } finally {
+        pending = undefined;
+      }
+    })();
+    return pending;
+  }
+
+  async function keysToUse(now: number): Promise<ReturnType<typeof createLocalJWKSet>> {
+    if (current === undefined) return fetchKeys();
+    if (now - current.fetchedAt >= KEYS_MAX_AGE_MS && now - lastFailedFetch >= REFETCH_COOLDOWN_MS) {
+      const stale = current.keys;
+      return fetchKeys().catch(() => stale);
+    }
+    return current.keys;
+  }
+
+  return async function issuerKey(header, token) {
+    const now = Date.now();
+    const keys = await keysToUse(now);
+    try {
+      return await keys(header, token);
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
+      // A fetch under way, or finished since these keys were read, may hold the key: a burst of tokens signed
+      // with a freshly rotated key waits for one fetch instead of being refused by the cooldown.
+      const newer = pending ?? (current !== undefined && current.keys !== keys ? Promise.resolve(current.keys) : undefined);
+      if (newer !== undefined) return (await newer)(header, token);
+      if (now - lastUnknownKeyFetch < REFETCH_COOLDOWN_MS) throw error;
+      lastUnknownKeyFetch = now;
+      return (await fetchKeys())(header, token);
+    }
+  };
 }
 
 function rejection(error: unknown): AppError {
@@ -49,27 +133,9 @@ function rejection(error: unknown): AppError {
 }
 
 export function createOidcVerifier(options: OidcVerifierOptions): (jwt: string) => Promise<VerifiedIdentity> {
-  const timeoutMs = options.timeoutMs ?? 5000;
-  let keySet: Promise<JWTVerifyGetKey> | undefined;
-
-  function getKeySet(): Promise<JWTVerifyGetKey> {
-    keySet ??= discoverJwksUri(options.issuer, timeoutMs).then((uri) =>
-      createRemoteJWKSet(uri, { timeoutDuration: timeoutMs, cooldownDuration: 30_000, cacheMaxAge: 600_000 }),
-    );
-    // A failed discovery is not cached: the next request tries again.
-    keySet.catch(() => {
-      keySet = undefined;
-    });
-    return keySet;
-  }
+  const keys = createIssuerKeys(options.issuer, options.timeoutMs ?? 5000);
 
   return async function verifyUserJwt(jwt: string): Promise<VerifiedIdentity> {
-    let keys: JWTVerifyGetKey;
-    try {
-      keys = await getKeySet();
-    } catch {
-      throw new AppError('unavailable', 'the identity provider cannot be reached to verify the token');
-    }
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(jwt, keys, {
@@ -80,7 +146,7 @@ export function createOidcVerifier(options: OidcVerifierOptions): (jwt: string) 
         requiredClaims: ['sub', 'exp'],
       }));
     } catch (error) {
-      if (error instanceof joseErrors.JOSEError && error.code === 'ERR_JWKS_TIMEOUT') {
+      if (error instanceof KeysUnavailable) {
         throw new AppError('unavailable', 'the identity provider cannot be reached to verify the token');
       }
       throw rejection(error);

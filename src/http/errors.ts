@@ -67,6 +67,8 @@ function payload(status: number, message: string, requestId: string, details?: F
 
 export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   const status = STATUS_OF[error.kind];
+  // RFC 9110 §11.6.1: a 401 names the scheme that would be accepted.
+  if (error.kind === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="slipway"');
   return reply.code(status).type('application/json').send(payload(status, error.message, reply.request.id, error.details));
 }
 
@@ -131,6 +133,10 @@ function clientErrorMessage(error: FastifyError): string {
       return 'unsupported content type; send application/json';
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'the request body is too large';
+    case 'FST_ERR_BAD_URL':
+      return 'the request path is not a valid URL (bad percent-encoding)';
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return 'a path parameter is too long';
     default:
       return error.message;
   }

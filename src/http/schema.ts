@@ -2,13 +2,24 @@ import { Type, type TSchema } from 'typebox';
 
 /** Shared TypeBox pieces of the wire format (DESIGN.md §4): uuids, timestamps, nullable fields, list envelopes. */
 
-export const Uuid = Type.String({ format: 'uuid' });
+/** Ids are stored in canonical lower case; an upper-case spelling would name no row, so it is refused as invalid. */
+export const Uuid = Type.String({ format: 'uuid', pattern: '^[0-9a-f-]{36}$' });
 export const Timestamp = Type.String({ format: 'date-time' });
 
-/** Names of organizations, projects, tokens, …: non-blank, at most 255 characters. */
-export const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
-export const Description = Type.String({ maxLength: 2000 });
-export const Url = Type.String({ maxLength: 2048 });
+/**
+ * Names of organizations, projects, tokens, …: one line of printable text, 1–255 characters, not blank.
+ * PostgreSQL text cannot hold NUL (storing one is a server error there, while SQLite keeps it), so no text field
+ * accepts it. The name pattern is "optional non-control spaces, one printable character, then printable text": its
+ * parts cannot overlap, so it runs in linear time whatever the input length.
+ */
+export const Name = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[^\\S\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*$',
+});
+/** Free text: line breaks and tabs allowed, NUL not. */
+export const Description = Type.String({ maxLength: 2000, pattern: '^[^\\x00]*$' });
+export const Url = Type.String({ maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$' });
 
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);

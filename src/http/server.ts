@@ -21,6 +21,23 @@ export interface HttpServerOptions {
   bodyLimit?: number;
 }
 
+/** A (method, path) pair the server answers, as registered (`/organization/:organizationId`). */
+export interface RegisteredRoute {
+  method: HTTPMethod;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Every route registered anywhere on the server, including ones the API description hides and the HEAD
+     * routes Fastify adds for GETs: what the route-security test walks, so a new module is covered without a
+     * hand-kept list.
+     */
+    registeredRoutes(): readonly RegisteredRoute[];
+  }
+}
+
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_LIMIT = 1024 * 1024;
 
@@ -42,9 +59,29 @@ export function createHttpServer(options: HttpServerOptions): FastifyTypeBox {
       return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : newId();
     },
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // Errors raised before routing (a badly percent-encoded URL, an over-long path parameter) get the same error
+    // body and request id as every other error instead of Fastify's own shape.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      handleError(error, request, reply);
+    },
     // Paths are matched exactly as SPEC.md writes them; `/organization/` is not `/organization`.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON is the only request media type; anything else (text/plain included, which Fastify parses by default) is
+  // a 415. An empty body is no body, so a client that sends `Content-Type: application/json` on every request
+  // can still DELETE or POST to operations that take none; a route that needs a body then answers 400.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
 
   app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(handleError);
@@ -56,13 +93,18 @@ export function createHttpServer(options: HttpServerOptions): FastifyTypeBox {
   // Every registered (method, path) pair, to tell "no such path" (404) from "not with this method" (405).
   const known = FindMyWay();
   const knownMethods = new Set<HTTPMethod>();
+  const registered: RegisteredRoute[] = [];
   app.addHook('onRoute', (route) => {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
     for (const method of methods) {
       knownMethods.add(method);
-      if (!known.hasRoute(method, route.url)) known.on(method, route.url, () => undefined);
+      if (!known.hasRoute(method, route.url)) {
+        known.on(method, route.url, () => undefined);
+        registered.push({ method, url: route.url });
+      }
     }
   });
+  app.decorate('registeredRoutes', () => [...registered]);
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? request.url;

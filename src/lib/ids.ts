@@ -5,7 +5,7 @@ export function newId(): string {
   return uuidv7();
 }
 
-/** True for any RFC 9562 uuid (v1–v8), in its canonical 36-character form. */
+/** True for any RFC 9562 uuid (v1–v8) in its canonical form: 36 characters, lower case, as ids are stored. */
 export function isUuid(value: string): boolean {
-  return value.length === 36 && uuidValidate(value);
+  return value.length === 36 && value === value.toLowerCase() && uuidValidate(value);
 }

@@ -63,7 +63,7 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
   const issuer = await startTestIssuer();
   const clock = new TestClock();
   const app = await buildApp({
-    config: { oidc: { issuer: issuer.issuer, audience: issuer.audience }, egressIps: options.egressIps ?? [], logLevel: 'silent' },
+    config: { oidc: { issuer: issuer.issuer, audience: issuer.audience }, egressIps: options.egressIps ?? [], logLevel: options.logStream === undefined ? 'silent' : 'info' },
     database: testDatabase.database,
     clock,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),

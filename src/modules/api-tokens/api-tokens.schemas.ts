@@ -1,19 +1,6 @@
 import { Type } from 'typebox';
 import { TOKEN_SCOPES } from '../../auth/permissions.ts';
-import { BaseFields, ListOf, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
-
-/**
- * The shared Name and Description (http/schema.ts), minus control characters: PostgreSQL text cannot hold NUL
- * (storing one is a server error there, while SQLite keeps it), and a name is one line of printable text. The
- * name pattern is "optional non-control spaces, one printable character, then printable text": its parts cannot
- * overlap, so it runs in linear time whatever the input length.
- */
-const TokenName = Type.String({
-  minLength: 1,
-  maxLength: 255,
-  pattern: '^[^\\S\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*$',
-});
-const TokenDescription = Type.String({ maxLength: 2000, pattern: '^[^\\x00]*$' });
+import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
 
 export const TokenScopeSchema = Type.Enum(TOKEN_SCOPES, { $id: 'OrganizationApiTokenScope' });
 
@@ -23,8 +10,8 @@ export const TokenScopeSchema = Type.Enum(TOKEN_SCOPES, { $id: 'OrganizationApiT
  */
 export const OrganizationApiTokenCreateRequest = Type.Object(
   {
-    name: TokenName,
-    description: Type.Optional(Nullable(TokenDescription)),
+    name: Name,
+    description: Type.Optional(Nullable(Description)),
     scope: Type.Optional(Nullable(TokenScopeSchema)),
     role_id: Type.Optional(Nullable(Uuid)),
     expires_at: Type.Optional(Nullable(Timestamp)),

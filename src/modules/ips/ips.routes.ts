@@ -1,13 +1,16 @@
-import negotiate from '@fastify/accept-negotiator';
+import Negotiator from 'negotiator';
 import { Type } from 'typebox';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 
 /**
  * The public list of the installation's egress addresses (SLIPWAY_EGRESS_IPS), so customers can allow-list
- * them: JSON by default, one address per line when the Accept header prefers text/plain.
+ * them: JSON by default, one address per line when the Accept header prefers text/plain. An Accept header that
+ * offers neither still gets JSON (the operation lists no error answers).
  */
 const PlatformIpsResponse = Type.Object({ ips: Type.Array(Type.String()) }, { $id: 'PlatformIpsResponse' });
 const MEDIA_TYPES = ['application/json', 'text/plain'];
+/** What a client may ask for: media-range parameters must match an offer, and the text we write is UTF-8. */
+const NEGOTIABLE = [...MEDIA_TYPES, 'text/plain; charset=utf-8'];
 
 export function registerIpRoutes(app: FastifyTypeBox, egressIps: readonly string[]): void {
   const ips = [...egressIps];
@@ -32,10 +35,9 @@ export function registerIpRoutes(app: FastifyTypeBox, egressIps: readonly string
       config: { access: { public: true } },
     },
     async (request, reply) => {
-      const accept = request.headers.accept;
-      const chosen = accept === undefined ? 'application/json' : negotiate(accept, MEDIA_TYPES);
+      const chosen = new Negotiator(request).mediaType(NEGOTIABLE);
       reply.header('vary', 'Accept');
-      if (chosen === 'text/plain') {
+      if (chosen?.startsWith('text/plain') === true) {
         return reply.type('text/plain; charset=utf-8').send(ips.map((ip) => `${ip}\n`).join(''));
       }
       return reply.type('application/json').send({ ips });

@@ -20,14 +20,21 @@ export interface OnboardingView {
   status: OnboardingStatus;
 }
 
-function view(row: OnboardingRow | undefined): OnboardingView {
-  return { use_cases: row?.use_cases ?? null, status: (row?.status as OnboardingStatus | undefined) ?? 'IN_PROGRESS' };
+/**
+ * The use cases are the organization's, chosen at sign-up and kept on the sign-up record; the status is the
+ * caller's own, IN_PROGRESS until they change it. A person who joined later never sees the owner's progress.
+ */
+function view(own: OnboardingRow | undefined, signUp: OnboardingRow | undefined): OnboardingView {
+  return {
+    use_cases: own?.use_cases ?? signUp?.use_cases ?? null,
+    status: (own?.status as OnboardingStatus | undefined) ?? 'IN_PROGRESS',
+  };
 }
 
 /**
  * Onboarding records belong to a (organization, user) pair: the person who signed up gets one with the use cases
- * they chose. Reading answers the caller's own record, or else the organization's sign-up record; writing only
- * ever touches the caller's own record.
+ * they chose. Reading answers the caller's own status with the organization's use cases (an API token, acting for
+ * no one, reads the sign-up record); writing only ever touches the caller's own record.
  */
 export function createOnboardingService(deps: OnboardingDeps) {
   const { db, clock } = deps;
@@ -46,8 +53,9 @@ export function createOnboardingService(deps: OnboardingDeps) {
     },
 
     async getOnboarding(organizationId: string, userId: string | null): Promise<OnboardingView> {
-      const own = userId === null ? undefined : await findOnboarding(db, organizationId, userId);
-      return view(own ?? (await findFirstOnboarding(db, organizationId)));
+      const signUp = await findFirstOnboarding(db, organizationId);
+      if (userId === null) return view(signUp, signUp);
+      return view(await findOnboarding(db, organizationId, userId), signUp);
     },
 
     async updateOwnOnboarding(organizationId: string, userId: string, status: OnboardingStatus): Promise<OnboardingView> {
@@ -60,7 +68,7 @@ export function createOnboardingService(deps: OnboardingDeps) {
         created_at: now,
         updated_at: now,
       });
-      return view(await findOnboarding(db, organizationId, userId));
+      return view(await findOnboarding(db, organizationId, userId), await findFirstOnboarding(db, organizationId));
     },
   };
 }

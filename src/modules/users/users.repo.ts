@@ -37,3 +37,16 @@ export async function updateUser(
 ): Promise<void> {
   await db.updateTable('users').set(fields).where('id', '=', id).execute();
 }
+
+/**
+ * Links an identity to a user created without one, only if it is still unlinked: of two identities racing to
+ * claim the same user, exactly one wins. Answers whether this call claimed it.
+ */
+export async function claimUnlinkedUser(
+  db: Queryable,
+  id: string,
+  fields: Pick<UserRow, 'issuer' | 'subject' | 'name' | 'picture' | 'updated_at'>,
+): Promise<boolean> {
+  const result = await db.updateTable('users').set(fields).where('id', '=', id).where('issuer', 'is', null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import {
+  claimUnlinkedUser,
   findUnlinkedUserByEmail,
   findUserByEmail,
   findUserBySubject,
@@ -44,14 +45,18 @@ export function createUsersService(deps: UsersDeps) {
     if (identity.email !== null && identity.emailVerified) {
       const unlinked = await findUnlinkedUserByEmail(db, identity.email);
       if (unlinked !== undefined) {
-        await updateUser(db, unlinked.id, {
+        const linked = {
           issuer: identity.issuer,
           subject: identity.subject,
           name: identity.name ?? unlinked.name,
           picture: identity.picture,
           updated_at: isoTimestamp(clock),
-        });
-        return { ...unlinked, issuer: identity.issuer, subject: identity.subject, name: identity.name ?? unlinked.name };
+        };
+        if (await claimUnlinkedUser(db, unlinked.id, linked)) return { ...unlinked, ...linked };
+        // Another request claimed it first: that was this person's own concurrent first request, or another identity
+        // with the same e-mail, which keeps the claim while this one becomes a user of its own.
+        const winner = await findUserBySubject(db, identity.issuer, identity.subject);
+        if (winner !== undefined) return winner;
       }
     }
     const now = isoTimestamp(clock);

@@ -1,0 +1,166 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+/**
+ * config.ts is the one reader of process.env: defaults, every SLIPWAY_* variable parsed, every invalid value
+ * refused with a ConfigError naming the variable, and the real process stopping with one line that names it.
+ */
+
+const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The ConfigError `loadConfig(env)` throws; fails the test when it throws nothing or something else. */
+function configErrorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+const OIDC = { SLIPWAY_OIDC_ISSUER: 'https://idp.example.com', SLIPWAY_OIDC_AUDIENCE: 'slipway' };
+
+describe('loadConfig', () => {
+  it('defaults to 127.0.0.1:8080, ./.slipway resolved, the embedded SQLite database, no OIDC, no egress IPs, info logs', () => {
+    expect(loadConfig({})).toEqual({
+      host: '127.0.0.1',
+      port: 8080,
+      dataDir: path.resolve('./.slipway'),
+      databaseUrl: undefined,
+      oidc: undefined,
+      egressIps: [],
+      logLevel: 'info',
+    });
+    expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
+  });
+
+  it('treats empty and blank variables as unset', () => {
+    expect(loadConfig({ SLIPWAY_PORT: '', SLIPWAY_HOST: '   ', SLIPWAY_DATABASE_URL: '', SLIPWAY_LOG_LEVEL: ' ' })).toEqual(loadConfig({}));
+  });
+
+  it('parses every variable', () => {
+    const config = loadConfig({
+      SLIPWAY_HOST: '0.0.0.0',
+      SLIPWAY_PORT: '9090',
+      SLIPWAY_DATA_DIR: 'var/slipway-data',
+      SLIPWAY_DATABASE_URL: 'postgres://slipway:secret@db.internal:5432/slipway',
+      SLIPWAY_OIDC_ISSUER: 'https://accounts.example.com/realms/main',
+      SLIPWAY_OIDC_AUDIENCE: 'slipway-api',
+      SLIPWAY_EGRESS_IPS: ' 203.0.113.7, 2001:db8::1 ,,198.51.100.20',
+      SLIPWAY_LOG_LEVEL: 'debug',
+    });
+    expect(config).toEqual({
+      host: '0.0.0.0',
+      port: 9090,
+      dataDir: path.resolve('var/slipway-data'),
+      databaseUrl: 'postgres://slipway:secret@db.internal:5432/slipway',
+      oidc: { issuer: 'https://accounts.example.com/realms/main', audience: 'slipway-api' },
+      egressIps: ['203.0.113.7', '2001:db8::1', '198.51.100.20'],
+      logLevel: 'debug',
+    });
+  });
+
+  it('accepts the edges of every valid range', () => {
+    expect(loadConfig({ SLIPWAY_PORT: '0' }).port).toBe(0);
+    expect(loadConfig({ SLIPWAY_PORT: '65535' }).port).toBe(65535);
+    expect(loadConfig({ SLIPWAY_HOST: '::' }).host).toBe('::');
+    expect(loadConfig({ SLIPWAY_HOST: 'api.internal.example.com' }).host).toBe('api.internal.example.com');
+    expect(loadConfig({ SLIPWAY_HOST: 'localhost' }).host).toBe('localhost');
+    expect(loadConfig({ SLIPWAY_DATA_DIR: '/srv/slipway' }).dataDir).toBe('/srv/slipway');
+    expect(loadConfig({ SLIPWAY_DATABASE_URL: 'postgresql://localhost/slipway' }).databaseUrl).toBe('postgresql://localhost/slipway');
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) {
+      expect(loadConfig({ SLIPWAY_LOG_LEVEL: level }).logLevel).toBe(level);
+    }
+    // http:// is accepted for an issuer on loopback only (local development and tests).
+    for (const issuer of ['http://127.0.0.1:5556', 'http://localhost:8080/realms/dev', 'http://[::1]:9000', 'http://127.10.0.1']) {
+      expect(loadConfig({ SLIPWAY_OIDC_ISSUER: issuer, SLIPWAY_OIDC_AUDIENCE: 'a' }).oidc).toEqual({ issuer, audience: 'a' });
+    }
+  });
+
+  it.each([
+    ['SLIPWAY_PORT', { SLIPWAY_PORT: '70000' }],
+    ['SLIPWAY_PORT', { SLIPWAY_PORT: 'abc' }],
+    ['SLIPWAY_PORT', { SLIPWAY_PORT: '-1' }],
+    ['SLIPWAY_PORT', { SLIPWAY_PORT: '80.5' }],
+    ['SLIPWAY_PORT', { SLIPWAY_PORT: '1e3' }],
+    ['SLIPWAY_PORT', { SLIPWAY_PORT: '99999999999999999999999' }],
+    ['SLIPWAY_HOST', { SLIPWAY_HOST: 'not a host' }],
+    ['SLIPWAY_HOST', { SLIPWAY_HOST: 'http://0.0.0.0' }],
+    ['SLIPWAY_HOST', { SLIPWAY_HOST: '[::1]' }],
+    ['SLIPWAY_DATABASE_URL', { SLIPWAY_DATABASE_URL: 'mysql://root@db/slipway' }],
+    ['SLIPWAY_DATABASE_URL', { SLIPWAY_DATABASE_URL: 'sqlite:///var/slipway.db' }],
+    ['SLIPWAY_DATABASE_URL', { SLIPWAY_DATABASE_URL: 'not a url' }],
+    ['SLIPWAY_OIDC_ISSUER', { ...OIDC, SLIPWAY_OIDC_ISSUER: 'ftp://idp.example.com' }],
+    ['SLIPWAY_OIDC_ISSUER', { ...OIDC, SLIPWAY_OIDC_ISSUER: 'http://idp.example.com' }],
+    ['SLIPWAY_OIDC_ISSUER', { ...OIDC, SLIPWAY_OIDC_ISSUER: 'http://10.0.0.5:8080' }],
+    ['SLIPWAY_OIDC_ISSUER', { ...OIDC, SLIPWAY_OIDC_ISSUER: 'http://127.0.0.1.nip.io' }],
+    ['SLIPWAY_OIDC_ISSUER', { ...OIDC, SLIPWAY_OIDC_ISSUER: 'idp.example.com' }],
+    ['SLIPWAY_OIDC_ISSUER', { ...OIDC, SLIPWAY_OIDC_ISSUER: 'https://idp.example.com/?tenant=a' }],
+    ['SLIPWAY_OIDC_ISSUER', { ...OIDC, SLIPWAY_OIDC_ISSUER: 'https://idp.example.com/#x' }],
+    ['SLIPWAY_OIDC_ISSUER', { ...OIDC, SLIPWAY_OIDC_ISSUER: 'https://admin:pw@idp.example.com' }],
+    ['SLIPWAY_OIDC_AUDIENCE', { SLIPWAY_OIDC_AUDIENCE: 'slipway' }],
+    ['SLIPWAY_OIDC_AUDIENCE', { SLIPWAY_OIDC_ISSUER: 'https://idp.example.com' }],
+    ['SLIPWAY_EGRESS_IPS', { SLIPWAY_EGRESS_IPS: '300.1.1.1' }],
+    ['SLIPWAY_EGRESS_IPS', { SLIPWAY_EGRESS_IPS: '203.0.113.7,example.com' }],
+    ['SLIPWAY_EGRESS_IPS', { SLIPWAY_EGRESS_IPS: '203.0.113.0/24' }],
+    ['SLIPWAY_EGRESS_IPS', { SLIPWAY_EGRESS_IPS: 'fe80::1%eth0' }],
+    ['SLIPWAY_LOG_LEVEL', { SLIPWAY_LOG_LEVEL: 'loud' }],
+    ['SLIPWAY_LOG_LEVEL', { SLIPWAY_LOG_LEVEL: 'verbose' }],
+  ] as [string, Record<string, string>][])('refuses %s in %j with a ConfigError naming it', (variable, env) => {
+    const error = configErrorOf(env);
+    expect(error.variable).toBe(variable);
+    expect(error.message.startsWith(`${variable}: `)).toBe(true);
+  });
+
+  it('never repeats the credentials of a refused database URL', () => {
+    const error = configErrorOf({ SLIPWAY_DATABASE_URL: 'mysql://root:s3cr3t-value@db/slipway' });
+    expect(error.variable).toBe('SLIPWAY_DATABASE_URL');
+    expect(error.message).not.toContain('s3cr3t-value');
+  });
+
+  it('reports the first invalid variable even when others are valid', () => {
+    const error = configErrorOf({ ...OIDC, SLIPWAY_PORT: '8081', SLIPWAY_LOG_LEVEL: 'loud' });
+    expect(error.variable).toBe('SLIPWAY_LOG_LEVEL');
+  });
+});
+
+describe('the server process', () => {
+  it('exits non-zero printing exactly one line naming SLIPWAY_PORT when SLIPWAY_PORT=abc', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'slipway-config-'));
+    const env: NodeJS.ProcessEnv = {};
+    for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('SLIPWAY_')) env[name] = value;
+    env.SLIPWAY_PORT = 'abc';
+    env.SLIPWAY_DATA_DIR = dataDir;
+    try {
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: REPOSITORY, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+        // A process that started serving instead of refusing would never exit on its own.
+        const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+        child.on('error', reject);
+        child.on('close', (code) => {
+          clearTimeout(guard);
+          resolve({ code, stdout, stderr });
+        });
+      });
+      expect(result.code).not.toBe(0);
+      expect(result.code).not.toBeNull();
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.split('\n').filter((line) => line !== '');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('SLIPWAY_PORT');
+      expect(lines[0]).not.toMatch(/\bat\b.*:\d+:\d+/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});

@@ -1,0 +1,384 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
+import { beforeAll, expect, it } from 'vitest';
+import { mintToken } from '../src/auth/tokens.ts';
+import type { RegisteredRoute } from '../src/http/server.ts';
+import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
+
+/**
+ * The route-security table. It walks every route the server has registered (the server's own onRoute listing, so
+ * routes of future modules are covered without editing this file) and proves, for each one:
+ *
+ *   - public routes are exactly /ips, /openapi.json and the /docs pages;
+ *   - every other route refuses a request without credentials, and with each kind of invalid credential, with 401
+ *     and the error body;
+ *   - a signed-in member of another organization, and an ADMIN API token of another organization, addressing the
+ *     victim organization's resources get 403 or 404 — never a success — and the victim's rows are unchanged;
+ *   - every route is described in the OpenAPI document with an operation id, including every SPEC.md operation
+ *     implemented so far.
+ */
+
+const SPEC_OPERATION_IDS = [
+  'listPlatformIps',
+  'listOrganization',
+  'createOrganization',
+  'getOrganization',
+  'editOrganization',
+  'deleteOrganization',
+  'listOrganizationAvailableRoles',
+  'getOrganizationOnboarding',
+  'updateOrganizationOnboarding',
+  'listOrganizationApiTokens',
+  'createOrganizationApiToken',
+  'deleteOrganizationApiToken',
+  'listProject',
+  'createProject',
+  'getOrganizationProjectStats',
+  'getProject',
+  'editProject',
+  'deleteProject',
+];
+
+const ERROR_BODY_KEYS = ['status', 'error', 'message', 'request_id', 'details'];
+
+function isDocumentationRoute(url: string): boolean {
+  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/');
+}
+
+function isPublicRoute(url: string): boolean {
+  return url === '/ips' || isDocumentationRoute(url);
+}
+
+function routeName(route: RegisteredRoute): string {
+  return `${route.method} ${route.url}`;
+}
+
+/** `/organization/:organizationId` → `/organization/{organizationId}`, the OpenAPI spelling of the same path. */
+function openApiPath(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+function paramNames(url: string): string[] {
+  return [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1] as string);
+}
+
+function fillPath(url: string, values: Record<string, string>): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, (_whole, name: string) => values[name] ?? randomUUID()).replace(/\*$/, 'anything');
+}
+
+interface OpenApiOperation {
+  operationId?: string;
+  security?: unknown[];
+  requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+}
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components?: { schemas?: Record<string, JsonSchema> };
+}
+
+interface JsonSchema {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  minItems?: number;
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  nullable?: boolean;
+}
+
+/**
+ * A minimal valid-looking instance of a request schema (required fields only), so a refused request is refused by
+ * authorization and not merely by validation: were authorization missing, this body would go through.
+ */
+function sampleOf(schema: JsonSchema | undefined, document: OpenApiDocument, depth = 0): unknown {
+  if (schema === undefined || depth > 8) return undefined;
+  if (schema.$ref !== undefined) {
+    const name = schema.$ref.replace('#/components/schemas/', '');
+    return sampleOf(document.components?.schemas?.[name], document, depth + 1);
+  }
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum !== undefined) return schema.enum[0];
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches !== undefined) {
+    const branch = branches.find((candidate) => candidate.type !== 'null') ?? branches[0];
+    return sampleOf(branch, document, depth + 1);
+  }
+  if (schema.allOf !== undefined) {
+    return Object.assign({}, ...schema.allOf.map((part) => sampleOf(part, document, depth + 1) as object));
+  }
+  const type = Array.isArray(schema.type) ? schema.type.find((candidate) => candidate !== 'null') : schema.type;
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const key of schema.required ?? []) out[key] = sampleOf(schema.properties?.[key], document, depth + 1);
+      return out;
+    }
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () => sampleOf(schema.items, document, depth + 1));
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? 1;
+    case 'boolean':
+      return false;
+    case 'string':
+      switch (schema.format) {
+        case 'uuid':
+          return randomUUID();
+        case 'date-time':
+          return new Date(Date.now() + 86_400_000).toISOString();
+        case 'email':
+          return 'intruder@example.com';
+        case 'uri':
+          return 'https://example.com/';
+        default: {
+          const text = `intruder-${randomUUID().slice(0, 8)}`;
+          return text.length < (schema.minLength ?? 0) ? text.padEnd(schema.minLength ?? 0, 'x') : text.slice(0, schema.maxLength ?? text.length);
+        }
+      }
+    default:
+      return undefined;
+  }
+}
+
+function requestBodyOf(route: RegisteredRoute, document: OpenApiDocument): unknown {
+  const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
+  const schema = operation?.requestBody?.content?.['application/json']?.schema;
+  if (schema !== undefined) return sampleOf(schema, document);
+  return ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined;
+}
+
+/** Problems with an error answer of `status`; empty when it is the one error body. */
+function errorBodyProblems(response: LightMyRequestResponse, status: number): string[] {
+  const problems: string[] = [];
+  if (response.statusCode !== status) return [`answered ${response.statusCode} (${response.body.slice(0, 200)}), expected ${status}`];
+  if (!String(response.headers['content-type'] ?? '').startsWith('application/json')) {
+    problems.push(`content-type ${String(response.headers['content-type'])}`);
+    return problems;
+  }
+  const body = response.json<Record<string, unknown>>();
+  const extra = Object.keys(body).filter((key) => !ERROR_BODY_KEYS.includes(key));
+  if (extra.length > 0) problems.push(`unexpected error body fields ${extra.join(', ')}`);
+  if (body.status !== status) problems.push(`body.status ${String(body.status)}`);
+  if (body.error !== STATUS_CODES[status]) problems.push(`body.error ${String(body.error)}`);
+  if (typeof body.message !== 'string' || body.message === '') problems.push('no message');
+  if (typeof body.request_id !== 'string' || body.request_id !== response.headers['x-request-id']) problems.push('request_id differs from X-Request-Id');
+  return problems;
+}
+
+/** Every table of the database the app is using (its own schema on PostgreSQL), migration bookkeeping aside. */
+async function tableNames(testApp: TestApp): Promise<string[]> {
+  const { db } = testApp.database;
+  const rows =
+    testApp.dialect === 'sqlite'
+      ? await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db)
+      : await sql<{ name: string }>`select table_name as name from information_schema.tables
+          where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db);
+  return rows.rows.map((row) => row.name).filter((name) => !name.startsWith('kysely_'));
+}
+
+/**
+ * Every row that belongs to the victim, by table: rows holding one of the victim's ids in any column, closed
+ * transitively (a row that refers to a victim row is the victim's, and so are rows that refer to it), so
+ * resources nested under the victim's projects by future modules are covered too.
+ */
+async function victimSnapshot(testApp: TestApp, seedIds: string[]): Promise<Record<string, string[]>> {
+  const tables: Record<string, Record<string, unknown>[]> = {};
+  for (const table of await tableNames(testApp)) {
+    tables[table] = (await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(testApp.database.db)).rows;
+  }
+  const victimIds = new Set(seedIds);
+  const owned = new Map<string, Set<Record<string, unknown>>>();
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [table, rows] of Object.entries(tables)) {
+      const mine = owned.get(table) ?? new Set();
+      owned.set(table, mine);
+      for (const row of rows) {
+        if (mine.has(row)) continue;
+        if (!Object.values(row).some((value) => typeof value === 'string' && victimIds.has(value))) continue;
+        mine.add(row);
+        grew = true;
+        if (typeof row.id === 'string') victimIds.add(row.id);
+      }
+    }
+  }
+  const snapshot: Record<string, string[]> = {};
+  for (const [table, rows] of owned) snapshot[table] = [...rows].map((row) => JSON.stringify(row)).sort();
+  return snapshot;
+}
+
+describeEachDatabase('route security', (ctx) => {
+  let routes: RegisteredRoute[] = [];
+  let document: OpenApiDocument;
+  let victim: TestUser;
+  let victimIds: { organizationId: string; projectId: string; apiTokenId: string };
+  let intruder: TestUser;
+  let intruderTokenAuth: string;
+
+  beforeAll(async () => {
+    const testApp = ctx();
+    routes = [...testApp.app.registeredRoutes()];
+    document = (await testApp.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
+
+    victim = await testApp.signUp();
+    const organizationId = await testApp.createOrganization(victim);
+    const project = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/organization/${organizationId}/project`,
+      payload: { name: uniqueName('victim-project') },
+    });
+    expect(project.statusCode).toBe(200);
+    const created = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/organization/${organizationId}/apiToken`,
+      payload: { name: uniqueName('victim-token'), scope: 'ADMIN' },
+    });
+    expect(created.statusCode).toBe(201);
+    const onboarding = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/organization/${organizationId}/onboarding`,
+      payload: { status: 'IN_PROGRESS' },
+    });
+    expect(onboarding.statusCode).toBe(200);
+    victimIds = { organizationId, projectId: project.json<{ id: string }>().id, apiTokenId: created.json<{ id: string }>().id };
+
+    intruder = await testApp.signUp();
+    const intruderOrganizationId = await testApp.createOrganization(intruder);
+    intruderTokenAuth = `Bearer ${await testApp.createApiToken(intruder.auth, intruderOrganizationId, { name: uniqueName('intruder-token'), scope: 'ADMIN' })}`;
+  });
+
+  function victimRequest(route: RegisteredRoute) {
+    const body = requestBodyOf(route, document);
+    return {
+      method: route.method,
+      url: fillPath(route.url, victimIds),
+      ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
+    };
+  }
+
+  it('walks a route listing that holds every implemented SPEC.md operation and the public documents', () => {
+    const names = routes.map(routeName);
+    expect(names).toEqual(expect.arrayContaining(['GET /ips', 'GET /openapi.json', 'GET /docs', 'GET /organization/:organizationId', 'DELETE /project/:projectId']));
+    const documented = Object.values(document.paths).flatMap((operations) => Object.values(operations).map((operation) => operation.operationId));
+    expect(documented).toEqual(expect.arrayContaining(SPEC_OPERATION_IDS));
+  });
+
+  it('describes every route in the OpenAPI document with a unique operation id', () => {
+    const problems: string[] = [];
+    const seen = new Map<string, string>();
+    for (const route of routes) {
+      if (route.method === 'HEAD' || isDocumentationRoute(route.url)) continue;
+      const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
+      const operationId = operation?.operationId;
+      if (operationId === undefined || operationId === '') {
+        problems.push(`${routeName(route)} has no operationId in /openapi.json`);
+        continue;
+      }
+      const previous = seen.get(operationId);
+      if (previous !== undefined) problems.push(`${routeName(route)} reuses the operationId ${operationId} of ${previous}`);
+      seen.set(operationId, routeName(route));
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('serves exactly /ips, /openapi.json and the /docs pages without credentials', async () => {
+    const problems: string[] = [];
+    for (const route of routes) {
+      const response = await ctx().call(undefined, victimRequest(route));
+      if (isPublicRoute(route.url)) {
+        if (response.statusCode === 401 || response.statusCode === 403 || response.statusCode >= 500) {
+          problems.push(`public ${routeName(route)} answered ${response.statusCode}`);
+        }
+        continue;
+      }
+      if (route.method === 'HEAD') {
+        if (response.statusCode !== 401) problems.push(`${routeName(route)} without credentials answered ${response.statusCode}`);
+        continue;
+      }
+      for (const problem of errorBodyProblems(response, 401)) problems.push(`${routeName(route)} without credentials: ${problem}`);
+    }
+    expect(problems).toEqual([]);
+    expect(routes.filter((route) => isPublicRoute(route.url)).map(routeName)).toEqual(
+      expect.arrayContaining(['GET /ips', 'GET /openapi.json', 'GET /docs']),
+    );
+  });
+
+  it('refuses every kind of invalid credential on every non-public route with 401 and the error body', async () => {
+    const forgedJwt = await ctx().issuer.signToken({ sub: 'sub-forger', email: 'forger@example.com', email_verified: true }, { foreignKey: true });
+    const expiredJwt = await ctx().issuer.signToken({ sub: 'sub-expired', email: 'expired@example.com', email_verified: true }, { expiresIn: -600 });
+    const wrongAudienceJwt = await ctx().issuer.signToken({ sub: 'sub-other-audience' }, { audience: 'some-other-service' });
+    const credentials = {
+      'garbage bearer': 'Bearer this-is-not-a-token',
+      'garbage scheme': `Basic ${Buffer.from('user:password').toString('base64')}`,
+      'empty bearer': 'Bearer ',
+      'unknown API token of valid form': `Token ${mintToken('api').value}`,
+      'API token with a broken checksum': `Bearer ${mintToken('api').value.slice(0, -1)}x`,
+      'JWT signed by a foreign key': `Bearer ${forgedJwt}`,
+      'expired JWT': `Bearer ${expiredJwt}`,
+      'JWT for another audience': `Bearer ${wrongAudienceJwt}`,
+    };
+    const problems: string[] = [];
+    for (const route of routes) {
+      if (isPublicRoute(route.url)) continue;
+      for (const [kind, auth] of Object.entries(credentials)) {
+        const response = await ctx().call(auth, victimRequest(route));
+        if (route.method === 'HEAD') {
+          if (response.statusCode !== 401) problems.push(`${routeName(route)} with ${kind} answered ${response.statusCode}`);
+          continue;
+        }
+        for (const problem of errorBodyProblems(response, 401)) problems.push(`${routeName(route)} with ${kind}: ${problem}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it.each([
+    ['a signed-in member of another organization', () => intruder.auth],
+    ['an ADMIN API token of another organization', () => intruderTokenAuth],
+  ])("keeps %s out of the victim organization's resources", async (_who, auth) => {
+    const seeds = () => [victimIds.organizationId, victimIds.projectId, victimIds.apiTokenId, victim.id];
+    const before = await victimSnapshot(ctx(), seeds());
+    expect(before.organizations).toHaveLength(1);
+    expect(before.projects).toHaveLength(1);
+    expect(before.api_tokens).toHaveLength(1);
+
+    const problems: string[] = [];
+    for (const route of routes) {
+      if (isPublicRoute(route.url)) continue;
+      const response = await ctx().call(auth(), victimRequest(route));
+      const name = routeName(route);
+      if (paramNames(route.url).length > 0) {
+        // The route addresses something by id: the victim's real ids where the parameter names one of theirs.
+        if (response.statusCode !== 403 && response.statusCode !== 404) {
+          problems.push(`${name} answered ${response.statusCode}: ${response.body.slice(0, 200)}`);
+        } else if (route.method !== 'HEAD') {
+          for (const problem of errorBodyProblems(response, response.statusCode)) problems.push(`${name}: ${problem}`);
+        }
+      } else {
+        // A route naming no resource (list or create organizations) acts on the caller's own world: it may
+        // succeed, but must not reveal or touch the victim's.
+        if (response.statusCode >= 500) problems.push(`${name} answered ${response.statusCode}`);
+        for (const id of [...Object.values(victimIds), victim.id, victim.email]) {
+          if (response.body.includes(id)) problems.push(`${name} revealed ${id}`);
+        }
+      }
+      const after = await victimSnapshot(ctx(), seeds());
+      if (JSON.stringify(after) !== JSON.stringify(before)) problems.push(`${name} changed the victim's rows`);
+    }
+    expect(problems).toEqual([]);
+    expect(await victimSnapshot(ctx(), seeds())).toEqual(before);
+  });
+});
