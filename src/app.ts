@@ -17,6 +17,9 @@ import { registerOnboardingRoutes } from './modules/onboarding/onboarding.routes
 import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
 import { registerOrganizationRoutes } from './modules/organizations/organizations.routes.ts';
 import { createOrganizationsService } from './modules/organizations/organizations.service.ts';
+import { registerPolicyTokenRoutes } from './modules/policy-tokens/policy-tokens.routes.ts';
+import { createPolicyTokensService } from './modules/policy-tokens/policy-tokens.service.ts';
+import { createRegoPolicyEngine } from './policy/policy.engine.ts';
 import { registerProjectRoutes } from './modules/projects/projects.routes.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
 import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
@@ -42,9 +45,10 @@ export function createServices(database: Database, clock: Clock = systemClock) {
   const users = createUsersService({ db, clock });
   const organizations = createOrganizationsService({ db, clock, roles, members, onboarding });
   const apiTokens = createApiTokensService({ db, clock, roles });
+  const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine() });
   // No module owns environments or services yet, so every project holds none.
   const projects = createProjectsService({ db, clock, contents: { countsByProject: async () => new Map() } });
-  return { roles, members, onboarding, users, organizations, apiTokens, projects };
+  return { roles, members, onboarding, users, organizations, apiTokens, policyTokens, projects };
 }
 
 /** The buildable application: every route, its security and its documentation. Tests boot exactly this. */
@@ -59,6 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   installSecurity(app, {
     authenticate: createAuthenticator({
       resolveApiToken: services.apiTokens.resolveApiToken,
+      resolvePolicyToken: services.policyTokens.resolvePolicyToken,
       resolveUserJwt:
         verifyUserJwt === undefined
           ? undefined
@@ -70,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     authorize: createAuthorizer({
       membershipRole: services.members.roleOf,
       ownerOf: { project: services.projects.organizationOf },
+      policyVerdict: services.policyTokens.policyVerdict,
     }),
   });
 
@@ -81,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     registerRoleRoutes(api, services.roles);
     registerOnboardingRoutes(api, services.onboarding);
     registerApiTokenRoutes(api, services.apiTokens);
+    registerPolicyTokenRoutes(api, services.policyTokens);
     registerProjectRoutes(api, services.projects);
   });
   await registerOpenApiDocuments(app);

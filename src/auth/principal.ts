@@ -1,8 +1,10 @@
+import { forbidden } from '../lib/errors.ts';
 import type { Grant } from './permissions.ts';
 
 /**
- * Who is calling, as established by authentication (before any organization is considered):
- * a person signed in through OIDC, or an organization API token.
+ * Who is calling, as established by authentication (before any organization is considered): a person signed in
+ * through OIDC, an organization API token (its rights are grants), or an organization policy API token (no grants
+ * and no role: its Rego policy decides every request, DESIGN.md §5).
  */
 export type Principal =
   | { kind: 'user'; userId: string; email: string | null; name: string | null }
@@ -13,7 +15,8 @@ export type Principal =
       organizationId: string;
       grants: ReadonlySet<Grant>;
       creatorUserId: string | null;
-    };
+    }
+  | { kind: 'policy_token'; tokenId: string; tokenName: string; organizationId: string };
 
 /** What the caller may do in the organization a request addresses, as established by authorization. */
 export interface Access {
@@ -31,9 +34,24 @@ export function principalDisplayName(principal: Principal): string {
 
 /**
  * The person a request acts for: the signed-in user, or the creator of an API token that holds the admin grant.
- * Undefined for tokens that act for no one (no creator recorded, or less than admin).
+ * Undefined for tokens that act for no one (no creator recorded, less than admin, or a policy token).
  */
 export function actingUserId(principal: Principal): string | undefined {
   if (principal.kind === 'user') return principal.userId;
+  if (principal.kind === 'policy_token') return undefined;
   return principal.grants.has('admin') ? (principal.creatorUserId ?? undefined) : undefined;
+}
+
+/** Tokens only ever reach the organization they belong to. */
+export function tokenOrganizationId(principal: Principal): string | undefined {
+  return principal.kind === 'user' ? undefined : principal.organizationId;
+}
+
+/**
+ * A policy token's rights are whatever its policy allows, which no grant set can express, so nothing minted from it
+ * could be checked against it: a narrowly allowed agent could otherwise mint itself an unrestricted token. Tokens
+ * are therefore minted only by people and API tokens.
+ */
+export function refuseMintingByPolicyToken(principal: Principal): void {
+  if (principal.kind === 'policy_token') throw forbidden('a policy API token cannot create tokens');
 }

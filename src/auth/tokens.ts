@@ -1,4 +1,5 @@
 import { base62Crc32, randomBase62, sha256Hex } from '../lib/crypto.ts';
+import { badRequest } from '../lib/errors.ts';
 
 /**
  * Token format: `<prefix><43 base62 chars of 32 random bytes><6 base62 chars of the CRC-32 of the random part>`.
@@ -43,4 +44,20 @@ export function recogniseToken(value: string): TokenKind | undefined {
   if (body.length !== RANDOM_LENGTH + CHECKSUM_LENGTH || !BODY_PATTERN.test(body)) return undefined;
   const random = body.slice(0, RANDOM_LENGTH);
   return body.slice(RANDOM_LENGTH) === base62Crc32(random) ? kind : undefined;
+}
+
+/**
+ * The `expires_at` a client asked for, as stored (UTC with milliseconds), or null for a token that does not
+ * expire. Refused: an instant not in the future, and a date-time the schema accepts but no instant matches (RFC
+ * 3339 allows a leap second, `23:59:60`, which JavaScript dates cannot represent).
+ */
+export function requestedExpiry(value: string | null | undefined, now: string): string | null {
+  if (value === undefined || value === null) return null;
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) {
+    throw badRequest('expires_at names no instant', [{ field: '/expires_at', message: 'must be a date-time without a leap second' }]);
+  }
+  const expiresAt = new Date(time).toISOString();
+  if (expiresAt <= now) throw badRequest('expires_at is in the past', [{ field: '/expires_at', message: 'must be in the future' }]);
+  return expiresAt;
 }

@@ -1,6 +1,7 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder } from 'kysely';
 import type { DialectName } from './db.client.ts';
 import * as foundation from './migrations/0001_foundation.ts';
+import * as policyTokens from './migrations/0002_policy_tokens.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -16,7 +17,10 @@ export interface ColumnTypes {
 type MigrationModule = { up(db: Kysely<unknown>, types: ColumnTypes): Promise<void> };
 
 /** Every migration, in order. A new migration is a new file in migrations/ and one line here. */
-const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [['0001_foundation', foundation]];
+const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
+  ['0001_foundation', foundation],
+  ['0002_policy_tokens', policyTokens],
+];
 
 class StaticMigrationProvider implements MigrationProvider {
   constructor(private readonly types: ColumnTypes) {}

@@ -87,6 +87,24 @@ export interface ProjectsTable {
   updated_at: string;
 }
 
+export interface PolicyTokensTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  /** The Rego source as the creator wrote it; compiled on first use and cached. */
+  opa_policy: string;
+  /** SHA-256 (hex) of the whole token value; the value itself is never stored. */
+  token_hash: string;
+  token_start: string;
+  creator_user_id: string | null;
+  creator_name: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface DB {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -95,6 +113,7 @@ export interface DB {
   onboarding: OnboardingTable;
   api_tokens: ApiTokensTable;
   projects: ProjectsTable;
+  policy_tokens: PolicyTokensTable;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */

@@ -5,11 +5,12 @@ import { unauthenticated } from '../lib/errors.ts';
 
 /**
  * Resolves `Authorization: Bearer|Token <token>` to a principal. Either word is accepted for either kind of
- * token (SPEC.md does not bind them); the token's own form says what it is: `slw_…` an API token, three dotted
- * base64url parts a user JWT. Anything missing, malformed, unknown, expired or revoked is a 401.
+ * token (SPEC.md does not bind them); the token's own form says what it is: `slw_…` an API token, `slwp_…` a
+ * policy API token, three dotted base64url parts a user JWT. Anything missing, malformed, unknown, expired or revoked is a 401.
  */
 export interface AuthenticationPorts {
   resolveApiToken(value: string): Promise<Principal | undefined>;
+  resolvePolicyToken(value: string): Promise<Principal | undefined>;
   /** Undefined when no OIDC issuer is configured: JWTs are then refused. */
   resolveUserJwt: ((jwt: string) => Promise<Principal>) | undefined;
 }
@@ -32,6 +33,11 @@ export function createAuthenticator(ports: AuthenticationPorts) {
     if (kind === 'api') {
       const principal = await ports.resolveApiToken(token);
       if (principal === undefined) throw unauthenticated('the API token is invalid, expired or revoked');
+      return principal;
+    }
+    if (kind === 'policy') {
+      const principal = await ports.resolvePolicyToken(token);
+      if (principal === undefined) throw unauthenticated('the policy API token is invalid, expired or revoked');
       return principal;
     }
     if (kind === undefined && JWT_SHAPE.test(token)) {

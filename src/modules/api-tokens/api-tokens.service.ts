@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { covers, grantsOfToken, type TokenScope } from '../../auth/permissions.ts';
-import { principalDisplayName, type Access, type Principal } from '../../auth/principal.ts';
-import { hashToken, mintToken } from '../../auth/tokens.ts';
+import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
+import { hashToken, mintToken, requestedExpiry } from '../../auth/tokens.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
@@ -49,15 +49,6 @@ function view(row: ApiTokenWithRole) {
   };
 }
 
-/**
- * An `expires_at` as stored: UTC with milliseconds. Undefined for a date-time the schema accepts but no instant
- * matches: RFC 3339 allows a leap second (`23:59:60`), which JavaScript dates cannot represent.
- */
-function storedExpiry(value: string): string | undefined {
-  const time = Date.parse(value);
-  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
-}
-
 /** Case-insensitive substring match; locale-independent, like name keys, so the server's locale cannot change it. */
 function includesFolded(text: string | null, wanted: string | undefined): boolean {
   return wanted === undefined || (text ?? '').toLowerCase().includes(wanted.toLowerCase());
@@ -103,6 +94,7 @@ export function createApiTokensService(deps: ApiTokensDeps) {
   }
 
   async function createApiToken(principal: Principal, access: Access, input: ApiTokenInput) {
+    refuseMintingByPolicyToken(principal);
     const organizationId = access.organizationId;
     const roleId = input.role_id ?? null;
     const scope = input.scope ?? null;
@@ -122,14 +114,7 @@ export function createApiTokensService(deps: ApiTokensDeps) {
       throw forbidden('a token cannot have more rights than its creator');
     }
     const now = isoTimestamp(clock);
-    const requestedExpiry = input.expires_at === undefined || input.expires_at === null ? null : storedExpiry(input.expires_at);
-    if (requestedExpiry === undefined) {
-      throw badRequest('expires_at names no instant', [{ field: '/expires_at', message: 'must be a date-time without a leap second' }]);
-    }
-    if (requestedExpiry !== null && requestedExpiry <= now) {
-      throw badRequest('expires_at is in the past', [{ field: '/expires_at', message: 'must be in the future' }]);
-    }
-    const expiresAt = await expiryWithin(principal, organizationId, requestedExpiry);
+    const expiresAt = await expiryWithin(principal, organizationId, requestedExpiry(input.expires_at, now));
     const name = cleanName(input.name);
     const minted = mintToken('api');
     const row: ApiTokenWithRole = {

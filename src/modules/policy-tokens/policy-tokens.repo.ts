@@ -1,0 +1,36 @@
+import type { Selectable } from 'kysely';
+import type { PolicyTokensTable, Queryable } from '../../db/db.schema.ts';
+
+export type PolicyTokenRow = Selectable<PolicyTokensTable>;
+
+export async function insertPolicyToken(db: Queryable, row: PolicyTokenRow): Promise<void> {
+  await db.insertInto('policy_tokens').values(row).execute();
+}
+
+/** The authentication lookup: one indexed read by hash. */
+export function findPolicyTokenByHash(db: Queryable, hash: string): Promise<PolicyTokenRow | undefined> {
+  return db.selectFrom('policy_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+}
+
+export function findPolicyTokenById(db: Queryable, id: string): Promise<PolicyTokenRow | undefined> {
+  return db.selectFrom('policy_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listPolicyTokens(db: Queryable, organizationId: string): Promise<PolicyTokenRow[]> {
+  return db
+    .selectFrom('policy_tokens')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function deletePolicyToken(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('policy_tokens')
+    .where('organization_id', '=', organizationId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

@@ -1,0 +1,152 @@
+import type { Kysely } from 'kysely';
+import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
+import { hashToken, mintToken, requestedExpiry } from '../../auth/tokens.ts';
+import type { DB } from '../../db/db.schema.ts';
+import { isUniqueViolation } from '../../db/db.errors.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { constantTimeEqual } from '../../lib/crypto.ts';
+import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import type { CompiledPolicy, PolicyEngine, PolicyVerdict } from '../../policy/policy.engine.ts';
+import {
+  deletePolicyToken,
+  findPolicyTokenByHash,
+  findPolicyTokenById,
+  insertPolicyToken,
+  listPolicyTokens,
+  type PolicyTokenRow,
+} from './policy-tokens.repo.ts';
+
+export interface PolicyTokensDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  engine: PolicyEngine;
+}
+
+export interface PolicyTokenInput {
+  name: string;
+  description?: string | null | undefined;
+  opa_policy: string;
+  role_id?: string | null | undefined;
+  expires_at?: string | null | undefined;
+}
+
+function view(row: PolicyTokenRow) {
+  return {
+    id: row.id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    name: row.name,
+    description: row.description,
+    role_name: null,
+    role_id: null,
+    opa_policy: row.opa_policy,
+    creator_name: row.creator_name,
+    expires_at: row.expires_at,
+    token_start: row.token_start,
+  };
+}
+
+/** Compiled policies kept in memory; a token's policy never changes, so its compiled form is valid until revoked. */
+const COMPILED_CACHE_SIZE = 1000;
+
+/**
+ * Organization policy API tokens for autonomous agents (SPEC.md): no role, a Rego policy that decides every request.
+ * The value is shown once and stored as SHA-256, like API tokens; the policy is compiled at creation (so a bad
+ * one is a 400 with line and column) and again, once, on the first request after a restart.
+ */
+export function createPolicyTokensService(deps: PolicyTokensDeps) {
+  const { db, clock, engine } = deps;
+  const compiled = new Map<string, CompiledPolicy>();
+
+  function remember(tokenId: string, policy: CompiledPolicy): void {
+    if (compiled.size >= COMPILED_CACHE_SIZE) {
+      const oldest = compiled.keys().next().value;
+      if (oldest !== undefined) compiled.delete(oldest);
+    }
+    compiled.set(tokenId, policy);
+  }
+
+  function compiledPolicyOf(row: PolicyTokenRow): CompiledPolicy {
+    const known = compiled.get(row.id);
+    if (known !== undefined) return known;
+    const policy = engine.compile(row.opa_policy);
+    remember(row.id, policy);
+    return policy;
+  }
+
+  async function resolvePolicyToken(value: string): Promise<Principal | undefined> {
+    const hash = hashToken(value);
+    const row = await findPolicyTokenByHash(db, hash);
+    if (row === undefined || !constantTimeEqual(row.token_hash, hash)) return undefined;
+    if (row.expires_at !== null && row.expires_at <= isoTimestamp(clock)) return undefined;
+    compiledPolicyOf(row);
+    return { kind: 'policy_token', tokenId: row.id, tokenName: row.name, organizationId: row.organization_id };
+  }
+
+  /** The decision of a token's policy on one request's input; a token revoked meanwhile decides nothing. */
+  async function policyVerdict(tokenId: string, input: unknown): Promise<PolicyVerdict> {
+    let policy = compiled.get(tokenId);
+    if (policy === undefined) {
+      const row = await findPolicyTokenById(db, tokenId);
+      if (row === undefined) return { allow: false, reason: 'the token has been revoked' };
+      policy = compiledPolicyOf(row);
+    }
+    return engine.decide(policy, input);
+  }
+
+  async function createPolicyToken(principal: Principal, access: Access, input: PolicyTokenInput) {
+    refuseMintingByPolicyToken(principal);
+    if (input.role_id !== undefined && input.role_id !== null) {
+      throw badRequest('a policy API token carries no role; its policy alone decides what it may do', [
+        { field: '/role_id', message: 'must be null or absent' },
+      ]);
+    }
+    const policy = engine.compile(input.opa_policy);
+    const now = isoTimestamp(clock);
+    const name = cleanName(input.name);
+    const minted = mintToken('policy');
+    const row: PolicyTokenRow = {
+      id: newId(),
+      organization_id: access.organizationId,
+      name,
+      name_key: nameKey(name),
+      description: input.description ?? null,
+      opa_policy: input.opa_policy,
+      token_hash: minted.hash,
+      token_start: minted.start,
+      creator_user_id: principal.kind === 'user' ? principal.userId : null,
+      creator_name: principalDisplayName(principal),
+      expires_at: requestedExpiry(input.expires_at, now),
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await insertPolicyToken(db, row);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict(`a policy API token named "${name}" already exists in this organization`);
+      throw error;
+    }
+    remember(row.id, policy);
+    return { ...view(row), token: minted.value, user_sub: null };
+  }
+
+  async function listOrganizationPolicyTokens(organizationId: string) {
+    return (await listPolicyTokens(db, organizationId)).map(view);
+  }
+
+  async function revokePolicyToken(organizationId: string, tokenId: string): Promise<void> {
+    if (!(await deletePolicyToken(db, organizationId, tokenId))) throw notFound(`policy API token ${tokenId} not found`);
+    compiled.delete(tokenId);
+  }
+
+  /** The dry run: what a policy would decide for an input, without creating a token. */
+  function evaluatePolicy(source: string, input: unknown): PolicyVerdict {
+    return engine.decide(engine.compile(source), input);
+  }
+
+  return { resolvePolicyToken, policyVerdict, createPolicyToken, listOrganizationPolicyTokens, revokePolicyToken, evaluatePolicy };
+}
+
+export type PolicyTokensService = ReturnType<typeof createPolicyTokensService>;

@@ -1,0 +1,900 @@
+import type { CallTerm, Expr, Module, Rule, Term, VarTerm, WithFunction, WithModifier, WithTarget } from './rego.ast.ts';
+import type { SourceLocation } from './rego.lexer.ts';
+
+/**
+ * The compiler: merges modules by package into one rule tree, resolves names (rule names and imports become `data`
+ * refs, declared variables get unique names, calls get a target), reorders bodies so every variable is bound before
+ * it is needed (OPA's safety reordering), and rejects unsafe variables and recursion.
+ */
+export class CompileError extends Error {
+  constructor(
+    readonly code: string,
+    readonly location: SourceLocation,
+    readonly detail: string,
+  ) {
+    super(`${location.file}:${location.row}: ${code}: ${detail}`);
+    this.name = 'CompileError';
+  }
+
+  get line(): number {
+    return this.location.row;
+  }
+
+  get column(): number {
+    return this.location.col;
+  }
+}
+
+export interface CompiledRule {
+  rule: Rule;
+  /** Head terms after the static (string) prefix: empty for complete rules and partial sets at their node. */
+  rest: Term[];
+  body: Expr[];
+  value: Term | null;
+  args: Term[] | null;
+  elseRule: CompiledRule | null;
+}
+
+export class RuleNode {
+  readonly children = new Map<string, RuleNode>();
+  readonly rules: CompiledRule[] = [];
+  readonly functions: CompiledRule[] = [];
+  defaultRule: CompiledRule | null = null;
+  /** A package path: defined (an empty object at least) even when it holds no rules. */
+  isPackage = false;
+  constructor(readonly path: string[]) {}
+
+  get hasRules(): boolean {
+    return this.rules.length > 0 || this.functions.length > 0 || this.defaultRule !== null;
+  }
+
+  /** Functions are not documents: they are skipped when a package is read as a value. */
+  get isFunction(): boolean {
+    return this.functions.length > 0 || this.defaultRule?.rule.kind === 'function';
+  }
+
+  child(name: string): RuleNode {
+    let node = this.children.get(name);
+    if (!node) {
+      node = new RuleNode([...this.path, name]);
+      this.children.set(name, node);
+    }
+    return node;
+  }
+}
+
+export interface BuiltinSignature {
+  arity: number;
+}
+
+export interface CompileContext {
+  builtins: Map<string, BuiltinSignature>;
+}
+
+/** Builtins the evaluator implements itself (unification helpers, generators, no-ops). */
+export const EVALUATOR_BUILTINS: Record<string, number> = {
+  'internal.member_2': 2,
+  'internal.member_3': 3,
+  walk: 1,
+  print: -1,
+  trace: 1,
+};
+
+const GLOBAL_ROOTS = new Set(['data', 'input']);
+
+interface Scope {
+  parent: Scope | null;
+  /** Declared names (some, :=, function args, every/some-in vars) → their unique name. */
+  declared: Map<string, string>;
+}
+
+interface ModuleNames {
+  packagePath: string[];
+  ruleNames: Set<string>;
+  imports: Map<string, Term>;
+}
+
+let uniqueCounter = 0;
+
+function scalar(value: string, location: SourceLocation): Term {
+  return { type: 'scalar', value, location };
+}
+
+function dataRef(path: string[], location: SourceLocation): Term {
+  const head: VarTerm = { type: 'var', name: 'data', location };
+  if (path.length === 0) return head;
+  return { type: 'ref', head, path: path.map((part) => scalar(part, location)), location };
+}
+
+/** Static string path of a ref like `data.a.b[x]` → {root: 'data', path: ['a','b'], rest: [x]}. */
+export function staticPrefix(term: Term): { root: string; path: string[]; rest: Term[] } | null {
+  if (term.type === 'var') return { root: term.name, path: [], rest: [] };
+  if (term.type !== 'ref' || term.head.type !== 'var') return null;
+  const path: string[] = [];
+  let index = 0;
+  for (; index < term.path.length; index++) {
+    const part = term.path[index] as Term;
+    if (part.type !== 'scalar' || typeof part.value !== 'string') break;
+    path.push(part.value);
+  }
+  return { root: term.head.name, path, rest: term.path.slice(index) };
+}
+
+class NameResolver {
+  constructor(
+    private readonly names: ModuleNames,
+    private readonly context: CompileContext,
+    private readonly functionArity: Map<string, number>,
+  ) {}
+
+  private lookupDeclared(scope: Scope | null, name: string): string | undefined {
+    for (let current = scope; current; current = current.parent) {
+      const found = current.declared.get(name);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /** Declares the variables of a pattern (`:=` left side, some-in vars) in a scope. */
+  private declarePattern(term: Term, scope: Scope, nested: boolean): void {
+    if (term.type === 'var') {
+      if (term.name === '_') return;
+      scope.declared.set(term.name, nested ? `${term.name}$${++uniqueCounter}` : term.name);
+    } else if (term.type === 'array') for (const item of term.items) this.declarePattern(item, scope, nested);
+    else if (term.type === 'object') for (const [, value] of term.entries) this.declarePattern(value, scope, nested);
+  }
+
+  /** Function parameters shadow rule names and imports. */
+  declareParameter(term: Term, scope: Scope): void {
+    this.declarePattern(term, scope, false);
+  }
+
+  resolveBody(body: Expr[], scope: Scope, nested: boolean): Expr[] {
+    for (const expr of body) {
+      if (expr.kind === 'some') for (const v of expr.vars) this.declarePattern(v, scope, nested);
+    }
+    return body.map((expr) => this.resolveExpr(expr, scope, nested));
+  }
+
+  private resolveExpr(expr: Expr, scope: Scope, nested: boolean): Expr {
+    const withs = expr.withs.map((modifier) => this.resolveWith(modifier, scope));
+    switch (expr.kind) {
+      case 'term': {
+        let term = this.resolveTerm(expr.term, scope);
+        if (term.type === 'call') {
+          const arity = this.arityOf(term);
+          if (arity !== undefined && arity >= 0 && term.args.length === arity + 1) {
+            const output = term.args[term.args.length - 1] as Term;
+            term = { ...term, args: term.args.slice(0, -1) };
+            return { ...expr, kind: 'unify', left: term, right: output, withs } as Expr;
+          }
+        }
+        return { ...expr, term, withs };
+      }
+      case 'unify':
+        return { ...expr, left: this.resolveTerm(expr.left, scope), right: this.resolveTerm(expr.right, scope), withs };
+      case 'assign': {
+        const right = this.resolveTerm(expr.right, scope);
+        this.declarePattern(expr.left, scope, nested);
+        return { ...expr, left: this.resolveTerm(expr.left, scope), right, withs };
+      }
+      case 'some':
+        return { ...expr, vars: expr.vars.map((v) => this.resolveTerm(v, scope) as VarTerm), withs };
+      case 'somein': {
+        const domain = this.resolveTerm(expr.domain, scope);
+        if (expr.key) this.declarePattern(expr.key, scope, nested);
+        this.declarePattern(expr.value, scope, nested);
+        return {
+          ...expr,
+          key: expr.key ? this.resolveTerm(expr.key, scope) : null,
+          value: this.resolveTerm(expr.value, scope),
+          domain,
+          withs,
+        };
+      }
+      case 'every': {
+        const domain = this.resolveTerm(expr.domain, scope);
+        const inner: Scope = { parent: scope, declared: new Map() };
+        if (expr.key) this.declarePattern(expr.key, inner, true);
+        this.declarePattern(expr.value, inner, true);
+        return {
+          ...expr,
+          key: expr.key ? this.resolveTerm(expr.key, inner) : null,
+          value: this.resolveTerm(expr.value, inner),
+          domain,
+          body: this.resolveBody(expr.body, inner, true),
+          withs,
+        };
+      }
+    }
+  }
+
+  private resolveWith(modifier: WithModifier, scope: Scope): WithModifier {
+    const resolvedTarget = this.resolveWithTarget(modifier.target);
+    const replacement = this.functionNamed(modifier.value, scope);
+    const value = replacement ? modifier.value : this.resolveTerm(modifier.value, scope);
+    return { ...modifier, value, resolvedTarget, ...(replacement ? { replacement } : {}) };
+  }
+
+  private resolveWithTarget(target: Term): WithTarget {
+    const fail = (): never => {
+      throw new CompileError('rego_compile_error', target.location, 'with keyword target must reference existing input, data, or a function');
+    };
+    const prefix = staticPrefix(target);
+    if (!prefix || prefix.rest.length > 0) return fail();
+    if (prefix.root === 'input') return { kind: 'input', path: prefix.path };
+    if (prefix.root === 'data') {
+      if (this.functionArity.has(prefix.path.join('.'))) return { kind: 'function', path: prefix.path };
+      return { kind: 'data', path: prefix.path };
+    }
+    const imported = this.names.imports.get(prefix.root);
+    if (imported) {
+      const base = staticPrefix(imported);
+      if (base) return this.resolveWithTarget(extendStatic(imported, prefix.path, target.location));
+    }
+    if (this.names.ruleNames.has(prefix.root)) {
+      const path = [...this.names.packagePath, prefix.root, ...prefix.path];
+      if (this.functionArity.has(path.join('.'))) return { kind: 'function', path };
+      return { kind: 'data', path };
+    }
+    const name = [prefix.root, ...prefix.path].join('.');
+    if (this.context.builtins.has(name) || name in EVALUATOR_BUILTINS) return { kind: 'builtin', name };
+    return fail();
+  }
+
+  /** A `with` value naming a function or builtin (replaced as a function, not evaluated as a value). */
+  private functionNamed(term: Term, scope: Scope): WithFunction | undefined {
+    const prefix = staticPrefix(term);
+    if (!prefix || prefix.rest.length > 0) return undefined;
+    if (term.type === 'var' && this.lookupDeclared(scope, term.name)) return undefined;
+    if (prefix.root === 'data') {
+      return this.functionArity.has(prefix.path.join('.')) ? { kind: 'function', path: prefix.path } : undefined;
+    }
+    if (this.names.ruleNames.has(prefix.root)) {
+      const path = [...this.names.packagePath, prefix.root, ...prefix.path];
+      return this.functionArity.has(path.join('.')) ? { kind: 'function', path } : undefined;
+    }
+    if (prefix.root === 'input' || this.names.imports.has(prefix.root)) return undefined;
+    const name = [prefix.root, ...prefix.path].join('.');
+    if (this.context.builtins.has(name) || name in EVALUATOR_BUILTINS) return { kind: 'builtin', name };
+    return undefined;
+  }
+
+  private arityOf(call: CallTerm): number | undefined {
+    if (call.target.kind === 'builtin') return this.context.builtins.get(call.target.name)?.arity ?? EVALUATOR_BUILTINS[call.target.name];
+    if (call.target.kind === 'function') return this.functionArity.get(call.target.path.join('.'));
+    return undefined;
+  }
+
+  resolveTerm(term: Term, scope: Scope): Term {
+    switch (term.type) {
+      case 'scalar':
+        return term;
+      case 'var':
+        return this.resolveVar(term, scope);
+      case 'ref': {
+        const head = this.resolveTerm(term.head, scope);
+        const path = term.path.map((part) => this.resolveTerm(part, scope));
+        if (head.type === 'ref') return { ...term, head: head.head, path: [...head.path, ...path] };
+        return { ...term, head, path };
+      }
+      case 'array':
+        return { ...term, items: term.items.map((item) => this.resolveTerm(item, scope)) };
+      case 'set':
+        return { ...term, items: term.items.map((item) => this.resolveTerm(item, scope)) };
+      case 'object':
+        return { ...term, entries: term.entries.map(([k, v]) => [this.resolveTerm(k, scope), this.resolveTerm(v, scope)] as [Term, Term]) };
+      case 'call':
+        return this.resolveCall(term, scope);
+      case 'arraycomp':
+      case 'setcomp': {
+        const inner: Scope = { parent: scope, declared: new Map() };
+        const body = this.resolveBody(term.body, inner, true);
+        return { ...term, body, term: this.resolveTerm(term.term, inner) };
+      }
+      case 'objectcomp': {
+        const inner: Scope = { parent: scope, declared: new Map() };
+        const body = this.resolveBody(term.body, inner, true);
+        return { ...term, body, key: this.resolveTerm(term.key, inner), value: this.resolveTerm(term.value, inner) };
+      }
+      case 'template':
+        return {
+          ...term,
+          parts: term.parts.map((part) =>
+            typeof part === 'string' ? part : { term: this.resolveTerm(part.term, scope), withs: part.withs.map((w) => this.resolveWith(w, scope)) },
+          ),
+        };
+    }
+  }
+
+  private resolveVar(term: VarTerm, scope: Scope): Term {
+    if (term.name === '_') return { ...term, name: `_$${++uniqueCounter}` };
+    const declared = this.lookupDeclared(scope, term.name);
+    if (declared !== undefined) return declared === term.name ? term : { ...term, name: declared };
+    if (GLOBAL_ROOTS.has(term.name)) return term;
+    const imported = this.names.imports.get(term.name);
+    if (imported) return { ...imported, location: term.location };
+    if (this.names.ruleNames.has(term.name)) return dataRef([...this.names.packagePath, term.name], term.location);
+    return term;
+  }
+
+  private resolveCall(term: CallTerm, scope: Scope): Term {
+    const args = term.args.map((arg) => this.resolveTerm(arg, scope));
+    const [first, ...rest] = term.name;
+    let path: string[] | null = null;
+    if (first === 'data') path = rest;
+    else if (first !== undefined && this.names.imports.has(first) && !this.lookupDeclared(scope, first)) {
+      const prefix = staticPrefix(this.names.imports.get(first) as Term);
+      if (prefix && prefix.root === 'data') path = [...prefix.path, ...rest];
+    } else if (first !== undefined && this.names.ruleNames.has(first) && !this.lookupDeclared(scope, first)) {
+      path = [...this.names.packagePath, ...term.name];
+    }
+    if (path) {
+      if (!this.functionArity.has(path.join('.'))) {
+        throw new CompileError('rego_type_error', term.location, `undefined function data.${path.join('.')}`);
+      }
+      return { ...term, args, target: { kind: 'function', path } };
+    }
+    const name = term.name.join('.');
+    if (this.context.builtins.has(name) || name in EVALUATOR_BUILTINS) return { ...term, args, target: { kind: 'builtin', name } };
+    throw new CompileError('rego_type_error', term.location, `undefined function ${name}`);
+  }
+}
+
+function extendStatic(term: Term, path: string[], location: SourceLocation): Term {
+  if (path.length === 0) return term;
+  const extra = path.map((part) => scalar(part, location));
+  if (term.type === 'ref') return { ...term, path: [...term.path, ...extra] };
+  return { type: 'ref', head: term, path: extra, location };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Safety: which variables an expression needs bound, and which it binds.
+
+interface VarUse {
+  /** Variables that must be bound before the expression runs. */
+  inputs: Set<string>;
+  /** Variables the expression binds (pattern positions, ref operands it iterates). */
+  outputs: Set<string>;
+}
+
+function isGenerated(name: string): boolean {
+  return name.startsWith('_$');
+}
+
+/** Every variable occurring in a term; `deep` includes the bodies of comprehensions. */
+function allVars(term: Term, out: Set<string>, deep = true): void {
+  switch (term.type) {
+    case 'var':
+      if (term.name !== 'data' && term.name !== 'input') out.add(term.name);
+      return;
+    case 'scalar':
+      return;
+    case 'ref':
+      allVars(term.head, out, deep);
+      for (const part of term.path) allVars(part, out, deep);
+      return;
+    case 'array':
+    case 'set':
+      for (const item of term.items) allVars(item, out, deep);
+      return;
+    case 'object':
+      for (const [k, v] of term.entries) {
+        allVars(k, out, deep);
+        allVars(v, out, deep);
+      }
+      return;
+    case 'call':
+      for (const arg of term.args) allVars(arg, out, deep);
+      return;
+    case 'arraycomp':
+    case 'setcomp':
+      if (!deep) return;
+      allVars(term.term, out);
+      for (const expr of term.body) exprVars(expr, out);
+      return;
+    case 'objectcomp':
+      if (!deep) return;
+      allVars(term.key, out);
+      allVars(term.value, out);
+      for (const expr of term.body) exprVars(expr, out);
+      return;
+    case 'template':
+      for (const part of term.parts) if (typeof part !== 'string') allVars(part.term, out, deep);
+      return;
+  }
+}
+
+function exprVars(expr: Expr, out: Set<string>, deep = true): void {
+  switch (expr.kind) {
+    case 'term':
+      allVars(expr.term, out, deep);
+      break;
+    case 'unify':
+    case 'assign':
+      allVars(expr.left, out, deep);
+      allVars(expr.right, out, deep);
+      break;
+    case 'some':
+      break;
+    case 'somein':
+      if (expr.key) allVars(expr.key, out, deep);
+      allVars(expr.value, out, deep);
+      allVars(expr.domain, out, deep);
+      break;
+    case 'every':
+      allVars(expr.domain, out, deep);
+      if (deep) for (const inner of expr.body) exprVars(inner, out);
+      break;
+  }
+  for (const modifier of expr.withs) if (!modifier.replacement) allVars(modifier.value, out, deep);
+}
+
+/**
+ * Classifies the variables of a term used as a value: ref operands are generated (iterated), everything else
+ * (call arguments, ref heads, comprehension closures, object keys) is an input. `outer` names the variables the
+ * enclosing body knows, so a comprehension's own locals do not count as inputs.
+ */
+function termUse(term: Term, use: VarUse, outer: Set<string>, pattern: boolean): void {
+  switch (term.type) {
+    case 'var':
+      if (term.name === 'data' || term.name === 'input') return;
+      if (pattern) use.outputs.add(term.name);
+      else use.inputs.add(term.name);
+      return;
+    case 'scalar':
+      return;
+    case 'ref':
+      termUse(term.head, use, outer, false);
+      for (const part of term.path) termUse(part, use, outer, true);
+      return;
+    case 'array':
+      for (const item of term.items) termUse(item, use, outer, pattern);
+      return;
+    case 'set':
+      for (const item of term.items) termUse(item, use, outer, false);
+      return;
+    case 'object':
+      for (const [k, v] of term.entries) {
+        termUse(k, use, outer, false);
+        termUse(v, use, outer, pattern);
+      }
+      return;
+    case 'call':
+      for (const arg of term.args) termUse(arg, use, outer, false);
+      return;
+    case 'arraycomp':
+    case 'setcomp':
+    case 'objectcomp': {
+      const inner = new Set<string>();
+      allVars(term, inner);
+      for (const name of inner) if (outer.has(name)) use.inputs.add(name);
+      return;
+    }
+    case 'template':
+      for (const part of term.parts) if (typeof part !== 'string') termUse(part.term, use, outer, false);
+      return;
+  }
+}
+
+function exprUse(expr: Expr, outer: Set<string>, others: Set<string> = outer): VarUse {
+  const use: VarUse = { inputs: new Set(), outputs: new Set() };
+  switch (expr.kind) {
+    case 'term':
+      termUse(expr.term, use, outer, false);
+      break;
+    case 'unify':
+    case 'assign':
+      termUse(expr.left, use, outer, true);
+      termUse(expr.right, use, outer, true);
+      break;
+    case 'some':
+      break;
+    case 'somein':
+      termUse(expr.domain, use, outer, false);
+      if (expr.key) termUse(expr.key, use, outer, true);
+      termUse(expr.value, use, outer, true);
+      break;
+    case 'every': {
+      termUse(expr.domain, use, outer, false);
+      const inner = new Set<string>();
+      for (const innerExpr of expr.body) exprVars(innerExpr, inner);
+      for (const name of inner) if (outer.has(name)) use.inputs.add(name);
+      break;
+    }
+  }
+  for (const modifier of expr.withs) if (!modifier.replacement) termUse(modifier.value, use, outer, false);
+  if (expr.negated) {
+    for (const name of use.outputs) if (others.has(name)) use.inputs.add(name);
+    for (const name of [...use.inputs]) if (!others.has(name)) use.inputs.delete(name);
+    use.outputs.clear();
+  }
+  return use;
+}
+
+/** Whether one side of a unification can be computed: its remaining free variables are ref operands it iterates. */
+function sideComputable(term: Term, bound: Set<string>, outer: Set<string>): boolean {
+  if (term.type === 'var') return bound.has(term.name) || term.name === 'data' || term.name === 'input';
+  if (term.type === 'array') return term.items.every((item) => sideComputable(item, bound, outer));
+  if (term.type === 'object') return term.entries.every(([, v]) => sideComputable(v, bound, outer));
+  const use: VarUse = { inputs: new Set(), outputs: new Set() };
+  termUse(term, use, outer, false);
+  for (const name of use.inputs) if (!bound.has(name)) return false;
+  return true;
+}
+
+function unifySafe(left: Term, right: Term, bound: Set<string>, outer: Set<string>): boolean {
+  if (left.type === 'array' && right.type === 'array' && left.items.length === right.items.length) {
+    return left.items.every((item, index) => unifySafe(item, right.items[index] as Term, bound, outer));
+  }
+  if (left.type === 'object' && right.type === 'object' && left.entries.length === right.entries.length) {
+    const pairs = left.entries.map(([key, value]) => [value, right.entries.find(([other]) => other.type === 'scalar' && key.type === 'scalar' && other.value === key.value)?.[1]] as const);
+    if (pairs.every(([, other]) => other !== undefined)) return pairs.every(([value, other]) => unifySafe(value, other as Term, bound, outer));
+  }
+  return sideComputable(left, bound, outer) || sideComputable(right, bound, outer);
+}
+
+function firstUnbound(use: VarUse, bound: Set<string>): string | undefined {
+  for (const name of use.inputs) if (!bound.has(name) && !use.outputs.has(name)) return name;
+  return undefined;
+}
+
+function displayName(name: string): string {
+  const marker = name.indexOf('$');
+  return marker > 0 ? name.slice(0, marker) : name;
+}
+
+/**
+ * Reorders a body so each expression's inputs are bound before it runs; fails with `var x is unsafe` otherwise.
+ * Nested bodies (comprehensions, every, negation) are reordered with the variables bound at their position.
+ */
+export function reorderBody(body: Expr[], initiallyBound: Set<string>, outer: Set<string>): Expr[] {
+  const bound = new Set(initiallyBound);
+  const known = new Set(outer);
+  const shallow = body.map((expr) => {
+    const vars = new Set<string>();
+    exprVars(expr, vars, false);
+    return vars;
+  });
+  for (const vars of shallow) for (const name of vars) known.add(name);
+  const othersOf = new Map<Expr, Set<string>>();
+  body.forEach((expr, index) => {
+    if (!expr.negated) return;
+    const others = new Set(outer);
+    shallow.forEach((vars, other) => {
+      if (other !== index) for (const name of vars) others.add(name);
+    });
+    othersOf.set(expr, others);
+  });
+  const useOf = (expr: Expr): VarUse => exprUse(expr, known, othersOf.get(expr) ?? known);
+  const pending = [...body];
+  const ordered: Expr[] = [];
+  while (pending.length > 0) {
+    let picked = -1;
+    for (let index = 0; index < pending.length; index++) {
+      const expr = pending[index] as Expr;
+      const use = useOf(expr);
+      if (firstUnbound(use, bound) !== undefined) continue;
+      if ((expr.kind === 'unify' || expr.kind === 'assign') && !expr.negated && !unifySafe(expr.left, expr.right, bound, known)) continue;
+      picked = index;
+      break;
+    }
+    if (picked < 0) {
+      const expr = pending[0] as Expr;
+      const use = useOf(expr);
+      let name = firstUnbound(use, bound);
+      if (name === undefined) for (const output of use.outputs) if (!bound.has(output)) name ??= output;
+      const visible = [...(name !== undefined ? [name] : [])].find((n) => !isGenerated(n)) ?? name ?? '_';
+      throw new CompileError('rego_unsafe_var_error', expr.location, `var ${displayName(visible)} is unsafe`);
+    }
+    const [expr] = pending.splice(picked, 1) as [Expr];
+    const use = useOf(expr);
+    ordered.push(reorderNested(expr, bound, known));
+    if (!expr.negated) for (const name of use.outputs) bound.add(name);
+  }
+  return ordered;
+}
+
+function reorderNested(expr: Expr, bound: Set<string>, outer: Set<string>): Expr {
+  const withTerms = (term: Term): Term => reorderTerm(term, bound, outer);
+  switch (expr.kind) {
+    case 'term':
+      return { ...expr, term: withTerms(expr.term) };
+    case 'unify':
+    case 'assign':
+      return { ...expr, left: withTerms(expr.left), right: withTerms(expr.right) };
+    case 'somein':
+      return { ...expr, domain: withTerms(expr.domain) };
+    case 'every': {
+      const innerBound = new Set(bound);
+      if (expr.key) allVars(expr.key, innerBound);
+      allVars(expr.value, innerBound);
+      return { ...expr, domain: withTerms(expr.domain), body: reorderBody(expr.body, innerBound, outer) };
+    }
+    default:
+      return expr;
+  }
+}
+
+function reorderTerm(term: Term, bound: Set<string>, outer: Set<string>): Term {
+  const recurse = (inner: Term): Term => reorderTerm(inner, bound, outer);
+  switch (term.type) {
+    case 'ref':
+      return { ...term, head: recurse(term.head), path: term.path.map(recurse) };
+    case 'array':
+    case 'set':
+      return { ...term, items: term.items.map(recurse) };
+    case 'object':
+      return { ...term, entries: term.entries.map(([k, v]) => [recurse(k), recurse(v)] as [Term, Term]) };
+    case 'call':
+      return { ...term, args: term.args.map(recurse) };
+    case 'arraycomp':
+    case 'setcomp': {
+      const body = reorderBody(term.body, bound, outer);
+      return { ...term, body, term: reorderTerm(term.term, bound, outer) };
+    }
+    case 'objectcomp':
+      return { ...term, body: reorderBody(term.body, bound, outer) };
+    default:
+      return term;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface CompileLimits {
+  maxRules: number;
+}
+
+export interface CompiledModules {
+  root: RuleNode;
+  /** Base-data free function arity by dotted path. */
+  functionArity: Map<string, number>;
+  packages: string[][];
+}
+
+function ruleStaticPath(rule: Rule): { path: string[]; rest: Term[] } {
+  const path = [...rule.packagePath];
+  let index = 0;
+  for (; index < rule.head.length; index++) {
+    const part = rule.head[index] as Term;
+    if (part.type !== 'scalar' || typeof part.value !== 'string') break;
+    path.push(part.value);
+  }
+  return { path, rest: rule.head.slice(index) };
+}
+
+export function compileModules(modules: Module[], context: CompileContext, limits: CompileLimits): CompiledModules {
+  const root = new RuleNode([]);
+  const functionArity = new Map<string, number>();
+  let ruleCount = 0;
+  const ruleNamesByPackage = new Map<string, Set<string>>();
+  for (const module of modules) {
+    const key = module.packagePath.join('.');
+    const names = ruleNamesByPackage.get(key) ?? new Set<string>();
+    ruleNamesByPackage.set(key, names);
+    for (const rule of module.rules) {
+      const first = rule.head[0] as Term;
+      if (first.type === 'scalar' && typeof first.value === 'string') names.add(first.value);
+      if (rule.kind === 'function') {
+        const { path } = ruleStaticPath(rule);
+        functionArity.set(path.join('.'), (rule.args ?? []).length);
+      }
+      ruleCount++;
+      if (ruleCount > limits.maxRules) throw new CompileError('rego_compile_error', rule.location, `policy has more than ${limits.maxRules} rules`);
+    }
+  }
+
+  for (const module of modules) {
+    const imports = new Map<string, Term>();
+    for (const entry of module.imports) {
+      const prefix = staticPrefix(entry.path);
+      if (!prefix) continue;
+      if (prefix.root === 'future' || prefix.root === 'rego') continue;
+      if (prefix.root !== 'data' && prefix.root !== 'input') {
+        throw new CompileError('rego_parse_error', entry.location, 'invalid import, must begin with one of: {data, future, input, rego}');
+      }
+      const alias = entry.alias ?? (prefix.path.length > 0 ? (prefix.path[prefix.path.length - 1] as string) : prefix.root);
+      if (alias === prefix.root && prefix.path.length === 0) continue;
+      imports.set(alias, entry.path);
+    }
+    const names: ModuleNames = {
+      packagePath: module.packagePath,
+      ruleNames: ruleNamesByPackage.get(module.packagePath.join('.')) ?? new Set(),
+      imports,
+    };
+    const resolver = new NameResolver(names, context, functionArity);
+    let packageNode = root;
+    for (const part of module.packagePath) packageNode = packageNode.child(part);
+    packageNode.isPackage = true;
+    for (const rule of module.rules) {
+      const { path, rest } = ruleStaticPath(rule);
+      const compiled = compileRule(rule, rest, resolver);
+      let node = root;
+      for (const part of path) node = node.child(part);
+      if (rule.isDefault) {
+        if (node.defaultRule) throw new CompileError('rego_type_error', rule.location, `multiple default rules data.${path.join('.')} found`);
+        node.defaultRule = compiled;
+      } else if (rule.kind === 'function') node.functions.push(compiled);
+      else node.rules.push(compiled);
+    }
+  }
+  checkRecursion(root);
+  const packages = [...ruleNamesByPackage.keys()].map((key) => key.split('.'));
+  return { root, functionArity, packages };
+}
+
+function compileRule(rule: Rule, rest: Term[], resolver: NameResolver): CompiledRule {
+  const scope: Scope = { parent: null, declared: new Map() };
+  const bound = new Set<string>();
+  let args: Term[] | null = null;
+  if (rule.args) {
+    for (const arg of rule.args) resolver.declareParameter(arg, scope);
+    args = rule.args.map((arg) => resolver.resolveTerm(arg, scope));
+    for (const arg of args) allVars(arg, bound);
+  }
+  const resolvedBody = resolver.resolveBody(rule.body, scope, false);
+  const resolvedRest = rest.map((term) => resolver.resolveTerm(term, scope));
+  const value = rule.value ? resolver.resolveTerm(rule.value, scope) : null;
+  const outer = new Set<string>(bound);
+  for (const term of [...resolvedRest, ...(value ? [value] : [])]) allVars(term, outer);
+  const body = reorderBody(resolvedBody, bound, outer);
+  // Head variables must be bound by the body.
+  const afterBody = new Set(bound);
+  for (const expr of body) if (!expr.negated) for (const name of exprUse(expr, outer).outputs) afterBody.add(name);
+  for (const expr of body) if (!expr.negated) exprVars(expr, afterBody);
+  for (const term of [...resolvedRest, ...(value ? [value] : [])]) {
+    const use: VarUse = { inputs: new Set(), outputs: new Set() };
+    termUse(term, use, afterBody, false);
+    const unsafe = firstUnbound(use, afterBody);
+    if (unsafe !== undefined) throw new CompileError('rego_unsafe_var_error', term.location, `var ${displayName(unsafe)} is unsafe`);
+  }
+  return {
+    rule,
+    rest: resolvedRest,
+    body,
+    value,
+    args,
+    elseRule: rule.elseRule ? compileRule({ ...rule.elseRule, args: rule.args }, rest, resolver) : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Recursion: a rule may not depend (through data refs or function calls) on itself.
+
+function collectDataRefs(term: Term, out: string[][]): void {
+  switch (term.type) {
+    case 'ref': {
+      const prefix = staticPrefix(term);
+      // A dynamic ref (`data[x]...`) has no static target; the evaluator guards it at run time.
+      if (prefix && prefix.root === 'data' && (prefix.rest.length === 0 || prefix.path.length > 0)) out.push(prefix.path);
+      if (term.head.type !== 'var') collectDataRefs(term.head, out);
+      for (const part of term.path) collectDataRefs(part, out);
+      return;
+    }
+    case 'var':
+      if (term.name === 'data') out.push([]);
+      return;
+    case 'call':
+      if (term.target.kind === 'function') out.push(term.target.path);
+      for (const arg of term.args) collectDataRefs(arg, out);
+      return;
+    case 'array':
+    case 'set':
+      for (const item of term.items) collectDataRefs(item, out);
+      return;
+    case 'object':
+      for (const [k, v] of term.entries) {
+        collectDataRefs(k, out);
+        collectDataRefs(v, out);
+      }
+      return;
+    case 'arraycomp':
+    case 'setcomp':
+      collectDataRefs(term.term, out);
+      for (const expr of term.body) collectExprRefs(expr, out);
+      return;
+    case 'objectcomp':
+      collectDataRefs(term.key, out);
+      collectDataRefs(term.value, out);
+      for (const expr of term.body) collectExprRefs(expr, out);
+      return;
+    case 'template':
+      for (const part of term.parts) if (typeof part !== 'string') collectDataRefs(part.term, out);
+      return;
+    default:
+      return;
+  }
+}
+
+function collectExprRefs(expr: Expr, out: string[][]): void {
+  switch (expr.kind) {
+    case 'term':
+      collectDataRefs(expr.term, out);
+      break;
+    case 'unify':
+    case 'assign':
+      collectDataRefs(expr.left, out);
+      collectDataRefs(expr.right, out);
+      break;
+    case 'somein':
+      collectDataRefs(expr.domain, out);
+      break;
+    case 'every':
+      collectDataRefs(expr.domain, out);
+      for (const inner of expr.body) collectExprRefs(inner, out);
+      break;
+    default:
+      break;
+  }
+  for (const modifier of expr.withs) {
+    collectDataRefs(modifier.value, out);
+    if (modifier.replacement?.kind === 'function') out.push(modifier.replacement.path);
+  }
+}
+
+function ruleRefs(rule: CompiledRule, out: string[][]): void {
+  for (const expr of rule.body) collectExprRefs(expr, out);
+  for (const term of rule.rest) collectDataRefs(term, out);
+  if (rule.value) collectDataRefs(rule.value, out);
+  if (rule.elseRule) ruleRefs(rule.elseRule, out);
+}
+
+function checkRecursion(root: RuleNode): void {
+  const ruleNodes: RuleNode[] = [];
+  const visit = (node: RuleNode): void => {
+    if (node.hasRules) ruleNodes.push(node);
+    for (const child of node.children.values()) visit(child);
+  };
+  visit(root);
+  const dependencies = new Map<RuleNode, Set<RuleNode>>();
+  const targets = (path: string[]): RuleNode[] => {
+    const found: RuleNode[] = [];
+    let node: RuleNode | undefined = root;
+    for (const part of path) {
+      if (node.hasRules) found.push(node);
+      node = node.children.get(part);
+      if (!node) return found;
+    }
+    const below = (inner: RuleNode): void => {
+      if (inner.hasRules) found.push(inner);
+      for (const child of inner.children.values()) below(child);
+    };
+    below(node);
+    return found;
+  };
+  for (const node of ruleNodes) {
+    const refs: string[][] = [];
+    for (const rule of [...node.rules, ...node.functions, ...(node.defaultRule ? [node.defaultRule] : [])]) ruleRefs(rule, refs);
+    const set = new Set<RuleNode>();
+    for (const ref of refs) for (const target of targets(ref)) set.add(target);
+    dependencies.set(node, set);
+  }
+  const state = new Map<RuleNode, 'active' | 'done'>();
+  const stack: RuleNode[] = [];
+  const dfs = (node: RuleNode): void => {
+    state.set(node, 'active');
+    stack.push(node);
+    for (const next of dependencies.get(node) ?? []) {
+      const seen = state.get(next);
+      if (seen === 'active') {
+        const cycle = [...stack.slice(stack.indexOf(next)), next].map((n) => `data.${n.path.join('.')}`);
+        const rule = next.rules[0] ?? next.functions[0] ?? next.defaultRule;
+        const location = rule?.rule.location ?? { file: '', row: 0, col: 0 };
+        throw new CompileError('rego_recursion_error', location, `rule data.${next.path.join('.')} is recursive: ${cycle.join(' -> ')}`);
+      }
+      if (seen === undefined) dfs(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of ruleNodes) if (!state.has(node)) dfs(node);
+}
+
+/** Compiles a query body in no package: bare names are variables. */
+export function compileQuery(body: Expr[], context: CompileContext, functionArity: Map<string, number>): Expr[] {
+  const resolver = new NameResolver({ packagePath: [], ruleNames: new Set(), imports: new Map() }, context, functionArity);
+  const scope: Scope = { parent: null, declared: new Map() };
+  const resolved = resolver.resolveBody(body, scope, false);
+  return reorderBody(resolved, new Set(), new Set());
+}

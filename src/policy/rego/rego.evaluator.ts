@@ -1,0 +1,921 @@
+import type { Expr, Term, WithFunction, WithModifier } from './rego.ast.ts';
+import { BuiltinError, type BuiltinContext, type BuiltinDefinition } from './rego.builtins.ts';
+import type { CompiledRule, RuleNode } from './rego.compiler.ts';
+import type { SourceLocation } from './rego.lexer.ts';
+import { canonicalKey, compareValues, RegoObject, RegoSet, valuesEqual, type RegoValue } from './rego.value.ts';
+import { termText } from './builtins/term.text.ts';
+
+/**
+ * Top-down evaluation with backtracking, in continuation-passing style: every evaluation step calls its continuation
+ * once per solution, with the variables of that solution bound in the environment, and undoes its bindings when the
+ * continuation returns. A continuation answers `true` to stop the search (negation, `every`, and the first-solution
+ * checks need only one solution).
+ */
+export class EvalError extends Error {
+  constructor(
+    readonly code: string,
+    readonly location: SourceLocation | null,
+    readonly detail: string,
+  ) {
+    super(location ? `${location.file}:${location.row}: ${code}: ${detail}` : `${code}: ${detail}`);
+    this.name = 'EvalError';
+  }
+}
+
+export interface EvalBudget {
+  /** Maximum evaluation steps (expressions evaluated plus collection elements visited). */
+  maxSteps: number;
+  /** Wall-clock limit in milliseconds. */
+  maxMilliseconds: number;
+}
+
+export const DEFAULT_EVAL_BUDGET: EvalBudget = { maxSteps: 1_000_000, maxMilliseconds: 1_000 };
+
+type Continuation = () => boolean;
+type ValueContinuation = (value: RegoValue) => boolean;
+
+type Mock = { kind: 'value'; value: RegoValue } | WithFunction;
+
+const UNDEFINED = Symbol('undefined');
+type Cached = RegoValue | typeof UNDEFINED;
+
+interface SharedState {
+  steps: number;
+  maxSteps: number;
+  deadline: number;
+  strict: boolean;
+  builtinContext: BuiltinContext;
+  builtins: Map<string, BuiltinDefinition>;
+  root: RuleNode;
+}
+
+interface Context {
+  input: RegoValue | undefined;
+  baseData: RegoValue;
+  /** Data paths replaced by `with`: rules at or below them are hidden behind the replacement. */
+  shadowed: string[][];
+  mocks: Map<string, Mock>;
+  cache: Map<RuleNode, Cached>;
+  functionCache: Map<string, Cached>;
+  inProgress: Set<RuleNode>;
+  shared: SharedState;
+}
+
+type Env = Map<string, RegoValue>;
+
+export interface EvaluationOptions {
+  input?: RegoValue;
+  data: RegoValue;
+  strictBuiltinErrors: boolean;
+  budget: EvalBudget;
+  builtins: Map<string, BuiltinDefinition>;
+  root: RuleNode;
+  nowNs?: bigint;
+}
+
+function bindVar(env: Env, name: string, value: RegoValue, k: Continuation): boolean {
+  env.set(name, value);
+  try {
+    return k();
+  } finally {
+    env.delete(name);
+  }
+}
+
+function isGlobalName(name: string): boolean {
+  return name === 'data' || name === 'input';
+}
+
+function isUnboundVar(term: Term, env: Env): term is Extract<Term, { type: 'var' }> {
+  return term.type === 'var' && !isGlobalName(term.name) && !env.has(term.name);
+}
+
+/** A pattern with free variables in unifiable positions (vars, array items, object values). */
+function hasUnbound(term: Term, env: Env): boolean {
+  switch (term.type) {
+    case 'var':
+      return isUnboundVar(term, env);
+    case 'array':
+      return term.items.some((item) => hasUnbound(item, env));
+    case 'object':
+      return term.entries.some(([, value]) => hasUnbound(value, env));
+    default:
+      return false;
+  }
+}
+
+function lookup(value: RegoValue, key: RegoValue): RegoValue | undefined {
+  if (Array.isArray(value)) {
+    if (typeof key === 'number' && Number.isInteger(key) && key >= 0 && key < value.length) return value[key] as RegoValue;
+    return undefined;
+  }
+  if (value instanceof RegoObject) return value.get(key);
+  if (value instanceof RegoSet) return value.has(key) ? key : undefined;
+  return undefined;
+}
+
+const sortedEntriesCache = new WeakMap<RegoObject, [RegoValue, RegoValue][]>();
+const sortedMembersCache = new WeakMap<RegoSet, RegoValue[]>();
+
+/** Object entries in key order: OPA iterates objects and sets sorted, so results do not depend on build order. */
+function sortedEntries(object: RegoObject): [RegoValue, RegoValue][] {
+  let entries = sortedEntriesCache.get(object);
+  if (!entries) {
+    entries = [...object.entries()].sort(([a], [b]) => compareValues(a, b));
+    sortedEntriesCache.set(object, entries);
+  }
+  return entries;
+}
+
+function sortedMembers(set: RegoSet): RegoValue[] {
+  let members = sortedMembersCache.get(set);
+  if (!members) {
+    members = [...set.values()].sort(compareValues);
+    sortedMembersCache.set(set, members);
+  }
+  return members;
+}
+
+/** Calls `visit(key, value)` for each element in OPA's order; stops when it answers true. */
+function iterate(collection: RegoValue, visit: (key: RegoValue, value: RegoValue) => boolean): boolean {
+  if (Array.isArray(collection)) {
+    for (let index = 0; index < collection.length; index++) if (visit(index, collection[index] as RegoValue)) return true;
+  } else if (collection instanceof RegoObject) {
+    for (const [key, value] of sortedEntries(collection)) if (visit(key, value)) return true;
+  } else if (collection instanceof RegoSet) {
+    for (const member of sortedMembers(collection)) if (visit(member, member)) return true;
+  }
+  return false;
+}
+
+function valueAt(root: RegoValue | undefined, path: string[]): RegoValue | undefined {
+  let current = root;
+  for (const part of path) {
+    if (!(current instanceof RegoObject)) return undefined;
+    current = current.get(part);
+  }
+  return current;
+}
+
+function withValueAt(root: RegoValue | undefined, path: RegoValue[], value: RegoValue): RegoValue {
+  if (path.length === 0) return value;
+  const object = new RegoObject();
+  if (root instanceof RegoObject) for (const [key, member] of root.entries()) object.set(key, member);
+  const [first, ...rest] = path as [RegoValue, ...RegoValue[]];
+  object.set(first, withValueAt(object.get(first), rest, value));
+  return object;
+}
+
+function isPrefix(prefix: string[], path: string[]): boolean {
+  if (prefix.length > path.length) return false;
+  for (let index = 0; index < prefix.length; index++) if (prefix[index] !== path[index]) return false;
+  return true;
+}
+
+export class Evaluator {
+  private readonly root: Context;
+  /** Objects that are a rule's value (a leaf), not a path built from rule heads: merging into them is a conflict. */
+  private readonly leafValues = new WeakSet<RegoObject>();
+
+  constructor(options: EvaluationOptions) {
+    const shared: SharedState = {
+      steps: 0,
+      maxSteps: options.budget.maxSteps,
+      deadline: Date.now() + options.budget.maxMilliseconds,
+      strict: options.strictBuiltinErrors,
+      builtinContext: { nowNs: options.nowNs ?? BigInt(Date.now()) * 1_000_000n, cache: new Map() },
+      builtins: options.builtins,
+      root: options.root,
+    };
+    this.root = {
+      input: options.input,
+      baseData: options.data,
+      shadowed: [],
+      mocks: new Map(),
+      cache: new Map(),
+      functionCache: new Map(),
+      inProgress: new Set(),
+      shared,
+    };
+  }
+
+  /** Runs a compiled query body; `onSolution` sees each solution's bindings. */
+  run(body: Expr[], onSolution: (env: Env) => boolean): void {
+    const env: Env = new Map();
+    try {
+      this.evalBody(body, 0, env, this.root, () => onSolution(env));
+    } catch (error) {
+      if (error instanceof RangeError) throw new EvalError('eval_cancel_error', null, 'evaluation exceeded the maximum depth');
+      throw error;
+    }
+  }
+
+  private step(location: SourceLocation | null): void {
+    const shared = this.root.shared;
+    shared.steps++;
+    if (shared.steps > shared.maxSteps) throw new EvalError('eval_cancel_error', location, 'evaluation step budget exceeded');
+    if ((shared.steps & 1023) === 0 && Date.now() > shared.deadline) throw new EvalError('eval_cancel_error', location, 'evaluation time budget exceeded');
+  }
+
+  private evalBody(body: Expr[], index: number, env: Env, ctx: Context, k: Continuation): boolean {
+    if (index === body.length) return k();
+    return this.evalExpr(body[index] as Expr, env, ctx, () => this.evalBody(body, index + 1, env, ctx, k));
+  }
+
+  private evalExpr(expr: Expr, env: Env, ctx: Context, k: Continuation): boolean {
+    this.step(expr.location);
+    if (expr.withs.length > 0) {
+      return this.applyWiths(expr.withs, 0, env, ctx, ctx, (inner) => this.evalExprNegation(expr, env, inner, k));
+    }
+    return this.evalExprNegation(expr, env, ctx, k);
+  }
+
+  private evalExprNegation(expr: Expr, env: Env, ctx: Context, k: Continuation): boolean {
+    if (expr.negated) {
+      const found = this.evalExprPositive(expr, env, ctx, () => true);
+      return found ? false : k();
+    }
+    return this.evalExprPositive(expr, env, ctx, k);
+  }
+
+  private evalExprPositive(expr: Expr, env: Env, ctx: Context, k: Continuation): boolean {
+    switch (expr.kind) {
+      case 'term':
+        return this.evalTerm(expr.term, env, ctx, (value) => (value === false ? false : k()));
+      case 'unify':
+      case 'assign':
+        return this.unify(expr.left, expr.right, env, ctx, k);
+      case 'some':
+        return k();
+      case 'somein':
+        return this.evalTerm(expr.domain, env, ctx, (domain) =>
+          iterate(domain, (key, value) => {
+            this.step(expr.location);
+            if (expr.key) return this.unifyValue(expr.key, key, env, ctx, () => this.unifyValue(expr.value, value, env, ctx, k));
+            return this.unifyValue(expr.value, value, env, ctx, k);
+          }),
+        );
+      case 'every':
+        return this.evalTerm(expr.domain, env, ctx, (domain) => {
+          if (!Array.isArray(domain) && !(domain instanceof RegoObject) && !(domain instanceof RegoSet)) return false;
+          const failed = iterate(domain, (key, value) => {
+            this.step(expr.location);
+            const body = (): boolean => this.evalBody(expr.body, 0, env, ctx, () => true);
+            const holds = expr.key
+              ? this.unifyValue(expr.key, key, env, ctx, () => this.unifyValue(expr.value, value, env, ctx, body))
+              : this.unifyValue(expr.value, value, env, ctx, body);
+            return !holds;
+          });
+          return failed ? false : k();
+        });
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // with
+
+  private applyWiths(withs: WithModifier[], index: number, env: Env, outer: Context, ctx: Context, k: (ctx: Context) => boolean): boolean {
+    if (index === withs.length) return k(ctx);
+    const modifier = withs[index] as WithModifier;
+    const target = modifier.resolvedTarget;
+    if (!target) throw new EvalError('eval_internal_error', modifier.location, 'unresolved with target');
+    const derive = (): Context => ({
+      ...ctx,
+      mocks: new Map(ctx.mocks),
+      cache: new Map(),
+      functionCache: new Map(),
+      inProgress: new Set(),
+    });
+    if (modifier.replacement) {
+      const next = derive();
+      const key = target.kind === 'builtin' ? `b:${target.name}` : `f:${target.kind === 'function' ? target.path.join('.') : ''}`;
+      next.mocks.set(key, modifier.replacement);
+      return this.applyWiths(withs, index + 1, env, outer, next, k);
+    }
+    // The value is evaluated in the enclosing context, not under earlier modifiers of the same expression.
+    return this.evalTerm(modifier.value, env, outer, (value) => {
+      const next = derive();
+      switch (target.kind) {
+        case 'input':
+          next.input = withValueAt(ctx.input, target.path, value);
+          break;
+        case 'data':
+          next.baseData = withValueAt(ctx.baseData, target.path, value);
+          next.shadowed = [...ctx.shadowed, target.path];
+          break;
+        case 'builtin':
+          next.mocks.set(`b:${target.name}`, { kind: 'value', value });
+          break;
+        case 'function':
+          next.mocks.set(`f:${target.path.join('.')}`, { kind: 'value', value });
+          break;
+      }
+      return this.applyWiths(withs, index + 1, env, outer, next, k);
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // unification
+
+  private unify(left: Term, right: Term, env: Env, ctx: Context, k: Continuation): boolean {
+    if (isUnboundVar(left, env)) {
+      if (isUnboundVar(right, env)) throw new EvalError('rego_unsafe_var_error', left.location, `var ${left.name} is unsafe`);
+      return this.evalTerm(right, env, ctx, (value) => this.unifyValue(left, value, env, ctx, k));
+    }
+    if (!hasUnbound(left, env)) return this.evalTerm(left, env, ctx, (value) => this.unifyValue(right, value, env, ctx, k));
+    if (!hasUnbound(right, env)) return this.evalTerm(right, env, ctx, (value) => this.unifyValue(left, value, env, ctx, k));
+    if (left.type === 'array' && right.type === 'array') {
+      if (left.items.length !== right.items.length) return false;
+      const pairs = (index: number): boolean =>
+        index === left.items.length ? k() : this.unify(left.items[index] as Term, right.items[index] as Term, env, ctx, () => pairs(index + 1));
+      return pairs(0);
+    }
+    if (left.type === 'object' && right.type === 'object') {
+      if (left.entries.length !== right.entries.length) return false;
+      const pairs = (index: number): boolean => {
+        if (index === left.entries.length) return k();
+        const [keyTerm, valueTerm] = left.entries[index] as [Term, Term];
+        return this.evalTerm(keyTerm, env, ctx, (key) => {
+          for (const [otherKey, otherValue] of right.entries) {
+            if (otherKey.type === 'scalar' && !valuesEqual(otherKey.value, key)) continue;
+            return this.evalTerm(otherKey, env, ctx, (candidate) =>
+              valuesEqual(candidate, key) ? this.unify(valueTerm, otherValue, env, ctx, () => pairs(index + 1)) : false,
+            );
+          }
+          return false;
+        });
+      };
+      return pairs(0);
+    }
+    throw new EvalError('rego_unsafe_var_error', left.location, 'unification of two unbound patterns');
+  }
+
+  private unifyValue(term: Term, value: RegoValue, env: Env, ctx: Context, k: Continuation): boolean {
+    switch (term.type) {
+      case 'var': {
+        if (isGlobalName(term.name)) break;
+        const bound = env.get(term.name);
+        if (bound === undefined) return bindVar(env, term.name, value, k);
+        return valuesEqual(bound, value) ? k() : false;
+      }
+      case 'array': {
+        if (!hasUnbound(term, env)) break;
+        if (!Array.isArray(value) || value.length !== term.items.length) return false;
+        const items = (index: number): boolean =>
+          index === term.items.length ? k() : this.unifyValue(term.items[index] as Term, value[index] as RegoValue, env, ctx, () => items(index + 1));
+        return items(0);
+      }
+      case 'object': {
+        if (!hasUnbound(term, env)) break;
+        if (!(value instanceof RegoObject) || value.size !== term.entries.length) return false;
+        const entries = (index: number): boolean => {
+          if (index === term.entries.length) return k();
+          const [keyTerm, valueTerm] = term.entries[index] as [Term, Term];
+          return this.evalTerm(keyTerm, env, ctx, (key) => {
+            const member = value.get(key);
+            return member === undefined ? false : this.unifyValue(valueTerm, member, env, ctx, () => entries(index + 1));
+          });
+        };
+        return entries(0);
+      }
+      default:
+        break;
+    }
+    return this.evalTerm(term, env, ctx, (actual) => (valuesEqual(actual, value) ? k() : false));
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // terms
+
+  private evalTerms(terms: Term[], index: number, values: RegoValue[], env: Env, ctx: Context, k: (values: RegoValue[]) => boolean): boolean {
+    if (index === terms.length) return k(values.slice());
+    return this.evalTerm(terms[index] as Term, env, ctx, (value) => {
+      values[index] = value;
+      return this.evalTerms(terms, index + 1, values, env, ctx, k);
+    });
+  }
+
+  /** Arguments with a free variable wait until another argument (a ref iterating it) has bound it. */
+  private evalArgsDeferred(terms: Term[], values: RegoValue[], done: Set<number>, env: Env, ctx: Context, k: (values: RegoValue[]) => boolean): boolean {
+    if (done.size === terms.length) return k(values.slice());
+    let index = terms.findIndex((term, i) => !done.has(i) && !isUnboundVar(term, env));
+    if (index < 0) index = terms.findIndex((_term, i) => !done.has(i));
+    return this.evalTerm(terms[index] as Term, env, ctx, (value) => {
+      values[index] = value;
+      done.add(index);
+      try {
+        return this.evalArgsDeferred(terms, values, done, env, ctx, k);
+      } finally {
+        done.delete(index);
+      }
+    });
+  }
+
+  private evalTerm(term: Term, env: Env, ctx: Context, k: ValueContinuation): boolean {
+    switch (term.type) {
+      case 'scalar':
+        return k(term.value);
+      case 'var': {
+        if (term.name === 'input') return ctx.input === undefined ? false : k(ctx.input);
+        if (term.name === 'data') {
+          const value = this.materialize(ctx.shared.root, ctx);
+          return value === undefined ? false : k(value);
+        }
+        const value = env.get(term.name);
+        if (value === undefined) throw new EvalError('rego_unsafe_var_error', term.location, `var ${term.name} is unsafe`);
+        return k(value);
+      }
+      case 'ref':
+        return this.evalRef(term, env, ctx, k);
+      case 'array':
+        return this.evalTerms(term.items, 0, [], env, ctx, (items) => k(items));
+      case 'set':
+        return this.evalTerms(term.items, 0, [], env, ctx, (items) => k(RegoSet.of(items)));
+      case 'object': {
+        const keys = term.entries.map(([key]) => key);
+        const values = term.entries.map(([, value]) => value);
+        return this.evalTerms(keys, 0, [], env, ctx, (keyValues) =>
+          this.evalTerms(values, 0, [], env, ctx, (memberValues) => {
+            const object = new RegoObject();
+            keyValues.forEach((key, index) => object.set(key, memberValues[index] as RegoValue));
+            return k(object);
+          }),
+        );
+      }
+      case 'call': {
+        const call = (args: RegoValue[]): boolean => this.call(term.target, term.name, args, term.location, ctx, k);
+        if (term.args.some((arg) => isUnboundVar(arg, env))) return this.evalArgsDeferred(term.args, new Array<RegoValue>(term.args.length), new Set(), env, ctx, call);
+        return this.evalTerms(term.args, 0, [], env, ctx, call);
+      }
+      case 'arraycomp': {
+        const items: RegoValue[] = [];
+        this.evalBody(term.body, 0, env, ctx, () =>
+          this.evalTerm(term.term, env, ctx, (value) => {
+            items.push(value);
+            return false;
+          }),
+        );
+        return k(items);
+      }
+      case 'setcomp': {
+        const set = new RegoSet();
+        this.evalBody(term.body, 0, env, ctx, () =>
+          this.evalTerm(term.term, env, ctx, (value) => {
+            set.add(value);
+            return false;
+          }),
+        );
+        return k(set);
+      }
+      case 'objectcomp': {
+        const object = new RegoObject();
+        this.evalBody(term.body, 0, env, ctx, () =>
+          this.evalTerm(term.key, env, ctx, (key) =>
+            this.evalTerm(term.value, env, ctx, (value) => {
+              const existing = object.get(key);
+              if (existing !== undefined && !valuesEqual(existing, value)) {
+                throw new EvalError('eval_conflict_error', term.location, 'object keys must be unique');
+              }
+              object.set(key, value);
+              return false;
+            }),
+          ),
+        );
+        return k(object);
+      }
+      case 'template': {
+        let text = '';
+        for (const part of term.parts) {
+          if (typeof part === 'string') {
+            text += part;
+            continue;
+          }
+          let rendered: string | undefined;
+          const render = (inner: Context): boolean =>
+            this.evalTerm(part.term, env, inner, (value) => {
+              rendered = typeof value === 'string' ? value : termText(value);
+              return true;
+            });
+          if (part.withs.length > 0) this.applyWiths(part.withs, 0, env, ctx, ctx, render);
+          else render(ctx);
+          text += rendered ?? '<undefined>';
+        }
+        return k(text);
+      }
+    }
+  }
+
+  private evalRef(term: Extract<Term, { type: 'ref' }>, env: Env, ctx: Context, k: ValueContinuation): boolean {
+    const head = term.head;
+    if (head.type === 'var') {
+      if (head.name === 'data') return this.evalDataRef(term.path, env, ctx, k);
+      if (head.name === 'input') return ctx.input === undefined ? false : this.walk(ctx.input, term.path, 0, env, ctx, k);
+      const value = env.get(head.name);
+      if (value === undefined) throw new EvalError('rego_unsafe_var_error', head.location, `var ${head.name} is unsafe`);
+      return this.walk(value, term.path, 0, env, ctx, k);
+    }
+    return this.evalTerm(head, env, ctx, (value) => this.walk(value, term.path, 0, env, ctx, k));
+  }
+
+  /** Applies ref operands to a value; free variables in operands iterate the collection. */
+  private walk(value: RegoValue, path: Term[], index: number, env: Env, ctx: Context, k: ValueContinuation, baseDocument = false): boolean {
+    if (index === path.length) return k(value);
+    const operand = path[index] as Term;
+    if (isUnboundVar(operand, env)) {
+      const name = operand.name;
+      return iterate(value, (key, member) => {
+        this.step(operand.location);
+        return bindVar(env, name, key, () => this.walk(member, path, index + 1, env, ctx, k, baseDocument));
+      });
+    }
+    if (hasUnbound(operand, env)) {
+      return iterate(value, (key, member) => {
+        this.step(operand.location);
+        return this.unifyValue(operand, key, env, ctx, () => this.walk(member, path, index + 1, env, ctx, k, baseDocument));
+      });
+    }
+    return this.evalTerm(operand, env, ctx, (key) => {
+      let member = lookup(value, key);
+      // Base documents are JSON: OPA's store answers `data.x[2]` from the key "2".
+      if (member === undefined && baseDocument && typeof key === 'number' && value instanceof RegoObject) member = value.get(String(key));
+      return member === undefined ? false : this.walk(member, path, index + 1, env, ctx, k, baseDocument);
+    });
+  }
+
+  private isShadowed(path: string[], ctx: Context): boolean {
+    for (const shadow of ctx.shadowed) if (isPrefix(shadow, path)) return true;
+    return false;
+  }
+
+  private evalDataRef(path: Term[], env: Env, ctx: Context, k: ValueContinuation): boolean {
+    let node = ctx.shared.root;
+    let index = 0;
+    for (; index < path.length; index++) {
+      if (ctx.shadowed.length > 0 && this.isShadowed(node.path, ctx)) break;
+      // A node with rules of its own (e.g. `p[x].r := ...`) contributes to its children: read it whole.
+      if (node.rules.length > 0) break;
+      const operand = path[index] as Term;
+      let key: RegoValue | undefined;
+      if (operand.type === 'scalar') key = operand.value;
+      else if (operand.type === 'var') key = env.get(operand.name);
+      if (typeof key !== 'string') break;
+      const child = node.children.get(key);
+      if (!child) {
+        if (!node.hasRules) {
+          // Beyond the rule tree: plain base data.
+          const base = valueAt(ctx.baseData, [...node.path, key]);
+          return base === undefined ? false : this.walk(base, path, index + 1, env, ctx, k, true);
+        }
+        break;
+      }
+      node = child;
+    }
+    if ((ctx.shadowed.length > 0 && this.isShadowed(node.path, ctx)) || (!node.hasRules && node.children.size === 0)) {
+      const base = valueAt(ctx.baseData, node.path) ?? (node.isPackage ? new RegoObject() : undefined);
+      return base === undefined ? false : this.walk(base, path, index, env, ctx, k, true);
+    }
+    const value = this.materialize(node, ctx);
+    return value === undefined ? false : this.walk(value, path, index, env, ctx, k);
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // virtual documents
+
+  /** The full value of a data node: base data merged with its rules' values and its children's. */
+  private materialize(node: RuleNode, ctx: Context): RegoValue | undefined {
+    const cached = ctx.cache.get(node);
+    if (cached !== undefined) return cached === UNDEFINED ? undefined : cached;
+    if (ctx.inProgress.has(node)) {
+      const location = node.rules[0]?.rule.location ?? null;
+      throw new EvalError('rego_recursion_error', location, `rule data.${node.path.join('.')} is recursive`);
+    }
+    ctx.inProgress.add(node);
+    let value: RegoValue | undefined;
+    try {
+      value = this.computeNode(node, ctx);
+    } finally {
+      ctx.inProgress.delete(node);
+    }
+    ctx.cache.set(node, value === undefined ? UNDEFINED : value);
+    return value;
+  }
+
+  private computeNode(node: RuleNode, ctx: Context): RegoValue | undefined {
+    if (ctx.shadowed.length > 0 && this.isShadowed(node.path, ctx)) return valueAt(ctx.baseData, node.path);
+    if (node.isFunction) return undefined;
+    const value = node.rules.length > 0 || node.defaultRule ? this.evalRules(node, ctx) : undefined;
+    const base = valueAt(ctx.baseData, node.path);
+    if (node.children.size === 0) {
+      if (value === undefined) return base ?? (node.isPackage ? new RegoObject() : undefined);
+      if (base === undefined) return value;
+      return this.merge(base, value, node, true);
+    }
+    if (value !== undefined && !(value instanceof RegoObject)) return value;
+    let merged: RegoValue = base instanceof RegoObject ? base : new RegoObject();
+    if (value instanceof RegoObject) merged = this.merge(merged, value, node, true);
+    const children = new RegoObject();
+    for (const [name, child] of node.children) {
+      if (child.isFunction && child.rules.length === 0 && child.children.size === 0) continue;
+      const childValue = this.materialize(child, ctx);
+      if (childValue !== undefined) children.set(name, childValue);
+    }
+    return this.merge(merged, children, node);
+  }
+
+  /** Deep merge of two documents at one path (base data, rule values, child documents); a clash is a conflict. */
+  private merge(a: RegoValue, b: RegoValue, node: RuleNode, firstWins = false): RegoValue {
+    if (a instanceof RegoObject && b instanceof RegoObject) {
+      if (!firstWins && (this.leafValues.has(a) || this.leafValues.has(b)) && !valuesEqual(a, b)) {
+        throw new EvalError('eval_conflict_error', node.rules[0]?.rule.location ?? null, 'object keys must be unique');
+      }
+      if (a.size === 0) return b;
+      if (b.size === 0) return a;
+      const out = new RegoObject();
+      for (const [key, member] of a.entries()) out.set(key, member);
+      for (const [key, member] of b.entries()) {
+        const existing = out.get(key);
+        out.set(key, existing === undefined ? member : this.merge(existing, member, node, firstWins));
+      }
+      return out;
+    }
+    if (a instanceof RegoSet && b instanceof RegoSet) return RegoSet.of([...a.values(), ...b.values()]);
+    if (firstWins || valuesEqual(a, b)) return a;
+    throw new EvalError('eval_conflict_error', node.rules[0]?.rule.location ?? null, 'object keys must be unique');
+  }
+
+  private evalRules(node: RuleNode, ctx: Context): RegoValue | undefined {
+    const complete: CompiledRule[] = [];
+    const sets: CompiledRule[] = [];
+    const objects: CompiledRule[] = [];
+    for (const rule of node.rules) {
+      if (rule.rest.length > 0) objects.push(rule);
+      else if (rule.rule.kind === 'partialset') sets.push(rule);
+      else complete.push(rule);
+    }
+    if (objects.length > 0) return this.evalObjectRules(objects, ctx);
+    if (sets.length > 0) {
+      const set = new RegoSet();
+      for (const rule of sets) {
+        const env: Env = new Map();
+        this.evalBody(rule.body, 0, env, ctx, () =>
+          this.evalTerm(rule.value as Term, env, ctx, (member) => {
+            set.add(member);
+            return false;
+          }),
+        );
+      }
+      return set;
+    }
+    let result: RegoValue | undefined;
+    let resultRule: CompiledRule | undefined;
+    for (const rule of complete) {
+      this.evalRuleValues(rule, ctx, (value, producer) => {
+        if (result === undefined) {
+          result = value;
+          resultRule = producer;
+        } else if (!valuesEqual(result, value)) {
+          throw new EvalError('eval_conflict_error', (producer ?? resultRule)?.rule.location ?? null, 'complete rules must not produce multiple outputs');
+        }
+        return false;
+      });
+    }
+    if (result === undefined && node.defaultRule && node.defaultRule.rule.kind !== 'function') {
+      const defaultRule = node.defaultRule;
+      this.evalTerm(defaultRule.value as Term, new Map(), ctx, (value) => {
+        result = value;
+        return true;
+      });
+    }
+    return result;
+  }
+
+  /** Values of one rule (and its else chain) over all solutions of its body. */
+  private evalRuleValues(rule: CompiledRule, ctx: Context, onValue: (value: RegoValue, producer: CompiledRule) => boolean): boolean {
+    const env: Env = new Map();
+    let found = false;
+    const stop = this.evalBody(rule.body, 0, env, ctx, () => {
+      found = true;
+      if (!rule.value) return onValue(true, rule);
+      return this.evalTerm(rule.value, env, ctx, (value) => onValue(value, rule));
+    });
+    if (!found && rule.elseRule) return this.evalRuleValues(rule.elseRule, ctx, onValue);
+    return stop;
+  }
+
+  private evalObjectRules(rules: CompiledRule[], ctx: Context): RegoValue {
+    const root = new RegoObject();
+    for (const rule of rules) {
+      const isSet = rule.rule.kind === 'partialset';
+      const keyTerms = rule.rest;
+      const insert = (keys: RegoValue[], value: RegoValue): void => {
+        let object = root;
+        for (let index = 0; index < keys.length - 1; index++) {
+          const key = keys[index] as RegoValue;
+          let next = object.get(key);
+          if (next === undefined) {
+            next = new RegoObject();
+            object.set(key, next);
+          } else if (!(next instanceof RegoObject)) {
+            throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
+          }
+          object = next;
+        }
+        const last = keys[keys.length - 1] as RegoValue;
+        const existing = object.get(last);
+        if (isSet) {
+          if (existing === undefined) object.set(last, RegoSet.of([value]));
+          else if (existing instanceof RegoSet) existing.add(value);
+          else throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
+          return;
+        }
+        if (existing !== undefined && !valuesEqual(existing, value)) {
+          throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
+        }
+        if (value instanceof RegoObject) this.leafValues.add(value);
+        object.set(last, value);
+      };
+      const visit = (current: CompiledRule): void => {
+        const env: Env = new Map();
+        let found = false;
+        this.evalBody(current.body, 0, env, ctx, () => {
+          found = true;
+          return this.evalTerms(keyTerms, 0, [], env, ctx, (keys) => {
+            if (!current.value) {
+              insert(keys, true);
+              return false;
+            }
+            return this.evalTerm(current.value, env, ctx, (value) => {
+              insert(keys, value);
+              return false;
+            });
+          });
+        });
+        if (!found && current.elseRule) visit(current.elseRule);
+      };
+      visit(rule);
+    }
+    return root;
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // calls
+
+  private findNode(path: string[]): RuleNode | undefined {
+    let node: RuleNode | undefined = this.root.shared.root;
+    for (const part of path) {
+      node = node.children.get(part);
+      if (!node) return undefined;
+    }
+    return node;
+  }
+
+  private call(
+    target: Extract<Term, { type: 'call' }>['target'],
+    name: string[],
+    args: RegoValue[],
+    location: SourceLocation,
+    ctx: Context,
+    k: ValueContinuation,
+  ): boolean {
+    if (target.kind === 'function') {
+      const mock = ctx.mocks.get(`f:${target.path.join('.')}`);
+      if (mock) return this.callMock(mock, args, location, ctx, k);
+      return this.callFunction(target.path, args, location, ctx, k);
+    }
+    if (target.kind === 'builtin') {
+      const mock = ctx.mocks.get(`b:${target.name}`);
+      if (mock) return this.callMock(mock, args, location, ctx, k);
+      return this.callBuiltin(target.name, args, location, ctx, k);
+    }
+    throw new EvalError('eval_internal_error', location, `unresolved call ${name.join('.')}`);
+  }
+
+  private callMock(mock: Mock, args: RegoValue[], location: SourceLocation, ctx: Context, k: ValueContinuation): boolean {
+    if (mock.kind === 'value') return k(mock.value);
+    // A replacement runs without any replacements (OPA: a mock never calls a mock, nor itself).
+    const plain: Context = { ...ctx, mocks: new Map(), cache: new Map(), functionCache: new Map(), inProgress: new Set() };
+    if (mock.kind === 'function') return this.callFunction(mock.path, args, location, plain, k);
+    return this.callBuiltin(mock.name, args, location, plain, k);
+  }
+
+  private callFunction(path: string[], args: RegoValue[], location: SourceLocation, ctx: Context, k: ValueContinuation): boolean {
+    const node = this.findNode(path);
+    if (!node || (node.functions.length === 0 && !node.defaultRule)) {
+      throw new EvalError('eval_internal_error', location, `undefined function data.${path.join('.')}`);
+    }
+    const cacheKey = `${path.join('.')}(${args.map(canonicalKey).join(',')})`;
+    const cached = ctx.functionCache.get(cacheKey);
+    if (cached !== undefined) return cached === UNDEFINED ? false : k(cached);
+    let result: RegoValue | undefined;
+    for (const definition of node.functions) {
+      this.evalFunctionDefinition(definition, args, ctx, (value) => {
+        if (result === undefined) result = value;
+        else if (!valuesEqual(result, value)) {
+          throw new EvalError('eval_conflict_error', location, 'functions must not produce multiple outputs for same inputs');
+        }
+        return false;
+      });
+    }
+    if (result === undefined && node.defaultRule?.value) {
+      this.evalTerm(node.defaultRule.value, new Map(), ctx, (value) => {
+        result = value;
+        return true;
+      });
+    }
+    ctx.functionCache.set(cacheKey, result === undefined ? UNDEFINED : result);
+    return result === undefined ? false : k(result);
+  }
+
+  private evalFunctionDefinition(definition: CompiledRule, args: RegoValue[], ctx: Context, onValue: ValueContinuation): void {
+    const params = definition.args ?? [];
+    if (params.length !== args.length) return;
+    // Patterns bind before the body; computed parameters (e.g. templates over body variables) are checked after it.
+    const immediate: number[] = [];
+    const deferred: number[] = [];
+    params.forEach((param, index) => (param.type === 'template' || param.type === 'call' ? deferred : immediate).push(index));
+    const env: Env = new Map();
+    let found = false;
+    const checkDeferred = (position: number, k: Continuation): boolean => {
+      if (position === deferred.length) return k();
+      const index = deferred[position] as number;
+      return this.unifyValue(params[index] as Term, args[index] as RegoValue, env, ctx, () => checkDeferred(position + 1, k));
+    };
+    const bindParams = (position: number): boolean => {
+      if (position === immediate.length) {
+        return this.evalBody(definition.body, 0, env, ctx, () =>
+          checkDeferred(0, () => {
+            found = true;
+            if (!definition.value) return onValue(true);
+            return this.evalTerm(definition.value, env, ctx, onValue);
+          }),
+        );
+      }
+      const index = immediate[position] as number;
+      return this.unifyValue(params[index] as Term, args[index] as RegoValue, env, ctx, () => bindParams(position + 1));
+    };
+    const matchOnly = (position: number): boolean => {
+      if (position === immediate.length) return true;
+      const index = immediate[position] as number;
+      return this.unifyValue(params[index] as Term, args[index] as RegoValue, env, ctx, () => matchOnly(position + 1));
+    };
+    bindParams(0);
+    if (!found && definition.elseRule && matchOnly(0)) this.evalFunctionDefinition(definition.elseRule, args, ctx, onValue);
+  }
+
+  private builtinFailure(error: unknown, location: SourceLocation): boolean {
+    if (error instanceof EvalError) throw error;
+    if (error instanceof BuiltinError) {
+      if (this.root.shared.strict) throw new EvalError(error.code, location, error.message);
+      return false;
+    }
+    if (error instanceof RangeError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    if (this.root.shared.strict) throw new EvalError('eval_builtin_error', location, message);
+    return false;
+  }
+
+  private callBuiltin(name: string, args: RegoValue[], location: SourceLocation, ctx: Context, k: ValueContinuation): boolean {
+    switch (name) {
+      case 'internal.member_2':
+        return k(this.member(args[0] as RegoValue, args[1] as RegoValue));
+      case 'internal.member_3':
+        return k(this.memberWithKey(args[0] as RegoValue, args[1] as RegoValue, args[2] as RegoValue));
+      case 'print':
+      case 'trace':
+        return k(true);
+      case 'walk':
+        return this.walkValue(args[0] as RegoValue, [], k);
+      default:
+        break;
+    }
+    const definition = ctx.shared.builtins.get(name);
+    if (!definition) throw new EvalError('eval_internal_error', location, `unknown builtin ${name}`);
+    let result: RegoValue | undefined;
+    try {
+      result = definition.implementation(args, ctx.shared.builtinContext);
+    } catch (error) {
+      return this.builtinFailure(error, location);
+    }
+    return result === undefined ? false : k(result);
+  }
+
+  private member(value: RegoValue, collection: RegoValue): boolean {
+    if (collection instanceof RegoSet) return collection.has(value);
+    let found = false;
+    iterate(collection, (_key, member) => (found = valuesEqual(member, value)));
+    return found;
+  }
+
+  private memberWithKey(key: RegoValue, value: RegoValue, collection: RegoValue): boolean {
+    if (collection instanceof RegoSet) return valuesEqual(key, value) && collection.has(value);
+    const member = lookup(collection, key);
+    return member !== undefined && valuesEqual(member, value);
+  }
+
+  /** `walk(x)`: every [path, value] pair of x, the root first. */
+  private walkValue(value: RegoValue, path: RegoValue[], k: ValueContinuation): boolean {
+    this.step(null);
+    if (k([path.slice(), value])) return true;
+    return iterate(value, (key, member) => this.walkValue(member, [...path, key], k));
+  }
+}
