@@ -141,7 +141,7 @@ export interface Rule {
   kind: RuleKind;
   /** Value term (complete rules, functions, partial object leaf) or the member term (partial sets). */
   value: Term | null;
-  /** `:=` rules: a second value is a conflict; kept for error wording only. */
+  /** Function parameters (null for rules that are not functions). */
   args: Term[] | null;
   body: Expr[];
   isDefault: boolean;

@@ -1,5 +1,6 @@
 import type { CallTerm, Expr, Module, Rule, Term, VarTerm, WithFunction, WithModifier, WithTarget } from './rego.ast.ts';
 import type { SourceLocation } from './rego.lexer.ts';
+import { RegoObject, RegoSet, type RegoValue } from './rego.value.ts';
 
 /**
  * The compiler: merges modules by package into one rule tree, resolves names (rule names and imports become `data`
@@ -160,7 +161,7 @@ class NameResolver {
     const withs = expr.withs.map((modifier) => this.resolveWith(modifier, scope));
     switch (expr.kind) {
       case 'term': {
-        let term = this.resolveTerm(expr.term, scope);
+        let term = expr.term.type === 'call' ? this.resolveCall(expr.term, scope, true) : this.resolveTerm(expr.term, scope);
         if (term.type === 'call') {
           const arity = this.arityOf(term);
           if (arity !== undefined && arity >= 0 && term.args.length === arity + 1) {
@@ -175,6 +176,11 @@ class NameResolver {
         return { ...expr, left: this.resolveTerm(expr.left, scope), right: this.resolveTerm(expr.right, scope), withs };
       case 'assign': {
         const right = this.resolveTerm(expr.right, scope);
+        const assigned = new Set<string>();
+        allVars(expr.left, assigned);
+        for (const name of assigned) {
+          if (scope.declared.has(name)) throw new CompileError('rego_compile_error', expr.location, `var ${name} assigned above`);
+        }
         this.declarePattern(expr.left, scope, nested);
         return { ...expr, left: this.resolveTerm(expr.left, scope), right, withs };
       }
@@ -279,11 +285,11 @@ class NameResolver {
         return { ...term, head, path };
       }
       case 'array':
-        return { ...term, items: term.items.map((item) => this.resolveTerm(item, scope)) };
+        return foldConstant({ ...term, items: term.items.map((item) => this.resolveTerm(item, scope)) });
       case 'set':
-        return { ...term, items: term.items.map((item) => this.resolveTerm(item, scope)) };
+        return foldConstant({ ...term, items: term.items.map((item) => this.resolveTerm(item, scope)) });
       case 'object':
-        return { ...term, entries: term.entries.map(([k, v]) => [this.resolveTerm(k, scope), this.resolveTerm(v, scope)] as [Term, Term]) };
+        return foldConstant({ ...term, entries: term.entries.map(([k, v]) => [this.resolveTerm(k, scope), this.resolveTerm(v, scope)] as [Term, Term]) });
       case 'call':
         return this.resolveCall(term, scope);
       case 'arraycomp':
@@ -318,7 +324,17 @@ class NameResolver {
     return term;
   }
 
-  private resolveCall(term: CallTerm, scope: Scope): Term {
+  /** `allowOutput`: the call is a whole expression, so one extra argument may receive its result. */
+  resolveCall(term: CallTerm, scope: Scope, allowOutput = false): CallTerm {
+    const resolved = this.resolveCallTarget(term, scope);
+    const arity = this.arityOf(resolved);
+    if (arity !== undefined && arity >= 0 && resolved.args.length !== arity && !(allowOutput && resolved.args.length === arity + 1)) {
+      throw new CompileError('rego_type_error', term.location, `${term.name.join('.')}: arity mismatch: have ${resolved.args.length} operands, want ${arity}`);
+    }
+    return resolved;
+  }
+
+  private resolveCallTarget(term: CallTerm, scope: Scope): CallTerm {
     const args = term.args.map((arg) => this.resolveTerm(arg, scope));
     const [first, ...rest] = term.name;
     let path: string[] | null = null;
@@ -338,6 +354,29 @@ class NameResolver {
     const name = term.name.join('.');
     if (this.context.builtins.has(name) || name in EVALUATOR_BUILTINS) return { ...term, args, target: { kind: 'builtin', name } };
     throw new CompileError('rego_type_error', term.location, `undefined function ${name}`);
+  }
+}
+
+/** A collection literal of constants becomes one constant, built once instead of on every evaluation. */
+function foldConstant(term: Term): Term {
+  const isConstant = (inner: Term): inner is Extract<Term, { type: 'scalar' }> => inner.type === 'scalar';
+  switch (term.type) {
+    case 'array':
+      return term.items.every(isConstant) ? { type: 'scalar', value: term.items.map((item) => (item as { value: RegoValue }).value), location: term.location } : term;
+    case 'set':
+      return term.items.every(isConstant)
+        ? { type: 'scalar', value: RegoSet.of(term.items.map((item) => (item as { value: RegoValue }).value)), location: term.location }
+        : term;
+    case 'object':
+      return term.entries.every(([key, value]) => isConstant(key) && isConstant(value))
+        ? {
+            type: 'scalar',
+            value: RegoObject.fromEntries(term.entries.map(([key, value]) => [(key as { value: RegoValue }).value, (value as { value: RegoValue }).value])),
+            location: term.location,
+          }
+        : term;
+    default:
+      return term;
   }
 }
 
@@ -582,10 +621,10 @@ export function reorderBody(body: Expr[], initiallyBound: Set<string>, outer: Se
     if (picked < 0) {
       const expr = pending[0] as Expr;
       const use = useOf(expr);
-      let name = firstUnbound(use, bound);
-      if (name === undefined) for (const output of use.outputs) if (!bound.has(output)) name ??= output;
-      const visible = [...(name !== undefined ? [name] : [])].find((n) => !isGenerated(n)) ?? name ?? '_';
-      throw new CompileError('rego_unsafe_var_error', expr.location, `var ${displayName(visible)} is unsafe`);
+      // Name a variable the author wrote (not a wildcard) when there is one.
+      const candidates = [...use.inputs, ...use.outputs].filter((name) => !bound.has(name));
+      const name = candidates.find((candidate) => !isGenerated(candidate)) ?? candidates[0] ?? '_';
+      throw new CompileError('rego_unsafe_var_error', expr.location, `var ${displayName(name)} is unsafe`);
     }
     const [expr] = pending.splice(picked, 1) as [Expr];
     const use = useOf(expr);
@@ -648,7 +687,7 @@ export interface CompileLimits {
 
 export interface CompiledModules {
   root: RuleNode;
-  /** Base-data free function arity by dotted path. */
+  /** Parameter count of every function, by dotted path below `data`. */
   functionArity: Map<string, number>;
   packages: string[][];
 }
@@ -719,6 +758,7 @@ export function compileModules(modules: Module[], context: CompileContext, limit
       else node.rules.push(compiled);
     }
   }
+  checkRuleKinds(root);
   checkRecursion(root);
   const packages = [...ruleNamesByPackage.keys()].map((key) => key.split('.'));
   return { root, functionArity, packages };
@@ -757,6 +797,24 @@ function compileRule(rule: Rule, rest: Term[], resolver: NameResolver): Compiled
     args,
     elseRule: rule.elseRule ? compileRule({ ...rule.elseRule, args: rule.args }, rest, resolver) : null,
   };
+}
+
+/** One path holds one kind of document: a complete value, a set, an object built from keys, or a function. */
+function checkRuleKinds(node: RuleNode): void {
+  const kindOf = (rule: CompiledRule): string => (rule.rule.kind === 'function' ? 'function' : rule.rest.length > 0 ? 'object' : rule.rule.kind);
+  const rules = [...node.rules, ...node.functions, ...(node.defaultRule ? [node.defaultRule] : [])];
+  const first = rules[0];
+  if (first) {
+    const kind = kindOf(first);
+    for (const rule of rules) {
+      const other = kindOf(rule);
+      const compatible = other === kind || (rule.rule.isDefault && kind === 'complete' && other === 'complete');
+      if (!compatible) throw new CompileError('rego_type_error', rule.rule.location, `conflicting rules data.${node.path.join('.')} found`);
+    }
+    const arities = new Set([...node.functions, ...(node.defaultRule?.args ? [node.defaultRule] : [])].map((rule) => (rule.args ?? []).length));
+    if (arities.size > 1) throw new CompileError('rego_type_error', first.rule.location, `conflicting rules data.${node.path.join('.')} found`);
+  }
+  for (const child of node.children.values()) checkRuleKinds(child);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -212,26 +212,44 @@ export function evaluateRule(policy: CompiledPolicy, path: string, options: Eval
   return rows[0]?.value;
 }
 
+export interface DecidingRule {
+  file: string;
+  line: number;
+  column: number;
+  isDefault: boolean;
+}
+
 export interface PolicyDecision {
   allowed: boolean;
   /** `allow` was true, another value, undefined, or evaluation failed (error, budget). */
   outcome: 'allowed' | 'not-true' | 'undefined' | 'error';
   /** The value `allow` had when it was not true. */
   value?: RegoValue;
+  /** The `allow` rule (or default) whose value decided, when one did. */
+  rule?: DecidingRule;
   error?: string;
 }
 
 /** Evaluates `allow` in the policy's package: only the boolean `true` allows; everything else denies. */
 export function decide(policy: CompiledPolicy, input: RegoValue, options: Omit<EvaluateOptions, 'input'> = {}): PolicyDecision {
   try {
-    const rows = evaluateQuery(policy, policy.allowQuery, { ...options, input });
-    const value = rows[0]?.allow;
+    const run = evaluator(policy, { ...options, input });
+    let value: RegoValue | undefined;
+    run.run(policy.allowQuery, (env) => {
+      value = env.get('allow');
+      return true;
+    });
+    const producer = run.producerOf([...policy.packagePath, 'allow'])?.rule;
+    const rule: DecidingRule | undefined = producer
+      ? { file: producer.file, line: producer.location.row, column: producer.location.col, isDefault: producer.isDefault }
+      : undefined;
     if (value === undefined) return { allowed: false, outcome: 'undefined' };
-    if (value === true) return { allowed: true, outcome: 'allowed' };
-    return { allowed: false, outcome: 'not-true', value };
+    if (value === true) return { allowed: true, outcome: 'allowed', ...(rule ? { rule } : {}) };
+    return { allowed: false, outcome: 'not-true', value, ...(rule ? { rule } : {}) };
   } catch (error) {
     if (error instanceof EvalError || error instanceof CompileError) return { allowed: false, outcome: 'error', error: error.message };
     if (error instanceof RangeError) return { allowed: false, outcome: 'error', error: 'evaluation exceeded the maximum depth' };
-    throw error;
+    // Fail closed: whatever went wrong, the request is denied rather than the caller failing.
+    return { allowed: false, outcome: 'error', error: `internal evaluation error: ${error instanceof Error ? error.message : String(error)}` };
   }
 }

@@ -104,6 +104,30 @@ function hasUnbound(term: Term, env: Env): boolean {
   }
 }
 
+/** A term with every variable bound: it has at most one value and binds nothing. */
+function isGround(term: Term, env: Env): boolean {
+  switch (term.type) {
+    case 'scalar':
+      return true;
+    case 'var':
+      return isGlobalName(term.name) || env.has(term.name);
+    case 'ref':
+      return isGround(term.head, env) && term.path.every((part) => isGround(part, env));
+    case 'array':
+    case 'set':
+      return term.items.every((item) => isGround(item, env));
+    case 'object':
+      return term.entries.every(([key, value]) => isGround(key, env) && isGround(value, env));
+    case 'call':
+      return !(term.target.kind === 'builtin' && term.target.name === 'walk') && term.args.every((arg) => isGround(arg, env));
+    case 'template':
+      return term.parts.every((part) => typeof part === 'string' || isGround(part.term, env));
+    default:
+      // Comprehensions have exactly one value; their closure variables are bound (the compiler ordered them so).
+      return true;
+  }
+}
+
 function lookup(value: RegoValue, key: RegoValue): RegoValue | undefined {
   if (Array.isArray(value)) {
     if (typeof key === 'number' && Number.isInteger(key) && key >= 0 && key < value.length) return value[key] as RegoValue;
@@ -176,6 +200,7 @@ export class Evaluator {
   private readonly root: Context;
   /** Objects that are a rule's value (a leaf), not a path built from rule heads: merging into them is a conflict. */
   private readonly leafValues = new WeakSet<RegoObject>();
+  private readonly producers = new Map<RuleNode, CompiledRule>();
 
   constructor(options: EvaluationOptions) {
     const shared: SharedState = {
@@ -217,9 +242,77 @@ export class Evaluator {
     if ((shared.steps & 1023) === 0 && Date.now() > shared.deadline) throw new EvalError('eval_cancel_error', location, 'evaluation time budget exceeded');
   }
 
+  /**
+   * Deterministic expressions (ground tests, negations, assignments of a ground value) run in a loop, with their
+   * bindings undone on the way out; only generators recurse. This keeps the stack depth proportional to the number
+   * of generators, not to the length of the body.
+   */
   private evalBody(body: Expr[], index: number, env: Env, ctx: Context, k: Continuation): boolean {
-    if (index === body.length) return k();
-    return this.evalExpr(body[index] as Expr, env, ctx, () => this.evalBody(body, index + 1, env, ctx, k));
+    const trail: string[] = [];
+    try {
+      for (let position = index; position < body.length; position++) {
+        const expr = body[position] as Expr;
+        const outcome = this.evalDeterministic(expr, env, ctx, trail);
+        if (outcome === 'fail') return false;
+        if (outcome === 'generic') {
+          const next = position + 1;
+          return this.evalExpr(expr, env, ctx, () => this.evalBody(body, next, env, ctx, k));
+        }
+      }
+      return k();
+    } finally {
+      for (const name of trail) env.delete(name);
+    }
+  }
+
+  private firstValue(term: Term, env: Env, ctx: Context): RegoValue | undefined {
+    let value: RegoValue | undefined;
+    this.evalTerm(term, env, ctx, (found) => {
+      value = found;
+      return true;
+    });
+    return value;
+  }
+
+  private evalDeterministic(expr: Expr, env: Env, ctx: Context, trail: string[]): 'pass' | 'fail' | 'generic' {
+    if (expr.withs.length > 0) return 'generic';
+    if (expr.negated) {
+      this.step(expr.location);
+      return this.evalExprPositive(expr, env, ctx, () => true) ? 'fail' : 'pass';
+    }
+    switch (expr.kind) {
+      case 'some':
+        return 'pass';
+      case 'term': {
+        if (!isGround(expr.term, env)) return 'generic';
+        this.step(expr.location);
+        const value = this.firstValue(expr.term, env, ctx);
+        return value === undefined || value === false ? 'fail' : 'pass';
+      }
+      case 'unify':
+      case 'assign': {
+        const leftFree = isUnboundVar(expr.left, env);
+        const rightFree = isUnboundVar(expr.right, env);
+        if (leftFree === rightFree && !(isGround(expr.left, env) && isGround(expr.right, env))) return 'generic';
+        if (leftFree && !isGround(expr.right, env)) return 'generic';
+        if (rightFree && !isGround(expr.left, env)) return 'generic';
+        this.step(expr.location);
+        if (leftFree || rightFree) {
+          const target = (leftFree ? expr.left : expr.right) as Extract<Term, { type: 'var' }>;
+          const value = this.firstValue(leftFree ? expr.right : expr.left, env, ctx);
+          if (value === undefined) return 'fail';
+          env.set(target.name, value);
+          trail.push(target.name);
+          return 'pass';
+        }
+        const left = this.firstValue(expr.left, env, ctx);
+        if (left === undefined) return 'fail';
+        const right = this.firstValue(expr.right, env, ctx);
+        return right !== undefined && valuesEqual(left, right) ? 'pass' : 'fail';
+      }
+      default:
+        return 'generic';
+    }
   }
 
   private evalExpr(expr: Expr, env: Env, ctx: Context, k: Continuation): boolean {
@@ -443,6 +536,11 @@ export class Evaluator {
         );
       }
       case 'call': {
+        if (term.target.kind === 'builtin' && term.target.name === 'print' && !ctx.mocks.has('b:print')) {
+          // print never fails: undefined operands print as <undefined>; the output itself is discarded.
+          for (const arg of term.args) this.evalTerm(arg, env, ctx, () => true);
+          return k(true);
+        }
         const call = (args: RegoValue[]): boolean => this.call(term.target, term.name, args, term.location, ctx, k);
         if (term.args.some((arg) => isUnboundVar(arg, env))) return this.evalArgsDeferred(term.args, new Array<RegoValue>(term.args.length), new Set(), env, ctx, call);
         return this.evalTerms(term.args, 0, [], env, ctx, call);
@@ -683,10 +781,18 @@ export class Evaluator {
       const defaultRule = node.defaultRule;
       this.evalTerm(defaultRule.value as Term, new Map(), ctx, (value) => {
         result = value;
+        resultRule = defaultRule;
         return true;
       });
     }
+    if (resultRule && ctx === this.root) this.producers.set(node, resultRule);
     return result;
+  }
+
+  /** The rule that gave a complete document its value in this evaluation (outside any `with`), if any. */
+  producerOf(path: string[]): CompiledRule | undefined {
+    const node = this.findNode(path);
+    return node ? this.producers.get(node) : undefined;
   }
 
   /** Values of one rule (and its else chain) over all solutions of its body. */
@@ -868,7 +974,8 @@ export class Evaluator {
       if (this.root.shared.strict) throw new EvalError(error.code, location, error.message);
       return false;
     }
-    if (error instanceof RangeError) throw error;
+    // Stack exhaustion is the evaluation's problem, not the builtin's; other RangeErrors are builtin failures.
+    if (error instanceof RangeError && /call stack/i.test(error.message)) throw error;
     const message = error instanceof Error ? error.message : String(error);
     if (this.root.shared.strict) throw new EvalError('eval_builtin_error', location, message);
     return false;

@@ -216,6 +216,10 @@ class Parser {
       packagePath,
     };
     if (isDefault) return [rule];
+    const hasBody = (this.isIdent('if') || this.isPunct('{')) && !this.atLineBreak();
+    if (!hasBody && value === null && args === null && head.length === 1) {
+      this.fail(`rule ${nameToken.text} must have a value, a body or contains`, location);
+    }
     rule.body = this.parseRuleBody(location);
     let current = rule;
     while (this.isIdent('else') && !this.gluedRefFollows()) {
@@ -456,19 +460,18 @@ class Parser {
   private parseTerm(): Term {
     const token = this.token;
     this.enter(token.location);
+    // Only a collection's own head is ambiguous; inside a nested term `|` is set union again.
     const outerNoUnion = this.noUnion;
     this.noUnion = false;
     try {
-      return this.parseTermInner(outerNoUnion);
+      return this.parseTermPostfix();
     } finally {
       this.noUnion = outerNoUnion;
       this.leave();
     }
   }
 
-  private parseTermInner(outerNoUnion: boolean): Term {
-    // Only a bare top-level collection head is ambiguous; inside brackets `|` is union again.
-    void outerNoUnion;
+  private parseTermPostfix(): Term {
     let term = this.parsePrimary();
     // Postfix: refs and calls, glued to the previous token.
     for (;;) {

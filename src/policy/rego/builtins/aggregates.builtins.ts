@@ -59,21 +59,11 @@ function extreme(name: string, wantGreater: boolean): BuiltinDefinition {
   };
 }
 
-function truthFold(name: string, wantAll: boolean): BuiltinDefinition {
-  return {
-    name,
-    arity: 1,
-    implementation: (operands) => {
-      const members = collectionOperand(name, operands, 1);
-      return wantAll ? members.every((member) => member === true) : members.some((member) => member === true);
-    },
-  };
-}
-
+/** Aggregates. The deprecated `all` and `any` are absent, as in Rego v1. */
 export const AGGREGATE_BUILTINS: BuiltinDefinition[] = defineBuiltins([
   { name: 'count', arity: 1, implementation: count },
-  numericFold('sum', 0, addNumbers),
-  numericFold('product', 1, multiplyNumbers),
+  numericFold('sum', 0, (a, b) => addNumbers(a, b, 'sum')),
+  numericFold('product', 1, (a, b) => multiplyNumbers(a, b, 'product')),
   extreme('max', true),
   extreme('min', false),
   {
@@ -81,6 +71,4 @@ export const AGGREGATE_BUILTINS: BuiltinDefinition[] = defineBuiltins([
     arity: 1,
     implementation: (operands) => [...collectionOperand('sort', operands, 1, ['array', 'set'])].sort(compareValues),
   },
-  truthFold('all', true),
-  truthFold('any', false),
 ]);

@@ -187,18 +187,27 @@ function quoteChar(char: string): string {
   return char === "'" ? `'\\''` : `'${char}'`;
 }
 
-/** A JSON number literal as a Rego number: integers exact at any size, everything else a float64. */
+/** Largest power of ten an exponent-form integer literal may carry (1e4096 has 4097 digits). */
+const MAX_EXPONENT = 4096;
+
+/**
+ * A JSON number literal as a Rego number: integers exact at any size, everything else a float64. An integral
+ * literal in exponent form (1e30) stays exact, as OPA's json.Number does; a float literal beyond float64's range is
+ * rejected rather than becoming Infinity.
+ */
 export function parseNumberText(text: string): number | bigint {
   if (/^-?[0-9]+$/.test(text)) return regoNumber(BigInt(text));
   const float = Number(text);
-  // An integral literal in exponent form (1e30) stays exact, as OPA's json.Number does.
+  if (Number.isSafeInteger(float) || (Number.isFinite(float) && !Number.isInteger(float))) return regoNumber(float);
   const exponentMatch = /^(-?)([0-9]+)(?:\.([0-9]+))?[eE]([+-]?[0-9]+)$/.exec(text);
-  if (exponentMatch && Number.isInteger(float) && !Number.isSafeInteger(float)) {
+  if (exponentMatch) {
     const [, sign, whole, fraction = '', exponent] = exponentMatch as unknown as [string, string, string, string | undefined, string];
-    const shift = Number(exponent) - fraction.length;
-    if (shift >= 0 && shift <= 4096) return regoNumber(BigInt(`${sign}${whole}${fraction}`) * 10n ** BigInt(shift));
+    const digits = fraction.replace(/0+$/, '');
+    const shift = Number(exponent) - digits.length;
+    if (shift >= 0 && shift <= MAX_EXPONENT) return regoNumber(BigInt(`${sign}${whole}${digits}`) * 10n ** BigInt(shift));
   }
-  return float;
+  if (!Number.isFinite(float)) throw new JsonSyntaxError(`number ${text} is out of range`);
+  return regoNumber(float);
 }
 
 export function parseJson(text: string): RegoValue {

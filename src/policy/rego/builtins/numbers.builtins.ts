@@ -19,31 +19,49 @@ function bothIntegers(a: number | bigint, b: number | bigint): [bigint, bigint] 
   return x === undefined || y === undefined ? undefined : [x, y];
 }
 
-export function addNumbers(a: number | bigint, b: number | bigint): number | bigint {
-  if (typeof a === 'number' && typeof b === 'number') {
-    const result = a + b;
-    if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b) || Number.isSafeInteger(result)) return regoNumber(result);
-  }
+/**
+ * A float result. OPA computes with arbitrary-precision floats; float64 here, so a result beyond float64's range
+ * (which the value model cannot hold) is an error rather than Infinity.
+ */
+function floatResult(name: string, value: number): number {
+  if (!Number.isFinite(value)) throw builtinFailure(name, 'number too large');
+  return regoNumber(value) as number;
+}
+
+function fitsSafely(a: number, b: number, result: number): boolean {
+  return !Number.isSafeInteger(a) || !Number.isSafeInteger(b) || Number.isSafeInteger(result);
+}
+
+export function addNumbers(a: number | bigint, b: number | bigint, name = 'plus'): number | bigint {
+  if (typeof a === 'number' && typeof b === 'number' && fitsSafely(a, b, a + b)) return floatResult(name, a + b);
   const ints = bothIntegers(a, b);
-  return ints ? regoNumber(ints[0] + ints[1]) : regoNumber(Number(a) + Number(b));
+  return ints ? regoNumber(ints[0] + ints[1]) : floatResult(name, Number(a) + Number(b));
 }
 
 export function subtractNumbers(a: number | bigint, b: number | bigint): number | bigint {
-  if (typeof a === 'number' && typeof b === 'number') {
-    const result = a - b;
-    if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b) || Number.isSafeInteger(result)) return regoNumber(result);
-  }
+  if (typeof a === 'number' && typeof b === 'number' && fitsSafely(a, b, a - b)) return floatResult('minus', a - b);
   const ints = bothIntegers(a, b);
-  return ints ? regoNumber(ints[0] - ints[1]) : regoNumber(Number(a) - Number(b));
+  return ints ? regoNumber(ints[0] - ints[1]) : floatResult('minus', Number(a) - Number(b));
 }
 
-export function multiplyNumbers(a: number | bigint, b: number | bigint): number | bigint {
-  if (typeof a === 'number' && typeof b === 'number') {
-    const result = a * b;
-    if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b) || Number.isSafeInteger(result)) return regoNumber(result);
-  }
+export function multiplyNumbers(a: number | bigint, b: number | bigint, name = 'mul'): number | bigint {
+  if (typeof a === 'number' && typeof b === 'number' && fitsSafely(a, b, a * b)) return floatResult(name, a * b);
   const ints = bothIntegers(a, b);
-  return ints ? regoNumber(ints[0] * ints[1]) : regoNumber(Number(a) * Number(b));
+  return ints ? regoNumber(ints[0] * ints[1]) : floatResult(name, Number(a) * Number(b));
+}
+
+function bitLength(value: bigint): number {
+  return (value < 0n ? -value : value).toString(2).length;
+}
+
+/** a / b as a float64 even when the operands themselves are beyond float64's range. */
+function ratio(a: number | bigint, b: number | bigint): number {
+  const x = Number(a);
+  const y = Number(b);
+  if (Number.isFinite(x) && Number.isFinite(y)) return x / y;
+  const big = (value: number | bigint): bigint => (typeof value === 'bigint' ? value : BigInt(Math.trunc(value)));
+  const shift = BigInt(Math.max(bitLength(big(a)), bitLength(big(b))) - 1000);
+  return Number(big(a) >> shift) / Number(big(b) >> shift);
 }
 
 function divide(a: number | bigint, b: number | bigint): number | bigint {
@@ -51,7 +69,7 @@ function divide(a: number | bigint, b: number | bigint): number | bigint {
   const ints = bothIntegers(a, b);
   // Exact only when the divisor divides the dividend; otherwise the quotient is a float.
   if (ints && ints[0] % ints[1] === 0n) return regoNumber(ints[0] / ints[1]);
-  return regoNumber(Number(a) / Number(b));
+  return floatResult('div', ratio(a, b));
 }
 
 function remainder(a: number | bigint, b: number | bigint): number | bigint {
@@ -144,9 +162,9 @@ function bitwise(name: string, apply: (a: bigint, b: bigint) => bigint): Builtin
 const MAX_SHIFT = 65_536n;
 
 export const NUMBER_BUILTINS: BuiltinDefinition[] = defineBuiltins([
-  numericBinary('plus', addNumbers),
+  numericBinary('plus', (a, b) => addNumbers(a, b)),
   { name: 'minus', arity: 2, implementation: minus },
-  numericBinary('mul', multiplyNumbers),
+  numericBinary('mul', (a, b) => multiplyNumbers(a, b)),
   numericBinary('div', divide),
   numericBinary('rem', remainder),
   { name: 'abs', arity: 1, implementation: (operands) => absolute(numberOperand('abs', operands, 1)) },

@@ -136,9 +136,10 @@ function templateRegexp(template: string, open: string, close: string): string {
   return `${pattern}${RE2JS.quote(template.slice(literalStart))}$`;
 }
 
-function singleRune(name: string, operands: RegoValue[], position: number): string {
+function delimiter(name: string, operands: RegoValue[], position: number, which: string): string {
   const value = stringOperand(name, operands, position);
-  if ([...value].length !== 1) throw builtinFailure(name, `operand ${position} must be a single character`);
+  const length = [...value].length;
+  if (length !== 1) throw builtinFailure(name, `${which} delimiter has to be exactly one character long but is ${length} long`);
   return value;
 }
 
@@ -220,8 +221,8 @@ export const REGEX_BUILTINS: BuiltinDefinition[] = defineBuiltins([
       const name = 'regex.template_match';
       const template = stringOperand(name, operands, 1);
       const text = stringOperand(name, operands, 2);
-      const open = singleRune(name, operands, 3);
-      const close = singleRune(name, operands, 4);
+      const open = delimiter(name, operands, 3, 'start');
+      const close = delimiter(name, operands, 4, 'end');
       return regexpFor(name, templateRegexp(template, open, close)).match(text);
     },
   },

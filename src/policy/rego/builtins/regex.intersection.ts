@@ -18,6 +18,8 @@ interface Token {
 }
 
 const MAX_CODE_POINT = 0x10ffff;
+/** Bound on the product automaton, so two long globs cannot exhaust memory. */
+const MAX_PRODUCT_STATES = 4_000_000;
 
 function invalid(input: string, position: number, message: string): Error {
   return builtinFailure('regex.globs_match', `input:${input}, pos:${position}, ${message}: the input provided is invalid`);
@@ -136,6 +138,7 @@ export function globsMatch(left: string, right: string): boolean {
   const a = parseGlob(left);
   const b = parseGlob(right);
   const width = b.length + 1;
+  if ((a.length + 1) * width > MAX_PRODUCT_STATES) throw builtinFailure('regex.globs_match', 'globs too long');
   const seen = new Uint8Array((a.length + 1) * width);
   const queue: number[] = [0];
   seen[0] = 1;

@@ -1,48 +1,75 @@
 import { builtinFailure, defineBuiltins, type BuiltinDefinition } from '../rego.builtins.ts';
-import { compareStrings, type RegoValue } from '../rego.value.ts';
+import type { RegoValue } from '../rego.value.ts';
 import { operand, stringOperand } from './operands.ts';
 
-/** Semantic versions (semver.org 2.0.0), as OPA's semver builtins validate and order them. */
+/**
+ * Semantic versions as OPA parses and orders them (its vendored coreos/go-semver): `+` starts build metadata, the
+ * first `-` after that a pre-release; the core is three dot-separated Go int64s (ParseInt: a sign and leading zeros
+ * are accepted); identifiers are `[0-9A-Za-z-]+` separated by dots.
+ */
 interface Version {
   core: [bigint, bigint, bigint];
   prerelease: string[];
 }
 
-const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$/;
+const IDENTIFIERS = /^[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*$/;
+const GO_INT64 = /^[+-]?[0-9]+$/;
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
 
-function parseVersion(text: string): Version | undefined {
-  const match = SEMVER.exec(text);
-  if (!match) return undefined;
-  return {
-    core: [BigInt(match[1] as string), BigInt(match[2] as string), BigInt(match[3] as string)],
-    prerelease: match[4] === undefined ? [] : match[4].split('.'),
-  };
+function splitOff(text: string, separator: string): [string, string] {
+  const index = text.indexOf(separator);
+  return index === -1 ? [text, ''] : [text.slice(0, index), text.slice(index + 1)];
 }
 
-function compareIdentifiers(a: string, b: string): number {
-  const numericA = /^\d+$/.test(a);
-  const numericB = /^\d+$/.test(b);
-  if (numericA && numericB) {
-    const x = BigInt(a);
-    const y = BigInt(b);
-    return x < y ? -1 : x > y ? 1 : 0;
+function parseVersion(text: string): Version | undefined {
+  const [withoutMetadata, metadata] = splitOff(text, '+');
+  const [core, prerelease] = splitOff(withoutMetadata, '-');
+  const parts = core.split('.');
+  if (parts.length < 3) return undefined;
+  const dotted = [parts[0], parts[1], parts.slice(2).join('.')] as [string, string, string];
+  if ((prerelease !== '' && !IDENTIFIERS.test(prerelease)) || (metadata !== '' && !IDENTIFIERS.test(metadata))) return undefined;
+  const numbers: bigint[] = [];
+  for (const part of dotted) {
+    if (!GO_INT64.test(part)) return undefined;
+    const value = BigInt(part);
+    if (value > INT64_MAX || value < INT64_MIN) return undefined;
+    numbers.push(value);
   }
-  if (numericA !== numericB) return numericA ? -1 : 1;
-  return Math.sign(compareStrings(a, b));
+  return { core: numbers as [bigint, bigint, bigint], prerelease: prerelease === '' ? [] : prerelease.split('.') };
+}
+
+/** Go's strconv.Atoi success: an optional sign and decimal digits within int64. */
+function atoi(text: string): bigint | undefined {
+  if (!GO_INT64.test(text)) return undefined;
+  const value = BigInt(text);
+  return value > INT64_MAX || value < INT64_MIN ? undefined : value;
+}
+
+function comparePrerelease(a: string[], b: string[]): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a[i] as string;
+    const y = b[i] as string;
+    const numberX = atoi(x);
+    const numberY = atoi(y);
+    // Numeric identifiers sort before alphanumeric ones.
+    if (numberX !== undefined && numberY === undefined) return -1;
+    if (numberX === undefined && numberY !== undefined) return 1;
+    if (numberX !== undefined && numberY !== undefined && numberX !== numberY) return numberX < numberY ? -1 : 1;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return Math.sign(a.length - b.length);
 }
 
 function compareVersions(a: Version, b: Version): number {
   for (let i = 0; i < 3; i++) {
     if (a.core[i] !== b.core[i]) return (a.core[i] as bigint) < (b.core[i] as bigint) ? -1 : 1;
   }
-  // A pre-release sorts before its release.
-  if (a.prerelease.length === 0 || b.prerelease.length === 0) return b.prerelease.length - a.prerelease.length === 0 ? 0 : a.prerelease.length === 0 ? 1 : -1;
-  const length = Math.min(a.prerelease.length, b.prerelease.length);
-  for (let i = 0; i < length; i++) {
-    const order = compareIdentifiers(a.prerelease[i] as string, b.prerelease[i] as string);
-    if (order !== 0) return order;
-  }
-  return Math.sign(a.prerelease.length - b.prerelease.length);
+  // A version without a pre-release sorts after one with.
+  if (a.prerelease.length === 0 && b.prerelease.length > 0) return 1;
+  if (b.prerelease.length === 0 && a.prerelease.length > 0) return -1;
+  return comparePrerelease(a.prerelease, b.prerelease);
 }
 
 function versionOperand(operands: RegoValue[], position: number): Version {

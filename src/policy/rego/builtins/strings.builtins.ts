@@ -49,6 +49,25 @@ function cutsetTrim(name: string, left: boolean, right: boolean): BuiltinDefinit
   };
 }
 
+/**
+ * Go's strings.ToLower/ToUpper map each rune on its own (Unicode simple case mapping). JavaScript's full mapping can
+ * turn one character into several ("ß" → "SS") or depend on context (final sigma), so non-ASCII text is mapped
+ * rune by rune, keeping a rune whose full mapping is not a single rune (U+0130 lower-cases to "i" in Go).
+ */
+function goCaseMap(text: string, upper: boolean): string {
+  if (!/[\u0080-\uffff]/.test(text)) return upper ? text.toUpperCase() : text.toLowerCase();
+  let out = '';
+  for (const char of text) {
+    if (!upper && char === '\u0130') {
+      out += 'i';
+      continue;
+    }
+    const mapped = upper ? char.toUpperCase() : char.toLowerCase();
+    out += [...mapped].length === 1 ? mapped : char;
+  }
+  return out;
+}
+
 function stringsOf(name: string, operands: RegoValue[], position: number): string[] {
   const value = operand(operands, position - 1);
   if (typeof value === 'string') return [value];
@@ -134,22 +153,25 @@ function replaceN(operands: RegoValue[]): RegoValue {
   }
   const text = stringOperand('strings.replace_n', operands, 2);
   pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // Go's genericReplacer: at each position the first matching key wins; after an empty-key match the same position
+  // is tried again without the empty key.
   let out = '';
+  let last = 0;
   let i = 0;
+  let previousEmpty = false;
   while (i <= text.length) {
-    const match = pairs.find(([key]) => text.startsWith(key, i));
-    if (match && match[0] !== '') {
-      out += match[1];
+    const match = pairs.find(([key]) => !(previousEmpty && key === '') && text.startsWith(key, i));
+    previousEmpty = match !== undefined && match[0] === '';
+    if (match) {
+      out += text.slice(last, i) + match[1];
       i += match[0].length;
+      last = i;
       continue;
     }
-    if (match) out += match[1];
     if (i === text.length) break;
-    const char = String.fromCodePoint(text.codePointAt(i) as number);
-    out += char;
-    i += char.length;
+    i += String.fromCodePoint(text.codePointAt(i) as number).length;
   }
-  return out;
+  return out + text.slice(last);
 }
 
 function splitN(operands: RegoValue[]): RegoValue {
@@ -176,8 +198,9 @@ function formatInt(operands: RegoValue[]): RegoValue {
 function goArgument(value: RegoValue): GoArgument {
   if (typeof value === 'bigint') return goIntArgument(value);
   if (typeof value === 'number') {
+    // Exact integers beyond the safe range are bigints in the value model, so a large integral JS number is the
+    // result of float arithmetic and prints as a float, as in OPA.
     if (Number.isSafeInteger(value)) return goIntArgument(BigInt(value));
-    if (Number.isInteger(value)) return { kind: 'bigint', value: BigInt(value) };
     return { kind: 'float', value };
   }
   if (typeof value === 'string') return { kind: 'string', value };
@@ -223,8 +246,8 @@ export const STRING_BUILTINS: BuiltinDefinition[] = defineBuiltins([
   { name: 'format_int', arity: 2, implementation: formatInt },
   { name: 'indexof', arity: 2, implementation: indexOf },
   { name: 'indexof_n', arity: 2, implementation: indexOfN },
-  { name: 'lower', arity: 1, implementation: (operands) => stringOperand('lower', operands, 1).toLowerCase() },
-  { name: 'upper', arity: 1, implementation: (operands) => stringOperand('upper', operands, 1).toUpperCase() },
+  { name: 'lower', arity: 1, implementation: (operands) => goCaseMap(stringOperand('lower', operands, 1), false) },
+  { name: 'upper', arity: 1, implementation: (operands) => goCaseMap(stringOperand('upper', operands, 1), true) },
   {
     name: 'replace',
     arity: 3,

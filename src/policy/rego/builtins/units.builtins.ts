@@ -63,10 +63,14 @@ function splitAmount(name: string, raw: string): [string, string] {
   return [match[1] as string, match[2] as string];
 }
 
-/** amount × factor, truncated to an integer, computed exactly for integral amounts. */
-function scaleToInteger(amount: string, factor: bigint): bigint {
+/** Exponents beyond this would build numbers with millions of digits. */
+const MAX_EXPONENT = 400;
+
+/** amount × factor, truncated to an integer, computed exactly. */
+function scaleToInteger(name: string, amount: string, factor: bigint): bigint {
   const [whole, fraction = ''] = amount.toLowerCase().split('e')[0]?.split('.') ?? ['0'];
   const exponent = Number(amount.toLowerCase().split('e')[1] ?? 0) - fraction.length;
+  if (Math.abs(exponent) > MAX_EXPONENT) throw builtinFailure(name, 'could not parse byte amount to a number');
   let value = BigInt(`${whole || '0'}${fraction}`) * factor;
   if (exponent >= 0) value *= 10n ** BigInt(exponent);
   else value /= 10n ** BigInt(-exponent);
@@ -78,7 +82,7 @@ function parseBytes(operands: RegoValue[]): RegoValue {
   const [amount, unit] = splitAmount(name, stringOperand(name, operands, 1));
   const factor = BYTE_UNITS[unit.toLowerCase()];
   if (factor === undefined) throw builtinFailure(name, `byte unit ${unit.toLowerCase()} not recognized`);
-  return regoNumber(scaleToInteger(amount, factor));
+  return regoNumber(scaleToInteger(name, amount, factor));
 }
 
 function parseUnits(operands: RegoValue[]): RegoValue {
@@ -87,7 +91,13 @@ function parseUnits(operands: RegoValue[]): RegoValue {
   const factor = SI_UNITS[unit];
   if (factor === undefined) throw builtinFailure(name, `unit ${unit} not recognized`);
   if (typeof factor === 'number' && !Number.isInteger(factor)) return Number(amount) * factor;
-  return multiplyNumbers(parseNumberText(amount.replace(/^\./, '0.').replace(/\.$/, '')), factor);
+  let value: number | bigint;
+  try {
+    value = parseNumberText(amount.replace(/^\./, '0.').replace(/\.$/, ''));
+  } catch {
+    throw builtinFailure(name, 'could not parse amount to a number');
+  }
+  return multiplyNumbers(value, factor, name);
 }
 
 export const UNIT_BUILTINS: BuiltinDefinition[] = defineBuiltins([
