@@ -45,7 +45,7 @@ export function createServices(database: Database, clock: Clock = systemClock) {
   const users = createUsersService({ db, clock });
   const organizations = createOrganizationsService({ db, clock, roles, members, onboarding });
   const apiTokens = createApiTokensService({ db, clock, roles });
-  const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine() });
+  const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
   // No module owns environments or services yet, so every project holds none.
   const projects = createProjectsService({ db, clock, contents: { countsByProject: async () => new Map() } });
   return { roles, members, onboarding, users, organizations, apiTokens, policyTokens, projects };

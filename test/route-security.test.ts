@@ -14,8 +14,9 @@ import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from '.
  *   - public routes are exactly /ips, /openapi.json and the /docs pages;
  *   - every other route refuses a request without credentials, and with each kind of invalid credential, with 401
  *     and the error body;
- *   - a signed-in member of another organization, and an ADMIN API token of another organization, addressing the
- *     victim organization's resources get 403 or 404 — never a success — and the victim's rows are unchanged;
+ *   - a signed-in member of another organization, an ADMIN API token of another organization, and a policy API token
+ *     of another organization whose policy allows everything, addressing the victim organization's resources get
+ *     403 or 404 — never a success — and the victim's rows are unchanged;
  *   - every route is described in the OpenAPI document with an operation id, including every SPEC.md operation
  *     implemented so far.
  */
@@ -33,6 +34,9 @@ const SPEC_OPERATION_IDS = [
   'listOrganizationApiTokens',
   'createOrganizationApiToken',
   'deleteOrganizationApiToken',
+  'listOrganizationPolicyApiTokens',
+  'createOrganizationPolicyApiToken',
+  'deleteOrganizationPolicyApiToken',
   'listProject',
   'createProject',
   'getOrganizationProjectStats',
@@ -40,6 +44,9 @@ const SPEC_OPERATION_IDS = [
   'editProject',
   'deleteProject',
 ];
+
+/** A Rego policy whose `allow` holds for every request: the most a policy API token can be given. */
+const ALLOW_EVERYTHING = 'package agent\n\nallow := true\n';
 
 const ERROR_BODY_KEYS = ['status', 'error', 'message', 'request_id', 'details'];
 
@@ -224,9 +231,12 @@ describeEachDatabase('route security', (ctx) => {
   let routes: RegisteredRoute[] = [];
   let document: OpenApiDocument;
   let victim: TestUser;
-  let victimIds: { organizationId: string; projectId: string; apiTokenId: string };
+  let victimIds: { organizationId: string; projectId: string; apiTokenId: string; policyApiTokenId: string };
+  let revokedPolicyTokenAuth: string;
+  let expiredPolicyTokenAuth: string;
   let intruder: TestUser;
   let intruderTokenAuth: string;
+  let intruderPolicyTokenAuth: string;
 
   beforeAll(async () => {
     const testApp = ctx();
@@ -247,17 +257,64 @@ describeEachDatabase('route security', (ctx) => {
       payload: { name: uniqueName('victim-token'), scope: 'ADMIN' },
     });
     expect(created.statusCode).toBe(201);
+    const policyToken = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/organization/${organizationId}/policyApiToken`,
+      payload: { name: uniqueName('victim-agent'), opa_policy: 'package agent\n\nallow if input.method == "GET"\n' },
+    });
+    expect(policyToken.statusCode).toBe(201);
+    // A policy token that existed and was revoked: its value must be worthless at once.
+    const revoked = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/organization/${organizationId}/policyApiToken`,
+      payload: { name: uniqueName('revoked-agent'), opa_policy: ALLOW_EVERYTHING },
+    });
+    expect(revoked.statusCode).toBe(201);
+    const revocation = await testApp.call(victim.auth, {
+      method: 'DELETE',
+      url: `/organization/${organizationId}/policyApiToken/${revoked.json<{ id: string }>().id}`,
+    });
+    expect(revocation.statusCode).toBe(204);
+    revokedPolicyTokenAuth = `Bearer ${revoked.json<{ token: string }>().token}`;
+    // And one that expired: minted for a minute, then the clock moves past it.
+    const expiring = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/organization/${organizationId}/policyApiToken`,
+      payload: {
+        name: uniqueName('expired-agent'),
+        opa_policy: ALLOW_EVERYTHING,
+        expires_at: new Date(testApp.clock.now().getTime() + 60_000).toISOString(),
+      },
+    });
+    expect(expiring.statusCode).toBe(201);
+    expiredPolicyTokenAuth = `Token ${expiring.json<{ token: string }>().token}`;
+    testApp.clock.advance(120_000);
     const onboarding = await testApp.call(victim.auth, {
       method: 'POST',
       url: `/organization/${organizationId}/onboarding`,
       payload: { status: 'IN_PROGRESS' },
     });
     expect(onboarding.statusCode).toBe(200);
-    victimIds = { organizationId, projectId: project.json<{ id: string }>().id, apiTokenId: created.json<{ id: string }>().id };
+    victimIds = {
+      organizationId,
+      projectId: project.json<{ id: string }>().id,
+      apiTokenId: created.json<{ id: string }>().id,
+      policyApiTokenId: policyToken.json<{ id: string }>().id,
+    };
 
     intruder = await testApp.signUp();
     const intruderOrganizationId = await testApp.createOrganization(intruder);
     intruderTokenAuth = `Bearer ${await testApp.createApiToken(intruder.auth, intruderOrganizationId, { name: uniqueName('intruder-token'), scope: 'ADMIN' })}`;
+    const intruderPolicyToken = await testApp.call(intruder.auth, {
+      method: 'POST',
+      url: `/organization/${intruderOrganizationId}/policyApiToken`,
+      payload: { name: uniqueName('intruder-agent'), opa_policy: ALLOW_EVERYTHING },
+    });
+    expect(intruderPolicyToken.statusCode).toBe(201);
+    intruderPolicyTokenAuth = `Bearer ${intruderPolicyToken.json<{ token: string }>().token}`;
+    // The intruder's agent really does have admin reach at home, so a refusal below is the organization boundary.
+    const atHome = await testApp.call(intruderPolicyTokenAuth, { method: 'GET', url: `/organization/${intruderOrganizationId}/apiToken` });
+    expect(atHome.statusCode).toBe(200);
   });
 
   function victimRequest(route: RegisteredRoute) {
@@ -326,6 +383,12 @@ describeEachDatabase('route security', (ctx) => {
       'empty bearer': 'Bearer ',
       'unknown API token of valid form': `Token ${mintToken('api').value}`,
       'API token with a broken checksum': `Bearer ${mintToken('api').value.slice(0, -1)}x`,
+      'unknown policy token of valid form': `Token ${mintToken('policy').value}`,
+      'policy token with a broken checksum': `Bearer ${mintToken('policy').value.slice(0, -1)}x`,
+      'garbage slwp_ token': 'Bearer slwp_garbage',
+      'slwp_ prefix alone': 'Bearer slwp_',
+      'revoked policy token': revokedPolicyTokenAuth,
+      'expired policy token': expiredPolicyTokenAuth,
       'JWT signed by a foreign key': `Bearer ${forgedJwt}`,
       'expired JWT': `Bearer ${expiredJwt}`,
       'JWT for another audience': `Bearer ${wrongAudienceJwt}`,
@@ -348,12 +411,15 @@ describeEachDatabase('route security', (ctx) => {
   it.each([
     ['a signed-in member of another organization', () => intruder.auth],
     ['an ADMIN API token of another organization', () => intruderTokenAuth],
+    ['an allow-everything policy API token of another organization', () => intruderPolicyTokenAuth],
   ])("keeps %s out of the victim organization's resources", async (_who, auth) => {
-    const seeds = () => [victimIds.organizationId, victimIds.projectId, victimIds.apiTokenId, victim.id];
+    const seeds = () => [victimIds.organizationId, victimIds.projectId, victimIds.apiTokenId, victimIds.policyApiTokenId, victim.id];
     const before = await victimSnapshot(ctx(), seeds());
     expect(before.organizations).toHaveLength(1);
     expect(before.projects).toHaveLength(1);
     expect(before.api_tokens).toHaveLength(1);
+    // The victim's GET-only agent, and the expired one (still a row, no longer a credential).
+    expect(before.policy_tokens).toHaveLength(2);
 
     const problems: string[] = [];
     for (const route of routes) {

@@ -1,5 +1,6 @@
+import type { Clock } from '../lib/clock.ts';
 import { badRequest } from '../lib/errors.ts';
-import { CompileError, compilePolicy, decide, type CompiledPolicy } from './rego/rego.engine.ts';
+import { CompileError, compilePolicy, decide, type CompiledPolicy, type DecidingRule, type PolicyDecision } from './rego/rego.engine.ts';
 import { fromJson, toJson, type RegoValue } from './rego/rego.value.ts';
 
 /**
@@ -34,7 +35,26 @@ function describe(value: RegoValue): string {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
-export function createRegoPolicyEngine(): PolicyEngine {
+function ruleText(rule: DecidingRule | undefined): string {
+  if (rule === undefined) return '';
+  return ` (${rule.isDefault ? 'default rule' : 'rule'} at line ${rule.line}, column ${rule.column})`;
+}
+
+function verdictOf(decision: PolicyDecision): PolicyVerdict {
+  switch (decision.outcome) {
+    case 'allowed':
+      return { allow: true, reason: `allow is true${ruleText(decision.rule)}` };
+    case 'undefined':
+      return { allow: false, reason: 'allow is undefined for this request' };
+    case 'not-true':
+      return { allow: false, reason: `allow is ${describe(decision.value ?? null)}, not true${ruleText(decision.rule)}` };
+    case 'error':
+      return { allow: false, reason: `evaluation failed: ${decision.error ?? 'unknown error'}` };
+  }
+}
+
+/** `time.now_ns` in policies follows the same clock as token expiry. */
+export function createRegoPolicyEngine(clock: Clock): PolicyEngine {
   return {
     compile(source) {
       let policy: CompiledPolicy;
@@ -48,25 +68,27 @@ export function createRegoPolicyEngine(): PolicyEngine {
       }
       const definesAllow = policy.modules.some((module) => module.rules.some((rule) => rule.head[0]?.type === 'scalar' && rule.head[0].value === 'allow'));
       if (!definesAllow) {
+        const where = policy.modules[0]?.packageLocation;
         throw badRequest('the policy defines no allow rule, so it would deny every request', [
-          { field: '/opa_policy', message: `define "allow" in package ${policy.packagePath.join('.')}` },
+          {
+            field: '/opa_policy',
+            message: `line ${where?.row ?? 1}, column ${where?.col ?? 1}: define "allow" in package ${policy.packagePath.join('.')}`,
+          },
         ]);
       }
       return policy;
     },
 
     decide(policy, input) {
-      const decision = decide(policy, fromJson(input), { budget: DECISION_BUDGET, strictBuiltinErrors: false });
-      switch (decision.outcome) {
-        case 'allowed':
-          return { allow: true, reason: 'allow is true' };
-        case 'undefined':
-          return { allow: false, reason: 'allow is undefined for this request' };
-        case 'not-true':
-          return { allow: false, reason: `allow is ${describe(decision.value ?? null)}, not true` };
-        case 'error':
-          return { allow: false, reason: `evaluation failed: ${decision.error ?? 'unknown error'}` };
+      let document: RegoValue;
+      try {
+        document = fromJson(input);
+      } catch {
+        // Deeper than the call stack allows (a hostile body): nothing a policy could allow.
+        return { allow: false, reason: 'the request is too deeply nested for the policy to evaluate' };
       }
+      const nowNs = BigInt(clock.now().getTime()) * 1_000_000n;
+      return verdictOf(decide(policy, document, { budget: DECISION_BUDGET, strictBuiltinErrors: false, nowNs }));
     },
   };
 }

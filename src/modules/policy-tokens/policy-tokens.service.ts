@@ -5,7 +5,7 @@ import type { DB } from '../../db/db.schema.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { constantTimeEqual } from '../../lib/crypto.ts';
-import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { CompiledPolicy, PolicyEngine, PolicyVerdict } from '../../policy/policy.engine.ts';
@@ -81,17 +81,24 @@ export function createPolicyTokensService(deps: PolicyTokensDeps) {
     const row = await findPolicyTokenByHash(db, hash);
     if (row === undefined || !constantTimeEqual(row.token_hash, hash)) return undefined;
     if (row.expires_at !== null && row.expires_at <= isoTimestamp(clock)) return undefined;
-    compiledPolicyOf(row);
     return { kind: 'policy_token', tokenId: row.id, tokenName: row.name, organizationId: row.organization_id };
   }
 
-  /** The decision of a token's policy on one request's input; a token revoked meanwhile decides nothing. */
+  /**
+   * The decision of a token's policy on one request's input. A token revoked meanwhile decides nothing, and a stored
+   * policy that no longer compiles (the engine's limits changed since it was created) denies everything.
+   */
   async function policyVerdict(tokenId: string, input: unknown): Promise<PolicyVerdict> {
     let policy = compiled.get(tokenId);
     if (policy === undefined) {
       const row = await findPolicyTokenById(db, tokenId);
       if (row === undefined) return { allow: false, reason: 'the token has been revoked' };
-      policy = compiledPolicyOf(row);
+      try {
+        policy = compiledPolicyOf(row);
+      } catch (error) {
+        if (error instanceof AppError) return { allow: false, reason: `its policy no longer compiles: ${error.details?.[0]?.message ?? error.message}` };
+        throw error;
+      }
     }
     return engine.decide(policy, input);
   }

@@ -1003,6 +1003,9 @@ export class Evaluator {
     } catch (error) {
       return this.builtinFailure(error, location);
     }
+    // One builtin call can be expensive (a long glob or regex): the deadline is checked after each, not only every
+    // 1024 steps.
+    if (Date.now() > ctx.shared.deadline) throw new EvalError('eval_cancel_error', location, 'evaluation time budget exceeded');
     return result === undefined ? false : k(result);
   }
 

@@ -238,7 +238,7 @@ class Parser {
     return [rule];
   }
 
-  /** `if { ... }`, `if <literal>`, `{ ... }`, or nothing (a body of `true`). */
+  /** `if { ... }`, `if <literal>`, or nothing (a body of `true`). */
   private parseRuleBody(location: SourceLocation): Expr[] {
     if (this.isIdent('if') && !this.atLineBreak()) {
       this.next();
@@ -268,7 +268,8 @@ class Parser {
       this.bracketDepth = saved;
       return [literal];
     }
-    if (this.isPunct('{') && !this.atLineBreak()) return this.parseBraceBody();
+    // Rego v1: a body needs `if` (`p { ... }` is v0 syntax, refused as OPA 1.x refuses it).
+    if (this.isPunct('{') && !this.atLineBreak()) this.fail('`if` keyword is required before rule body');
     return [{ kind: 'term', term: { type: 'scalar', value: true, location }, negated: false, withs: [], location }];
   }
 

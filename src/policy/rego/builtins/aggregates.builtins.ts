@@ -4,7 +4,7 @@ import { addNumbers, multiplyNumbers } from './numbers.builtins.ts';
 import { collectionOperand, elementError, oneOfError, operand } from './operands.ts';
 
 /** Number of Unicode code points, which is what Go's rune count gives for the strings we hold. */
-export function codePointLength(text: string): number {
+function codePointLength(text: string): number {
   let length = 0;
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i);

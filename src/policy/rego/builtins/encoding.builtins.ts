@@ -3,6 +3,7 @@ import { compareStrings, RegoObject, RegoSet, typeName, type RegoValue } from '.
 import { Base64Error, bytesToText, decodeBase64, decodeBase64Url, encodeBase64, utf8Bytes } from './binary.text.ts';
 import { JsonSyntaxError, parseJson, serializeJson } from './json.text.ts';
 import { objectOperand, operand, sortedMembers, stringOperand } from './operands.ts';
+import { termText } from './term.text.ts';
 
 /** Encodings: base64, base64url, hex, urlquery and JSON, with Go's (OPA's) exact behaviour and error texts. */
 function base64Decoder(name: string, decode: (text: string) => Uint8Array): BuiltinDefinition {
@@ -39,7 +40,7 @@ function hexDecode(operands: RegoValue[]): RegoValue {
 }
 
 /** Go's url.QueryEscape. */
-export function queryEscape(text: string): string {
+function queryEscape(text: string): string {
   let out = '';
   for (const byte of utf8Bytes(text)) {
     const char = String.fromCharCode(byte);
@@ -161,7 +162,7 @@ function marshalWithOptions(operands: RegoValue[]): RegoValue {
         indent = option;
         break;
       default:
-        throw new BuiltinError('eval_type_error', `${name}: operand 2 object contained unknown key ${JSON.stringify(key)}`);
+        throw new BuiltinError('eval_type_error', `${name}: operand 2 object contained unknown key ${termText(key)}`);
     }
   }
   // Pretty output when asked for, or when an indent or prefix is given and pretty was not turned off.

@@ -121,7 +121,7 @@ const compiled = new Map<string, RE2JS>();
 const MAX_CACHED_GLOBS = 1000;
 
 function globMatcher(pattern: string, delimiters: string[]): RE2JS {
-  const key = JSON.stringify([pattern, delimiters]);
+  const key = `${delimiters.join('\u0000')}\u0001${pattern}`;
   const cached = compiled.get(key);
   if (cached) return cached;
   const excluded = delimiters.flatMap((delimiter) => Array.from(delimiter)).map(classEscape).join('');

@@ -1,3 +1,5 @@
+import { quoteString } from './term.text.ts';
+
 /**
  * A port of the part of Go's fmt.Sprintf that OPA's `sprintf` reaches. OPA hands Go one of four argument kinds:
  * an int (integers within int64), a *big.Int (integers beyond), a float64, or a string (strings, and every other
@@ -58,7 +60,8 @@ function badVerb(verb: string, argument: GoArgument): string {
 }
 
 function pad(text: string, spec: Spec, zeroAllowed: boolean): string {
-  const width = spec.width ?? 0;
+  if (spec.width === undefined) return text;
+  const width = spec.width;
   const length = [...text].length;
   if (length >= width) return text;
   const fill = width - length;
@@ -117,12 +120,74 @@ function formatInteger(value: bigint, verb: string, spec: Spec): string | undefi
   return pad(text, spec, spec.precision === undefined);
 }
 
-/** Decimal digits and exponent of |value|: value = 0.d1d2d3... × 10^point. Shortest when `significant` is undefined. */
-function decimalDigits(value: number, significant: number | undefined): { digits: string; point: number } {
-  if (value === 0) return { digits: '0', point: 1 };
-  const exponential = significant === undefined ? Math.abs(value).toExponential() : Math.abs(value).toExponential(Math.max(0, significant - 1));
-  const [mantissa, exponent] = exponential.split('e') as [string, string];
-  return { digits: mantissa.replace('.', ''), point: Number(exponent) + 1 };
+interface Decimal {
+  /** Significant digits, the first non-zero unless the value is zero. */
+  digits: string;
+  /** The value is 0.digits × 10^point. */
+  point: number;
+}
+
+/** The exact decimal expansion of a positive finite double (every double is a finite decimal). */
+function exactDecimal(value: number): Decimal {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, value);
+  const bits = view.getBigUint64(0);
+  const exponentBits = Number((bits >> 52n) & 0x7ffn);
+  let mantissa = bits & ((1n << 52n) - 1n);
+  let exponent = -1074;
+  if (exponentBits !== 0) {
+    mantissa |= 1n << 52n;
+    exponent = exponentBits - 1075;
+  }
+  if (exponent >= 0) {
+    const digits = (mantissa << BigInt(exponent)).toString();
+    return { digits, point: digits.length };
+  }
+  // mantissa / 2^k = mantissa × 5^k / 10^k
+  const digits = (mantissa * 5n ** BigInt(-exponent)).toString();
+  return { digits, point: digits.length + exponent };
+}
+
+/** Rounds to `keep` leading digits, ties to even, as strconv does on the exact value. */
+function roundDecimal(decimal: Decimal, keep: number): Decimal {
+  const digits = `0${decimal.digits}`;
+  const position = keep + 1;
+  let point = decimal.point + 1;
+  if (position <= 0) return { digits: '0', point: 1 };
+  if (position >= digits.length) return strip({ digits: digits.padEnd(position, '0'), point });
+  let head = digits.slice(0, position);
+  const next = digits[position] as string;
+  const rest = digits.slice(position + 1);
+  const lastOdd = Number(head[head.length - 1]) % 2 === 1;
+  if (next > '5' || (next === '5' && (/[1-9]/.test(rest) || lastOdd))) {
+    const incremented = (BigInt(head) + 1n).toString().padStart(head.length, '0');
+    if (incremented.length > head.length) point += 1;
+    head = incremented;
+  }
+  return strip({ digits: head, point });
+}
+
+function strip(decimal: Decimal): Decimal {
+  let { digits, point } = decimal;
+  while (digits.length > 1 && digits[0] === '0') {
+    digits = digits.slice(1);
+    point -= 1;
+  }
+  if (/^0+$/.test(digits)) return { digits: '0', point: 1 };
+  return { digits, point };
+}
+
+/** Digits of |value|: the shortest that round-trip when `significant` is undefined, else rounded to that many. */
+function decimalDigits(value: number, significant: number | undefined): Decimal {
+  const magnitude = Math.abs(value);
+  if (magnitude === 0) return { digits: '0'.repeat(significant ?? 1), point: 1 };
+  if (significant === undefined) {
+    // JavaScript's shortest round-trip digits are Go's shortest digits too.
+    const [mantissa, exponent] = magnitude.toExponential().split('e') as [string, string];
+    return { digits: mantissa.replace('.', ''), point: Number(exponent) + 1 };
+  }
+  const rounded = roundDecimal(exactDecimal(magnitude), significant);
+  return { digits: rounded.digits.padEnd(significant, '0').slice(0, significant), point: rounded.point };
 }
 
 function exponentForm(digits: string, point: number, fractionDigits: number, upper: boolean): string {
@@ -137,9 +202,10 @@ function exponentForm(digits: string, point: number, fractionDigits: number, upp
 
 function fixedForm(value: number, fractionDigits: number): string {
   const magnitude = Math.abs(value);
-  if (magnitude < 1e21) return magnitude.toFixed(Math.min(fractionDigits, 100));
-  const integral = BigInt(magnitude).toString();
-  return fractionDigits > 0 ? `${integral}.${'0'.repeat(fractionDigits)}` : integral;
+  const { digits, point } = magnitude === 0 ? { digits: '0', point: 1 } : roundDecimal(exactDecimal(magnitude), exactDecimal(magnitude).point + fractionDigits);
+  const integral = point > 0 ? digits.slice(0, point).padEnd(point, '0') : '0';
+  const fraction = (point < 0 ? '0'.repeat(-point) + digits : digits.slice(Math.max(point, 0))).padEnd(fractionDigits, '0').slice(0, fractionDigits);
+  return fractionDigits > 0 ? `${integral}.${fraction}` : integral;
 }
 
 /** Go's strconv.FormatFloat for the verbs e, f, g (and upper-case forms), without the sign. */
@@ -173,7 +239,7 @@ function formatFloatMagnitude(value: number, verb: string, precision: number | u
   }
 }
 
-export function formatFloat(value: number, verb: string, precision: number | undefined, sharp: boolean): string {
+function formatFloat(value: number, verb: string, precision: number | undefined, sharp: boolean): string {
   const body = formatFloatMagnitude(value, verb === 'v' ? 'g' : verb, precision, sharp);
   return (value < 0 || Object.is(value, -0) ? '-' : '') + body;
 }
@@ -206,7 +272,7 @@ function formatArgument(argument: GoArgument, verb: string, spec: Spec): string 
           if (spec.precision !== undefined) text = [...text].slice(0, spec.precision).join('');
           return pad(text, spec, true);
         case 'q':
-          return pad(JSON.stringify(text), spec, false);
+          return pad(quoteString(text), spec, false);
         case 'x':
         case 'X': {
           const hex = Buffer.from(text, 'utf8').toString('hex');
@@ -228,13 +294,13 @@ export function goSprintf(format: string, args: GoArgument[]): string {
   let next = 0;
   let i = 0;
   while (i < format.length) {
-    const char = format[i] as string;
-    if (char !== '%') {
-      out += char;
-      i++;
-      continue;
+    const percent = format.indexOf('%', i);
+    if (percent === -1) {
+      out += format.slice(i);
+      break;
     }
-    i++;
+    out += format.slice(i, percent);
+    i = percent + 1;
     const spec: Spec = { minus: false, plus: false, sharp: false, space: false, zero: false, width: undefined, precision: undefined };
     for (; i < format.length; i++) {
       const flag = format[i];
@@ -254,7 +320,7 @@ export function goSprintf(format: string, args: GoArgument[]): string {
         return argument?.kind === 'int' ? Number(argument.value) : undefined;
       }
       const start = i;
-      while (i < format.length && /[0-9]/.test(format[i] as string)) i++;
+      while (i < format.length && format.charCodeAt(i) >= 48 && format.charCodeAt(i) <= 57) i++;
       if (i === start) return undefined;
       const value = Number(format.slice(start, i));
       // Go gives up on widths and precisions past a million ("crazy long number"); so do we, which also keeps a

@@ -186,16 +186,13 @@ function layoutChunks(layout: string): Chunk[] {
   while (i < layout.length) {
     const rest = layout.slice(i);
     const char = layout[i] as string;
-    if ((char === '.' || char === ',') && /^[.,](0+|9+)(?![0-9])/.test(rest)) {
-      const digits = (/^[.,](0+|9+)/.exec(rest) as RegExpExecArray)[1] as string;
-      // Go only treats the run as a fraction when it follows a seconds element.
-      const previous = chunks[chunks.length - 1];
-      if (literal === '' && previous && 'std' in previous && (previous.std === '05' || previous.std === '5')) {
-        flush();
-        chunks.push({ std: `${char}${digits}` });
-        i += 1 + digits.length;
-        continue;
-      }
+    // ".000", ",999": fractional seconds when the run of one repeated digit is not followed by another digit.
+    const fraction = /^[.,](0+|9+)(?![0-9])/.exec(rest);
+    if (fraction) {
+      flush();
+      chunks.push({ std: fraction[0] });
+      i += fraction[0].length;
+      continue;
     }
     let matched: string | undefined;
     for (const prefix of STD_PREFIXES) {
@@ -359,7 +356,7 @@ export function parseTime(layout: string, value: string): { fields: ParsedFields
   const fail = (rest: string, element: string): GoTimeError =>
     new GoTimeError(`parsing time ${JSON.stringify(value)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(rest)} as ${JSON.stringify(element)}`);
   const rangeError = (element: string): GoTimeError => new GoTimeError(`parsing time ${JSON.stringify(value)}: ${element} out of range`);
-  const fields: ParsedFields = { year: 1, month: 1, day: 1, hour: 0, minute: 0, second: 0, nanosecond: 0, pm: undefined, offsetSeconds: undefined, zoneName: undefined };
+  const fields: ParsedFields = { year: 0, month: 1, day: 1, hour: 0, minute: 0, second: 0, nanosecond: 0, pm: undefined, offsetSeconds: undefined, zoneName: undefined };
   let rest = value;
   const number = (std: string, min: number, max: number): number => {
     const match = new RegExp(`^\\d{${min},${max}}`).exec(rest);
@@ -524,9 +521,10 @@ const DURATION_UNITS: Record<string, bigint> = {
   h: 3600n * NS_PER_SECOND,
 };
 
-/** Go's time.ParseDuration, exact in nanoseconds. */
+/** A port of Go's time.ParseDuration (including its float arithmetic for fractions and its error texts). */
 export function parseDuration(text: string): bigint {
-  const invalid = (): GoTimeError => new GoTimeError(`time: invalid duration ${JSON.stringify(text)}`);
+  const quoted = JSON.stringify(text);
+  const invalid = (): GoTimeError => new GoTimeError(`time: invalid duration ${quoted}`);
   let rest = text;
   let negative = false;
   if (rest.startsWith('-') || rest.startsWith('+')) {
@@ -535,23 +533,43 @@ export function parseDuration(text: string): bigint {
   }
   if (rest === '0') return 0n;
   if (rest === '') throw invalid();
+  const limit = 1n << 63n;
   let total = 0n;
   while (rest !== '') {
-    const match = /^(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/.exec(rest);
-    if (!match || (match[1] === '' && (match[2] ?? '') === '')) {
-      if (/^[\d.]+$/.test(rest)) throw new GoTimeError(`time: missing unit in duration ${JSON.stringify(text)}`);
-      const unit = /^[\d.]*([^\d.]*)/.exec(rest)?.[1] ?? '';
-      if (unit !== '' && /^[\d.]+/.test(rest)) throw new GoTimeError(`time: unknown unit ${JSON.stringify(unit.replace(/[\d.].*$/, ''))} in duration ${JSON.stringify(text)}`);
-      throw invalid();
+    if (!/^[.0-9]/.test(rest)) throw invalid();
+    const whole = /^[0-9]*/.exec(rest)?.[0] ?? '';
+    rest = rest.slice(whole.length);
+    let value = BigInt(whole === '' ? '0' : whole);
+    if (value >= limit) throw invalid();
+    let fraction = 0n;
+    let scale = 1;
+    let hasFraction = false;
+    if (rest.startsWith('.')) {
+      const digits = /^\.([0-9]*)/.exec(rest)?.[1] ?? '';
+      rest = rest.slice(1 + digits.length);
+      hasFraction = digits !== '';
+      // Go stops accumulating fraction digits once another would overflow.
+      for (const digit of digits) {
+        if (fraction > (limit - 1n) / 10n) break;
+        fraction = fraction * 10n + BigInt(digit);
+        scale *= 10;
+      }
     }
-    const unit = DURATION_UNITS[match[3] as string] as bigint;
-    const whole = BigInt(match[1] === '' ? '0' : (match[1] as string));
-    const fraction = match[2] ?? '';
-    let value = whole * unit;
-    if (fraction !== '') value += (BigInt(fraction) * unit) / 10n ** BigInt(fraction.length);
+    if (whole === '' && !hasFraction) throw invalid();
+    const unitText = /^[^.0-9]*/.exec(rest)?.[0] ?? '';
+    if (unitText === '') throw new GoTimeError(`time: missing unit in duration ${quoted}`);
+    rest = rest.slice(unitText.length);
+    const unit = DURATION_UNITS[unitText];
+    if (unit === undefined) throw new GoTimeError(`time: unknown unit ${JSON.stringify(unitText)} in duration ${quoted}`);
+    if (value > (limit - 1n) / unit) throw invalid();
+    value *= unit;
+    if (fraction > 0n) {
+      value += BigInt(Math.trunc(Number(fraction) * (Number(unit) / scale)));
+      if (value > limit) throw invalid();
+    }
     total += value;
-    if (total > INT64_MAX + (negative ? 1n : 0n)) throw invalid();
-    rest = rest.slice(match[0].length);
+    if (total > limit) throw invalid();
   }
+  if (total > limit - 1n && !negative) throw invalid();
   return negative ? -total : total;
 }

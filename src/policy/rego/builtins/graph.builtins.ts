@@ -2,10 +2,11 @@ import { builtinFailure, defineBuiltins, operandTypeError, type BuiltinDefinitio
 import { RegoObject, RegoSet, typeName, type RegoValue } from '../rego.value.ts';
 import { collectionOperand, objectOperand, sortedMembers } from './operands.ts';
 
-/** Neighbours of a node: an array or set of nodes; null (and anything else) means none. */
+/** Neighbours of a node: the members of an array or set, or an object's keys; null (and anything else) means none. */
 function neighbours(edges: RegoValue | undefined): RegoValue[] {
   if (Array.isArray(edges)) return edges;
   if (edges instanceof RegoSet) return sortedMembers(edges);
+  if (edges instanceof RegoObject) return [...edges.keys()];
   return [];
 }
 
@@ -21,8 +22,8 @@ function reachable(operands: RegoValue[]): RegoValue {
     const node = queue[i] as RegoValue;
     const edges = graph.get(node);
     if (edges === undefined || reached.has(node)) continue;
-    if (edges !== null && !Array.isArray(edges) && !(edges instanceof RegoSet)) {
-      throw operandTypeError('graph.reachable', 1, 'object containing sets or arrays', `object containing ${typeName(edges)}`);
+    if (edges !== null && !Array.isArray(edges) && !(edges instanceof RegoSet) && !(edges instanceof RegoObject)) {
+      throw operandTypeError('graph.reachable', 1, 'object containing sets, arrays or objects', `object containing ${typeName(edges)}`);
     }
     reached.add(node);
     for (const neighbour of neighbours(edges)) if (!reached.has(neighbour)) queue.push(neighbour);
@@ -31,6 +32,8 @@ function reachable(operands: RegoValue[]): RegoValue {
 }
 
 const MAX_PATH_STEPS = 100_000;
+/** Paths are followed recursively; this keeps a long chain from exhausting the stack. */
+const MAX_PATH_LENGTH = 2_000;
 
 /**
  * graph.reachable_paths, as OPA builds them: depth-first from each initial node; a path ends at a node without
@@ -43,7 +46,7 @@ function reachablePaths(operands: RegoValue[]): RegoValue {
   let steps = 0;
   const walk = (node: RegoValue, path: RegoValue[], expanded: RegoSet): void => {
     // Paths can multiply exponentially in a DAG; a bound keeps a hostile graph from stalling the evaluation.
-    if (++steps > MAX_PATH_STEPS) throw builtinFailure('graph.reachable_paths', 'graph too large');
+    if (++steps > MAX_PATH_STEPS || path.length > MAX_PATH_LENGTH) throw builtinFailure('graph.reachable_paths', 'graph too large');
     const here = [...path, node];
     const next = neighbours(graph.get(node));
     if (next.length === 0) {

@@ -1,3 +1,4 @@
+import { BuiltinError } from '../rego.builtins.ts';
 import { compareStrings, RegoObject, regoNumber, RegoSet, compareValues, type RegoValue } from '../rego.value.ts';
 import { numberText } from './term.text.ts';
 
@@ -267,6 +268,7 @@ export function serializeJson(value: RegoValue, indentation: Indentation | undef
 }
 
 function serialize(value: RegoValue, indentation: Indentation | undefined, level: number): string {
+  if (level > MAX_DEPTH) throw new BuiltinError('eval_builtin_error', 'json: value nested too deeply');
   if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':

@@ -21,12 +21,6 @@ export function numberOperand(name: string, operands: RegoValue[], position: num
   return value;
 }
 
-export function booleanOperand(name: string, operands: RegoValue[], position: number): boolean {
-  const value = operand(operands, position - 1);
-  if (typeof value !== 'boolean') throw operandTypeError(name, position, 'boolean', typeName(value));
-  return value;
-}
-
 export function arrayOperand(name: string, operands: RegoValue[], position: number): RegoValue[] {
   const value = operand(operands, position - 1);
   if (!Array.isArray(value)) throw operandTypeError(name, position, 'array', typeName(value));

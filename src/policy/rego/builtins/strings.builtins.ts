@@ -21,7 +21,7 @@ function runes(text: string): string[] {
 }
 
 /** Go's strings.Split: an empty separator splits into runes; an empty string with a separator gives [""]. */
-export function goSplit(text: string, separator: string): string[] {
+function goSplit(text: string, separator: string): string[] {
   if (separator === '') return runes(text);
   return text.split(separator);
 }

@@ -1,3 +1,4 @@
+import { BuiltinError } from '../rego.builtins.ts';
 import { compareValues, RegoObject, RegoSet, type RegoValue } from '../rego.value.ts';
 
 /**
@@ -54,7 +55,14 @@ export function quoteString(text: string): string {
   return `${out}"`;
 }
 
+/** Nesting beyond this is refused rather than overflowing the stack. */
+const MAX_DEPTH = 1000;
+
 export function termText(value: RegoValue): string {
+  return termTextAt(value, 0);
+}
+
+function termTextAt(value: RegoValue, depth: number): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
@@ -67,11 +75,13 @@ export function termText(value: RegoValue): string {
     default:
       break;
   }
-  if (Array.isArray(value)) return `[${value.map(termText).join(', ')}]`;
+  if (depth >= MAX_DEPTH) throw new BuiltinError('eval_builtin_error', 'value nested too deeply to print');
+  const inner = (member: RegoValue): string => termTextAt(member, depth + 1);
+  if (Array.isArray(value)) return `[${value.map(inner).join(', ')}]`;
   if (value instanceof RegoObject) {
     const entries = [...value.entries()].sort(([a], [b]) => compareValues(a, b));
-    return `{${entries.map(([key, member]) => `${termText(key)}: ${termText(member)}`).join(', ')}}`;
+    return `{${entries.map(([key, member]) => `${inner(key)}: ${inner(member)}`).join(', ')}}`;
   }
   const members = [...(value as RegoSet).values()].sort(compareValues);
-  return members.length === 0 ? 'set()' : `{${members.map(termText).join(', ')}}`;
+  return members.length === 0 ? 'set()' : `{${members.map(inner).join(', ')}}`;
 }

@@ -1,4 +1,4 @@
-import { builtinFailure, defineBuiltins, operandTypeError, type BuiltinDefinition } from '../rego.builtins.ts';
+import { builtinFailure, defineBuiltins, operandTypeError, type BuiltinContext, type BuiltinDefinition } from '../rego.builtins.ts';
 import { regoNumber, typeName, type RegoValue } from '../rego.value.ts';
 import {
   civilTime,
@@ -68,6 +68,9 @@ function parseNs(name: string, layout: string, value: string): RegoValue {
   return inRange(name, ns);
 }
 
+/** Years, months or days beyond this cannot land inside the int64 nanosecond range. */
+const MAX_CALENDAR_SHIFT = 10_000_000;
+
 /** time.diff, after github.com/icza/gox (as OPA ports it): calendar difference with borrowing. */
 function timeDiff(operands: RegoValue[]): RegoValue {
   const first = zonedTime('time.diff', [operand(operands, 0)], false);
@@ -107,13 +110,22 @@ function timeDiff(operands: RegoValue[]): RegoValue {
   return [year, month, day, hour, minute, secondDiff];
 }
 
-/** The longest test.sleep honoured: it blocks the event loop, so a policy must not be able to stall the server. */
-const MAX_SLEEP_MS = 100;
+/**
+ * The most test.sleep may sleep in one evaluation, over all its calls. It blocks the event loop (OPA's test-only
+ * builtin, kept for the conformance suite), so a policy must not be able to stall the server with it.
+ */
+const MAX_SLEEP_PER_EVALUATION_MS = 100;
+const SLEPT_KEY = 'test.sleep:slept_ms';
 
-function sleep(operands: RegoValue[]): RegoValue {
+function sleep(operands: RegoValue[], context: BuiltinContext): RegoValue {
   const duration = withGoErrors('test.sleep', () => parseDuration(stringOperand('test.sleep', operands, 1)));
-  const ms = Math.min(MAX_SLEEP_MS, Math.max(0, Number(duration / 1_000_000n)));
-  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  const slept = context.cache.get(SLEPT_KEY);
+  const alreadySlept = typeof slept === 'number' ? slept : 0;
+  const ms = Math.min(MAX_SLEEP_PER_EVALUATION_MS - alreadySlept, Math.max(0, Number(duration / 1_000_000n)));
+  if (ms > 0) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    context.cache.set(SLEPT_KEY, alreadySlept + ms);
+  }
   return null;
 }
 
@@ -170,6 +182,10 @@ export const TIME_BUILTINS: BuiltinDefinition[] = defineBuiltins([
       const years = smallIntegerOperand(name, operands, 2);
       const months = smallIntegerOperand(name, operands, 3);
       const days = smallIntegerOperand(name, operands, 4);
+      // Anything this large is out of range anyway; the bound keeps the calendar arithmetic exact.
+      if (Math.abs(years) > MAX_CALENDAR_SHIFT || Math.abs(months) > MAX_CALENDAR_SHIFT || Math.abs(days) > MAX_CALENDAR_SHIFT) {
+        throw builtinFailure(name, 'time outside of valid range');
+      }
       const time = civilTime(ns, UTC_ZONE);
       const result = epochNanoseconds(time.year + years, time.month + months, time.day + days, time.hour, time.minute, time.second, time.nanosecond, 0);
       return inRange(name, result);
