@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { DB } from './db.schema.ts';
 
@@ -31,12 +31,56 @@ const PG_INT8_OID = 20;
  * Both dialects hand timestamps to the code as ISO-8601 strings with milliseconds and 64-bit counts as numbers,
  * so repositories never branch on the dialect to read a row.
  */
+const UTC_TIMESTAMPTZ_TEXT = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+
+/**
+ * Sessions run in UTC (see openPostgres), so a timestamptz arrives as `2026-11-22 18:54:57.713+00` and is
+ * reformatted as text; going through Date costs about eight times as much and a list answer carries hundreds.
+ */
+function isoFromUtcText(value: string): string {
+  const match = UTC_TIMESTAMPTZ_TEXT.exec(value);
+  if (match === null) return new Date(value).toISOString();
+  return `${match[1]}T${match[2]}.${(match[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
+}
+
 function pgTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
-  if (oid === PG_TIMESTAMPTZ_OID || oid === PG_TIMESTAMP_OID) {
-    return (value) => new Date(oid === PG_TIMESTAMP_OID ? `${value}Z` : value).toISOString();
-  }
+  if (oid === PG_TIMESTAMPTZ_OID) return isoFromUtcText;
+  if (oid === PG_TIMESTAMP_OID) return (value) => new Date(`${value}Z`).toISOString();
   if (oid === PG_INT8_OID) return (value) => Number(value);
   return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
+}
+
+/** Distinct SQL texts kept prepared; the application has a few hundred at most. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew; preparing costs several times what running a point query does (measured: 62 µs
+ * against 12 µs for the token lookup). Statements are therefore kept by SQL text (least recently used first out)
+ * and reused, unless one is still busy iterating, in which case a fresh one serves this call. SQLite re-prepares a
+ * kept statement by itself when a migration changes the schema.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      const kept = statements.get(sql);
+      if (kept !== undefined && !kept.busy) {
+        statements.delete(sql);
+        statements.set(sql, kept);
+        return kept;
+      }
+      const statement = sqlite.prepare(sql);
+      if (kept === undefined) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) {
+          const oldest = statements.keys().next().value;
+          if (oldest !== undefined) statements.delete(oldest);
+        }
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 function openSqlite(file: string): Database {
@@ -47,7 +91,7 @@ function openSqlite(file: string): Database {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
     dialect: 'sqlite',
@@ -60,7 +104,7 @@ function openPostgres(target: Extract<DatabaseTarget, { dialect: 'postgres' }>):
     connectionString: target.url,
     max: target.maxConnections ?? 10,
     types: { getTypeParser: pgTypeParser } as pg.CustomTypesConfig,
-    ...(target.schema === undefined ? {} : { options: `-c search_path=${target.schema}` }),
+    options: target.schema === undefined ? '-c timezone=UTC' : `-c timezone=UTC -c search_path=${target.schema}`,
   });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {

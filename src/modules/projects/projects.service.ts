@@ -12,6 +12,7 @@ import {
   insertProject,
   listProjects,
   updateProject,
+  type ProjectListRow,
   type ProjectRow,
 } from './projects.repo.ts';
 
@@ -34,7 +35,7 @@ export interface ProjectInput {
   description?: string | null | undefined;
 }
 
-function view(row: ProjectRow, environments: number) {
+function view(row: ProjectListRow, environments: number) {
   return {
     id: row.id,
     created_at: row.created_at,
@@ -53,7 +54,7 @@ function nameTaken(name: string) {
 export function createProjectsService(deps: ProjectsDeps) {
   const { db, clock } = deps;
 
-  async function environmentsOf(rows: ProjectRow[]): Promise<(row: ProjectRow) => number> {
+  async function environmentsOf(rows: ProjectListRow[]): Promise<(row: ProjectListRow) => number> {
     const counts = await deps.contents.countsByProject(rows.map((row) => row.id));
     return (row) => counts.get(row.id)?.environments ?? 0;
   }

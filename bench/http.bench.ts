@@ -1,0 +1,357 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { measurePhase, type LoadSettings, type Measurement, type PhaseRequest, type PhaseTarget } from './load.ts';
+import { freePort, runNodeScript, startServerProcess, stopAllChildren, type ServerProcess } from './processes.ts';
+
+/**
+ * `npm run bench`: requests/s and p50/p99 latency of
+ *   (a) a bare Fastify route,
+ *   (b) GET  /organization/{id}/project (listProject) with an API token, the organization holding 100 projects,
+ *   (c) POST /organization/{id}/project (createProject), every request a new name,
+ * and the ratios (b)/(a) and (c)/(a). Each server runs in a child process of its own, started the same way
+ * (`node --import tsx <entry>`); autocannon runs here, so it never shares an event loop with a server under test.
+ * The Slipway server is the real one: src/main.ts with SLIPWAY_* settings, bootstrapped by the real CLI.
+ * SQLite always; PostgreSQL too when SLIPWAY_BENCH_DATABASE_URL is set (a scratch database is created on that
+ * server and dropped afterwards). See docs/benchmarks.md for the settings and recorded figures.
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HOST = '127.0.0.1';
+const SEEDED_PROJECTS = 100;
+const LIST_GOAL = 0.4;
+
+function positiveNumber(name: string, fallback: number, allowZero = false): number {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero)) {
+    throw new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got "${raw}"`);
+  }
+  return value;
+}
+
+const settings: LoadSettings = {
+  connections: Math.round(positiveNumber('SLIPWAY_BENCH_CONNECTIONS', 10)),
+  warmupSeconds: positiveNumber('SLIPWAY_BENCH_WARMUP_SECONDS', 3, true),
+  seconds: positiveNumber('SLIPWAY_BENCH_SECONDS', 10),
+};
+/**
+ * When set, the Slipway server runs with --cpu-prof and writes its profiles into this directory on exit: one per
+ * thread (the tsx loader runs in a worker thread); the largest is the main thread's.
+ */
+const cpuProfileDir = process.env.SLIPWAY_BENCH_CPU_PROF_DIR?.trim() || undefined;
+
+// Ctrl-C aborts the run: a load run in progress stops, child processes are stopped, no new one starts, and the
+// run unwinds through the same clean-up as a success or an error. A second Ctrl-C exits at once.
+const interruption = new AbortController();
+
+// Every temporary file lives under one directory, created before anything else and removed last.
+const scratchDir = mkdtempSync(path.join(tmpdir(), 'slipway-bench-'));
+let dataDirCount = 0;
+
+// Every child process is stopped first; then everything else is undone in reverse order.
+const cleanups: (() => Promise<void>)[] = [() => rm(scratchDir, { recursive: true, force: true })];
+
+async function cleanUp(): Promise<void> {
+  try {
+    await stopAllChildren();
+  } catch (error) {
+    process.stderr.write(`bench: stopping child processes failed: ${String(error)}\n`);
+  }
+  for (let undo = cleanups.pop(); undo !== undefined; undo = cleanups.pop()) {
+    try {
+      await undo();
+    } catch (error) {
+      process.stderr.write(`bench: clean-up step failed: ${String(error)}\n`);
+    }
+  }
+}
+
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.on(signal, () => {
+    if (interruption.signal.aborted) process.exit(code);
+    process.exitCode = code;
+    process.stderr.write(`\nbench: ${signal}, stopping servers and removing temporary files\n`);
+    interruption.abort(new Error(`interrupted by ${signal}`));
+    void stopAllChildren();
+  });
+}
+
+function phaseTarget(server: ServerProcess): PhaseTarget {
+  return { baseUrl: server.baseUrl, serverCpuMicros: server.cpuMicros, signal: interruption.signal };
+}
+
+async function started(server: Promise<ServerProcess>): Promise<ServerProcess> {
+  const running = await server;
+  cleanups.push(running.stop);
+  return running;
+}
+
+function log(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+/** SLIPWAY_* settings inherited from the caller's shell must not leak into the servers under test. */
+function slipwayEnv(dataDir: string, port: number, databaseUrl: string | undefined): Record<string, string> {
+  return {
+    SLIPWAY_HOST: HOST,
+    SLIPWAY_PORT: String(port),
+    SLIPWAY_DATA_DIR: dataDir,
+    SLIPWAY_LOG_LEVEL: 'warn',
+    SLIPWAY_DATABASE_URL: databaseUrl ?? '',
+    SLIPWAY_OIDC_ISSUER: '',
+    SLIPWAY_OIDC_AUDIENCE: '',
+    SLIPWAY_EGRESS_IPS: '',
+  };
+}
+
+interface Row {
+  database: string;
+  phase: string;
+  measurement: Measurement;
+}
+
+/** The bare Fastify server stays up for the whole run: (a) is measured first and again last. */
+async function startBareFastify(): Promise<ServerProcess> {
+  const port = await freePort();
+  const server = await started(
+    startServerProcess({
+      name: 'bare Fastify server',
+      entry: 'bench/bare-server.ts',
+      cwd: ROOT,
+      env: { SLIPWAY_HOST: HOST, SLIPWAY_PORT: String(port) },
+      host: HOST,
+      port,
+      readyPath: '/',
+    }),
+  );
+  log(`bare Fastify at ${server.baseUrl}`);
+  return server;
+}
+
+async function measureBare(server: ServerProcess, path: string): Promise<Measurement> {
+  const { measured } = await measurePhase(phaseTarget(server), { method: 'GET', path, okStatus: 200 }, settings);
+  return measured;
+}
+
+interface BootstrapOutput {
+  user_id: string;
+  organization_id: string;
+  api_token: string;
+}
+
+async function expectStatus(response: Response, status: number, what: string): Promise<unknown> {
+  const text = await response.text();
+  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status}: ${text}`);
+  return JSON.parse(text) as unknown;
+}
+
+async function countProjects(baseUrl: string, organizationId: string, authorization: string): Promise<number> {
+  const response = await fetch(`${baseUrl}/organization/${organizationId}/project`, { headers: { authorization } });
+  const body = (await expectStatus(response, 200, 'listProject')) as { results: unknown[] };
+  return body.results.length;
+}
+
+/** Bootstraps a fresh installation with the CLI, starts src/main.ts on it, seeds 100 projects, measures (b) and (c). */
+async function measureSlipway(database: string, databaseUrl: string | undefined): Promise<{ list: Measurement; create: Measurement }> {
+  const dataDir = path.join(scratchDir, `data-${++dataDirCount}`);
+  mkdirSync(dataDir);
+  const port = await freePort();
+  const env = slipwayEnv(dataDir, port, databaseUrl);
+
+  const bootstrap = JSON.parse(
+    await runNodeScript(
+      'bin/slipway.js',
+      ['admin', 'bootstrap', '--email', 'bench@example.com', '--organization', 'Benchmark', '--name', 'Bench', '--json'],
+      { cwd: ROOT, env },
+    ),
+  ) as BootstrapOutput;
+
+  const server = await started(
+    startServerProcess({
+      name: `Slipway server (${database})`,
+      entry: 'src/main.ts',
+      cwd: ROOT,
+      env,
+      host: HOST,
+      port,
+      readyPath: '/ips',
+      ...(cpuProfileDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] }),
+    }),
+  );
+  log(`Slipway on ${database} at ${server.baseUrl}, organization ${bootstrap.organization_id}`);
+
+  const authorization = `Token ${bootstrap.api_token}`;
+  const projectsPath = `/organization/${bootstrap.organization_id}/project`;
+  for (let i = 1; i <= SEEDED_PROJECTS; i++) {
+    const response = await fetch(`${server.baseUrl}${projectsPath}`, {
+      signal: interruption.signal,
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `seed-${String(i).padStart(3, '0')}`, description: `Seeded project number ${i}` }),
+    });
+    await expectStatus(response, 200, `seeding project ${i}`);
+  }
+  const seeded = await countProjects(server.baseUrl, bootstrap.organization_id, authorization);
+  if (seeded !== SEEDED_PROJECTS) throw new Error(`expected ${SEEDED_PROJECTS} projects after seeding, listProject returned ${seeded}`);
+
+  const list: PhaseRequest = { method: 'GET', path: projectsPath, headers: { authorization }, okStatus: 200 };
+  const listResult = await measurePhase(phaseTarget(server), list, settings);
+
+  let sequence = 0;
+  const create: PhaseRequest = {
+    method: 'POST',
+    path: projectsPath,
+    headers: { authorization, 'content-type': 'application/json' },
+    body: () => JSON.stringify({ name: `load-${++sequence}`, description: 'Created under load by the benchmark' }),
+    okStatus: 200,
+  };
+  const createResult = await measurePhase(phaseTarget(server), create, settings);
+
+  // Every counted 200 must be a stored project. Requests still in flight when autocannon stops may be stored
+  // without being counted, at most one per connection per run.
+  const counted = SEEDED_PROJECTS + createResult.warmup.ok + createResult.measured.ok;
+  const stored = await countProjects(server.baseUrl, bootstrap.organization_id, authorization);
+  if (stored < counted || stored > counted + 2 * settings.connections) {
+    throw new Error(`createProject counted ${counted} projects as created (with the seed), but ${stored} are stored`);
+  }
+
+  await server.stop();
+  return { list: listResult.measured, create: createResult.measured };
+}
+
+/** A scratch database on the PostgreSQL server of SLIPWAY_BENCH_DATABASE_URL, dropped on clean-up. */
+async function scratchPostgresDatabase(serverUrl: string): Promise<string> {
+  const name = `slipway_bench_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  // The drop is registered before CREATE DATABASE, so an interruption while it runs cannot leave it behind.
+  cleanups.push(async () => {
+    const dropper = new pg.Client({ connectionString: serverUrl });
+    await dropper.connect();
+    try {
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } finally {
+      await dropper.end();
+    }
+  });
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+function formatMs(value: number): string {
+  return Number.isNaN(value) ? '-' : value.toFixed(2);
+}
+
+function formatOthers(measurement: Measurement): string {
+  const entries = Object.entries(measurement.otherStatuses);
+  return entries.length === 0 ? '0' : entries.map(([status, count]) => `${count}x${status}`).join(' ');
+}
+
+function printTable(rows: Row[]): void {
+  const header = ['database', 'phase', 'req/s', 'p50 ms', 'p99 ms', 'server CPU us/req', 'counted', 'other statuses', 'errors'];
+  const lines = rows.map((row) => [
+    row.database,
+    row.phase,
+    row.measurement.okPerSecond.toFixed(0),
+    formatMs(row.measurement.p50Ms),
+    formatMs(row.measurement.p99Ms),
+    Number.isNaN(row.measurement.serverCpuMicrosPerRequest) ? '-' : row.measurement.serverCpuMicrosPerRequest.toFixed(0),
+    String(row.measurement.ok),
+    formatOthers(row.measurement),
+    String(row.measurement.errors),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => (line[column] ?? '').length)));
+  const render = (cells: string[]): string =>
+    cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+  console.log(render(header));
+  console.log(widths.map((width) => '-'.repeat(width)).join('  '));
+  for (const line of lines) console.log(render(line));
+}
+
+function ratio(numerator: number, denominator: number): string {
+  return (numerator / denominator).toFixed(2);
+}
+
+async function main(): Promise<void> {
+  const postgresServerUrl = process.env.SLIPWAY_BENCH_DATABASE_URL?.trim() || undefined;
+  console.log(
+    `Slipway HTTP benchmark: node ${process.version}, ${cpus().length} CPUs (servers and autocannon share them), ` +
+      `${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s measured per phase`,
+  );
+  // Other work on the machine takes cores from the servers and from autocannon alike; the load average says how much.
+  console.log(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+
+  // The scratch PostgreSQL database first: a server that cannot be reached fails the run before any measuring.
+  const databases: { label: string; url: string | undefined }[] = [{ label: 'sqlite', url: undefined }];
+  if (postgresServerUrl !== undefined) databases.push({ label: 'postgres', url: await scratchPostgresDatabase(postgresServerUrl) });
+
+  const bareServer = await startBareFastify();
+  const bareBefore = await measureBare(bareServer, '/');
+  const barePayload = await measureBare(bareServer, '/projects');
+  const rows: Row[] = [
+    { database: '-', phase: '(a) bare Fastify GET /, first', measurement: bareBefore },
+    { database: '-', phase: `reference: bare Fastify, (b)-sized body`, measurement: barePayload },
+  ];
+  const slipwayRows: Row[] = [];
+  const results: { label: string; list: Measurement; create: Measurement }[] = [];
+
+  for (const database of databases) {
+    const { list, create } = await measureSlipway(database.label, database.url);
+    results.push({ label: database.label, list, create });
+    slipwayRows.push(
+      { database: database.label, phase: `(b) listProject, ${SEEDED_PROJECTS} projects`, measurement: list },
+      { database: database.label, phase: '(c) createProject', measurement: create },
+    );
+  }
+
+  const bareAfter = await measureBare(bareServer, '/');
+  rows.push({ database: '-', phase: '(a) bare Fastify GET /, last', measurement: bareAfter }, ...slipwayRows);
+
+  // Neighbouring load moves (a) from run to run; the mean of the first and last run is the baseline.
+  const bare = (bareBefore.okPerSecond + bareAfter.okPerSecond) / 2;
+  const bareCpu = (bareBefore.serverCpuMicrosPerRequest + bareAfter.serverCpuMicrosPerRequest) / 2;
+
+  console.log(`load average after: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+  console.log('');
+  printTable(rows);
+  console.log('');
+  // The CPU figures first; the run ends with the ratio lines.
+  console.log(`(a) = ${bare.toFixed(0)} req/s, the mean of its first and last run`);
+  for (const { label, list, create } of results) {
+    if (Number.isNaN(bareCpu) || Number.isNaN(list.serverCpuMicrosPerRequest)) continue;
+    console.log(
+      `server CPU per request, ${label}: (a)/(b) ${ratio(bareCpu, list.serverCpuMicrosPerRequest)}, ` +
+        `(a)/(c) ${ratio(bareCpu, create.serverCpuMicrosPerRequest)}, ` +
+        `reference/(b) ${ratio(barePayload.serverCpuMicrosPerRequest, list.serverCpuMicrosPerRequest)}`,
+    );
+  }
+  for (const { label, list, create } of results) {
+    const listRatio = list.okPerSecond / bare;
+    const goal = label === 'sqlite' ? `  (goal >= ${LIST_GOAL}: ${listRatio >= LIST_GOAL ? 'met' : 'NOT met'})` : '';
+    console.log(`ratio (b)/(a) ${label}: ${listRatio.toFixed(2)}${goal}`);
+    console.log(`ratio (c)/(a) ${label}: ${ratio(create.okPerSecond, bare)}`);
+  }
+}
+
+try {
+  await main();
+} catch (error) {
+  // After Ctrl-C the run fails on purpose; that is not worth a stack trace.
+  if (!interruption.signal.aborted) {
+    process.exitCode = 1;
+    process.stderr.write(`bench: failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  }
+} finally {
+  await cleanUp();
+}
