@@ -14,6 +14,15 @@ export interface Config {
   oidc: { issuer: string; audience: string } | undefined;
   egressIps: string[];
   logLevel: LogLevel;
+  /**
+   * The address people and the CLI reach this installation at (links in e-mails, the built-in identity provider's
+   * issuer). Defaults to http://<host>:<port>.
+   */
+  publicUrl: string;
+  /** smtp:// or smtps:// URL of the mail relay; unset keeps outgoing mail in the outbox table. */
+  smtpUrl: string | undefined;
+  /** From address of outgoing mail. */
+  mailFrom: string;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -132,10 +141,54 @@ function parseHost(env: Env): string {
   return raw;
 }
 
+function parsePublicUrl(env: Env, host: string, port: number): string {
+  const raw = read(env, 'SLIPWAY_PUBLIC_URL');
+  if (raw === undefined) return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SLIPWAY_PUBLIC_URL', `must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new ConfigError('SLIPWAY_PUBLIC_URL', 'must be an http(s) URL without query, fragment or credentials');
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function parseSmtpUrl(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_SMTP_URL');
+  if (raw === undefined) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError('SLIPWAY_SMTP_URL', 'must be a URL such as smtp://user:password@host:587');
+  }
+  if (protocol !== 'smtp:' && protocol !== 'smtps:') {
+    throw new ConfigError('SLIPWAY_SMTP_URL', `must use smtp:// or smtps://, got "${protocol}//"`);
+  }
+  return raw;
+}
+
+const MAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
+
+function parseMailFrom(env: Env): string {
+  const raw = read(env, 'SLIPWAY_MAIL_FROM') ?? 'Slipway <slipway@localhost>';
+  const address = /<([^>]*)>\s*$/.exec(raw)?.[1] ?? raw;
+  if (!MAIL_ADDRESS.test(address)) throw new ConfigError('SLIPWAY_MAIL_FROM', `must be an e-mail address, got "${raw}"`);
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
+  const host = parseHost(env);
+  const port = parsePort(env);
   return {
-    host: parseHost(env),
-    port: parsePort(env),
+    publicUrl: parsePublicUrl(env, host, port),
+    smtpUrl: parseSmtpUrl(env),
+    mailFrom: parseMailFrom(env),
+    host,
+    port,
     dataDir: path.resolve(read(env, 'SLIPWAY_DATA_DIR') ?? './.slipway'),
     databaseUrl: parseDatabaseUrl(env),
     oidc: parseOidc(env),
