@@ -36,6 +36,9 @@ describe('loadConfig', () => {
       oidc: undefined,
       egressIps: [],
       logLevel: 'info',
+      publicUrl: 'http://127.0.0.1:8080',
+      smtpUrl: undefined,
+      mailFrom: 'Slipway <slipway@localhost>',
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -54,6 +57,9 @@ describe('loadConfig', () => {
       SLIPWAY_OIDC_AUDIENCE: 'slipway-api',
       SLIPWAY_EGRESS_IPS: ' 203.0.113.7, 2001:db8::1 ,,198.51.100.20',
       SLIPWAY_LOG_LEVEL: 'debug',
+      SLIPWAY_PUBLIC_URL: 'https://deploy.example.com/',
+      SLIPWAY_SMTP_URL: 'smtps://mailer:secret@smtp.example.com:465',
+      SLIPWAY_MAIL_FROM: 'Deployments <deploy@example.com>',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -63,6 +69,9 @@ describe('loadConfig', () => {
       oidc: { issuer: 'https://accounts.example.com/realms/main', audience: 'slipway-api' },
       egressIps: ['203.0.113.7', '2001:db8::1', '198.51.100.20'],
       logLevel: 'debug',
+      publicUrl: 'https://deploy.example.com',
+      smtpUrl: 'smtps://mailer:secret@smtp.example.com:465',
+      mailFrom: 'Deployments <deploy@example.com>',
     });
   });
 
@@ -91,6 +100,12 @@ describe('loadConfig', () => {
     ['SLIPWAY_PORT', { SLIPWAY_PORT: '1e3' }],
     ['SLIPWAY_PORT', { SLIPWAY_PORT: '99999999999999999999999' }],
     ['SLIPWAY_HOST', { SLIPWAY_HOST: 'not a host' }],
+    ['SLIPWAY_PUBLIC_URL', { SLIPWAY_PUBLIC_URL: 'deploy.example.com' }],
+    ['SLIPWAY_PUBLIC_URL', { SLIPWAY_PUBLIC_URL: 'ftp://deploy.example.com' }],
+    ['SLIPWAY_PUBLIC_URL', { SLIPWAY_PUBLIC_URL: 'https://deploy.example.com/?x=1' }],
+    ['SLIPWAY_SMTP_URL', { SLIPWAY_SMTP_URL: 'http://smtp.example.com' }],
+    ['SLIPWAY_SMTP_URL', { SLIPWAY_SMTP_URL: 'not a url' }],
+    ['SLIPWAY_MAIL_FROM', { SLIPWAY_MAIL_FROM: 'Deployments <not-an-address>' }],
     ['SLIPWAY_HOST', { SLIPWAY_HOST: 'http://0.0.0.0' }],
     ['SLIPWAY_HOST', { SLIPWAY_HOST: '[::1]' }],
     ['SLIPWAY_DATABASE_URL', { SLIPWAY_DATABASE_URL: 'mysql://root@db/slipway' }],
