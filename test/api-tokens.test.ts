@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { InjectOptions } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { covers, grantsOfRole, grantsOfToken, type Grant } from '../src/auth/permissions.ts';
 import { recogniseToken } from '../src/auth/tokens.ts';
-import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+import { describeEachDatabase, uniqueName } from './support/test-app.ts';
+import { expectErrorBody } from './support/error-body.ts';
 
 /**
  * Organization API tokens: minting (value shown once, hashed at rest), listing with filters, revocation, expiry,
@@ -31,20 +32,11 @@ interface TokenView {
 }
 type CreatedToken = TokenView & { token: string };
 
-function expectErrorBody(response: LightMyRequestResponse, status: number): void {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.json()).toMatchObject({ status, error: expect.any(String), message: expect.any(String), request_id: expect.any(String) });
-}
-
 function tokenAuth(value: string): string {
   return `Token ${value}`;
 }
 
 describeEachDatabase('API tokens', (ctx) => {
-  async function freshOrganization(name?: string): Promise<{ owner: TestUser; organizationId: string }> {
-    const owner = await ctx().signUp(name);
-    return { owner, organizationId: await ctx().createOrganization(owner) };
-  }
 
   function postToken(auth: string, organizationId: string, payload: InjectOptions['payload']) {
     return ctx().call(auth, { method: 'POST', url: `/organization/${organizationId}/apiToken`, payload });
@@ -67,16 +59,6 @@ describeEachDatabase('API tokens', (ctx) => {
     const role = response.json<{ results: { id: string; name: string }[] }>().results.find((r) => r.name === roleName);
     if (role === undefined) throw new Error(`no ${roleName} role in ${organizationId}`);
     return role.id;
-  }
-
-  /** Membership is written directly: invitations do not exist yet. */
-  async function addMember(ownerAuth: string, organizationId: string, user: TestUser, roleName: string): Promise<void> {
-    const now = new Date().toISOString();
-    const role_id = await roleId(ownerAuth, organizationId, roleName);
-    await ctx()
-      .database.db.insertInto('members')
-      .values({ organization_id: organizationId, user_id: user.id, role_id, created_at: now, updated_at: now })
-      .execute();
   }
 
   function tokenRows(organizationId: string) {
@@ -102,7 +84,7 @@ describeEachDatabase('API tokens', (ctx) => {
 
   it('createOrganizationApiToken answers 201, no-store, with a recognisable value shown this once', async () => {
     const userName = uniqueName('Ada Lovelace');
-    const { owner, organizationId } = await freshOrganization(userName);
+    const { owner, organizationId } = await ctx().signUpWithOrganization(userName);
     const response = await postToken(owner.auth, organizationId, { name: 'ci', description: 'pipeline', scope: 'ADMIN' });
     expect(response.statusCode, response.body).toBe(201);
     expect(response.headers['cache-control']).toBe('no-store');
@@ -135,7 +117,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('never shows the value or its hash again: not in the list, not in any field', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdToken(owner.auth, organizationId, { name: 'secret keeper', scope: 'READ' });
     const hash = createHash('sha256').update(created.token).digest('hex');
 
@@ -152,7 +134,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('stores only the SHA-256 of the value', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdToken(owner.auth, organizationId, { name: 'hashed', scope: 'READ' });
     const rows = await tokenRows(organizationId);
     expect(rows).toHaveLength(1);
@@ -167,9 +149,9 @@ describeEachDatabase('API tokens', (ctx) => {
   it('filters the list by name and creatorName, case-insensitively, by substring', async () => {
     const ownerName = uniqueName('Grace Hopper');
     const adminName = uniqueName('Alan Turing');
-    const { owner, organizationId } = await freshOrganization(ownerName);
+    const { owner, organizationId } = await ctx().signUpWithOrganization(ownerName);
     const admin = await ctx().signUp(adminName);
-    await addMember(owner.auth, organizationId, admin, 'ADMIN');
+    await ctx().addMemberDirectly(organizationId, admin, 'ADMIN');
     await createdToken(owner.auth, organizationId, { name: 'Deploy Bot', scope: 'DEPLOY' });
     await createdToken(owner.auth, organizationId, { name: 'reader', scope: 'READ' });
     await createdToken(admin.auth, organizationId, { name: 'nightly deploy', scope: 'DEPLOY' });
@@ -193,7 +175,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('answers 409 for a name taken in the organization, whatever its case, and allows it elsewhere', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     await createdToken(owner.auth, organizationId, { name: 'Deployer', scope: 'DEPLOY' });
     for (const name of ['Deployer', 'deployer', '  DEPLOYER ']) {
       expectErrorBody(await postToken(owner.auth, organizationId, { name, scope: 'READ' }), 409);
@@ -204,7 +186,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('lets exactly one of many concurrent creates of one name succeed', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const responses = await Promise.all(
       Array.from({ length: 8 }, () => postToken(owner.auth, organizationId, { name: 'racing', scope: 'READ' })),
     );
@@ -217,7 +199,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('deleteOrganizationApiToken answers 204 and the token is refused (401) at once', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdToken(owner.auth, organizationId, { name: 'short lived', scope: 'ADMIN' });
     expect((await listProjectsWith(tokenAuth(created.token), organizationId)).statusCode).toBe(200);
 
@@ -238,7 +220,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a token can revoke itself, and is refused from then on', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdToken(owner.auth, organizationId, { name: 'self', scope: 'ADMIN' });
     const auth = tokenAuth(created.token);
     expect((await ctx().call(auth, { method: 'DELETE', url: `/organization/${organizationId}/apiToken/${created.id}` })).statusCode).toBe(204);
@@ -246,8 +228,8 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('answers 404 for deleting a token of another organization, which keeps working', async () => {
-    const { owner, organizationId } = await freshOrganization();
-    const other = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
+    const other = await ctx().signUpWithOrganization();
     const foreign = await createdToken(other.owner.auth, other.organizationId, { name: 'theirs', scope: 'READ' });
 
     // Through my own organization's path…
@@ -259,7 +241,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('refuses tokens that are malformed, mistyped or unknown with 401', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdToken(owner.auth, organizationId, { name: 'real', scope: 'READ' });
     const last = created.token.slice(-1);
     const mistyped = `${created.token.slice(0, -1)}${last === 'a' ? 'b' : 'a'}`;
@@ -272,7 +254,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a READ-scope token may only read', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = (await createProjectWith(owner.auth, organizationId)).json<{ id: string }>();
     const auth = tokenAuth((await createdToken(owner.auth, organizationId, { name: 'reader', scope: 'READ' })).token);
 
@@ -288,7 +270,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a VIEWER-role token can GET but gets 403 on creating a project', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const viewerRoleId = await roleId(owner.auth, organizationId, 'VIEWER');
     const created = await createdToken(owner.auth, organizationId, { name: 'viewer', role_id: viewerRoleId });
     expect(created).toMatchObject({ role_id: viewerRoleId, role_name: 'VIEWER', scope: null });
@@ -299,7 +281,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a WRITE-scope token can create projects but is refused (403) on every apiToken route', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const existing = await createdToken(owner.auth, organizationId, { name: 'existing', scope: 'READ' });
     const auth = tokenAuth((await createdToken(owner.auth, organizationId, { name: 'writer', scope: 'WRITE' })).token);
 
@@ -316,7 +298,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a DEPLOY-scope token can read but neither create projects nor manage tokens', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const auth = tokenAuth((await createdToken(owner.auth, organizationId, { name: 'deployer', scope: 'DEPLOY' })).token);
     expect((await listProjectsWith(auth, organizationId)).statusCode).toBe(200);
     expectErrorBody(await createProjectWith(auth, organizationId), 403);
@@ -325,7 +307,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a token with both a role and a scope holds only what both allow', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const adminRoleId = await roleId(owner.auth, organizationId, 'ADMIN');
     const viewerRoleId = await roleId(owner.auth, organizationId, 'VIEWER');
     const adminRoleReadScope = tokenAuth((await createdToken(owner.auth, organizationId, { name: 'a', role_id: adminRoleId, scope: 'READ' })).token);
@@ -341,7 +323,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('an ADMIN-role token may manage tokens', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const auth = tokenAuth((await createdToken(owner.auth, organizationId, { name: 'admin', role_id: await roleId(owner.auth, organizationId, 'ADMIN') })).token);
     expect((await listTokens(auth, organizationId)).statusCode).toBe(200);
     const child = await createdToken(auth, organizationId, { name: 'child', scope: 'READ' });
@@ -349,8 +331,8 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('refuses with 400 the OWNER role, an unknown role, another organization’s role, and a token with neither role nor scope', async () => {
-    const { owner, organizationId } = await freshOrganization();
-    const other = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
+    const other = await ctx().signUpWithOrganization();
     const cases: Record<string, unknown>[] = [
       { name: 'owner', role_id: await roleId(owner.auth, organizationId, 'OWNER') },
       { name: 'owner with scope', role_id: await roleId(owner.auth, organizationId, 'OWNER'), scope: 'READ' },
@@ -391,7 +373,7 @@ describeEachDatabase('API tokens', (ctx) => {
 
   for (const { title, options } of badBodies) {
     it(`answers 400 and writes nothing for ${title}`, async () => {
-      const { owner, organizationId } = await freshOrganization();
+      const { owner, organizationId } = await ctx().signUpWithOrganization();
       const response = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/apiToken`, ...options });
       expectErrorBody(response, 400);
       expect(response.body).not.toContain('slw_');
@@ -400,14 +382,14 @@ describeEachDatabase('API tokens', (ctx) => {
   }
 
   it('names the field of a bad expires_at', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const response = await postToken(owner.auth, organizationId, { name: 'x', scope: 'READ', expires_at: '2100-12-31T23:59:60Z' });
     expectErrorBody(response, 400);
     expect(response.json<{ details?: { field: string }[] }>().details).toEqual([expect.objectContaining({ field: '/expires_at' })]);
   });
 
   it('refuses an expires_at in the past; a future one works until it passes, then 401', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const now = ctx().clock.now().getTime();
     expectErrorBody(await postToken(owner.auth, organizationId, { name: 'stale', scope: 'READ', expires_at: new Date(now - HOUR).toISOString() }), 400);
     expect(await tokenRows(organizationId)).toHaveLength(0);
@@ -427,10 +409,10 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a DEVELOPER member may not list, create or delete tokens (403): tokens need admin', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const existing = await createdToken(owner.auth, organizationId, { name: 'existing', scope: 'READ' });
     const developer = await ctx().signUp();
-    await addMember(owner.auth, organizationId, developer, 'DEVELOPER');
+    await ctx().addMemberDirectly(organizationId, developer, 'DEVELOPER');
     expectErrorBody(await listTokens(developer.auth, organizationId), 403);
     for (const scope of ['READ', 'WRITE', 'DEPLOY', 'ADMIN']) {
       expectErrorBody(await postToken(developer.auth, organizationId, { name: `mine ${scope}`, scope }), 403);
@@ -441,19 +423,19 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('an ADMIN member may mint an ADMIN token; a VIEWER member may not touch tokens', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const admin = await ctx().signUp();
-    await addMember(owner.auth, organizationId, admin, 'ADMIN');
+    await ctx().addMemberDirectly(organizationId, admin, 'ADMIN');
     await createdToken(admin.auth, organizationId, { name: 'admin-made', scope: 'ADMIN' });
     await createdToken(admin.auth, organizationId, { name: 'admin-role', role_id: await roleId(owner.auth, organizationId, 'ADMIN') });
     const viewer = await ctx().signUp();
-    await addMember(owner.auth, organizationId, viewer, 'VIEWER');
+    await ctx().addMemberDirectly(organizationId, viewer, 'VIEWER');
     expectErrorBody(await postToken(viewer.auth, organizationId, { name: 'viewer-made', scope: 'READ' }), 403);
     expectErrorBody(await listTokens(viewer.auth, organizationId), 403);
   });
 
   it('an ADMIN-scope token may mint a READ token, which then cannot mint anything', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const adminAuth = tokenAuth((await createdToken(owner.auth, organizationId, { name: 'admin', scope: 'ADMIN' })).token);
     const child = await createdToken(adminAuth, organizationId, { name: 'child', scope: 'READ' });
     expect(child).toMatchObject({ scope: 'READ', creator_name: 'token:admin' });
@@ -463,7 +445,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a token cannot mint a token that outlives it', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const now = ctx().clock.now().getTime();
     const parentExpiry = new Date(now + HOUR).toISOString();
     const parent = await createdToken(owner.auth, organizationId, { name: 'parent', scope: 'ADMIN', expires_at: parentExpiry });
@@ -481,8 +463,8 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('a token of one organization is 404 (never 2xx) on another organization’s routes', async () => {
-    const { owner, organizationId } = await freshOrganization();
-    const other = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
+    const other = await ctx().signUpWithOrganization();
     const theirProject = (await createProjectWith(other.owner.auth, other.organizationId)).json<{ id: string }>();
     const theirToken = await createdToken(other.owner.auth, other.organizationId, { name: 'theirs', scope: 'READ' });
     const auth = tokenAuth((await createdToken(owner.auth, organizationId, { name: 'mine', scope: 'ADMIN' })).token);
@@ -516,7 +498,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('answers 401 on every apiToken route without a token', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdToken(owner.auth, organizationId, { name: 'kept', scope: 'READ' });
     expectErrorBody(await listTokens('', organizationId), 401);
     expectErrorBody(await ctx().call(undefined, { method: 'POST', url: `/organization/${organizationId}/apiToken`, payload: { name: 'x', scope: 'READ' } }), 401);
@@ -525,7 +507,7 @@ describeEachDatabase('API tokens', (ctx) => {
   });
 
   it('removes the tokens of a deleted organization, which stop working', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdToken(owner.auth, organizationId, { name: 'orphan', scope: 'READ' });
     expect((await ctx().call(owner.auth, { method: 'DELETE', url: `/organization/${organizationId}` })).statusCode).toBe(204);
     expect(await tokenRows(organizationId)).toHaveLength(0);

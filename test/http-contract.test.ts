@@ -1,6 +1,4 @@
-import { STATUS_CODES } from 'node:http';
 import { PassThrough } from 'node:stream';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { createHttpServer } from '../src/http/server.ts';
@@ -8,6 +6,7 @@ import type { FastifyTypeBox } from '../src/http/fastify.types.ts';
 import { openTestDatabase, type TestDatabase } from './support/databases.ts';
 import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+import { expectErrorBody } from './support/error-body.ts';
 
 /**
  * The HTTP contract every route shares (DESIGN.md §4): the one error body for every error status, 404/405/415/
@@ -16,30 +15,8 @@ import { describeEachDatabase, uniqueName, type TestUser } from './support/test-
  */
 
 const EGRESS_IPS = ['203.0.113.7', '198.51.100.20', '2001:db8::1'];
-const ERROR_BODY_KEYS = ['status', 'error', 'message', 'request_id', 'details'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_WITH_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/** Asserts `response` is an error answer of `status` carrying exactly the one error body, and returns the body. */
-function expectErrorBody(response: LightMyRequestResponse, status: number): Record<string, unknown> {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toMatch(/^application\/json/);
-  const body = response.json<Record<string, unknown>>();
-  for (const key of Object.keys(body)) expect(ERROR_BODY_KEYS).toContain(key);
-  expect(body.status).toBe(status);
-  expect(body.error).toBe(STATUS_CODES[status]);
-  expect(typeof body.message).toBe('string');
-  expect(body.message).not.toBe('');
-  expect(body.request_id).toBe(response.headers['x-request-id']);
-  expect(response.body).not.toMatch(/\bstack\b|\n\s+at /);
-  if ('details' in body) {
-    expect(Array.isArray(body.details)).toBe(true);
-    for (const detail of body.details as Record<string, unknown>[]) {
-      expect(Object.keys(detail).sort()).toEqual(['field', 'message']);
-    }
-  }
-  return body;
-}
 
 /** Every value under a key ending in `_at`, anywhere in a JSON document. */
 function timestampsIn(value: unknown, out: string[] = []): string[] {

@@ -1,7 +1,7 @@
-import type { LightMyRequestResponse } from 'fastify';
 import { expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
+import { expectErrorBody } from './support/error-body.ts';
 
 /**
  * Organizations, their built-in roles and the per-person onboarding record, through the real routes on a real
@@ -22,23 +22,7 @@ interface OrganizationBody {
   organization_plan: { plan: string; audit_logs_retention_in_days: number };
 }
 
-interface ErrorBody {
-  status: number;
-  error: string;
-  message: string;
-  request_id: string;
-  details?: { field: string; message: string }[];
-}
-
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-function expectErrorBody(response: LightMyRequestResponse, status: number): ErrorBody {
-  expect(response.statusCode, response.body).toBe(status);
-  const body = response.json<ErrorBody>();
-  expect(body).toMatchObject({ status, error: expect.any(String), message: expect.any(String), request_id: expect.any(String) });
-  expect(body.request_id).toBe(response.headers['x-request-id']);
-  return body;
-}
 
 async function organizationRowCount(ctx: TestApp): Promise<number> {
   const row = await ctx.database.db.selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
@@ -56,22 +40,6 @@ async function rowsBeneath(ctx: TestApp, organizationId: string) {
     members: await count('members'),
     onboarding: await count('onboarding'),
   };
-}
-
-/** Makes `user` a member of the organization with a built-in role, as an accepted invitation would. */
-async function addMemberDirectly(ctx: TestApp, organizationId: string, user: TestUser, roleName: string): Promise<void> {
-  const { db } = ctx.database;
-  const role = await db
-    .selectFrom('roles')
-    .select('id')
-    .where('organization_id', '=', organizationId)
-    .where('name', '=', roleName)
-    .executeTakeFirstOrThrow();
-  const now = new Date().toISOString();
-  await db
-    .insertInto('members')
-    .values({ organization_id: organizationId, user_id: user.id, role_id: role.id, created_at: now, updated_at: now })
-    .execute();
 }
 
 describeEachDatabase('organizations', (ctx) => {
@@ -286,8 +254,8 @@ describeEachDatabase('organizations', (ctx) => {
     const outsider = await ctx().signUp();
     const name = uniqueName('Guarded');
     const organizationId = await ctx().createOrganization(owner, name);
-    await addMemberDirectly(ctx(), organizationId, developer, 'DEVELOPER');
-    await addMemberDirectly(ctx(), organizationId, viewer, 'VIEWER');
+    await ctx().addMemberDirectly(organizationId, developer, 'DEVELOPER');
+    await ctx().addMemberDirectly(organizationId, viewer, 'VIEWER');
     const readToken = await ctx().createApiToken(owner.auth, organizationId, { name: 'reader', scope: 'READ' });
     const writeToken = await ctx().createApiToken(owner.auth, organizationId, { name: 'writer', scope: 'WRITE' });
     const adminToken = await ctx().createApiToken(owner.auth, organizationId, { name: 'admin', scope: 'ADMIN' });
@@ -334,7 +302,7 @@ describeEachDatabase('organizations', (ctx) => {
     const member = await ctx().signUp();
     const keptId = await ctx().createOrganization(owner);
     const organizationId = await ctx().createOrganization(owner);
-    await addMemberDirectly(ctx(), organizationId, member, 'DEVELOPER');
+    await ctx().addMemberDirectly(organizationId, member, 'DEVELOPER');
     const project = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/project`, payload: { name: 'api' } });
     expect(project.statusCode, project.body).toBe(200);
     const token = await ctx().createApiToken(owner.auth, organizationId, { name: 'ci', scope: 'ADMIN' });
@@ -496,7 +464,7 @@ describeEachDatabase('organization roles', (ctx) => {
     const viewer = await ctx().signUp();
     const outsider = await ctx().signUp();
     const organizationId = await ctx().createOrganization(owner);
-    await addMemberDirectly(ctx(), organizationId, viewer, 'VIEWER');
+    await ctx().addMemberDirectly(organizationId, viewer, 'VIEWER');
     const token = await ctx().createApiToken(owner.auth, organizationId, { name: 'reader', scope: 'READ' });
     const url = `/organization/${organizationId}/availableRole`;
     for (const auth of [viewer.auth, `Token ${token}`]) {
@@ -535,7 +503,7 @@ describeEachDatabase('organization onboarding', (ctx) => {
     const owner = await ctx().signUp();
     const member = await ctx().signUp();
     const organizationId = await ctx().createOrganization(owner);
-    await addMemberDirectly(ctx(), organizationId, member, 'DEVELOPER');
+    await ctx().addMemberDirectly(organizationId, member, 'DEVELOPER');
 
     const completed = await update(owner.auth, organizationId, { status: 'COMPLETED' });
     expect(completed.statusCode, completed.body).toBe(200);
@@ -565,7 +533,7 @@ describeEachDatabase('organization onboarding', (ctx) => {
     const owner = await ctx().signUp();
     const member = await ctx().signUp();
     const organizationId = await ctx().createOrganization(owner);
-    await addMemberDirectly(ctx(), organizationId, member, 'VIEWER');
+    await ctx().addMemberDirectly(organizationId, member, 'VIEWER');
     await ctx()
       .database.db.updateTable('onboarding')
       .set({ use_cases: 'deploy web apps' })

@@ -3,7 +3,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { mintToken, recogniseToken } from '../src/auth/tokens.ts';
-import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+import { describeEachDatabase, uniqueName } from './support/test-app.ts';
+import { expectErrorBody, type ErrorBody } from './support/error-body.ts';
 
 /**
  * Organization policy API tokens (SPEC.md, DESIGN.md §5), through real HTTP requests on a real database: minting
@@ -37,21 +38,6 @@ interface PolicyTokenView {
   token_start: string;
 }
 type CreatedPolicyToken = PolicyTokenView & { token: string; user_sub: string | null };
-
-interface ErrorBody {
-  status: number;
-  error: string;
-  message: string;
-  request_id: string;
-  details?: { field: string; message: string }[];
-}
-
-function expectErrorBody(response: LightMyRequestResponse, status: number): ErrorBody {
-  expect(response.statusCode, response.body).toBe(status);
-  const body = response.json<ErrorBody>();
-  expect(body).toMatchObject({ status, error: expect.any(String), message: expect.any(String), request_id: expect.any(String) });
-  return body;
-}
 
 /** The 403 of a policy that said no, naming the token and why. */
 function expectPolicyDenial(response: LightMyRequestResponse, tokenName: string): string {
@@ -90,10 +76,6 @@ function exactInputPolicy(expectedWithoutToken: Record<string, unknown>, tokenNa
 }
 
 describeEachDatabase('policy API tokens', (ctx) => {
-  async function freshOrganization(name?: string): Promise<{ owner: TestUser; organizationId: string }> {
-    const owner = await ctx().signUp(name);
-    return { owner, organizationId: await ctx().createOrganization(owner) };
-  }
 
   function postPolicyToken(auth: string, organizationId: string, payload: InjectOptions['payload']) {
     return ctx().call(auth, { method: 'POST', url: `/organization/${organizationId}/policyApiToken`, payload });
@@ -113,19 +95,6 @@ describeEachDatabase('policy API tokens', (ctx) => {
 
   function dryRun(auth: string, organizationId: string, payload: InjectOptions['payload']) {
     return ctx().call(auth, { method: 'POST', url: `/organization/${organizationId}/policyApiToken/evaluate`, payload });
-  }
-
-  /** Membership is written directly: invitations do not exist yet. */
-  async function addMember(ownerAuth: string, organizationId: string, user: TestUser, roleName: string): Promise<void> {
-    const roles = await ctx().call(ownerAuth, { method: 'GET', url: `/organization/${organizationId}/availableRole` });
-    expect(roles.statusCode, roles.body).toBe(200);
-    const role = roles.json<{ results: { id: string; name: string }[] }>().results.find((candidate) => candidate.name === roleName);
-    if (role === undefined) throw new Error(`no ${roleName} role in ${organizationId}`);
-    const now = new Date().toISOString();
-    await ctx()
-      .database.db.insertInto('members')
-      .values({ organization_id: organizationId, user_id: user.id, role_id: role.id, created_at: now, updated_at: now })
-      .execute();
   }
 
   function policyTokenRows(organizationId: string) {
@@ -153,7 +122,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
 
   it('createOrganizationPolicyApiToken answers 201, no-store, with an slwp_ value shown this once', async () => {
     const userName = uniqueName('Ada Lovelace');
-    const { owner, organizationId } = await freshOrganization(userName);
+    const { owner, organizationId } = await ctx().signUpWithOrganization(userName);
     const response = await postPolicyToken(owner.auth, organizationId, {
       name: 'deploy agent',
       description: 'an autonomous agent',
@@ -193,7 +162,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('lists each token with its policy but never the value or its hash', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const first = await createdPolicyToken(owner.auth, organizationId, { name: 'lister one', opa_policy: ALLOW_GET_ONLY });
     const second = await createdPolicyToken(owner.auth, organizationId, { name: 'lister two', opa_policy: ALLOW_ALL, description: 'two' });
 
@@ -212,14 +181,14 @@ describeEachDatabase('policy API tokens', (ctx) => {
     expect(results.map((item) => item.opa_policy)).toEqual([ALLOW_GET_ONLY, ALLOW_ALL]);
 
     // Another organization's list does not show them.
-    const other = await freshOrganization();
+    const other = await ctx().signUpWithOrganization();
     const foreign = await ctx().call(other.owner.auth, { method: 'GET', url: `/organization/${other.organizationId}/policyApiToken` });
     expect(foreign.statusCode).toBe(200);
     expect(foreign.json<{ results: unknown[] }>().results).toEqual([]);
   });
 
   it('stores only the SHA-256 of the value', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdPolicyToken(owner.auth, organizationId, { name: 'hashed agent', opa_policy: ALLOW_ALL });
     const rows = await policyTokenRows(organizationId);
     expect(rows).toHaveLength(1);
@@ -231,7 +200,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('answers 409 for a name taken in the organization, whatever its case, and allows it elsewhere', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     await createdPolicyToken(owner.auth, organizationId, { name: 'Agent Smith', opa_policy: ALLOW_ALL });
     for (const name of ['Agent Smith', 'agent smith', '  AGENT SMITH ']) {
       const body = expectErrorBody(await postPolicyToken(owner.auth, organizationId, { name, opa_policy: ALLOW_GET_ONLY }), 409);
@@ -241,12 +210,12 @@ describeEachDatabase('policy API tokens', (ctx) => {
 
     // An API token of the same name does not collide: the two kinds have their own names.
     await ctx().createApiToken(owner.auth, organizationId, { name: 'Agent Smith', scope: 'READ' });
-    const other = await freshOrganization();
+    const other = await ctx().signUpWithOrganization();
     await createdPolicyToken(other.owner.auth, other.organizationId, { name: 'Agent Smith', opa_policy: ALLOW_ALL });
   });
 
   it('lets exactly one of several concurrent creations with the same name succeed', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const responses = await Promise.all(
       Array.from({ length: 6 }, () => postPolicyToken(owner.auth, organizationId, { name: 'racer', opa_policy: ALLOW_ALL })),
     );
@@ -260,13 +229,13 @@ describeEachDatabase('policy API tokens', (ctx) => {
   // Who may mint
 
   it('lets only an OWNER, an ADMIN member or an ADMIN API token create one', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const admin = await ctx().signUp();
     const developer = await ctx().signUp();
     const viewer = await ctx().signUp();
-    await addMember(owner.auth, organizationId, admin, 'ADMIN');
-    await addMember(owner.auth, organizationId, developer, 'DEVELOPER');
-    await addMember(owner.auth, organizationId, viewer, 'VIEWER');
+    await ctx().addMemberDirectly(organizationId, admin, 'ADMIN');
+    await ctx().addMemberDirectly(organizationId, developer, 'DEVELOPER');
+    await ctx().addMemberDirectly(organizationId, viewer, 'VIEWER');
     const adminToken = `Bearer ${await ctx().createApiToken(owner.auth, organizationId, { name: 'admin token', scope: 'ADMIN' })}`;
     const writeToken = `Bearer ${await ctx().createApiToken(owner.auth, organizationId, { name: 'write token', scope: 'WRITE' })}`;
     const readToken = `Bearer ${await ctx().createApiToken(owner.auth, organizationId, { name: 'read token', scope: 'READ' })}`;
@@ -299,7 +268,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('never lets a policy token mint a token, create an organization or act as a person, even when its policy allows everything', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const unbounded = await agent(owner.auth, organizationId, ALLOW_ALL);
 
     const apiToken = await ctx().call(unbounded.auth, {
@@ -330,7 +299,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   // Bad requests and bad policies
 
   it('refuses a role: a policy token carries none', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const roles = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/availableRole` });
     const adminRole = roles.json<{ results: { id: string; name: string }[] }>().results.find((role) => role.name === 'ADMIN');
     expect(adminRole).toBeDefined();
@@ -341,7 +310,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('refuses malformed requests with 400 and writes nothing', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const bodies: unknown[] = [
       {},
       { name: 'no policy' },
@@ -368,7 +337,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('refuses a policy that does not parse or compile with 400 naming the line and column, never 500', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const refusals: { what: string; policy: string; line?: number; column?: number; says: RegExp }[] = [
       {
         what: 'a parse error',
@@ -429,7 +398,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('refuses a policy without an allow rule, and one over 64 KiB, with 400 on /opa_policy', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const noAllow = expectErrorBody(await postPolicyToken(owner.auth, organizationId, { name: 'no allow', opa_policy: 'package agent\n\ndeny if true\n' }), 400);
     expect(noAllow.message).toContain('allow');
     expect(noAllow.details).toEqual(expect.arrayContaining([expect.objectContaining({ field: '/opa_policy' })]));
@@ -441,7 +410,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('accepts the policies OPA users write: import rego.v1, a dotted package, default and else', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const listProjects = { method: 'GET', url: `/organization/${organizationId}/project` } as const;
     const createRequest = { method: 'POST', url: `/organization/${organizationId}/project`, payload: { name: 'refused' } } as const;
     const policies = [
@@ -460,7 +429,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('refuses a rule body without `if`, as Rego v1 (OPA 1.x) does', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const v0 = 'package agent\n\nallow {\n\tinput.method == "GET"\n}\n';
     expectPolicyRefusedAt(await postPolicyToken(owner.auth, organizationId, { name: 'rego v0', opa_policy: v0 }), 3);
     expect(await policyTokenRows(organizationId)).toEqual([]);
@@ -470,7 +439,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   // Expiry and revocation
 
   it('refuses an expiry in the past and stops authenticating a token once it expires', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const past = new Date(ctx().clock.now().getTime() - HOUR).toISOString();
     const refused = expectErrorBody(await postPolicyToken(owner.auth, organizationId, { name: 'stale', opa_policy: ALLOW_ALL, expires_at: past }), 400);
     expect(refused.details).toEqual(expect.arrayContaining([expect.objectContaining({ field: '/expires_at' })]));
@@ -488,7 +457,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('deleteOrganizationPolicyApiToken answers 204 and the token is refused at once; unknown or foreign ids are 404', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const doomed = await agent(owner.auth, organizationId, ALLOW_ALL);
     const listProjects = { method: 'GET', url: `/organization/${organizationId}/project` } as const;
     expect((await ctx().call(doomed.auth, listProjects)).statusCode).toBe(200);
@@ -504,14 +473,14 @@ describeEachDatabase('policy API tokens', (ctx) => {
     expectErrorBody(await ctx().call(owner.auth, { method: 'DELETE', url: `/organization/${organizationId}/policyApiToken/not-a-uuid` }), 400);
 
     // A token of another organization cannot be deleted through this one.
-    const other = await freshOrganization();
+    const other = await ctx().signUpWithOrganization();
     const foreign = await agent(other.owner.auth, other.organizationId, ALLOW_ALL);
     expectErrorBody(await ctx().call(owner.auth, { method: 'DELETE', url: `/organization/${organizationId}/policyApiToken/${foreign.id}` }), 404);
     expect((await ctx().call(foreign.auth, { method: 'GET', url: `/organization/${other.organizationId}/project` })).statusCode).toBe(200);
   });
 
   it('is honoured and revoked at once on a second server over the same database (a replica, or a restart)', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const replica = await buildApp({
       config: { oidc: { issuer: ctx().issuer.issuer, audience: ctx().issuer.audience }, egressIps: [], logLevel: 'silent' },
       database: ctx().database,
@@ -534,7 +503,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
 
   it('denies, rather than failing the request, when a stored policy no longer compiles', async () => {
     // A row written before the engine's limits or grammar changed: its policy is compiled on first use only.
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const minted = mintToken('policy');
     const now = new Date().toISOString();
     await ctx()
@@ -563,7 +532,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   // Decisions on real requests
 
   it('gives a policy that allows everything organization-admin reach in its own organization', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const existing = await createProject(owner.auth, organizationId, 'owner-project');
     const unbounded = await agent(owner.auth, organizationId, ALLOW_ALL);
 
@@ -599,7 +568,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('can delete its own organization with a policy that allows everything, and then authenticates no more', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const unbounded = await agent(owner.auth, organizationId, ALLOW_ALL);
     const deleted = await ctx().call(unbounded.auth, { method: 'DELETE', url: `/organization/${organizationId}` });
     expect(deleted.statusCode, deleted.body).toBe(204);
@@ -608,7 +577,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('lists only its own organization, even when its creator belongs to others', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const otherOfOwner = await ctx().createOrganization(owner);
     const unbounded = await agent(owner.auth, organizationId, ALLOW_ALL);
 
@@ -627,8 +596,8 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it("answers 404 on every route of another organization, even with a policy that allows everything, and changes nothing", async () => {
-    const home = await freshOrganization();
-    const victim = await freshOrganization();
+    const home = await ctx().signUpWithOrganization();
+    const victim = await ctx().signUpWithOrganization();
     const victimProject = await createProject(victim.owner.auth, victim.organizationId, 'victim-project');
     const victimApiToken = await ctx().call(victim.owner.auth, {
       method: 'POST',
@@ -681,7 +650,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('denies with 403 and the policy message what a method allow-list leaves out, and writes nothing', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createProject(owner.auth, organizationId, 'kept');
     const reader = await agent(owner.auth, organizationId, ALLOW_GET_ONLY);
 
@@ -698,7 +667,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('decides on input.path and input.route', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const byPath = await agent(
       owner.auth,
       organizationId,
@@ -720,7 +689,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('decides on input.operation_id, input.params and input.query', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const mine = await createProject(owner.auth, organizationId, 'mine');
     const theirs = await createProject(owner.auth, organizationId, 'theirs');
 
@@ -745,7 +714,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('decides on input.body: only projects whose name starts with "agent-"', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const namer = await agent(
       owner.auth,
       organizationId,
@@ -779,7 +748,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('sees the input document of DESIGN.md §5, exactly', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createProject(owner.auth, organizationId, 'shape-project');
 
     const listName = uniqueName('shape-list');
@@ -860,7 +829,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('denies when allow is not exactly true: a string, a number, false, or undefined', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const listProjects = { method: 'GET', url: `/organization/${organizationId}/project` } as const;
     const cases: [string, RegExp][] = [
       ['package agent\n\nallow := "yes"\n', /allow is "yes", not true/],
@@ -881,7 +850,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('denies with 403, not 500, when the policy fails at run time', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const listProjects = { method: 'GET', url: `/organization/${organizationId}/project` } as const;
     const failing = [
       // Two different values for one complete rule: a conflict error in OPA.
@@ -904,7 +873,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('denies a pathological policy within its budget instead of stalling the server', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const listProjects = { method: 'GET', url: `/organization/${organizationId}/project` } as const;
     const pathological = [
       'package agent\n\nallow if count([x | some x in numbers.range(0, 100000000)]) > 0\n',
@@ -930,7 +899,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
 
   it('denies within the budget when each builtin call is expensive, not only when there are many steps', async () => {
     // Few evaluation steps, each a glob match of a 4000-character pattern against a 5000-character subject.
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const expensive = [
       'package agent',
       '',
@@ -945,7 +914,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   });
 
   it('refuses an input too deep to evaluate with a 4xx, never 500, and writes nothing', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const unbounded = await agent(owner.auth, organizationId, ALLOW_ALL);
     for (const depth of [5_000, 100_000]) {
       const response = await ctx().call(unbounded.auth, {
@@ -965,7 +934,7 @@ describeEachDatabase('policy API tokens', (ctx) => {
   // Dry run
 
   it('evaluates a policy on a sample input without creating a token', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const policy = 'package agent\n\nallow if {\n\tinput.method == "GET"\n\tinput.path[0] == "project"\n}\n';
 
     const allowed = await dryRun(owner.auth, organizationId, { opa_policy: policy, input: { method: 'GET', path: ['project', UNKNOWN_ID] } });
@@ -1002,12 +971,12 @@ describeEachDatabase('policy API tokens', (ctx) => {
 
     // Only those who may see policies may try them.
     const viewer = await ctx().signUp();
-    await addMember(owner.auth, organizationId, viewer, 'VIEWER');
+    await ctx().addMemberDirectly(organizationId, viewer, 'VIEWER');
     expectErrorBody(await dryRun(viewer.auth, organizationId, { opa_policy: policy, input: {} }), 403);
   });
 
   it('answers a dry run on an input too deep to evaluate with a denial or a 400, never 500', async () => {
-    const { owner, organizationId } = await freshOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const deep = await ctx().call(owner.auth, {
       method: 'POST',
       url: `/organization/${organizationId}/policyApiToken/evaluate`,

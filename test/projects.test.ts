@@ -1,6 +1,7 @@
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { InjectOptions } from 'fastify';
 import { expect, it } from 'vitest';
-import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+import { describeEachDatabase, uniqueName } from './support/test-app.ts';
+import { expectErrorBody } from './support/error-body.ts';
 
 /**
  * Projects: createProject / listProject / getOrganizationProjectStats under the organization, and the single
@@ -22,17 +23,7 @@ interface ProjectView {
   associated_environments_count: number;
 }
 
-function expectErrorBody(response: LightMyRequestResponse, status: number): void {
-  expect(response.statusCode, response.body).toBe(status);
-  const body = response.json<Record<string, unknown>>();
-  expect(body).toMatchObject({ status, error: expect.any(String), message: expect.any(String), request_id: expect.any(String) });
-}
-
 describeEachDatabase('projects', (ctx) => {
-  async function ownerWithOrganization(): Promise<{ owner: TestUser; organizationId: string }> {
-    const owner = await ctx().signUp();
-    return { owner, organizationId: await ctx().createOrganization(owner) };
-  }
 
   function createProject(auth: string, organizationId: string, payload: InjectOptions['payload']) {
     return ctx().call(auth, { method: 'POST', url: `/organization/${organizationId}/project`, payload });
@@ -44,28 +35,12 @@ describeEachDatabase('projects', (ctx) => {
     return response.json<ProjectView>();
   }
 
-  /** Membership is written directly: invitations do not exist yet. */
-  async function addMember(organizationId: string, user: TestUser, roleName: string): Promise<void> {
-    const { db } = ctx().database;
-    const role = await db
-      .selectFrom('roles')
-      .select('id')
-      .where('organization_id', '=', organizationId)
-      .where('name', '=', roleName)
-      .executeTakeFirstOrThrow();
-    const now = new Date().toISOString();
-    await db
-      .insertInto('members')
-      .values({ organization_id: organizationId, user_id: user.id, role_id: role.id, created_at: now, updated_at: now })
-      .execute();
-  }
-
   function projectRows(organizationId: string) {
     return ctx().database.db.selectFrom('projects').selectAll().where('organization_id', '=', organizationId).orderBy('id').execute();
   }
 
   it('createProject answers 200 (not 201) with the reference shape, and stores the row', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const response = await createProject(owner.auth, organizationId, { name: '  Web Shop ', description: 'the storefront' });
     expect(response.statusCode, response.body).toBe(200);
     const project = response.json<ProjectView>();
@@ -90,20 +65,20 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('accepts a name of exactly 255 characters', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const name = 'p'.repeat(255);
     expect((await createdProject(owner.auth, organizationId, name)).name).toBe(name);
   });
 
   it('accepts any printable Unicode name and multi-line descriptions', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createdProject(owner.auth, organizationId, '\u00a0Café 🚀 — 東京', 'line one\nline two\ttabbed');
     expect(project.name).toBe('Café 🚀 — 東京');
     expect(project.description).toBe('line one\nline two\ttabbed');
   });
 
   it('answers 409 for a name taken in the organization, whatever its case, and allows it in another organization', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     await createdProject(owner.auth, organizationId, 'Web Shop');
     for (const name of ['Web Shop', 'web shop', 'WEB SHOP', '  wEb ShOp  ']) {
       expectErrorBody(await createProject(owner.auth, organizationId, { name }), 409);
@@ -116,7 +91,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('lets exactly one of many concurrent creates of one name succeed', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const responses = await Promise.all(
       Array.from({ length: 8 }, (_, index) => createProject(owner.auth, organizationId, { name: index % 2 === 0 ? 'Race' : 'race' })),
     );
@@ -127,7 +102,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('listProject answers the organization’s projects sorted by name, and only those', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const otherOrganizationId = await ctx().createOrganization(owner);
     await createdProject(owner.auth, otherOrganizationId, 'aardvark');
     for (const name of ['gamma', 'Beta', 'alpha', 'Delta']) await createdProject(owner.auth, organizationId, name);
@@ -147,7 +122,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('getOrganizationProjectStats answers the totals of every project of the organization', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const first = await createdProject(owner.auth, organizationId, 'one');
     const second = await createdProject(owner.auth, organizationId, 'two');
     const response = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/project/stats` });
@@ -163,7 +138,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('getProject answers what createProject answered', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdProject(owner.auth, organizationId, 'shown', 'described');
     const response = await ctx().call(owner.auth, { method: 'GET', url: `/project/${created.id}` });
     expect(response.statusCode).toBe(200);
@@ -171,7 +146,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('editProject replaces name and description, moves updated_at, and keeps created_at', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const created = await createdProject(owner.auth, organizationId, 'before', 'old text');
     ctx().clock.advance(1_000);
     const response = await ctx().call(owner.auth, { method: 'PUT', url: `/project/${created.id}`, payload: { name: 'after', description: 'new text' } });
@@ -194,7 +169,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('editProject answers 409 for a name another project of the organization holds, and changes nothing', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     await createdProject(owner.auth, organizationId, 'taken');
     const project = await createdProject(owner.auth, organizationId, 'mine', 'kept');
     const response = await ctx().call(owner.auth, { method: 'PUT', url: `/project/${project.id}`, payload: { name: 'Taken', description: 'lost' } });
@@ -210,7 +185,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('deleteProject answers 204 with no body; the project is gone and its name free again', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createdProject(owner.auth, organizationId, 'doomed');
     const response = await ctx().call(owner.auth, { method: 'DELETE', url: `/project/${project.id}` });
     expect(response.statusCode).toBe(204);
@@ -222,7 +197,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('answers 404 for an unknown project id and 400 for an id that is not a uuid', async () => {
-    const { owner } = await ownerWithOrganization();
+    const { owner } = await ctx().signUpWithOrganization();
     const payload = { name: 'x' };
     expectErrorBody(await ctx().call(owner.auth, { method: 'GET', url: `/project/${UNKNOWN_ID}` }), 404);
     expectErrorBody(await ctx().call(owner.auth, { method: 'PUT', url: `/project/${UNKNOWN_ID}`, payload }), 404);
@@ -236,7 +211,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('refuses the upper-case spelling of an existing id as invalid rather than answering for no row', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createdProject(owner.auth, organizationId, 'shouting');
     const upper = project.id.toUpperCase();
     expectErrorBody(await ctx().call(owner.auth, { method: 'GET', url: `/project/${upper}` }), 400);
@@ -245,7 +220,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('answers 404 for the projects of an organization the caller is not in, and changes nothing there', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createdProject(owner.auth, organizationId, 'private', 'secret');
     const outsider = await ctx().signUp();
     await ctx().createOrganization(outsider);
@@ -265,7 +240,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('answers 401 without a valid token', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createdProject(owner.auth, organizationId, 'guarded');
     expectErrorBody(await ctx().call(undefined, { method: 'GET', url: `/organization/${organizationId}/project` }), 401);
     expectErrorBody(await createProject('Bearer nonsense', organizationId, { name: 'x' }), 401);
@@ -297,7 +272,7 @@ describeEachDatabase('projects', (ctx) => {
 
   for (const { title, options } of badBodies) {
     it(`answers 400 and writes nothing for ${title}`, async () => {
-      const { owner, organizationId } = await ownerWithOrganization();
+      const { owner, organizationId } = await ctx().signUpWithOrganization();
       const project = await createdProject(owner.auth, organizationId, 'existing', 'unchanged');
 
       const created = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/project`, ...options });
@@ -312,17 +287,17 @@ describeEachDatabase('projects', (ctx) => {
   }
 
   it('names the offending field of a bad body', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const response = await createProject(owner.auth, organizationId, { name: 'ok', colour: 'blue' });
     expectErrorBody(response, 400);
     expect(response.json<{ details?: { field: string }[] }>().details).toEqual(expect.arrayContaining([expect.objectContaining({ field: '/colour' })]));
   });
 
   it('lets a VIEWER member read projects but not create, edit or delete them (403)', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createdProject(owner.auth, organizationId, 'watched', 'as is');
     const viewer = await ctx().signUp(uniqueName('viewer'));
-    await addMember(organizationId, viewer, 'VIEWER');
+    await ctx().addMemberDirectly(organizationId, viewer, 'VIEWER');
 
     const list = await ctx().call(viewer.auth, { method: 'GET', url: `/organization/${organizationId}/project` });
     expect(list.statusCode).toBe(200);
@@ -340,9 +315,9 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('lets a DEVELOPER member create, edit and delete projects', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const developer = await ctx().signUp(uniqueName('developer'));
-    await addMember(organizationId, developer, 'DEVELOPER');
+    await ctx().addMemberDirectly(organizationId, developer, 'DEVELOPER');
     const project = await createdProject(developer.auth, organizationId, 'built by a developer');
     const edited = await ctx().call(developer.auth, { method: 'PUT', url: `/project/${project.id}`, payload: { name: 'edited' } });
     expect(edited.statusCode, edited.body).toBe(200);
@@ -354,7 +329,7 @@ describeEachDatabase('projects', (ctx) => {
   });
 
   it('removes the projects of a deleted organization', async () => {
-    const { owner, organizationId } = await ownerWithOrganization();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
     const project = await createdProject(owner.auth, organizationId, 'orphan');
     const deleted = await ctx().call(owner.auth, { method: 'DELETE', url: `/organization/${organizationId}` });
     expect(deleted.statusCode, deleted.body).toBe(204);

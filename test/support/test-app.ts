@@ -42,6 +42,10 @@ export interface TestApp {
   call(auth: string | undefined, options: InjectOptions): Promise<LightMyRequestResponse>;
   /** Creates an organization owned by `owner` and answers its id. */
   createOrganization(owner: TestUser, name?: string): Promise<string>;
+  /** A newly signed-up person and an organization they own. */
+  signUpWithOrganization(name?: string): Promise<{ owner: TestUser; organizationId: string }>;
+  /** Makes `user` a member with a built-in role by writing the row, for fixtures that are not about joining. */
+  addMemberDirectly(organizationId: string, user: TestUser, roleName: string): Promise<void>;
   /** Creates an API token in the organization as `creator`, answering its value. */
   createApiToken(creatorAuth: string, organizationId: string, body: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
@@ -98,6 +102,24 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
       const response = await call(owner.auth, { method: 'POST', url: '/organization', payload: { name } });
       if (response.statusCode !== 201) throw new Error(`createOrganization failed: ${response.statusCode} ${response.body}`);
       return response.json<{ id: string }>().id;
+    },
+    async signUpWithOrganization(name) {
+      const owner = await testApp.signUp(name);
+      return { owner, organizationId: await testApp.createOrganization(owner) };
+    },
+    async addMemberDirectly(organizationId, user, roleName) {
+      const { db } = testDatabase.database;
+      const role = await db
+        .selectFrom('roles')
+        .select('id')
+        .where('organization_id', '=', organizationId)
+        .where('name', '=', roleName)
+        .executeTakeFirstOrThrow();
+      const now = new Date().toISOString();
+      await db
+        .insertInto('members')
+        .values({ organization_id: organizationId, user_id: user.id, role_id: role.id, created_at: now, updated_at: now })
+        .execute();
     },
     async createApiToken(creatorAuth, organizationId, body) {
       const response = await call(creatorAuth, { method: 'POST', url: `/organization/${organizationId}/apiToken`, payload: body });
