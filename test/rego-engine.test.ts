@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CompileError, compilePolicy, decide, EvalError, evaluateQuery, evaluateRule } from '../src/policy/rego/rego.engine.ts';
+import { CompileError, compilePolicy, decide, EvalError, evaluateQuery, evaluateRule, type EvaluateOptions } from '../src/policy/rego/rego.engine.ts';
 import { fromJson, RegoSet, toJson, type RegoValue } from '../src/policy/rego/rego.value.ts';
 
 function compileFailure(source: string): CompileError {
@@ -301,5 +301,255 @@ describe('decide', () => {
   it('denies when input is not what the policy expects', () => {
     expect(decide(policy, 'not an object').allowed).toBe(false);
     expect(decide(policy, null).allowed).toBe(false);
+  });
+});
+
+describe('rule indexing', () => {
+  type Outcome = { value: unknown } | { error: string };
+
+  function outcome(source: string, rule: string, options: EvaluateOptions, indexRules: boolean): Outcome {
+    const policy = compilePolicy(source, { indexRules });
+    try {
+      const value = evaluateRule(policy, rule, options);
+      return { value: value === undefined ? 'undefined' : toJson(value) };
+    } catch (error) {
+      if (error instanceof EvalError) return { error: error.message };
+      throw error;
+    }
+  }
+
+  /** The rule's value (or error) with the index, after checking that evaluating every rule gives the same. */
+  function evaluateBothWays(source: string, rule: string, input?: unknown, data?: unknown): Outcome {
+    const options: EvaluateOptions = {
+      ...(input !== undefined ? { input: fromJson(input) } : {}),
+      ...(data !== undefined ? { data: fromJson(data) } : {}),
+    };
+    const indexed = outcome(source, rule, options, true);
+    const label = `${rule} for ${JSON.stringify(input, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))}`;
+    expect(indexed, label).toEqual(outcome(source, rule, options, false));
+    return indexed;
+  }
+
+  it('selects complete rules by the constant a ref must equal, with ==, = either way round, and in', () => {
+    const source = [
+      'package p',
+      'level := "read" if input.method == "GET"',
+      'level := "read" if "HEAD" = input.method',
+      'level := "write" if input.method in {"PUT", "POST"}',
+      'level := "delete" if input.method in ["DELETE"]',
+      'level := "public" if input.path[0] == "public"',
+      'code := "one" if input.n == 1',
+      'code := "big" if input.n == 9007199254740993',
+      'code := "yes" if input.n == true',
+    ].join('\n');
+    const cases: [unknown, unknown][] = [
+      [{ method: 'GET' }, 'read'],
+      [{ method: 'HEAD' }, 'read'],
+      [{ method: 'POST' }, 'write'],
+      [{ method: 'PUT' }, 'write'],
+      [{ method: 'DELETE' }, 'delete'],
+      [{ method: 'PATCH' }, 'undefined'],
+      [{ method: ['GET'] }, 'undefined'],
+      [{ method: 'PATCH', path: ['public', 'x'] }, 'public'],
+      [{}, 'undefined'],
+      ['GET', 'undefined'],
+    ];
+    for (const [input, level] of cases) expect(evaluateBothWays(source, 'level', input)).toEqual({ value: level });
+    expect(evaluateBothWays(source, 'level')).toEqual({ value: 'undefined' });
+    expect(evaluateBothWays(source, 'code', { n: 1.0 })).toEqual({ value: 'one' });
+    expect(evaluateBothWays(source, 'code', { n: 9007199254740993n })).toEqual({ value: 'big' });
+    expect(evaluateBothWays(source, 'code', { n: '1' })).toEqual({ value: 'undefined' });
+    expect(evaluateBothWays(source, 'code', { n: true })).toEqual({ value: 'yes' });
+    const conflict = evaluateBothWays(source, 'level', { method: 'GET', path: ['public'] });
+    expect(conflict).toEqual({ error: expect.stringContaining('eval_conflict_error: complete rules must not produce multiple outputs') });
+  });
+
+  it('keeps else chains, defaults and conflicts', () => {
+    const source = [
+      'package p',
+      'default grade := "none"',
+      'grade := "a" if input.x == 1',
+      'else := "b" if input.x == 2',
+      'else := "c" if input.y == "late"',
+      'grade := "d" if input.y == "early"',
+      'grade := "a" if input.z == 0',
+    ].join('\n');
+    expect(evaluateBothWays(source, 'grade', { x: 1 })).toEqual({ value: 'a' });
+    expect(evaluateBothWays(source, 'grade', { x: 2 })).toEqual({ value: 'b' });
+    expect(evaluateBothWays(source, 'grade', { x: 3, y: 'late' })).toEqual({ value: 'c' });
+    expect(evaluateBothWays(source, 'grade', { y: 'early' })).toEqual({ value: 'd' });
+    expect(evaluateBothWays(source, 'grade', { x: 1, z: 0 })).toEqual({ value: 'a' });
+    expect(evaluateBothWays(source, 'grade', { x: 9 })).toEqual({ value: 'none' });
+    expect(evaluateBothWays(source, 'grade', {})).toEqual({ value: 'none' });
+    expect(evaluateBothWays(source, 'grade', { x: 2, y: 'early' })).toEqual({ error: expect.stringContaining('eval_conflict_error') });
+    expect(evaluateBothWays(source, 'grade', { x: 1, y: 'early' })).toEqual({ error: expect.stringContaining('eval_conflict_error') });
+  });
+
+  it('reads the ref in the context `with` makes, for input, base data and replaced builtins', () => {
+    const source = [
+      'package p',
+      'op := "list" if input.operation == "listProject"',
+      'op := "edit" if input.operation == "editProject"',
+      'edited := x if x := op with input.operation as "editProject"',
+      'replaced := x if x := op with input as {"operation": "listProject"}',
+      'flipped := x if x := op with equal as neq',
+      'role := "admin" if data.roles.alice == "admin"',
+      'role := "user" if data.roles.alice == "user"',
+      'promoted := x if x := role with data.roles.alice as "admin"',
+    ].join('\n');
+    const input = { operation: 'editProject' };
+    const data = { roles: { alice: 'user' } };
+    expect(evaluateBothWays(source, 'op', input, data)).toEqual({ value: 'edit' });
+    expect(evaluateBothWays(source, 'edited', { operation: 'listProject' }, data)).toEqual({ value: 'edit' });
+    expect(evaluateBothWays(source, 'replaced', input, data)).toEqual({ value: 'list' });
+    expect(evaluateBothWays(source, 'flipped', input, data)).toEqual({ value: 'list' });
+    expect(evaluateBothWays(source, 'role', input, data)).toEqual({ value: 'user' });
+    expect(evaluateBothWays(source, 'promoted', input, data)).toEqual({ value: 'admin' });
+    expect(evaluateBothWays(source, 'role', input, {})).toEqual({ value: 'undefined' });
+  });
+
+  it('selects partial set and object rules the same way', () => {
+    const source = [
+      'package p',
+      'perms contains "read" if input.role == "viewer"',
+      'perms contains "read" if input.role == "editor"',
+      'perms contains "write" if input.role == "editor"',
+      'perms contains "audit" if input.team == "security"',
+      'limits.cpu := 2 if input.tier == "free"',
+      'limits.cpu := 8 if input.tier == "pro"',
+      'limits.memory := 4 if input.tier in {"free", "pro"}',
+      'limits.memory := 16 if input.tier == "pro"',
+    ].join('\n');
+    expect(evaluateBothWays(source, 'perms', { role: 'editor' })).toEqual({ value: ['read', 'write'] });
+    expect(evaluateBothWays(source, 'perms', { role: 'viewer', team: 'security' })).toEqual({ value: ['audit', 'read'] });
+    expect(evaluateBothWays(source, 'perms', { role: 'guest' })).toEqual({ value: [] });
+    expect(evaluateBothWays(source, 'limits', { tier: 'free' })).toEqual({ value: { cpu: 2, memory: 4 } });
+    expect(evaluateBothWays(source, 'limits', { tier: 'pro' })).toEqual({ error: expect.stringContaining('eval_conflict_error') });
+    expect(evaluateBothWays(source, 'limits', { tier: 'team' })).toEqual({ value: {} });
+  });
+
+  it('selects function definitions by constant arguments and by tests on parameters', () => {
+    const source = [
+      'package p',
+      'price("small") := 1',
+      'price("large") := 3',
+      'price(size) := 2 if size == "medium"',
+      'price(size) := 10 if size == "huge"',
+      'else := 5 if size == "big"',
+      'default price(_) := 0',
+      'total := price(input.size)',
+      'tag(x) := "int" if x == 1',
+      'tag(x) := "float" if x == 1.0',
+      'tag(x) := "two" if x == 2',
+      'tagged := tag(input.size)',
+      'fee(kind, size) := 7 if size == "xl"',
+      'fee(kind, size) := 3 if { kind == "ssd"; size == "s" }',
+      'fee("hdd", size) := 1',
+      'fees := [fee("ssd", "xl"), fee("ssd", "s"), fee("hdd", "s"), fee("xl", "ssd")]',
+    ].join('\n');
+    const prices: [unknown, number][] = [
+      ['small', 1],
+      ['large', 3],
+      ['medium', 2],
+      ['huge', 10],
+      ['big', 5],
+      ['tiny', 0],
+      [1, 0],
+    ];
+    for (const [size, price] of prices) expect(evaluateBothWays(source, 'total', { size })).toEqual({ value: price });
+    expect(evaluateBothWays(source, 'tagged', { size: 2 })).toEqual({ value: 'two' });
+    expect(evaluateBothWays(source, 'tagged', { size: 3 })).toEqual({ value: 'undefined' });
+    expect(evaluateBothWays(source, 'tagged', { size: 1 })).toEqual({ error: expect.stringContaining('functions must not produce multiple outputs') });
+    expect(evaluateBothWays(source, 'fees', {})).toEqual({ value: 'undefined' });
+    expect(evaluateBothWays(source.replace('fee("xl", "ssd")', 'fee("any", "xl")'), 'fees', {})).toEqual({ value: [7, 3, 1, 7] });
+  });
+
+  it('never reads a rule for the index: a rule a body does not reach cannot fail the evaluation', () => {
+    const source = [
+      'package p',
+      'conflicting := 1 if input.a',
+      'conflicting := 2 if input.a',
+      'guarded := "one" if {',
+      '  input.enabled',
+      '  conflicting == 1',
+      '}',
+      'guarded := "two" if {',
+      '  input.enabled',
+      '  conflicting == 2',
+      '}',
+    ].join('\n');
+    expect(evaluateBothWays(source, 'guarded', { a: true, enabled: false })).toEqual({ value: 'undefined' });
+    expect(evaluateBothWays(source, 'guarded', { a: true, enabled: true })).toEqual({ error: expect.stringContaining('eval_conflict_error') });
+  });
+
+  it('agrees with evaluating every rule on generated policies', () => {
+    // A fixed-seed generator: rules mixing indexable tests (==, =, in) with ones that are not (negation, !=, with,
+    // local variables, comprehensions), else chains, defaults, partial sets and functions.
+    let seed = 20_261_122;
+    const random = (n: number): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) % n;
+    };
+    const pick = <T>(values: T[]): T => values[random(values.length)] as T;
+    const constants = ['"a"', '"b"', '1', '1.0', '2', 'true', 'null', '"1"'];
+    const refs = ['input.m', 'input.n', 'input.arr[0]', 'input.o.k', 'data.d.x'];
+    const test = (parameter?: string): string => {
+      const ref = parameter && random(2) === 0 ? parameter : pick(refs);
+      const forms = [
+        `${ref} == ${pick(constants)}`,
+        `${pick(constants)} = ${ref}`,
+        `${ref} in {${pick(constants)}, ${pick(constants)}}`,
+        `not ${ref} == ${pick(constants)}`,
+        `${ref} != ${pick(constants)}`,
+        `${ref} == ${pick(constants)} with input.m as ${pick(constants)}`,
+        `count([v | some v in input.arr; v != ${pick(constants)}]) >= ${random(3)}`,
+        `local${random(1000)} := ${ref}`,
+      ];
+      return pick(forms);
+    };
+    const body = (parameter?: string): string => Array.from({ length: 1 + random(3) }, () => test(parameter)).join('\n  ');
+    const policy = (): string => {
+      const lines = ['package t'];
+      for (let i = 0; i <= random(5); i++) {
+        if (random(2) === 0) lines.push(`allow := ${pick(constants)} if {\n  ${body()}\n}`);
+        else lines.push(`allow := ${pick(constants)} if {\n  ${body()}\n} else := ${pick(constants)} if {\n  ${body()}\n}`);
+      }
+      if (random(2) === 0) lines.push(`default allow := ${pick(constants)}`);
+      for (let i = 0; i <= random(4); i++) lines.push(`s contains ${pick(constants)} if {\n  ${body()}\n}`);
+      for (let i = 0; i <= random(4); i++) {
+        if (random(2) === 0) lines.push(`f(${pick(constants)}) := ${pick(constants)}`);
+        else lines.push(`f(p) := ${pick(constants)} if {\n  ${body('p')}\n}`);
+      }
+      lines.push('r := f(input.m)');
+      return lines.join('\n');
+    };
+    const scalar = (): unknown => pick(['a', 'b', 1, 2, true, null, '1']);
+    let compared = 0;
+    for (let i = 0; i < 120; i++) {
+      const source = policy();
+      for (let j = 0; j < 4; j++) {
+        const input = { m: scalar(), n: scalar(), arr: [scalar(), scalar()], o: { k: scalar() } };
+        const data = { d: { x: scalar() } };
+        for (const rule of ['allow', 's', 'r']) {
+          evaluateBothWays(source, rule, input, data);
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBe(1440);
+  });
+
+  it('tries only the candidate rules: a decision over 300 indexed rules fits a budget that evaluating all of them exceeds', () => {
+    const rules = Array.from({ length: 300 }, (_, i) => `allow if {\n  input.operation_id == "operation${i}"\n  count([s | some s in input.path; s != ""]) >= 1\n}`);
+    const source = `package p\n${rules.join('\n')}\n`;
+    const input = fromJson({ operation_id: 'operation299', path: ['project', 'x'] });
+    const budget = { maxSteps: 100 };
+    expect(decide(compilePolicy(source), input, { budget })).toMatchObject({ allowed: true, outcome: 'allowed', rule: { line: 1198 } });
+    const everyRule = decide(compilePolicy(source, { indexRules: false }), input, { budget });
+    expect(everyRule.outcome).toBe('error');
+    expect(everyRule.error).toContain('evaluation step budget exceeded');
+    expect(decide(compilePolicy(source, { indexRules: false }), input).outcome).toBe('allowed');
   });
 });

@@ -43,6 +43,15 @@ const SPEC_OPERATION_IDS = [
   'getProject',
   'editProject',
   'deleteProject',
+  'getOrganizationMembers',
+  'editOrganizationMemberRole',
+  'deleteMember',
+  'getOrganizationInvitedMembers',
+  'postInviteMember',
+  'getMemberInvitation',
+  'postAcceptInviteMember',
+  'deleteInviteMember',
+  'postOrganizationTransferOwnership',
 ];
 
 /** A Rego policy whose `allow` holds for every request: the most a policy API token can be given. */

@@ -1,11 +1,12 @@
 import type { CallTerm, Expr, Module, Rule, Term, VarTerm, WithFunction, WithModifier, WithTarget } from './rego.ast.ts';
 import type { SourceLocation } from './rego.lexer.ts';
-import { RegoObject, RegoSet, type RegoValue } from './rego.value.ts';
+import { canonicalKey, RegoObject, RegoSet, type RegoValue } from './rego.value.ts';
 
 /**
  * The compiler: merges modules by package into one rule tree, resolves names (rule names and imports become `data`
  * refs, declared variables get unique names, calls get a target), reorders bodies so every variable is bound before
- * it is needed (OPA's safety reordering), and rejects unsafe variables and recursion.
+ * it is needed (OPA's safety reordering), rejects unsafe variables and recursion, and indexes the rules of each
+ * name by the constants their bodies compare input, base data or function arguments with (see `buildRuleIndex`).
  */
 export class CompileError extends Error {
   constructor(
@@ -43,6 +44,11 @@ export class RuleNode {
   defaultRule: CompiledRule | null = null;
   /** A package path: defined (an empty object at least) even when it holds no rules. */
   isPackage = false;
+  /** Filled by the compiler once the tree is complete: which of `rules` (or `functions`) can match an evaluation. */
+  ruleIndex: RuleIndex | null = null;
+  functionIndex: RuleIndex | null = null;
+  /** The one kind of document `rules` build (the compiler rejects a mix). */
+  documentKind: 'complete' | 'set' | 'object' = 'complete';
   constructor(readonly path: string[]) {}
 
   get hasRules(): boolean {
@@ -703,7 +709,12 @@ function ruleStaticPath(rule: Rule): { path: string[]; rest: Term[] } {
   return { path, rest: rule.head.slice(index) };
 }
 
-export function compileModules(modules: Module[], context: CompileContext, limits: CompileLimits): CompiledModules {
+export interface CompileModulesOptions {
+  /** Build rule indexes (the default); off, every rule is evaluated, which tests use to check the index changes nothing. */
+  indexRules: boolean;
+}
+
+export function compileModules(modules: Module[], context: CompileContext, limits: CompileLimits, options: CompileModulesOptions = { indexRules: true }): CompiledModules {
   const root = new RuleNode([]);
   const functionArity = new Map<string, number>();
   let ruleCount = 0;
@@ -760,6 +771,8 @@ export function compileModules(modules: Module[], context: CompileContext, limit
   }
   checkRuleKinds(root);
   checkRecursion(root);
+  if (options.indexRules) indexRuleTree(root, root);
+  else setDocumentKinds(root);
   const packages = [...ruleNamesByPackage.keys()].map((key) => key.split('.'));
   return { root, functionArity, packages };
 }
@@ -955,4 +968,264 @@ export function compileQuery(body: Expr[], context: CompileContext, functionArit
   const scope: Scope = { parent: null, declared: new Map() };
   const resolved = resolver.resolveBody(body, scope, false);
   return reorderBody(resolved, new Set(), new Set());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rule indexing, after OPA: most rules of one name differ by the constant that one ref must equal
+// (`input.operation_id == "x"`, `input.method in {"GET", "HEAD"}`, `f("x") := ...`). The index maps each such
+// constant to the rules that can hold for it, so an evaluation reads the ref once and evaluates only those rules,
+// plus the rules the ref does not restrict, in their original order. The tests stay in the bodies: the index only
+// skips rules whose bodies are certain to fail, so values, else chains, defaults and conflicts are unchanged.
+
+/**
+ * What an index test reads. `input` and base `data` refs have constant operands, so they have one value per
+ * evaluation context (the evaluator reads them in the context, so `with input as ...` is honoured); `data` refs
+ * reach no rule (reading them can neither fail nor recurse). Function arguments are the call's values.
+ */
+export type IndexedRef = { kind: 'input'; path: RegoValue[] } | { kind: 'data'; term: Term } | { kind: 'argument'; position: number };
+
+/** A set of scalar constants; strings apart, so that a string never collides with another scalar's canonical text. */
+export interface ScalarSet {
+  strings: Set<string>;
+  others: Set<string>;
+}
+
+/** The value of `refs[ref]` must be one of `accepted`, or the rule cannot hold. */
+export interface IndexTest {
+  ref: number;
+  accepted: ScalarSet;
+}
+
+export interface IndexedRule {
+  rule: CompiledRule;
+  /** Position in the node's rule list: candidates from two lists are evaluated in this order. */
+  position: number;
+  /** Tests on refs other than the primary one, checked before the body is entered. */
+  residual: IndexTest[];
+}
+
+export interface RuleIndex {
+  /** `refs[0]` is the primary ref, the one most rules test. */
+  refs: IndexedRef[];
+  /** Rules that can hold when the primary ref is a string (or another scalar, by canonical text). */
+  byString: Map<string, IndexedRule[]>;
+  byOther: Map<string, IndexedRule[]>;
+  /** Rules the primary ref does not restrict: candidates whatever its value. */
+  unrestricted: IndexedRule[];
+}
+
+/** The key a scalar has in an index, or undefined for collections (never index constants). */
+export function scalarIndexKey(value: RegoValue): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'bigint') return canonicalKey(value);
+  return undefined;
+}
+
+export function scalarSetHas(set: ScalarSet, value: RegoValue): boolean {
+  if (typeof value === 'string') return set.strings.has(value);
+  const key = scalarIndexKey(value);
+  return key !== undefined && set.others.has(key);
+}
+
+function scalarSetOf(values: RegoValue[]): ScalarSet | undefined {
+  const set: ScalarSet = { strings: new Set(), others: new Set() };
+  for (const value of values) {
+    const key = scalarIndexKey(value);
+    if (key === undefined) return undefined;
+    if (typeof value === 'string') set.strings.add(value);
+    else set.others.add(key);
+  }
+  return set;
+}
+
+function intersectScalarSets(a: ScalarSet, b: ScalarSet): ScalarSet {
+  return { strings: new Set([...a.strings].filter((key) => b.strings.has(key))), others: new Set([...a.others].filter((key) => b.others.has(key))) };
+}
+
+function uniteScalarSets(a: ScalarSet, b: ScalarSet): ScalarSet {
+  return { strings: new Set([...a.strings, ...b.strings]), others: new Set([...a.others, ...b.others]) };
+}
+
+interface RefCandidate {
+  key: string;
+  ref: IndexedRef;
+}
+
+class IndexTestFinder {
+  /** Function parameters that are plain variables: a body test on one is a test on that argument. */
+  private readonly parameters = new Map<string, number>();
+
+  constructor(
+    private readonly root: RuleNode,
+    parameters: Term[] | null,
+  ) {
+    parameters?.forEach((parameter, position) => {
+      if (parameter.type === 'var' && !this.parameters.has(parameter.name)) this.parameters.set(parameter.name, position);
+    });
+  }
+
+  /** A ref reaching base data only: no rule at or above any prefix of it, and it leaves the rule tree. */
+  private isBaseData(path: RegoValue[]): boolean {
+    let node: RuleNode | undefined = this.root;
+    for (const part of path) {
+      if (node.hasRules) return false;
+      if (typeof part !== 'string') return false;
+      node = node.children.get(part);
+      if (!node) return true;
+    }
+    return false;
+  }
+
+  private refOf(term: Term): RefCandidate | undefined {
+    if (term.type === 'var') {
+      const position = this.parameters.get(term.name);
+      if (position !== undefined) return { key: `a${position}`, ref: { kind: 'argument', position } };
+      return term.name === 'input' ? { key: 'i', ref: { kind: 'input', path: [] } } : undefined;
+    }
+    if (term.type !== 'ref' || term.head.type !== 'var') return undefined;
+    const path: RegoValue[] = [];
+    for (const part of term.path) {
+      if (part.type !== 'scalar' || scalarIndexKey(part.value) === undefined) return undefined;
+      path.push(part.value);
+    }
+    const key = path.map((part) => canonicalKey(part)).join('\u0000');
+    if (term.head.name === 'input') return { key: `i${key}`, ref: { kind: 'input', path } };
+    if (term.head.name === 'data' && this.isBaseData(path)) return { key: `d${key}`, ref: { kind: 'data', term } };
+    return undefined;
+  }
+
+  /** `ref == c`, `c == ref`, `ref = c`, `ref in {c1, c2}` (constant sets, arrays or object values of scalars). */
+  private testOf(expr: Expr): { ref: RefCandidate; accepted: ScalarSet } | undefined {
+    if (expr.negated || expr.withs.length > 0) return undefined;
+    let left: Term;
+    let right: Term;
+    if (expr.kind === 'unify') {
+      left = expr.left;
+      right = expr.right;
+    } else if (expr.kind === 'term' && expr.term.type === 'call' && expr.term.target.kind === 'builtin' && expr.term.args.length === 2) {
+      const name = expr.term.target.name;
+      const [first, second] = expr.term.args as [Term, Term];
+      if (name === 'internal.member_2') {
+        const ref = this.refOf(first);
+        if (!ref || second.type !== 'scalar') return undefined;
+        const collection = second.value;
+        const members = Array.isArray(collection)
+          ? collection
+          : collection instanceof RegoSet
+            ? [...collection.values()]
+            : collection instanceof RegoObject
+              ? [...collection.entries()].map(([, member]) => member)
+              : undefined;
+        const accepted = members && scalarSetOf(members);
+        return accepted ? { ref, accepted } : undefined;
+      }
+      if (name !== 'equal') return undefined;
+      left = first;
+      right = second;
+    } else return undefined;
+    const [refTerm, constant] = right.type === 'scalar' ? [left, right] : [right, left];
+    if (constant.type !== 'scalar') return undefined;
+    const ref = this.refOf(refTerm);
+    const accepted = scalarSetOf([constant.value]);
+    return ref && accepted ? { ref, accepted } : undefined;
+  }
+
+  /** Every test one body (with its head's constant parameters) imposes, one per ref. */
+  testsOf(rule: CompiledRule): Map<string, { ref: IndexedRef; accepted: ScalarSet }> {
+    const tests = new Map<string, { ref: IndexedRef; accepted: ScalarSet }>();
+    const add = (ref: RefCandidate, accepted: ScalarSet): void => {
+      const existing = tests.get(ref.key);
+      tests.set(ref.key, { ref: ref.ref, accepted: existing ? intersectScalarSets(existing.accepted, accepted) : accepted });
+    };
+    rule.args?.forEach((parameter, position) => {
+      const accepted = parameter.type === 'scalar' ? scalarSetOf([parameter.value]) : undefined;
+      if (accepted) add({ key: `a${position}`, ref: { kind: 'argument', position } }, accepted);
+    });
+    for (const expr of rule.body) {
+      const test = this.testOf(expr);
+      if (test) add(test.ref, test.accepted);
+    }
+    return tests;
+  }
+}
+
+/**
+ * The tests a rule with its else chain imposes: the chain yields nothing unless one of its bodies holds, so a ref
+ * tested by every body must take a value one of them accepts.
+ */
+function chainTests(rule: CompiledRule, finder: IndexTestFinder): Map<string, { ref: IndexedRef; accepted: ScalarSet }> {
+  let tests = finder.testsOf(rule);
+  for (let member = rule.elseRule; member && tests.size > 0; member = member.elseRule) {
+    const others = finder.testsOf(member);
+    const united = new Map<string, { ref: IndexedRef; accepted: ScalarSet }>();
+    for (const [key, test] of tests) {
+      const other = others.get(key);
+      if (other) united.set(key, { ref: test.ref, accepted: uniteScalarSets(test.accepted, other.accepted) });
+    }
+    tests = united;
+  }
+  return tests;
+}
+
+/** An index over one list of rules, or null when there is nothing to gain (one rule, or no rule tests a ref). */
+export function buildRuleIndex(rules: CompiledRule[], root: RuleNode): RuleIndex | null {
+  if (rules.length < 2) return null;
+  // A parameter named like a root document would make `input`/`data` mean two things: leave such functions be.
+  const shadowsRoot = (parameter: Term): boolean => parameter.type === 'var' && (parameter.name === 'input' || parameter.name === 'data');
+  if (rules.some((rule) => rule.args?.some(shadowsRoot))) return null;
+  const perRule = rules.map((rule) => chainTests(rule, new IndexTestFinder(root, rule.args)));
+  const usage = new Map<string, number>();
+  for (const tests of perRule) for (const key of tests.keys()) usage.set(key, (usage.get(key) ?? 0) + 1);
+  let primary: string | undefined;
+  for (const [key, count] of usage) if (primary === undefined || count > (usage.get(primary) ?? 0)) primary = key;
+  if (primary === undefined) return null;
+  const refIds = new Map<string, number>();
+  const refs: IndexedRef[] = [];
+  const idOf = (key: string, ref: IndexedRef): number => {
+    let id = refIds.get(key);
+    if (id === undefined) {
+      id = refs.push(ref) - 1;
+      refIds.set(key, id);
+    }
+    return id;
+  };
+  const primaryKey = primary;
+  const primaryRef = perRule.find((tests) => tests.has(primaryKey))?.get(primaryKey)?.ref as IndexedRef;
+  idOf(primaryKey, primaryRef);
+  const index: RuleIndex = { refs, byString: new Map(), byOther: new Map(), unrestricted: [] };
+  const append = (map: Map<string, IndexedRule[]>, key: string, indexed: IndexedRule): void => {
+    const list = map.get(key);
+    if (list) list.push(indexed);
+    else map.set(key, [indexed]);
+  };
+  perRule.forEach((tests, position) => {
+    const residual: IndexTest[] = [];
+    for (const [key, test] of tests) if (key !== primaryKey) residual.push({ ref: idOf(key, test.ref), accepted: test.accepted });
+    const indexed: IndexedRule = { rule: rules[position] as CompiledRule, position, residual };
+    const primaryTest = tests.get(primaryKey);
+    if (!primaryTest) {
+      index.unrestricted.push(indexed);
+      return;
+    }
+    for (const key of primaryTest.accepted.strings) append(index.byString, key, indexed);
+    for (const key of primaryTest.accepted.others) append(index.byOther, key, indexed);
+  });
+  return index;
+}
+
+function setDocumentKind(node: RuleNode): void {
+  const first = node.rules[0];
+  if (first) node.documentKind = first.rest.length > 0 ? 'object' : first.rule.kind === 'partialset' ? 'set' : 'complete';
+}
+
+function setDocumentKinds(node: RuleNode): void {
+  setDocumentKind(node);
+  for (const child of node.children.values()) setDocumentKinds(child);
+}
+
+function indexRuleTree(node: RuleNode, root: RuleNode): void {
+  setDocumentKind(node);
+  node.ruleIndex = buildRuleIndex(node.rules, root);
+  node.functionIndex = buildRuleIndex(node.functions, root);
+  for (const child of node.children.values()) indexRuleTree(child, root);
 }

@@ -34,6 +34,11 @@ export interface CompileOptions {
   limits?: Partial<CompileLimits>;
   /** File name used in messages when a single source string is given. */
   file?: string;
+  /**
+   * Rule indexing (default on): rules that test a ref for a constant are tried only when the ref has that value.
+   * Off, every rule is evaluated: the results are the same, only slower.
+   */
+  indexRules?: boolean;
 }
 
 export interface CompiledPolicy {
@@ -45,6 +50,8 @@ export interface CompiledPolicy {
   context: CompileContext;
   limits: CompileLimits;
   allowQuery: Expr[];
+  /** `[...packagePath, 'allow']`: the rule `decide` reads. */
+  allowPath: string[];
 }
 
 export interface EvaluateOptions {
@@ -82,7 +89,7 @@ export function compilePolicy(source: string | PolicySource[], options: CompileO
   const context = compileContext(BUILTIN_REGISTRY);
   try {
     const modules = sources.map((entry) => parseModule(entry.source, entry.file, { maxNestingDepth: limits.maxNestingDepth }));
-    const tree = compileModules(modules, context, { maxRules: limits.maxRules });
+    const tree = compileModules(modules, context, { maxRules: limits.maxRules }, { indexRules: options.indexRules ?? true });
     const packagePath = modules[0]?.packagePath ?? [];
     const location = modules[0]?.packageLocation ?? { file: 'policy.rego', row: 1, col: 1 };
     const allowRef: Term = {
@@ -94,7 +101,7 @@ export function compilePolicy(source: string | PolicySource[], options: CompileO
     const allowQuery: Expr[] = [
       { kind: 'unify', left: { type: 'var', name: 'allow', location }, right: allowRef, negated: false, withs: [], location },
     ];
-    return { modules, tree, packagePath, builtins: BUILTIN_REGISTRY, context, limits, allowQuery };
+    return { modules, tree, packagePath, builtins: BUILTIN_REGISTRY, context, limits, allowQuery, allowPath: [...packagePath, 'allow'] };
   } catch (error) {
     throw asCompileError(error, sources[0]?.file ?? 'policy.rego');
   }
@@ -110,15 +117,22 @@ export function prepareQuery(policy: CompiledPolicy, query: string): Expr[] {
   }
 }
 
-function evaluator(policy: CompiledPolicy, options: EvaluateOptions): Evaluator {
+const EMPTY_DATA = new RegoObject();
+
+/** Built field by field: object spreads here cost more than a whole small decision. */
+function evaluator(policy: CompiledPolicy, options: Omit<EvaluateOptions, 'input'>, input: RegoValue | undefined): Evaluator {
+  const budget = options.budget;
   return new Evaluator({
-    input: options.input,
-    data: options.data ?? new RegoObject(),
+    input,
+    data: options.data ?? EMPTY_DATA,
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
-    budget: { ...DEFAULT_EVAL_BUDGET, ...options.budget },
+    budget: {
+      maxSteps: budget?.maxSteps ?? DEFAULT_EVAL_BUDGET.maxSteps,
+      maxMilliseconds: budget?.maxMilliseconds ?? DEFAULT_EVAL_BUDGET.maxMilliseconds,
+    },
     builtins: policy.builtins,
     root: policy.tree.root,
-    ...(options.nowNs !== undefined ? { nowNs: options.nowNs } : {}),
+    nowNs: options.nowNs,
   });
 }
 
@@ -182,7 +196,7 @@ export function evaluateQuery(policy: CompiledPolicy, query: string | Expr[], op
   const body = typeof query === 'string' ? prepareQuery(policy, query) : query;
   const variables = queryVariables(body);
   const rows: QueryRow[] = [];
-  evaluator(policy, options).run(body, (env) => {
+  evaluator(policy, options, options.input).run(body, (env) => {
     const row: QueryRow = {};
     for (const name of variables) {
       const value = env.get(name);
@@ -233,13 +247,13 @@ export interface PolicyDecision {
 /** Evaluates `allow` in the policy's package: only the boolean `true` allows; everything else denies. */
 export function decide(policy: CompiledPolicy, input: RegoValue, options: Omit<EvaluateOptions, 'input'> = {}): PolicyDecision {
   try {
-    const run = evaluator(policy, { ...options, input });
+    const run = evaluator(policy, options, input);
     let value: RegoValue | undefined;
     run.run(policy.allowQuery, (env) => {
       value = env.get('allow');
       return true;
     });
-    const producer = run.producerOf([...policy.packagePath, 'allow'])?.rule;
+    const producer = run.producerOf(policy.allowPath)?.rule;
     const rule: DecidingRule | undefined = producer
       ? { file: producer.file, line: producer.location.row, column: producer.location.col, isDefault: producer.isDefault }
       : undefined;

@@ -1,6 +1,6 @@
 import type { Expr, Term, WithFunction, WithModifier } from './rego.ast.ts';
 import { BuiltinError, type BuiltinContext, type BuiltinDefinition } from './rego.builtins.ts';
-import type { CompiledRule, RuleNode } from './rego.compiler.ts';
+import { scalarIndexKey, scalarSetHas, type CompiledRule, type IndexedRef, type IndexedRule, type IndexTest, type RuleIndex, type RuleNode } from './rego.compiler.ts';
 import type { SourceLocation } from './rego.lexer.ts';
 import { canonicalKey, compareValues, RegoObject, RegoSet, valuesEqual, type RegoValue } from './rego.value.ts';
 import { termText } from './builtins/term.text.ts';
@@ -38,6 +38,8 @@ type Mock = { kind: 'value'; value: RegoValue } | WithFunction;
 
 const UNDEFINED = Symbol('undefined');
 type Cached = RegoValue | typeof UNDEFINED;
+/** A ref an index test reads that has not been read yet in this evaluation of the rules. */
+const UNREAD = Symbol('unread');
 
 interface SharedState {
   steps: number;
@@ -70,7 +72,7 @@ export interface EvaluationOptions {
   budget: EvalBudget;
   builtins: Map<string, BuiltinDefinition>;
   root: RuleNode;
-  nowNs?: bigint;
+  nowNs?: bigint | undefined;
 }
 
 function bindVar(env: Env, name: string, value: RegoValue, k: Continuation): boolean {
@@ -190,6 +192,11 @@ function withValueAt(root: RegoValue | undefined, path: RegoValue[], value: Rego
   return object;
 }
 
+/** A context for an expression under `with`: its own caches, since rule values may differ under the modifiers. */
+function deriveContext(ctx: Context): Context {
+  return { ...ctx, mocks: new Map(ctx.mocks), cache: new Map(), functionCache: new Map(), inProgress: new Set() };
+}
+
 function isPrefix(prefix: string[], path: string[]): boolean {
   if (prefix.length > path.length) return false;
   for (let index = 0; index < prefix.length; index++) if (prefix[index] !== path[index]) return false;
@@ -266,6 +273,7 @@ export class Evaluator {
   }
 
   private firstValue(term: Term, env: Env, ctx: Context): RegoValue | undefined {
+    if (this.isDirect(term, env, ctx)) return this.directValue(term, env, ctx);
     let value: RegoValue | undefined;
     this.evalTerm(term, env, ctx, (found) => {
       value = found;
@@ -353,10 +361,11 @@ export class Evaluator {
           if (!Array.isArray(domain) && !(domain instanceof RegoObject) && !(domain instanceof RegoSet)) return false;
           const failed = iterate(domain, (key, value) => {
             this.step(expr.location);
-            const body = (): boolean => this.evalBody(expr.body, 0, env, ctx, () => true);
             const holds = expr.key
-              ? this.unifyValue(expr.key, key, env, ctx, () => this.unifyValue(expr.value, value, env, ctx, body))
-              : this.unifyValue(expr.value, value, env, ctx, body);
+              ? this.unifyValue(expr.key, key, env, ctx, () =>
+                  this.unifyValue(expr.value, value, env, ctx, () => this.evalBody(expr.body, 0, env, ctx, () => true)),
+                )
+              : this.unifyValue(expr.value, value, env, ctx, () => this.evalBody(expr.body, 0, env, ctx, () => true));
             return !holds;
           });
           return failed ? false : k();
@@ -372,22 +381,15 @@ export class Evaluator {
     const modifier = withs[index] as WithModifier;
     const target = modifier.resolvedTarget;
     if (!target) throw new EvalError('eval_internal_error', modifier.location, 'unresolved with target');
-    const derive = (): Context => ({
-      ...ctx,
-      mocks: new Map(ctx.mocks),
-      cache: new Map(),
-      functionCache: new Map(),
-      inProgress: new Set(),
-    });
     if (modifier.replacement) {
-      const next = derive();
+      const next = deriveContext(ctx);
       const key = target.kind === 'builtin' ? `b:${target.name}` : `f:${target.kind === 'function' ? target.path.join('.') : ''}`;
       next.mocks.set(key, modifier.replacement);
       return this.applyWiths(withs, index + 1, env, outer, next, k);
     }
     // The value is evaluated in the enclosing context, not under earlier modifiers of the same expression.
     return this.evalTerm(modifier.value, env, outer, (value) => {
-      const next = derive();
+      const next = deriveContext(ctx);
       switch (target.kind) {
         case 'input':
           next.input = withValueAt(ctx.input, target.path, value);
@@ -419,28 +421,34 @@ export class Evaluator {
     if (!hasUnbound(right, env)) return this.evalTerm(right, env, ctx, (value) => this.unifyValue(left, value, env, ctx, k));
     if (left.type === 'array' && right.type === 'array') {
       if (left.items.length !== right.items.length) return false;
-      const pairs = (index: number): boolean =>
-        index === left.items.length ? k() : this.unify(left.items[index] as Term, right.items[index] as Term, env, ctx, () => pairs(index + 1));
-      return pairs(0);
+      return this.unifyItems(left.items, right.items, 0, env, ctx, k);
     }
     if (left.type === 'object' && right.type === 'object') {
       if (left.entries.length !== right.entries.length) return false;
-      const pairs = (index: number): boolean => {
-        if (index === left.entries.length) return k();
-        const [keyTerm, valueTerm] = left.entries[index] as [Term, Term];
-        return this.evalTerm(keyTerm, env, ctx, (key) => {
-          for (const [otherKey, otherValue] of right.entries) {
-            if (otherKey.type === 'scalar' && !valuesEqual(otherKey.value, key)) continue;
-            return this.evalTerm(otherKey, env, ctx, (candidate) =>
-              valuesEqual(candidate, key) ? this.unify(valueTerm, otherValue, env, ctx, () => pairs(index + 1)) : false,
-            );
-          }
-          return false;
-        });
-      };
-      return pairs(0);
+      return this.unifyEntries(left.entries, right.entries, 0, env, ctx, k);
     }
     throw new EvalError('rego_unsafe_var_error', left.location, 'unification of two unbound patterns');
+  }
+
+  /** Two array patterns of one length, item by item from `index`. */
+  private unifyItems(left: Term[], right: Term[], index: number, env: Env, ctx: Context, k: Continuation): boolean {
+    if (index === left.length) return k();
+    return this.unify(left[index] as Term, right[index] as Term, env, ctx, () => this.unifyItems(left, right, index + 1, env, ctx, k));
+  }
+
+  /** Two object patterns of one size: each entry of `left` from `index` with the entry of `right` of an equal key. */
+  private unifyEntries(left: [Term, Term][], right: [Term, Term][], index: number, env: Env, ctx: Context, k: Continuation): boolean {
+    if (index === left.length) return k();
+    const [keyTerm, valueTerm] = left[index] as [Term, Term];
+    return this.evalTerm(keyTerm, env, ctx, (key) => {
+      for (const [otherKey, otherValue] of right) {
+        if (otherKey.type === 'scalar' && !valuesEqual(otherKey.value, key)) continue;
+        return this.evalTerm(otherKey, env, ctx, (candidate) =>
+          valuesEqual(candidate, key) ? this.unify(valueTerm, otherValue, env, ctx, () => this.unifyEntries(left, right, index + 1, env, ctx, k)) : false,
+        );
+      }
+      return false;
+    });
   }
 
   private unifyValue(term: Term, value: RegoValue, env: Env, ctx: Context, k: Continuation): boolean {
@@ -454,27 +462,33 @@ export class Evaluator {
       case 'array': {
         if (!hasUnbound(term, env)) break;
         if (!Array.isArray(value) || value.length !== term.items.length) return false;
-        const items = (index: number): boolean =>
-          index === term.items.length ? k() : this.unifyValue(term.items[index] as Term, value[index] as RegoValue, env, ctx, () => items(index + 1));
-        return items(0);
+        return this.unifyItemValues(term.items, value, 0, env, ctx, k);
       }
       case 'object': {
         if (!hasUnbound(term, env)) break;
         if (!(value instanceof RegoObject) || value.size !== term.entries.length) return false;
-        const entries = (index: number): boolean => {
-          if (index === term.entries.length) return k();
-          const [keyTerm, valueTerm] = term.entries[index] as [Term, Term];
-          return this.evalTerm(keyTerm, env, ctx, (key) => {
-            const member = value.get(key);
-            return member === undefined ? false : this.unifyValue(valueTerm, member, env, ctx, () => entries(index + 1));
-          });
-        };
-        return entries(0);
+        return this.unifyEntryValues(term.entries, value, 0, env, ctx, k);
       }
       default:
         break;
     }
     return this.evalTerm(term, env, ctx, (actual) => (valuesEqual(actual, value) ? k() : false));
+  }
+
+  /** An array pattern with an array value of its length, item by item from `index`. */
+  private unifyItemValues(items: Term[], value: RegoValue[], index: number, env: Env, ctx: Context, k: Continuation): boolean {
+    if (index === items.length) return k();
+    return this.unifyValue(items[index] as Term, value[index] as RegoValue, env, ctx, () => this.unifyItemValues(items, value, index + 1, env, ctx, k));
+  }
+
+  /** An object pattern with an object value of its size, entry by entry from `index`. */
+  private unifyEntryValues(entries: [Term, Term][], value: RegoObject, index: number, env: Env, ctx: Context, k: Continuation): boolean {
+    if (index === entries.length) return k();
+    const [keyTerm, valueTerm] = entries[index] as [Term, Term];
+    return this.evalTerm(keyTerm, env, ctx, (key) => {
+      const member = value.get(key);
+      return member === undefined ? false : this.unifyValue(valueTerm, member, env, ctx, () => this.unifyEntryValues(entries, value, index + 1, env, ctx, k));
+    });
   }
 
   // ------------------------------------------------------------------------------------------------------------
@@ -518,8 +532,11 @@ export class Evaluator {
         if (value === undefined) throw new EvalError('rego_unsafe_var_error', term.location, `var ${term.name} is unsafe`);
         return k(value);
       }
-      case 'ref':
-        return this.evalRef(term, env, ctx, k);
+      case 'ref': {
+        if (!this.isDirect(term, env, ctx)) return this.evalRef(term, env, ctx, k);
+        const value = this.directValue(term, env, ctx);
+        return value === undefined ? false : k(value);
+      }
       case 'array':
         return this.evalTerms(term.items, 0, [], env, ctx, (items) => k(items));
       case 'set':
@@ -541,10 +558,49 @@ export class Evaluator {
           for (const arg of term.args) this.evalTerm(arg, env, ctx, () => true);
           return k(true);
         }
-        const call = (args: RegoValue[]): boolean => this.call(term.target, term.name, args, term.location, ctx, k);
-        if (term.args.some((arg) => isUnboundVar(arg, env))) return this.evalArgsDeferred(term.args, new Array<RegoValue>(term.args.length), new Set(), env, ctx, call);
-        return this.evalTerms(term.args, 0, [], env, ctx, call);
+        if (this.isDirect(term, env, ctx)) {
+          const value = this.directValue(term, env, ctx);
+          return value === undefined ? false : k(value);
+        }
+        if (term.args.some((arg) => isUnboundVar(arg, env))) {
+          return this.evalArgsDeferred(term.args, new Array<RegoValue>(term.args.length), new Set(), env, ctx, (args) =>
+            this.call(term.target, term.name, args, term.location, ctx, k),
+          );
+        }
+        return this.evalTerms(term.args, 0, [], env, ctx, (args) => this.call(term.target, term.name, args, term.location, ctx, k));
       }
+      case 'arraycomp':
+      case 'setcomp':
+      case 'objectcomp':
+        return k(this.comprehensionValue(term, env, ctx));
+      case 'template': {
+        let text = '';
+        for (const part of term.parts) {
+          if (typeof part === 'string') {
+            text += part;
+            continue;
+          }
+          let rendered: RegoValue | undefined;
+          if (part.withs.length > 0) {
+            this.applyWiths(part.withs, 0, env, ctx, ctx, (inner) => {
+              rendered = this.firstValue(part.term, env, inner);
+              return true;
+            });
+          } else rendered = this.firstValue(part.term, env, ctx);
+          text += rendered === undefined ? '<undefined>' : typeof rendered === 'string' ? rendered : termText(rendered);
+        }
+        return k(text);
+      }
+    }
+  }
+
+  /** A comprehension has exactly one value: the collection of its body's solutions (possibly empty). */
+  private comprehensionValue(
+    term: Extract<Term, { type: 'arraycomp' | 'setcomp' | 'objectcomp' }>,
+    env: Env,
+    ctx: Context,
+  ): RegoValue[] | RegoSet | RegoObject {
+    switch (term.type) {
       case 'arraycomp': {
         const items: RegoValue[] = [];
         this.evalBody(term.body, 0, env, ctx, () =>
@@ -553,7 +609,7 @@ export class Evaluator {
             return false;
           }),
         );
-        return k(items);
+        return items;
       }
       case 'setcomp': {
         const set = new RegoSet();
@@ -563,7 +619,7 @@ export class Evaluator {
             return false;
           }),
         );
-        return k(set);
+        return set;
       }
       case 'objectcomp': {
         const object = new RegoObject();
@@ -579,27 +635,79 @@ export class Evaluator {
             }),
           ),
         );
-        return k(object);
+        return object;
       }
-      case 'template': {
-        let text = '';
-        for (const part of term.parts) {
-          if (typeof part === 'string') {
-            text += part;
-            continue;
-          }
-          let rendered: string | undefined;
-          const render = (inner: Context): boolean =>
-            this.evalTerm(part.term, env, inner, (value) => {
-              rendered = typeof value === 'string' ? value : termText(value);
-              return true;
-            });
-          if (part.withs.length > 0) this.applyWiths(part.withs, 0, env, ctx, ctx, render);
-          else render(ctx);
-          text += rendered ?? '<undefined>';
+    }
+  }
+
+  /**
+   * Whether `directValue` can compute a term: one that has at most one value and needs no search (constants, bound
+   * variables, refs into input or a local with constant or bound operands, comprehensions, calls without
+   * replacements whose arguments are such terms). Data refs, iteration and unbound variables need `evalTerm`.
+   */
+  private isDirect(term: Term, env: Env, ctx: Context): boolean {
+    switch (term.type) {
+      case 'scalar':
+      case 'arraycomp':
+      case 'setcomp':
+      case 'objectcomp':
+        return true;
+      case 'var':
+        return term.name === 'input' || env.has(term.name);
+      case 'ref': {
+        const head = term.head;
+        if (head.type !== 'var' || !(head.name === 'input' || env.has(head.name))) return false;
+        for (const operand of term.path) {
+          if (operand.type !== 'scalar' && !(operand.type === 'var' && env.has(operand.name))) return false;
         }
-        return k(text);
+        return true;
       }
+      case 'call': {
+        const target = term.target;
+        if (ctx.mocks.size > 0) return false;
+        if (target.kind === 'builtin' ? target.name === 'walk' || target.name === 'print' : target.kind !== 'function') return false;
+        for (const arg of term.args) if (!this.isDirect(arg, env, ctx)) return false;
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** The value of a term `isDirect` accepts, computed without continuations; undefined when it has none. */
+  private directValue(term: Term, env: Env, ctx: Context): RegoValue | undefined {
+    switch (term.type) {
+      case 'scalar':
+        return term.value;
+      case 'var':
+        return term.name === 'input' ? ctx.input : env.get(term.name);
+      case 'ref': {
+        let value = term.head.type === 'var' && term.head.name === 'input' ? ctx.input : env.get((term.head as Extract<Term, { type: 'var' }>).name);
+        const path = term.path;
+        for (let index = 0; index < path.length && value !== undefined; index++) {
+          const operand = path[index] as Term;
+          value = lookup(value, operand.type === 'scalar' ? operand.value : (env.get((operand as Extract<Term, { type: 'var' }>).name) as RegoValue));
+        }
+        return value;
+      }
+      case 'call': {
+        // Arguments left to right; the call is undefined at the first undefined one, as in `evalTerms`.
+        const args = new Array<RegoValue>(term.args.length);
+        for (let index = 0; index < args.length; index++) {
+          const value = this.directValue(term.args[index] as Term, env, ctx);
+          if (value === undefined) return undefined;
+          args[index] = value;
+        }
+        const target = term.target;
+        if (target.kind === 'builtin') return this.builtinValue(target.name, args, term.location, ctx);
+        return this.functionValue((target as Extract<typeof target, { kind: 'function' }>).path, args, term.location, ctx);
+      }
+      case 'arraycomp':
+      case 'setcomp':
+      case 'objectcomp':
+        return this.comprehensionValue(term, env, ctx);
+      default:
+        throw new EvalError('eval_internal_error', term.location, 'term has no direct value');
     }
   }
 
@@ -742,18 +850,10 @@ export class Evaluator {
   }
 
   private evalRules(node: RuleNode, ctx: Context): RegoValue | undefined {
-    const complete: CompiledRule[] = [];
-    const sets: CompiledRule[] = [];
-    const objects: CompiledRule[] = [];
-    for (const rule of node.rules) {
-      if (rule.rest.length > 0) objects.push(rule);
-      else if (rule.rule.kind === 'partialset') sets.push(rule);
-      else complete.push(rule);
-    }
-    if (objects.length > 0) return this.evalObjectRules(objects, ctx);
-    if (sets.length > 0) {
+    if (node.documentKind === 'object') return this.evalObjectRules(node, ctx);
+    if (node.documentKind === 'set') {
       const set = new RegoSet();
-      for (const rule of sets) {
+      this.forEachCandidate(node.rules, node.ruleIndex, null, ctx, (rule) => {
         const env: Env = new Map();
         this.evalBody(rule.body, 0, env, ctx, () =>
           this.evalTerm(rule.value as Term, env, ctx, (member) => {
@@ -761,12 +861,13 @@ export class Evaluator {
             return false;
           }),
         );
-      }
+        return false;
+      });
       return set;
     }
     let result: RegoValue | undefined;
     let resultRule: CompiledRule | undefined;
-    for (const rule of complete) {
+    this.forEachCandidate(node.rules, node.ruleIndex, null, ctx, (rule) => {
       this.evalRuleValues(rule, ctx, (value, producer) => {
         if (result === undefined) {
           result = value;
@@ -776,7 +877,8 @@ export class Evaluator {
         }
         return false;
       });
-    }
+      return false;
+    });
     if (result === undefined && node.defaultRule && node.defaultRule.rule.kind !== 'function') {
       const defaultRule = node.defaultRule;
       this.evalTerm(defaultRule.value as Term, new Map(), ctx, (value) => {
@@ -808,59 +910,135 @@ export class Evaluator {
     return stop;
   }
 
-  private evalObjectRules(rules: CompiledRule[], ctx: Context): RegoValue {
+  private evalObjectRules(node: RuleNode, ctx: Context): RegoValue {
     const root = new RegoObject();
-    for (const rule of rules) {
-      const isSet = rule.rule.kind === 'partialset';
-      const keyTerms = rule.rest;
-      const insert = (keys: RegoValue[], value: RegoValue): void => {
-        let object = root;
-        for (let index = 0; index < keys.length - 1; index++) {
-          const key = keys[index] as RegoValue;
-          let next = object.get(key);
-          if (next === undefined) {
-            next = new RegoObject();
-            object.set(key, next);
-          } else if (!(next instanceof RegoObject)) {
-            throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
-          }
-          object = next;
-        }
-        const last = keys[keys.length - 1] as RegoValue;
-        const existing = object.get(last);
-        if (isSet) {
-          if (existing === undefined) object.set(last, RegoSet.of([value]));
-          else if (existing instanceof RegoSet) existing.add(value);
-          else throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
-          return;
-        }
-        if (existing !== undefined && !valuesEqual(existing, value)) {
-          throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
-        }
-        if (value instanceof RegoObject) this.leafValues.add(value);
-        object.set(last, value);
-      };
-      const visit = (current: CompiledRule): void => {
-        const env: Env = new Map();
-        let found = false;
-        this.evalBody(current.body, 0, env, ctx, () => {
-          found = true;
-          return this.evalTerms(keyTerms, 0, [], env, ctx, (keys) => {
-            if (!current.value) {
-              insert(keys, true);
-              return false;
-            }
-            return this.evalTerm(current.value, env, ctx, (value) => {
-              insert(keys, value);
-              return false;
-            });
-          });
-        });
-        if (!found && current.elseRule) visit(current.elseRule);
-      };
-      visit(rule);
-    }
+    this.forEachCandidate(node.rules, node.ruleIndex, null, ctx, (rule) => {
+      this.evalObjectRule(rule, rule, root, ctx);
+      return false;
+    });
     return root;
+  }
+
+  /** One partial object (or set-valued object) rule's entries, from `current` (the rule or a member of its else chain). */
+  private evalObjectRule(rule: CompiledRule, current: CompiledRule, root: RegoObject, ctx: Context): void {
+    const env: Env = new Map();
+    let found = false;
+    this.evalBody(current.body, 0, env, ctx, () => {
+      found = true;
+      return this.evalTerms(rule.rest, 0, [], env, ctx, (keys) => {
+        if (!current.value) {
+          this.insertObjectEntry(rule, root, keys, true);
+          return false;
+        }
+        return this.evalTerm(current.value, env, ctx, (value) => {
+          this.insertObjectEntry(rule, root, keys, value);
+          return false;
+        });
+      });
+    });
+    if (!found && current.elseRule) this.evalObjectRule(rule, current.elseRule, root, ctx);
+  }
+
+  private insertObjectEntry(rule: CompiledRule, root: RegoObject, keys: RegoValue[], value: RegoValue): void {
+    let object = root;
+    for (let index = 0; index < keys.length - 1; index++) {
+      const key = keys[index] as RegoValue;
+      let next = object.get(key);
+      if (next === undefined) {
+        next = new RegoObject();
+        object.set(key, next);
+      } else if (!(next instanceof RegoObject)) {
+        throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
+      }
+      object = next;
+    }
+    const last = keys[keys.length - 1] as RegoValue;
+    const existing = object.get(last);
+    if (rule.rule.kind === 'partialset') {
+      if (existing === undefined) object.set(last, RegoSet.of([value]));
+      else if (existing instanceof RegoSet) existing.add(value);
+      else throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
+      return;
+    }
+    if (existing !== undefined && !valuesEqual(existing, value)) {
+      throw new EvalError('eval_conflict_error', rule.rule.location, 'object keys must be unique');
+    }
+    if (value instanceof RegoObject) this.leafValues.add(value);
+    object.set(last, value);
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // rule index
+
+  /**
+   * Calls `visit` with each of `rules` that can hold in this context, in their order, and stops when it answers
+   * true. With an index, that is the rules the primary ref's value selects merged with the rules it does not
+   * restrict, less those whose other tests fail. Replaced builtins (`with equal as ...`) could change what a test
+   * means, so the index is bypassed under any replacement.
+   */
+  private forEachCandidate(rules: CompiledRule[], index: RuleIndex | null, args: RegoValue[] | null, ctx: Context, visit: (rule: CompiledRule) => boolean): boolean {
+    if (index === null || ctx.mocks.size > 0) {
+      for (const rule of rules) if (visit(rule)) return true;
+      return false;
+    }
+    const primary = this.indexedValue(index.refs[0] as IndexedRef, args, ctx);
+    let keyed: IndexedRule[] | undefined;
+    if (typeof primary === 'string') keyed = index.byString.get(primary);
+    else if (primary !== undefined) {
+      const key = scalarIndexKey(primary);
+      if (key !== undefined) keyed = index.byOther.get(key);
+    }
+    const unrestricted = index.unrestricted;
+    let values: (RegoValue | undefined | typeof UNREAD)[] | null = null;
+    let keyedAt = 0;
+    let unrestrictedAt = 0;
+    for (;;) {
+      const fromKeyed = keyed?.[keyedAt];
+      const fromUnrestricted = unrestricted[unrestrictedAt];
+      let next: IndexedRule;
+      if (fromKeyed && (!fromUnrestricted || fromKeyed.position < fromUnrestricted.position)) {
+        next = fromKeyed;
+        keyedAt++;
+      } else if (fromUnrestricted) {
+        next = fromUnrestricted;
+        unrestrictedAt++;
+      } else return false;
+      if (next.residual.length > 0) {
+        values ??= new Array<RegoValue | undefined | typeof UNREAD>(index.refs.length).fill(UNREAD);
+        if (!this.residualHolds(next.residual, index, args, ctx, values)) continue;
+      }
+      if (visit(next.rule)) return true;
+    }
+  }
+
+  private residualHolds(tests: IndexTest[], index: RuleIndex, args: RegoValue[] | null, ctx: Context, values: (RegoValue | undefined | typeof UNREAD)[]): boolean {
+    for (const test of tests) {
+      let value = values[test.ref];
+      if (value === UNREAD) {
+        value = this.indexedValue(index.refs[test.ref] as IndexedRef, args, ctx);
+        values[test.ref] = value;
+      }
+      if (value === undefined || !scalarSetHas(test.accepted, value)) return false;
+    }
+    return true;
+  }
+
+  /** The value an index test reads, exactly as the rule body would read it in this context. */
+  private indexedValue(ref: IndexedRef, args: RegoValue[] | null, ctx: Context): RegoValue | undefined {
+    switch (ref.kind) {
+      case 'argument':
+        return args?.[ref.position];
+      case 'input': {
+        let value = ctx.input;
+        for (const key of ref.path) {
+          if (value === undefined) return undefined;
+          value = lookup(value, key);
+        }
+        return value;
+      }
+      case 'data':
+        return this.firstValue(ref.term, new Map(), ctx);
+    }
   }
 
   // ------------------------------------------------------------------------------------------------------------
@@ -905,15 +1083,21 @@ export class Evaluator {
   }
 
   private callFunction(path: string[], args: RegoValue[], location: SourceLocation, ctx: Context, k: ValueContinuation): boolean {
+    const value = this.functionValue(path, args, location, ctx);
+    return value === undefined ? false : k(value);
+  }
+
+  /** A function's one value for these arguments (cached per context), or undefined. */
+  private functionValue(path: string[], args: RegoValue[], location: SourceLocation, ctx: Context): RegoValue | undefined {
     const node = this.findNode(path);
     if (!node || (node.functions.length === 0 && !node.defaultRule)) {
       throw new EvalError('eval_internal_error', location, `undefined function data.${path.join('.')}`);
     }
     const cacheKey = `${path.join('.')}(${args.map(canonicalKey).join(',')})`;
     const cached = ctx.functionCache.get(cacheKey);
-    if (cached !== undefined) return cached === UNDEFINED ? false : k(cached);
+    if (cached !== undefined) return cached === UNDEFINED ? undefined : cached;
     let result: RegoValue | undefined;
-    for (const definition of node.functions) {
+    this.forEachCandidate(node.functions, node.functionIndex, args, ctx, (definition) => {
       this.evalFunctionDefinition(definition, args, ctx, (value) => {
         if (result === undefined) result = value;
         else if (!valuesEqual(result, value)) {
@@ -921,7 +1105,8 @@ export class Evaluator {
         }
         return false;
       });
-    }
+      return false;
+    });
     if (result === undefined && node.defaultRule?.value) {
       this.evalTerm(node.defaultRule.value, new Map(), ctx, (value) => {
         result = value;
@@ -929,7 +1114,7 @@ export class Evaluator {
       });
     }
     ctx.functionCache.set(cacheKey, result === undefined ? UNDEFINED : result);
-    return result === undefined ? false : k(result);
+    return result;
   }
 
   private evalFunctionDefinition(definition: CompiledRule, args: RegoValue[], ctx: Context, onValue: ValueContinuation): void {
@@ -941,57 +1126,56 @@ export class Evaluator {
     params.forEach((param, index) => (param.type === 'template' || param.type === 'call' ? deferred : immediate).push(index));
     const env: Env = new Map();
     let found = false;
-    const checkDeferred = (position: number, k: Continuation): boolean => {
-      if (position === deferred.length) return k();
-      const index = deferred[position] as number;
-      return this.unifyValue(params[index] as Term, args[index] as RegoValue, env, ctx, () => checkDeferred(position + 1, k));
-    };
-    const bindParams = (position: number): boolean => {
-      if (position === immediate.length) {
-        return this.evalBody(definition.body, 0, env, ctx, () =>
-          checkDeferred(0, () => {
-            found = true;
-            if (!definition.value) return onValue(true);
-            return this.evalTerm(definition.value, env, ctx, onValue);
-          }),
-        );
-      }
-      const index = immediate[position] as number;
-      return this.unifyValue(params[index] as Term, args[index] as RegoValue, env, ctx, () => bindParams(position + 1));
-    };
-    const matchOnly = (position: number): boolean => {
-      if (position === immediate.length) return true;
-      const index = immediate[position] as number;
-      return this.unifyValue(params[index] as Term, args[index] as RegoValue, env, ctx, () => matchOnly(position + 1));
-    };
-    bindParams(0);
-    if (!found && definition.elseRule && matchOnly(0)) this.evalFunctionDefinition(definition.elseRule, args, ctx, onValue);
+    this.unifyParameters(params, args, immediate, 0, env, ctx, () =>
+      this.evalBody(definition.body, 0, env, ctx, () =>
+        this.unifyParameters(params, args, deferred, 0, env, ctx, () => {
+          found = true;
+          if (!definition.value) return onValue(true);
+          return this.evalTerm(definition.value, env, ctx, onValue);
+        }),
+      ),
+    );
+    if (!found && definition.elseRule && this.unifyParameters(params, args, immediate, 0, env, ctx, () => true)) {
+      this.evalFunctionDefinition(definition.elseRule, args, ctx, onValue);
+    }
   }
 
-  private builtinFailure(error: unknown, location: SourceLocation): boolean {
+  /** Unifies the parameters at `positions` (from `at` on) with their arguments. */
+  private unifyParameters(params: Term[], args: RegoValue[], positions: number[], at: number, env: Env, ctx: Context, k: Continuation): boolean {
+    if (at === positions.length) return k();
+    const index = positions[at] as number;
+    return this.unifyValue(params[index] as Term, args[index] as RegoValue, env, ctx, () => this.unifyParameters(params, args, positions, at + 1, env, ctx, k));
+  }
+
+  /** A builtin that threw: an error in strict mode (or when evaluation itself failed), else merely undefined. */
+  private builtinFailure(error: unknown, location: SourceLocation): void {
     if (error instanceof EvalError) throw error;
     if (error instanceof BuiltinError) {
       if (this.root.shared.strict) throw new EvalError(error.code, location, error.message);
-      return false;
+      return;
     }
     // Stack exhaustion is the evaluation's problem, not the builtin's; other RangeErrors are builtin failures.
     if (error instanceof RangeError && /call stack/i.test(error.message)) throw error;
     const message = error instanceof Error ? error.message : String(error);
     if (this.root.shared.strict) throw new EvalError('eval_builtin_error', location, message);
-    return false;
   }
 
   private callBuiltin(name: string, args: RegoValue[], location: SourceLocation, ctx: Context, k: ValueContinuation): boolean {
+    if (name === 'walk') return this.walkValue(args[0] as RegoValue, [], k);
+    const value = this.builtinValue(name, args, location, ctx);
+    return value === undefined ? false : k(value);
+  }
+
+  /** The value of a builtin other than the generator `walk`; undefined when it fails outside strict mode. */
+  private builtinValue(name: string, args: RegoValue[], location: SourceLocation, ctx: Context): RegoValue | undefined {
     switch (name) {
       case 'internal.member_2':
-        return k(this.member(args[0] as RegoValue, args[1] as RegoValue));
+        return this.member(args[0] as RegoValue, args[1] as RegoValue);
       case 'internal.member_3':
-        return k(this.memberWithKey(args[0] as RegoValue, args[1] as RegoValue, args[2] as RegoValue));
+        return this.memberWithKey(args[0] as RegoValue, args[1] as RegoValue, args[2] as RegoValue);
       case 'print':
       case 'trace':
-        return k(true);
-      case 'walk':
-        return this.walkValue(args[0] as RegoValue, [], k);
+        return true;
       default:
         break;
     }
@@ -1001,12 +1185,13 @@ export class Evaluator {
     try {
       result = definition.implementation(args, ctx.shared.builtinContext);
     } catch (error) {
-      return this.builtinFailure(error, location);
+      this.builtinFailure(error, location);
+      return undefined;
     }
     // One builtin call can be expensive (a long glob or regex): the deadline is checked after each, not only every
     // 1024 steps.
     if (Date.now() > ctx.shared.deadline) throw new EvalError('eval_cancel_error', location, 'evaluation time budget exceeded');
-    return result === undefined ? false : k(result);
+    return result;
   }
 
   private member(value: RegoValue, collection: RegoValue): boolean {
