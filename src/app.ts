@@ -8,10 +8,17 @@ import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { registerOpenApiDocuments, registerOpenApiGenerator } from './http/openapi.ts';
 import { installSecurity, requireAccessDeclarations } from './http/security.ts';
 import { createHttpServer } from './http/server.ts';
+import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
+import type { Mailer } from './mail/mailer.ts';
+import { createOutboxMailer } from './mail/outbox-mailer.ts';
+import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import { registerApiTokenRoutes } from './modules/api-tokens/api-tokens.routes.ts';
 import { createApiTokensService } from './modules/api-tokens/api-tokens.service.ts';
 import { registerIpRoutes } from './modules/ips/ips.routes.ts';
+import { registerInvitationRoutes } from './modules/invitations/invitations.routes.ts';
+import { createInvitationsService } from './modules/invitations/invitations.service.ts';
+import { registerMemberRoutes } from './modules/members/members.routes.ts';
 import { createMembersService } from './modules/members/members.service.ts';
 import { registerOnboardingRoutes } from './modules/onboarding/onboarding.routes.ts';
 import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
@@ -28,7 +35,11 @@ import { createUsersService } from './modules/users/users.service.ts';
 
 /** What the composition root needs from the process: configuration, an open and migrated database, a clock. */
 export interface AppDeps {
-  config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'>;
+  /**
+   * Without `oidc`, a `publicUrl` turns the built-in identity provider on (its issuer is `${publicUrl}/oidc`).
+   * Without `smtpUrl`, outgoing mail is kept in the outbox table.
+   */
+  config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> & Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom'>>;
   database: Database;
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
@@ -36,30 +47,58 @@ export interface AppDeps {
 
 export type Services = ReturnType<typeof createServices>;
 
+/** How outgoing mail leaves and where the links in it point. */
+export interface MailWiring {
+  mailer: Mailer;
+  publicUrl: string;
+}
+
+/** Links in mail point here when no public URL is configured (the default listening address). */
+const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
+
 /** Wires services over the database; shared by the HTTP app and by CLI commands that work on the database. */
-export function createServices(database: Database, clock: Clock = systemClock) {
+export function createServices(database: Database, clock: Clock = systemClock, mail?: MailWiring) {
   const { db } = database;
   const roles = createRolesService({ db, clock });
-  const members = createMembersService({ db, clock });
+  const members = createMembersService({ db, clock, roles });
   const onboarding = createOnboardingService({ db, clock });
   const users = createUsersService({ db, clock });
+  const invitations = createInvitationsService({
+    db,
+    clock,
+    mailer: mail?.mailer ?? createOutboxMailer({ db, clock }),
+    publicUrl: mail?.publicUrl ?? DEFAULT_PUBLIC_URL,
+    roles,
+    members,
+    users,
+  });
   const organizations = createOrganizationsService({ db, clock, roles, members, onboarding });
   const apiTokens = createApiTokensService({ db, clock, roles });
   const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
   // No module owns environments or services yet, so every project holds none.
   const projects = createProjectsService({ db, clock, contents: { countsByProject: async () => new Map() } });
-  return { roles, members, onboarding, users, organizations, apiTokens, policyTokens, projects };
+  return { roles, members, invitations, onboarding, users, organizations, apiTokens, policyTokens, projects };
 }
 
 /** The buildable application: every route, its security and its documentation. Tests boot exactly this. */
 export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
-  const services = createServices(deps.database, deps.clock ?? systemClock);
   const app = createHttpServer({
     logLevel: deps.config.logLevel,
     ...(deps.logStream === undefined ? {} : { logStream: deps.logStream }),
   });
+  const mailer = createMailer(app, deps);
+  const services = createServices(deps.database, deps.clock ?? systemClock, {
+    mailer,
+    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+  });
 
-  const verifyUserJwt = deps.config.oidc === undefined ? undefined : createOidcVerifier(deps.config.oidc);
+  // Without an external issuer, Slipway's own provider signs users in; its tokens are verified the same way.
+  const builtInIdentity =
+    deps.config.oidc === undefined && deps.config.publicUrl !== undefined
+      ? await setUpBuiltInIdentity({ database: deps.database, clock: deps.clock ?? systemClock, publicUrl: deps.config.publicUrl, mailer })
+      : undefined;
+  const trustedIssuer = deps.config.oidc ?? builtInIdentity?.verifier;
+  const verifyUserJwt = trustedIssuer === undefined ? undefined : createOidcVerifier(trustedIssuer);
   installSecurity(app, {
     authenticate: createAuthenticator({
       resolveApiToken: services.apiTokens.resolveApiToken,
@@ -89,8 +128,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     registerApiTokenRoutes(api, services.apiTokens);
     registerPolicyTokenRoutes(api, services.policyTokens);
     registerProjectRoutes(api, services.projects);
+    registerMemberRoutes(api, services.members);
+    registerInvitationRoutes(api, services.invitations);
   });
+  await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app);
   await app.ready();
   return app;
+}
+
+/** SMTP delivery when a relay is configured (closed with the app), else the outbox, logged through the app's logger. */
+function createMailer(app: FastifyTypeBox, deps: AppDeps): Mailer {
+  const smtpUrl = deps.config.smtpUrl;
+  if (smtpUrl === undefined) return createOutboxMailer({ db: deps.database.db, clock: deps.clock ?? systemClock, log: app.log });
+  const smtp = createSmtpMailer({ smtpUrl, from: deps.config.mailFrom ?? 'Slipway <slipway@localhost>' });
+  app.addHook('onClose', async () => smtp.close());
+  return smtp;
 }

@@ -36,6 +36,19 @@ export const PERMISSIONS = {
   'projects:create': 'write',
   'projects:update': 'write',
   'projects:delete': 'write',
+  'members:read': 'read',
+  'members:update': 'admin',
+  'members:delete': 'admin',
+  'invitations:read': 'read',
+  'invitations:create': 'admin',
+  'invitations:delete': 'admin',
+  // The invitee is not a member yet: these routes name no organization to the authorizer (target none) and the
+  // invitations service decides, from the invitation itself, who may see it (the invitee or a member) and accept it
+  // (the invitee alone, by verified e-mail).
+  'invitations:view': 'authenticated',
+  'invitations:accept': 'person',
+  // Needs admin to reach the service, which then admits the OWNER alone.
+  'ownership:transfer': 'admin',
 } as const satisfies Record<string, Requirement>;
 
 export type Permission = keyof typeof PERMISSIONS;

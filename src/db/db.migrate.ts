@@ -2,6 +2,8 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, typ
 import type { DialectName } from './db.client.ts';
 import * as foundation from './migrations/0001_foundation.ts';
 import * as policyTokens from './migrations/0002_policy_tokens.ts';
+import * as membership from './migrations/0003_membership.ts';
+import * as identity from './migrations/0004_identity.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -20,6 +22,8 @@ type MigrationModule = { up(db: Kysely<unknown>, types: ColumnTypes): Promise<vo
 const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0001_foundation', foundation],
   ['0002_policy_tokens', policyTokens],
+  ['0003_membership', membership],
+  ['0004_identity', identity],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 /**
  * Row types of every table, as Kysely sees them. Timestamps are ISO-8601 strings on both dialects (the
@@ -12,6 +12,8 @@ export interface UsersTable {
   email: string | null;
   name: string | null;
   picture: string | null;
+  /** 1 when the identity provider vouched for `email` (the email_verified claim), else 0. */
+  email_verified: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -105,6 +107,68 @@ export interface PolicyTokensTable {
   updated_at: string;
 }
 
+export interface LocalAccountsTable {
+  id: string;
+  email: string;
+  name: string | null;
+  /** scrypt$N$r$p$salt$hash (salt and hash base64url); see identity/identity.passwords.ts. */
+  password_hash: string;
+  email_verified_at: string | null;
+  verification_hash: string | null;
+  verification_expires_at: string | null;
+  failed_sign_ins: Generated<number>;
+  locked_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdentityKeysTable {
+  id: string;
+  use: string;
+  material: string;
+  created_at: string;
+  retired_at: string | null;
+}
+
+/** Protocol state of the built-in identity provider, one row per (model, id); payload is JSON text on both dialects. */
+export interface OidcRecordsTable {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  user_code: string | null;
+  uid: string | null;
+  expires_at: string | null;
+  consumed_at: string | null;
+}
+
+export interface InvitationsTable {
+  id: string;
+  organization_id: string;
+  email: string;
+  email_key: string;
+  role_id: string;
+  inviter_user_id: string | null;
+  inviter_name: string;
+  /** PENDING or ACCEPTED; EXPIRED is computed from expires_at. */
+  status: string;
+  expires_at: string;
+  accepted_by_user_id: string | null;
+  accepted_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Mail kept instead of sent when no SMTP relay is configured. */
+export interface OutboxTable {
+  id: string;
+  recipient: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  created_at: string;
+}
+
 export interface DB {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -114,6 +178,11 @@ export interface DB {
   api_tokens: ApiTokensTable;
   projects: ProjectsTable;
   policy_tokens: PolicyTokensTable;
+  local_accounts: LocalAccountsTable;
+  identity_keys: IdentityKeysTable;
+  oidc_records: OidcRecordsTable;
+  invitations: InvitationsTable;
+  outbox: OutboxTable;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */

@@ -33,7 +33,7 @@ export async function insertUser(db: Queryable, row: UserRow): Promise<void> {
 export async function updateUser(
   db: Queryable,
   id: string,
-  fields: Partial<Pick<UserRow, 'issuer' | 'subject' | 'email' | 'name' | 'picture' | 'updated_at'>>,
+  fields: Partial<Pick<UserRow, 'issuer' | 'subject' | 'email' | 'email_verified' | 'name' | 'picture' | 'updated_at'>>,
 ): Promise<void> {
   await db.updateTable('users').set(fields).where('id', '=', id).execute();
 }
@@ -45,7 +45,7 @@ export async function updateUser(
 export async function claimUnlinkedUser(
   db: Queryable,
   id: string,
-  fields: Pick<UserRow, 'issuer' | 'subject' | 'name' | 'picture' | 'updated_at'>,
+  fields: Pick<UserRow, 'issuer' | 'subject' | 'email_verified' | 'name' | 'picture' | 'updated_at'>,
 ): Promise<boolean> {
   const result = await db.updateTable('users').set(fields).where('id', '=', id).where('issuer', 'is', null).executeTakeFirst();
   return result.numUpdatedRows > 0n;

@@ -8,6 +8,7 @@ import {
   claimUnlinkedUser,
   findUnlinkedUserByEmail,
   findUserByEmail,
+  findUserById,
   findUserBySubject,
   insertUser,
   updateUser,
@@ -27,27 +28,36 @@ export interface UsersDeps {
 export function createUsersService(deps: UsersDeps) {
   const { db, clock } = deps;
 
-  async function refreshProfile(user: UserRow, identity: VerifiedIdentity): Promise<void> {
+  /** The profile as the latest token states it; the e-mail counts as verified only when this token says so. */
+  function profileOf(user: UserRow, identity: VerifiedIdentity): Pick<UserRow, 'email' | 'email_verified' | 'name' | 'picture'> {
     const email = identity.email ?? user.email;
-    const name = identity.name ?? user.name;
-    const picture = identity.picture ?? user.picture;
-    if (email !== user.email || name !== user.name || picture !== user.picture) {
-      await updateUser(db, user.id, { email, name, picture, updated_at: isoTimestamp(clock) });
-    }
+    return {
+      email,
+      email_verified: identity.email !== null && identity.emailVerified ? 1 : 0,
+      name: identity.name ?? user.name,
+      picture: identity.picture ?? user.picture,
+    };
+  }
+
+  async function refreshProfile(user: UserRow, identity: VerifiedIdentity): Promise<UserRow> {
+    const profile = profileOf(user, identity);
+    const changed = (Object.keys(profile) as (keyof typeof profile)[]).some((key) => profile[key] !== user[key]);
+    if (!changed) return user;
+    const updated = { ...user, ...profile, updated_at: isoTimestamp(clock) };
+    await updateUser(db, user.id, { ...profile, updated_at: updated.updated_at });
+    return updated;
   }
 
   async function userForIdentity(identity: VerifiedIdentity): Promise<UserRow> {
     const known = await findUserBySubject(db, identity.issuer, identity.subject);
-    if (known !== undefined) {
-      await refreshProfile(known, identity);
-      return { ...known, email: identity.email ?? known.email, name: identity.name ?? known.name };
-    }
+    if (known !== undefined) return refreshProfile(known, identity);
     if (identity.email !== null && identity.emailVerified) {
       const unlinked = await findUnlinkedUserByEmail(db, identity.email);
       if (unlinked !== undefined) {
         const linked = {
           issuer: identity.issuer,
           subject: identity.subject,
+          email_verified: 1,
           name: identity.name ?? unlinked.name,
           picture: identity.picture,
           updated_at: isoTimestamp(clock),
@@ -65,6 +75,7 @@ export function createUsersService(deps: UsersDeps) {
       issuer: identity.issuer,
       subject: identity.subject,
       email: identity.email,
+      email_verified: identity.email !== null && identity.emailVerified ? 1 : 0,
       name: identity.name,
       picture: identity.picture,
       created_at: now,
@@ -90,6 +101,8 @@ export function createUsersService(deps: UsersDeps) {
       issuer: null,
       subject: null,
       email: input.email,
+      // Typed by an administrator, not vouched for by an identity provider.
+      email_verified: 0,
       name: input.name,
       picture: null,
       created_at: now,
@@ -104,7 +117,13 @@ export function createUsersService(deps: UsersDeps) {
     return (await findUserByEmail(db, email)) ?? createUnlinkedUser({ email, name });
   }
 
-  return { userForIdentity, createUnlinkedUser, userForEmail };
+  /** The user's e-mail in lower case if their identity provider verified it, else undefined. */
+  async function verifiedEmailOf(userId: string): Promise<string | undefined> {
+    const user = await findUserById(db, userId);
+    return user?.email != null && user.email_verified === 1 ? user.email.toLowerCase() : undefined;
+  }
+
+  return { userForIdentity, createUnlinkedUser, userForEmail, verifiedEmailOf };
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;

@@ -1,0 +1,84 @@
+/**
+ * The few server-rendered pages of the built-in identity provider: sign-in, sign-up, e-mail verification, the
+ * device-code pages and errors. Plain HTML with inline styles, no scripts, nothing fetched from elsewhere.
+ */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+const STYLE =
+  'body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0}main{max-width:22rem;margin:3rem auto;background:#fff;padding:1.5rem 2rem;border-radius:6px;box-shadow:0 1px 3px rgba(0,0,0,.15)}' +
+  'h1{font-size:1.4rem;font-weight:500}label{display:block;margin:.8rem 0 .2rem}input{width:100%;box-sizing:border-box;padding:.5rem;font-size:1rem}' +
+  'button{margin-top:1rem;width:100%;padding:.6rem;font-size:1rem;background:#2458d6;color:#fff;border:0;border-radius:4px;cursor:pointer}' +
+  '.error{color:#b00020}.note{color:#555;font-size:.9rem}code{font-size:1.4rem}';
+
+export function page(title: string, body: string): string {
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} · Slipway</title><style>${STYLE}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+}
+
+function errorLine(message: string | undefined): string {
+  return message === undefined ? '' : `<p class="error" role="alert">${escapeHtml(message)}</p>`;
+}
+
+export function signInPage(options: { action: string; signUpUrl: string; email?: string; error?: string; clientName: string }): string {
+  return page(
+    'Sign in to Slipway',
+    `<p class="note">${escapeHtml(options.clientName)} asks you to sign in.</p>${errorLine(options.error)}` +
+      `<form method="post" action="${escapeHtml(options.action)}">` +
+      `<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(options.email ?? '')}">` +
+      `<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>` +
+      `<button type="submit">Sign in</button></form>` +
+      `<p class="note">No account yet? <a href="${escapeHtml(options.signUpUrl)}">Create one</a>.</p>`,
+  );
+}
+
+export function signUpPage(options: { action: string; error?: string; email?: string; name?: string; passwordMinLength: number }): string {
+  return page(
+    'Create a Slipway account',
+    `${errorLine(options.error)}<form method="post" action="${escapeHtml(options.action)}">` +
+      `<label for="name">Name</label><input id="name" name="name" autocomplete="name" value="${escapeHtml(options.name ?? '')}">` +
+      `<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(options.email ?? '')}">` +
+      `<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${options.passwordMinLength}" required>` +
+      `<button type="submit">Create account</button></form>`,
+  );
+}
+
+export function messagePage(title: string, message: string): string {
+  return page(title, `<p>${escapeHtml(message)}</p>`);
+}
+
+export function errorPage(message: string): string {
+  return page('Something went wrong', errorLine(message));
+}
+
+/** The device flow's "enter the code shown by the CLI" page; `form` is the library's form with its CSRF token. */
+export function userCodeInputPage(form: string, error: string | undefined): string {
+  return page('Sign in a device', `${error === undefined ? '<p>Enter the code your terminal shows.</p>' : errorLine(error)}${form}<button type="submit" form="op.deviceInputForm">Continue</button>`);
+}
+
+export function userCodeConfirmPage(form: string, clientName: string, userCode: string): string {
+  return page(
+    'Confirm the device',
+    `<p><strong>${escapeHtml(clientName)}</strong> asks to sign in as you. Check that your terminal shows this code:</p><p><code>${escapeHtml(userCode)}</code></p>` +
+      `${form}<button type="submit" form="op.deviceConfirmForm">Continue</button>` +
+      `<button type="submit" form="op.deviceConfirmForm" name="abort" value="yes" style="background:#777">Abort</button>`,
+  );
+}
+
+export function consentPage(options: { action: string; clientName: string }): string {
+  return page(
+    'Allow access',
+    `<p>${escapeHtml(options.clientName)} asks to use Slipway as you. Allow it only if you started this sign-in yourself.</p>` +
+      `<form method="post" action="${escapeHtml(options.action)}"><button type="submit" name="decision" value="allow">Allow</button>` +
+      `<button type="submit" name="decision" value="deny" style="background:#777">Deny</button></form>`,
+  );
+}
+
+/** The browser sign-out confirmation; `form` is the library's form with its CSRF token. */
+export function signOutPage(form: string): string {
+  return page(
+    'Sign out',
+    `<p>Sign out of Slipway in this browser?</p>${form}<button type="submit" form="op.logoutForm" name="logout" value="yes">Yes, sign me out</button>` +
+      '<button type="submit" form="op.logoutForm" style="background:#777">No, stay signed in</button>',
+  );
+}

@@ -1,0 +1,17 @@
+import nodemailer from 'nodemailer';
+import type { Mailer, MailMessage } from './mailer.ts';
+
+export interface SmtpMailer extends Mailer {
+  close(): void;
+}
+
+/** Delivers through the SMTP relay at `smtpUrl` (smtp:// or smtps://, credentials in the URL). */
+export function createSmtpMailer(options: { smtpUrl: string; from: string }): SmtpMailer {
+  const transport = nodemailer.createTransport(options.smtpUrl);
+  return {
+    async send(message: MailMessage): Promise<void> {
+      await transport.sendMail({ from: options.from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+    },
+    close: () => transport.close(),
+  };
+}

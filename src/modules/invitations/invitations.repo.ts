@@ -1,0 +1,66 @@
+import type { Selectable } from 'kysely';
+import type { InvitationsTable, Queryable } from '../../db/db.schema.ts';
+
+export type InvitationRow = Selectable<InvitationsTable>;
+
+/** An invitation with what its view shows of its role and organization (read from their modules' tables). */
+export interface InvitationWithContext extends InvitationRow {
+  role_name: string;
+  organization_name: string;
+  logo_url: string | null;
+}
+
+function invitationsWithContext(db: Queryable, organizationId: string) {
+  return db
+    .selectFrom('invitations')
+    .innerJoin('roles', 'roles.id', 'invitations.role_id')
+    .innerJoin('organizations', 'organizations.id', 'invitations.organization_id')
+    .selectAll('invitations')
+    .select(['roles.name as role_name', 'organizations.name as organization_name', 'organizations.logo_url'])
+    .where('invitations.organization_id', '=', organizationId);
+}
+
+export async function insertInvitation(db: Queryable, row: InvitationRow): Promise<void> {
+  await db.insertInto('invitations').values(row).execute();
+}
+
+export function findInvitation(db: Queryable, organizationId: string, id: string): Promise<InvitationWithContext | undefined> {
+  return invitationsWithContext(db, organizationId).where('invitations.id', '=', id).executeTakeFirst();
+}
+
+/** Invitations not yet accepted (pending or expired), oldest first. */
+export function listOpenInvitations(db: Queryable, organizationId: string): Promise<InvitationWithContext[]> {
+  return invitationsWithContext(db, organizationId)
+    .where('invitations.status', '=', 'PENDING')
+    .orderBy('invitations.created_at')
+    .orderBy('invitations.id')
+    .execute();
+}
+
+/** Removes expired, never accepted invitations of an address, so it can be invited again. */
+export async function deleteExpiredInvitations(db: Queryable, organizationId: string, emailKey: string, now: string): Promise<void> {
+  await db
+    .deleteFrom('invitations')
+    .where('organization_id', '=', organizationId)
+    .where('email_key', '=', emailKey)
+    .where('status', '=', 'PENDING')
+    .where('expires_at', '<=', now)
+    .execute();
+}
+
+export async function deleteInvitation(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('invitations').where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Marks a pending, unexpired invitation accepted; of two concurrent acceptances exactly one succeeds. */
+export async function markInvitationAccepted(db: Queryable, id: string, userId: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('invitations')
+    .set({ status: 'ACCEPTED', accepted_by_user_id: userId, accepted_at: now, updated_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'PENDING')
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -1,0 +1,34 @@
+import { Type } from 'typebox';
+import { BaseFields, ListOf, Uuid } from '../../http/schema.ts';
+
+/** The reference's Member: `id` is the user's id; `role` is the role's name, as InviteMemberRoleEnum spells it. */
+export const Member = Type.Object(
+  {
+    ...BaseFields,
+    name: Type.Optional(Type.String()),
+    nickname: Type.Optional(Type.String()),
+    email: Type.String(),
+    profile_picture_url: Type.Optional(Type.String()),
+    last_activity_at: Type.Optional(Type.String({ format: 'date-time' })),
+    role: Type.String(),
+    role_name: Type.String(),
+    role_id: Uuid,
+  },
+  { $id: 'Member' },
+);
+export const MemberResponseList = ListOf(Member, 'MemberResponseList');
+
+export const MemberRoleUpdateRequest = Type.Object(
+  { user_id: Uuid, role_id: Uuid },
+  { $id: 'MemberRoleUpdateRequest', additionalProperties: false },
+);
+
+export const MemberDeleteRequest = Type.Object({ user_id: Uuid }, { $id: 'MemberDeleteRequest', additionalProperties: false });
+
+export const TransferOwnershipRequest = Type.Object(
+  { user_id: Uuid },
+  { $id: 'TransferOwnershipRequest', additionalProperties: false },
+);
+
+/** "200 with no body" (SPEC.md): nothing is serialized, not even `null`. */
+export const EmptyOk = Type.Unsafe<undefined>({ description: 'No body' });

@@ -1,0 +1,386 @@
+import { randomUUID } from 'node:crypto';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { FastifyInstance, LightMyRequestResponse, RouteOptions } from 'fastify';
+import { sql } from 'kysely';
+import { beforeAll, expect, it } from 'vitest';
+import { PERMISSIONS, type Permission } from '../src/auth/permissions.ts';
+import type { RouteAccess } from '../src/http/route-access.ts';
+import type { RegisteredRoute } from '../src/http/server.ts';
+import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
+
+/**
+ * Role enforcement, proven route by route. The table is generated from the server itself: every route it registered
+ * (`registeredRoutes()`) with the access it declared (`config.access`, read from the route options as Fastify
+ * registered them), crossed with every kind of caller:
+ *
+ *   OWNER, ADMIN, DEVELOPER, VIEWER        signed-in members of the organization
+ *   token ADMIN/WRITE/DEPLOY/READ          the organization's API tokens of each scope
+ *   non-member                             a signed-in person of no standing in the organization
+ *   invitee                                a non-member holding a pending invitation to it
+ *   no credentials
+ *
+ * The expected answer of each cell is derived from the route's declared permission and its requirement in
+ * PERMISSIONS, with the grants of each role and scope written here independently from DESIGN.md §5 (so a wrong grant
+ * table in the code fails here). A handful of operations narrow access further in their handler; they are listed in
+ * HANDLER_RULES, and a route that addresses an organization without letting the authorizer check it must be listed
+ * there or this test fails. So a new route cannot escape the table.
+ *
+ * Expected classes: `ok` (2xx for every operation this file knows how to call validly, else at least "reached the
+ * handler": not 401/403 and no 5xx), 401, 403 or 404, the latter three with the error body. Refused calls and reads run
+ * against one shared organization whose rows must be unchanged afterwards; each allowed write gets a fresh one.
+ */
+
+const CALLERS = [
+  'OWNER',
+  'ADMIN',
+  'DEVELOPER',
+  'VIEWER',
+  'token ADMIN',
+  'token WRITE',
+  'token DEPLOY',
+  'token READ',
+  'non-member',
+  'invitee',
+  'no credentials',
+] as const;
+type Caller = (typeof CALLERS)[number];
+type Outcome = 'ok' | 401 | 403 | 404;
+type MemberRole = 'OWNER' | 'ADMIN' | 'DEVELOPER' | 'VIEWER';
+type Scope = 'ADMIN' | 'WRITE' | 'DEPLOY' | 'READ';
+
+/** DESIGN.md §5: OWNER = ADMIN + ownership; ADMIN = all; DEVELOPER = write + deploy + read; VIEWER = read. Scopes per SPEC.md. */
+const HELD: Record<Exclude<Caller, 'non-member' | 'invitee' | 'no credentials'>, readonly string[]> = {
+  OWNER: ['read', 'write', 'deploy', 'admin'],
+  ADMIN: ['read', 'write', 'deploy', 'admin'],
+  DEVELOPER: ['read', 'write', 'deploy'],
+  VIEWER: ['read'],
+  'token ADMIN': ['read', 'write', 'deploy', 'admin'],
+  'token WRITE': ['read', 'write'],
+  'token DEPLOY': ['read', 'deploy'],
+  'token READ': ['read'],
+};
+
+function isToken(caller: Caller): boolean {
+  return caller.startsWith('token ');
+}
+
+/**
+ * Operations whose handler decides beyond the authorizer, by permission. Each answers the outcome for a caller the
+ * authorizer let through.
+ */
+const HANDLER_RULES: Partial<Record<Permission, (caller: Caller) => Outcome>> = {
+  // The invitee is no member, so the service decides: members, the organization's tokens and the invitee may look.
+  'invitations:view': (caller) => (caller === 'non-member' ? 404 : 'ok'),
+  // Only the invited person may accept; anyone else signed in is refused.
+  'invitations:accept': (caller) => (caller === 'invitee' ? 'ok' : 403),
+  // Only the OWNER transfers ownership (ADMIN reach lets the request through to the service).
+  'ownership:transfer': (caller) => (caller === 'OWNER' ? 'ok' : 403),
+};
+
+function expectedOutcome(route: DeclaredRoute, caller: Caller): Outcome {
+  if (caller === 'no credentials') return 401;
+  const { permission, target } = route.access;
+  const requirement = PERMISSIONS[permission] as string;
+  if (requirement === 'person' && isToken(caller)) return 403;
+  // Only an ADMIN API token acts for the person who created it (here the OWNER); other tokens act for no one.
+  if (requirement === 'creator' && isToken(caller) && caller !== 'token ADMIN') return 403;
+  if (target !== 'none') {
+    if (caller === 'non-member' || caller === 'invitee') return 404;
+    const isGrant = ['read', 'write', 'deploy', 'admin'].includes(requirement);
+    if (isGrant && !HELD[caller].includes(requirement)) return 403;
+  }
+  const rule = HANDLER_RULES[permission];
+  if (rule !== undefined) return rule(caller);
+  return 'ok';
+}
+
+interface DeclaredRoute extends RegisteredRoute {
+  access: Exclude<RouteAccess, { public: true }>;
+}
+
+/**
+ * The route options of every Fastify instance created while this file runs, captured as Fastify registers them
+ * (through its documented initialization channel) and read after the app is ready, when every plugin has set them.
+ */
+const registeredOptions = new Map<string, RouteOptions>();
+diagnosticsChannel.channel('fastify.initialization').subscribe((message) => {
+  const { fastify } = message as { fastify: FastifyInstance };
+  fastify.addHook('onRoute', (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) registeredOptions.set(`${method} ${route.url}`, route);
+  });
+});
+
+function declarationOf(route: RegisteredRoute): RouteAccess | undefined {
+  return registeredOptions.get(`${route.method} ${route.url}`)?.config?.access;
+}
+
+/** The people of the table; the same people belong to every organization created for it. */
+interface People {
+  owner: TestUser;
+  admin: TestUser;
+  developer: TestUser;
+  viewer: TestUser;
+  /** A VIEWER member whose role changes, removal or promotion the member operations act on. */
+  bystander: TestUser;
+  nonMember: TestUser;
+  invitee: TestUser;
+}
+
+interface World {
+  organizationId: string;
+  projectId: string;
+  roleIds: Record<MemberRole, string>;
+  tokens: Record<Scope, string>;
+  apiTokenId: string;
+  policyApiTokenId: string;
+  inviteId: string;
+}
+
+async function createWorld(testApp: TestApp, people: People): Promise<World> {
+  const organizationId = await testApp.createOrganization(people.owner);
+  const { db } = testApp.database;
+  const roles = await db.selectFrom('roles').select(['id', 'name']).where('organization_id', '=', organizationId).execute();
+  const roleIds = Object.fromEntries(roles.map((role) => [role.name, role.id])) as Record<MemberRole, string>;
+  const now = testApp.clock.now().toISOString();
+  const members: [TestUser, MemberRole][] = [
+    [people.admin, 'ADMIN'],
+    [people.developer, 'DEVELOPER'],
+    [people.viewer, 'VIEWER'],
+    [people.bystander, 'VIEWER'],
+  ];
+  await db
+    .insertInto('members')
+    .values(members.map(([user, role]) => ({ organization_id: organizationId, user_id: user.id, role_id: roleIds[role], created_at: now, updated_at: now })))
+    .execute();
+  const owner = people.owner.auth;
+  const tokens = {} as Record<Scope, string>;
+  for (const scope of ['ADMIN', 'WRITE', 'DEPLOY', 'READ'] as const) {
+    tokens[scope] = await testApp.createApiToken(owner, organizationId, { name: uniqueName(`token-${scope}`), scope });
+  }
+  const created = async (url: string, payload: Record<string, unknown>, status: number) => {
+    const response = await testApp.call(owner, { method: 'POST', url, payload });
+    expect(response.statusCode, response.body).toBe(status);
+    return response.json<{ id: string }>().id;
+  };
+  return {
+    organizationId,
+    roleIds,
+    tokens,
+    projectId: await created(`/organization/${organizationId}/project`, { name: uniqueName('project') }, 200),
+    apiTokenId: await created(`/organization/${organizationId}/apiToken`, { name: uniqueName('doomed-token'), scope: 'READ' }, 201),
+    policyApiTokenId: await created(
+      `/organization/${organizationId}/policyApiToken`,
+      { name: uniqueName('doomed-agent'), opa_policy: 'package agent\n\nallow := true\n' },
+      201,
+    ),
+    inviteId: await created(`/organization/${organizationId}/inviteMember`, { email: people.invitee.email, role: 'VIEWER' }, 201),
+  };
+}
+
+/** A valid request body per operation, so an allowed call must succeed; operations not listed here get `{}`. */
+const VALID_BODIES: Record<string, (world: World, people: People) => Record<string, unknown>> = {
+  createOrganization: () => ({ name: uniqueName('org') }),
+  editOrganization: () => ({ name: uniqueName('renamed') }),
+  updateOrganizationOnboarding: () => ({ status: 'IN_PROGRESS' }),
+  createOrganizationApiToken: () => ({ name: uniqueName('token'), scope: 'READ' }),
+  createOrganizationPolicyApiToken: () => ({ name: uniqueName('agent'), opa_policy: 'package agent\n\nallow := input.method == "GET"\n' }),
+  evaluateOrganizationPolicyApiTokenPolicy: () => ({ opa_policy: 'package agent\n\nallow := true\n', input: { method: 'GET' } }),
+  createProject: () => ({ name: uniqueName('project') }),
+  editProject: () => ({ name: uniqueName('project') }),
+  editOrganizationMemberRole: (world, people) => ({ user_id: people.bystander.id, role_id: world.roleIds.DEVELOPER }),
+  deleteMember: (_world, people) => ({ user_id: people.bystander.id }),
+  postInviteMember: () => ({ email: `${uniqueName('invited')}@example.com`, role: 'VIEWER' }),
+  postOrganizationTransferOwnership: (_world, people) => ({ user_id: people.bystander.id }),
+};
+
+/** Operations called without a body, so the "ok" answer of each is known to be a success. */
+const BODILESS_OPERATIONS = new Set([
+  'deleteOrganization',
+  'deleteOrganizationApiToken',
+  'deleteOrganizationPolicyApiToken',
+  'deleteProject',
+  'postAcceptInviteMember',
+  'deleteInviteMember',
+]);
+
+function authOf(caller: Caller, world: World, people: People): string | undefined {
+  switch (caller) {
+    case 'OWNER':
+      return people.owner.auth;
+    case 'ADMIN':
+      return people.admin.auth;
+    case 'DEVELOPER':
+      return people.developer.auth;
+    case 'VIEWER':
+      return people.viewer.auth;
+    case 'token ADMIN':
+      return `Bearer ${world.tokens.ADMIN}`;
+    case 'token WRITE':
+      return `Bearer ${world.tokens.WRITE}`;
+    case 'token DEPLOY':
+      return `Token ${world.tokens.DEPLOY}`;
+    case 'token READ':
+      return `Token ${world.tokens.READ}`;
+    case 'non-member':
+      return people.nonMember.auth;
+    case 'invitee':
+      return people.invitee.auth;
+    case 'no credentials':
+      return undefined;
+  }
+}
+
+function fillPath(url: string, world: World): string {
+  const values: Record<string, string> = {
+    organizationId: world.organizationId,
+    projectId: world.projectId,
+    apiTokenId: world.apiTokenId,
+    policyApiTokenId: world.policyApiTokenId,
+    inviteId: world.inviteId,
+  };
+  return url.replace(/:([A-Za-z0-9_]+)/g, (_whole, name: string) => values[name] ?? randomUUID());
+}
+
+function isErrorBody(response: LightMyRequestResponse, status: number): boolean {
+  if (!String(response.headers['content-type'] ?? '').startsWith('application/json')) return false;
+  const body = response.json<Record<string, unknown>>();
+  return body.status === status && typeof body.message === 'string' && body.request_id === response.headers['x-request-id'];
+}
+
+/** Every row of every table (migration bookkeeping aside), to prove that refused calls and reads change nothing. */
+async function databaseSnapshot(testApp: TestApp): Promise<Record<string, string[]>> {
+  const { db } = testApp.database;
+  const names =
+    testApp.dialect === 'sqlite'
+      ? await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db)
+      : await sql<{ name: string }>`select table_name as name from information_schema.tables
+          where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db);
+  const snapshot: Record<string, string[]> = {};
+  for (const { name } of names.rows.filter((row) => !row.name.startsWith('kysely_'))) {
+    const rows = await sql<Record<string, unknown>>`select * from ${sql.table(name)}`.execute(db);
+    snapshot[name] = rows.rows.map((row) => JSON.stringify(row)).sort();
+  }
+  return snapshot;
+}
+
+describeEachDatabase('role enforcement', (ctx) => {
+  const routes: DeclaredRoute[] = [];
+  let operationIds: Map<string, string>;
+  let people: People;
+
+  beforeAll(async () => {
+    const testApp = ctx();
+    const problems: string[] = [];
+    for (const route of testApp.app.registeredRoutes()) {
+      const access = declarationOf(route);
+      if (access === undefined) problems.push(`${route.method} ${route.url}: no access declaration captured`);
+      else if (!('public' in access)) routes.push({ ...route, access });
+    }
+    expect(problems).toEqual([]);
+    const document = (await testApp.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    }>();
+    operationIds = new Map();
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (operation.operationId !== undefined) operationIds.set(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`, operation.operationId);
+      }
+    }
+    const [owner, admin, developer, viewer, bystander, nonMember, invitee] = await Promise.all(
+      ['owner', 'admin', 'developer', 'viewer', 'bystander', 'outsider', 'invitee'].map((name) => testApp.signUp(uniqueName(name))),
+    );
+    people = { owner, admin, developer, viewer, bystander, nonMember, invitee } as People;
+  });
+
+  function operationOf(route: RegisteredRoute): string | undefined {
+    return operationIds.get(`${route.method === 'HEAD' ? 'GET' : route.method} ${route.url}`);
+  }
+
+  function isRead(route: RegisteredRoute): boolean {
+    return route.method === 'GET' || route.method === 'HEAD';
+  }
+
+  async function callCell(route: DeclaredRoute, caller: Caller, world: World): Promise<LightMyRequestResponse> {
+    const operation = operationOf(route);
+    const bodyOf = operation === undefined ? undefined : VALID_BODIES[operation];
+    const payload = isRead(route) || (operation !== undefined && BODILESS_OPERATIONS.has(operation)) ? undefined : (bodyOf?.(world, people) ?? {});
+    return ctx().call(authOf(caller, world, people), {
+      method: route.method,
+      url: fillPath(route.url, world),
+      ...(payload === undefined ? {} : { payload }),
+    });
+  }
+
+  /** What is wrong with an answer for the expected outcome; undefined when it is right. */
+  function problemWith(route: DeclaredRoute, caller: Caller, expected: Outcome, response: LightMyRequestResponse): string | undefined {
+    const name = `${route.method} ${route.url} as ${caller}`;
+    const status = response.statusCode;
+    const seen = `${status} ${response.body.slice(0, 160)}`;
+    if (expected === 'ok') {
+      const operation = operationOf(route);
+      const known = operation !== undefined && (isRead(route) || operation in VALID_BODIES || BODILESS_OPERATIONS.has(operation));
+      if (known) return status >= 200 && status < 300 ? undefined : `${name}: expected 2xx, got ${seen}`;
+      return status === 401 || status === 403 || status >= 500 ? `${name}: expected to reach the handler, got ${seen}` : undefined;
+    }
+    if (status !== expected) return `${name}: expected ${expected}, got ${seen}`;
+    if (route.method !== 'HEAD' && !isErrorBody(response, expected)) return `${name}: ${expected} without the error body: ${seen}`;
+    return undefined;
+  }
+
+  it('finds a declared access for every route, and a handler rule for every route the authorizer cannot scope', () => {
+    expect(routes.length).toBeGreaterThan(30);
+    const unscoped = routes.filter((route) => route.access.target === 'none' && route.url.includes(':organizationId'));
+    expect(unscoped.filter((route) => HANDLER_RULES[route.access.permission] === undefined).map((route) => `${route.method} ${route.url}`)).toEqual([]);
+    // The member and invitation operations are in the table.
+    const operations = routes.map(operationOf);
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        'getOrganizationMembers',
+        'editOrganizationMemberRole',
+        'deleteMember',
+        'getOrganizationInvitedMembers',
+        'postInviteMember',
+        'getMemberInvitation',
+        'postAcceptInviteMember',
+        'deleteInviteMember',
+        'postOrganizationTransferOwnership',
+      ]),
+    );
+  });
+
+  it('answers every refused call with its 401, 403 or 404, and every read as expected, changing nothing', async () => {
+    const world = await createWorld(ctx(), people);
+    const before = await databaseSnapshot(ctx());
+    const problems: string[] = [];
+    let cells = 0;
+    for (const route of routes) {
+      for (const caller of CALLERS) {
+        const expected = expectedOutcome(route, caller);
+        if (expected === 'ok' && !isRead(route)) continue;
+        cells += 1;
+        const problem = problemWith(route, caller, expected, await callCell(route, caller, world));
+        if (problem !== undefined) problems.push(problem);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(cells).toBeGreaterThan(200);
+    expect(await databaseSnapshot(ctx())).toEqual(before);
+  });
+
+  it('lets every allowed caller through every write, each on a fresh organization', async () => {
+    const problems: string[] = [];
+    let cells = 0;
+    for (const route of routes) {
+      if (isRead(route)) continue;
+      for (const caller of CALLERS) {
+        if (expectedOutcome(route, caller) !== 'ok') continue;
+        cells += 1;
+        const world = await createWorld(ctx(), people);
+        const problem = problemWith(route, caller, 'ok', await callCell(route, caller, world));
+        if (problem !== undefined) problems.push(problem);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(cells).toBeGreaterThan(40);
+  });
+});
