@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/db.schema.ts';
-import { isUniqueViolation } from '../db/db.errors.ts';
+import { uniqueOrConflict } from '../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
-import { badRequest, conflict } from '../lib/errors.ts';
+import { badRequest } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from './identity.passwords.ts';
 
@@ -90,12 +90,9 @@ export function createAccountsService(deps: AccountsDeps) {
       created_at: now,
       updated_at: now,
     };
-    try {
+    await uniqueOrConflict(async () => {
       await db.insertInto('local_accounts').values(row).execute();
-    } catch (error) {
-      if (isUniqueViolation(error)) throw conflict('an account with this e-mail already exists');
-      throw error;
-    }
+    }, 'an account with this e-mail already exists');
     await deps.deliverVerification({ email, link: `${deps.issuer}/verify?token=${encodeURIComponent(secret)}` });
     return accountOf(row);
   }

@@ -3,10 +3,10 @@ import { covers, grantsOfToken, type TokenScope } from '../../auth/permissions.t
 import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
 import { hashToken, mintToken, requestedExpiry } from '../../auth/tokens.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { isUniqueViolation } from '../../db/db.errors.ts';
+import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { constantTimeEqual } from '../../lib/crypto.ts';
-import { badRequest, conflict, forbidden, notFound, unauthenticated } from '../../lib/errors.ts';
+import { badRequest, forbidden, notFound, unauthenticated } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { RolesService } from '../roles/roles.service.ts';
@@ -135,12 +135,9 @@ export function createApiTokensService(deps: ApiTokensDeps) {
       role_name: roleName,
     };
     const { role_name: _roleName, ...columns } = row;
-    try {
+    await uniqueOrConflict(async () => {
       await insertApiToken(db, columns);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw conflict(`an API token named "${name}" already exists in this organization`);
-      throw error;
-    }
+    }, `an API token named "${name}" already exists in this organization`);
     return { ...view(row), token: minted.value };
   }
 

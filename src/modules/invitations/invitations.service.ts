@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { principalDisplayName, type Access, type Principal } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { isUniqueViolation } from '../../db/db.errors.ts';
+import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -127,7 +127,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
     const nowMs = clock.now().getTime();
     const now = new Date(nowMs).toISOString();
     const id = newId();
-    try {
+    await uniqueOrConflict(async () => {
       await db.transaction().execute(async (trx) => {
         await deleteExpiredInvitations(trx, organizationId, emailKey, now);
         await insertInvitation(trx, {
@@ -146,10 +146,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
           updated_at: now,
         });
       });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw conflict(`${email} already has a pending invitation to this organization`);
-      throw error;
-    }
+    }, `${email} already has a pending invitation to this organization`);
     const created = await findInvitation(db, organizationId, id);
     if (created === undefined) throw notFound(`invitation ${id} not found`);
     try {
@@ -197,17 +194,14 @@ export function createInvitationsService(deps: InvitationsDeps) {
     const status = statusOf(row, now);
     if (status === 'ACCEPTED') throw conflict('this invitation has already been accepted');
     if (status === 'EXPIRED') throw badRequest(`this invitation expired at ${row.expires_at}; ask for a new one`);
-    try {
+    await uniqueOrConflict(async () => {
       await db.transaction().execute(async (trx) => {
         if (!(await markInvitationAccepted(trx, row.id, principal.userId, now))) {
           throw conflict('this invitation has already been accepted, was withdrawn or has expired');
         }
         await deps.members.addMember(trx, organizationId, principal.userId, row.role_id);
       });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw conflict('you are already a member of this organization');
-      throw error;
-    }
+    }, 'you are already a member of this organization');
     return view({ ...row, status: 'ACCEPTED', accepted_by_user_id: principal.userId, accepted_at: now, updated_at: now }, now);
   }
 

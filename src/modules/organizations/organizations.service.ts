@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { isUniqueViolation } from '../../db/db.errors.ts';
+import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { writeJson, readJson } from '../../db/db.json.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { MembersService } from '../members/members.service.ts';
@@ -63,8 +63,8 @@ function view(row: OrganizationRow, owner: string | undefined) {
 
 export type OrganizationView = ReturnType<typeof view>;
 
-function nameTaken(name: string) {
-  return conflict(`an organization named "${name}" already exists`);
+function nameTakenMessage(name: string): string {
+  return `an organization named "${name}" already exists`;
 }
 
 /** Only the fields the caller sent change: absent optional fields keep their stored value. */
@@ -112,17 +112,14 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
       updated_at: now,
       ...editableColumns(input),
     };
-    try {
+    await uniqueOrConflict(async () => {
       await db.transaction().execute(async (trx) => {
         await insertOrganization(trx, row);
         const roles = await deps.roles.createBuiltInRoles(trx, row.id);
         await deps.members.addMember(trx, row.id, creatorUserId, roles.OWNER.id);
         await deps.onboarding.startOnboarding(trx, row.id, creatorUserId, null);
       });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw nameTaken(name);
-      throw error;
-    }
+    }, nameTakenMessage(name));
     return view(row, creatorUserId);
   }
 
@@ -142,12 +139,9 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
       ]);
     }
     const name = cleanName(input.name);
-    try {
+    await uniqueOrConflict(async () => {
       await updateOrganization(db, id, { name, name_key: nameKey(name), updated_at: isoTimestamp(clock), ...editableColumns(input) });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw nameTaken(name);
-      throw error;
-    }
+    }, nameTakenMessage(name));
     return getOrganization(id);
   }
 

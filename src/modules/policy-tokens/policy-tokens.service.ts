@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
 import { hashToken, mintToken, requestedExpiry } from '../../auth/tokens.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { isUniqueViolation } from '../../db/db.errors.ts';
+import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { constantTimeEqual } from '../../lib/crypto.ts';
-import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { AppError, badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { CompiledPolicy, PolicyEngine, PolicyVerdict } from '../../policy/policy.engine.ts';
@@ -129,12 +129,9 @@ export function createPolicyTokensService(deps: PolicyTokensDeps) {
       created_at: now,
       updated_at: now,
     };
-    try {
+    await uniqueOrConflict(async () => {
       await insertPolicyToken(db, row);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw conflict(`a policy API token named "${name}" already exists in this organization`);
-      throw error;
-    }
+    }, `a policy API token named "${name}" already exists in this organization`);
     remember(row.id, policy);
     return { ...view(row), token: minted.value, user_sub: null };
   }

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/db.schema.ts';
-import { isUniqueViolation } from '../../db/db.errors.ts';
+import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
-import { conflict, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import {
@@ -47,8 +47,8 @@ function view(row: ProjectListRow, environments: number) {
   };
 }
 
-function nameTaken(name: string) {
-  return conflict(`a project named "${name}" already exists in this organization`);
+function nameTakenMessage(name: string): string {
+  return `a project named "${name}" already exists in this organization`;
 }
 
 export function createProjectsService(deps: ProjectsDeps) {
@@ -77,12 +77,9 @@ export function createProjectsService(deps: ProjectsDeps) {
       created_at: now,
       updated_at: now,
     };
-    try {
+    await uniqueOrConflict(async () => {
       await insertProject(db, row);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw nameTaken(name);
-      throw error;
-    }
+    }, nameTakenMessage(name));
     return view(row, 0);
   }
 
@@ -105,7 +102,7 @@ export function createProjectsService(deps: ProjectsDeps) {
   /** ProjectRequest is a whole replacement: an absent description clears it. */
   async function editProject(id: string, input: ProjectInput) {
     const name = cleanName(input.name);
-    try {
+    await uniqueOrConflict(async () => {
       const updated = await updateProject(db, id, {
         name,
         name_key: nameKey(name),
@@ -113,10 +110,7 @@ export function createProjectsService(deps: ProjectsDeps) {
         updated_at: isoTimestamp(clock),
       });
       if (!updated) throw notFound(`project ${id} not found`);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw nameTaken(name);
-      throw error;
-    }
+    }, nameTakenMessage(name));
     return getProject(id);
   }
 
