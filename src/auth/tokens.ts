@@ -1,4 +1,4 @@
-import { base62Crc32, randomBase62, sha256Hex } from '../lib/crypto.ts';
+import { base62Crc32, constantTimeEqual, randomBase62, sha256Hex } from '../lib/crypto.ts';
 import { badRequest } from '../lib/errors.ts';
 
 /**
@@ -60,4 +60,12 @@ export function requestedExpiry(value: string | null | undefined, now: string): 
   const expiresAt = new Date(time).toISOString();
   if (expiresAt <= now) throw badRequest('expires_at is in the past', [{ field: '/expires_at', message: 'must be in the future' }]);
   return expiresAt;
+}
+
+/**
+ * Whether a stored token, found by the hash of a presented value, answers for it: the hashes match (compared in
+ * constant time) and it has not expired at `now`.
+ */
+export function storedTokenIsLive(row: { token_hash: string; expires_at: string | null } | undefined, hash: string, now: string): boolean {
+  return row !== undefined && constantTimeEqual(row.token_hash, hash) && (row.expires_at === null || row.expires_at > now);
 }

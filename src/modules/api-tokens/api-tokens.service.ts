@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
 import { covers, grantsOfToken, type TokenScope } from '../../auth/permissions.ts';
 import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
-import { hashToken, mintToken, requestedExpiry } from '../../auth/tokens.ts';
+import { hashToken, mintToken, requestedExpiry, storedTokenIsLive } from '../../auth/tokens.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
-import { constantTimeEqual } from '../../lib/crypto.ts';
 import { badRequest, forbidden, notFound, unauthenticated } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
@@ -64,8 +63,7 @@ export function createApiTokensService(deps: ApiTokensDeps) {
   async function resolveApiToken(value: string): Promise<Principal | undefined> {
     const hash = hashToken(value);
     const row = await findApiTokenByHash(db, hash);
-    if (row === undefined || !constantTimeEqual(row.token_hash, hash)) return undefined;
-    if (row.expires_at !== null && row.expires_at <= isoTimestamp(clock)) return undefined;
+    if (row === undefined || !storedTokenIsLive(row, hash, isoTimestamp(clock))) return undefined;
     return {
       kind: 'api_token',
       tokenId: row.id,

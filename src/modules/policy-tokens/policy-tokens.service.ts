@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
 import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
-import { hashToken, mintToken, requestedExpiry } from '../../auth/tokens.ts';
+import { hashToken, mintToken, requestedExpiry, storedTokenIsLive } from '../../auth/tokens.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
-import { constantTimeEqual } from '../../lib/crypto.ts';
 import { AppError, badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
@@ -79,8 +78,7 @@ export function createPolicyTokensService(deps: PolicyTokensDeps) {
   async function resolvePolicyToken(value: string): Promise<Principal | undefined> {
     const hash = hashToken(value);
     const row = await findPolicyTokenByHash(db, hash);
-    if (row === undefined || !constantTimeEqual(row.token_hash, hash)) return undefined;
-    if (row.expires_at !== null && row.expires_at <= isoTimestamp(clock)) return undefined;
+    if (row === undefined || !storedTokenIsLive(row, hash, isoTimestamp(clock))) return undefined;
     return { kind: 'policy_token', tokenId: row.id, tokenName: row.name, organizationId: row.organization_id };
   }
 
