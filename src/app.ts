@@ -1,20 +1,27 @@
-import type { Config } from './config.ts';
+import { randomBytes } from 'node:crypto';
+import type { Config, SecretKeySource } from './config.ts';
 import { createOidcVerifier } from './auth/oidc.ts';
 import type { Principal } from './auth/principal.ts';
 import type { Database } from './db/db.client.ts';
+import { createSystemGitAccess } from './git/system-git.ts';
 import { createAuthenticator } from './http/authenticate.ts';
 import { createAuthorizer } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { registerOpenApiDocuments, registerOpenApiGenerator } from './http/openapi.ts';
+import { installIdempotency } from './http/idempotency.ts';
 import { installSecurity, requireAccessDeclarations } from './http/security.ts';
 import { createHttpServer } from './http/server.ts';
 import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
+import { createSecretBox, loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/secret-box.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { createOutboxMailer } from './mail/outbox-mailer.ts';
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
+import { registerGitTokenRoutes } from './modules/git-tokens/git-tokens.routes.ts';
+import { createGitTokensService, NO_GIT_TOKEN_USAGE } from './modules/git-tokens/git-tokens.service.ts';
 import { registerApiTokenRoutes } from './modules/api-tokens/api-tokens.routes.ts';
 import { createApiTokensService } from './modules/api-tokens/api-tokens.service.ts';
+import { createIdempotencyService } from './modules/idempotency/idempotency.service.ts';
 import { registerIpRoutes } from './modules/ips/ips.routes.ts';
 import { registerInvitationRoutes } from './modules/invitations/invitations.routes.ts';
 import { createInvitationsService } from './modules/invitations/invitations.service.ts';
@@ -39,7 +46,8 @@ export interface AppDeps {
    * Without `oidc`, a `publicUrl` turns the built-in identity provider on (its issuer is `${publicUrl}/oidc`).
    * Without `smtpUrl`, outgoing mail is kept in the outbox table.
    */
-  config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> & Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom'>>;
+  config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
+    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts'>>;
   database: Database;
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
@@ -77,7 +85,8 @@ export function createServices(database: Database, clock: Clock = systemClock, m
   const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
   // No module owns environments or services yet, so every project holds none.
   const projects = createProjectsService({ db, clock, contents: { countsByProject: async () => new Map() } });
-  return { roles, members, invitations, onboarding, users, organizations, apiTokens, policyTokens, projects };
+  const idempotency = createIdempotencyService({ db, clock });
+  return { roles, members, invitations, onboarding, users, organizations, apiTokens, policyTokens, projects, idempotency };
 }
 
 /** The buildable application: every route, its security and its documentation. Tests boot exactly this. */
@@ -118,6 +127,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     }),
   });
 
+  const gitTokens = createGitTokensService({
+    db: deps.database.db,
+    clock: deps.clock ?? systemClock,
+    secrets: createSecretBox(secretKeyOf(deps.config.secretKey)),
+    git: createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false }),
+    // No module owns services yet, so no service uses a git token.
+    usage: NO_GIT_TOKEN_USAGE,
+  });
+
+  installIdempotency(app, services.idempotency);
+  // Kept answers expire after a day; clear them at start and hourly rather than on the request path.
+  const sweep = setInterval(() => void services.idempotency.removeExpired().catch((error: unknown) => app.log.warn({ err: error }, 'idempotency sweep failed')), 3_600_000);
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
+  await services.idempotency.removeExpired();
+
   await registerOpenApiGenerator(app);
   await app.register(async (api) => {
     requireAccessDeclarations(api);
@@ -130,11 +155,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     registerProjectRoutes(api, services.projects);
     registerMemberRoutes(api, services.members);
     registerInvitationRoutes(api, services.invitations);
+    registerGitTokenRoutes(api, gitTokens);
   });
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app);
   await app.ready();
   return app;
+}
+
+/**
+ * The key that seals secrets at rest. loadConfig always names one (the variable, or the key file under the data
+ * directory); only in-process apps built without it (tests) get a key of their own that dies with them.
+ */
+function secretKeyOf(source: SecretKeySource | undefined): Buffer {
+  if (source === undefined) return randomBytes(SECRET_KEY_BYTES);
+  return source.kind === 'value' ? source.key : loadOrCreateKeyFile(source.file);
 }
 
 /** SMTP delivery when a relay is configured (closed with the app), else the outbox, logged through the app's logger. */

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { decodeSecretKey } from './lib/secret-box.ts';
 
 /**
  * The one reader of process.env. Every SLIPWAY_* variable is parsed and validated here at start; an invalid value
@@ -23,7 +24,16 @@ export interface Config {
   smtpUrl: string | undefined;
   /** From address of outgoing mail. */
   mailFrom: string;
+  /**
+   * The key that encrypts secrets at rest (git tokens): given in SLIPWAY_SECRET_KEY, or kept in a file under the data
+   * directory that the server generates on first start (see lib/secret-box.ts loadOrCreateKeyFile).
+   */
+  secretKey: SecretKeySource;
+  /** Lets git reach loopback/private addresses and plain http:// (tests, on-premise git servers). */
+  gitAllowPrivateHosts: boolean;
 }
+
+export type SecretKeySource = { kind: 'value'; key: Buffer } | { kind: 'file'; file: string };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -180,19 +190,42 @@ function parseMailFrom(env: Env): string {
   return raw;
 }
 
+/** The file name of the generated key under the data directory. */
+export const SECRET_KEY_FILE_NAME = 'secret.key';
+
+function parseSecretKey(env: Env, dataDir: string): SecretKeySource {
+  const raw = read(env, 'SLIPWAY_SECRET_KEY');
+  if (raw === undefined) return { kind: 'file', file: path.join(dataDir, SECRET_KEY_FILE_NAME) };
+  const key = decodeSecretKey(raw);
+  // The value itself is never echoed: it is a secret.
+  if (key === undefined) throw new ConfigError('SLIPWAY_SECRET_KEY', 'must be 32 bytes written as 64 hex digits or as base64');
+  return { kind: 'value', key };
+}
+
+function parseBoolean(env: Env, name: string): boolean {
+  const raw = read(env, name);
+  if (raw === undefined) return false;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = parseHost(env);
   const port = parsePort(env);
+  const dataDir = path.resolve(read(env, 'SLIPWAY_DATA_DIR') ?? './.slipway');
   return {
     publicUrl: parsePublicUrl(env, host, port),
     smtpUrl: parseSmtpUrl(env),
     mailFrom: parseMailFrom(env),
     host,
     port,
-    dataDir: path.resolve(read(env, 'SLIPWAY_DATA_DIR') ?? './.slipway'),
+    dataDir,
     databaseUrl: parseDatabaseUrl(env),
     oidc: parseOidc(env),
     egressIps: parseEgressIps(env),
     logLevel: parseLogLevel(env),
+    secretKey: parseSecretKey(env, dataDir),
+    gitAllowPrivateHosts: parseBoolean(env, 'SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS'),
   };
 }

@@ -24,6 +24,9 @@ function configErrorOf(env: Record<string, string>): ConfigError {
   throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
 }
 
+/** 32 bytes as 64 hex digits. */
+const HEX_KEY = '8f3b0c1d2e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d';
+
 const OIDC = { SLIPWAY_OIDC_ISSUER: 'https://idp.example.com', SLIPWAY_OIDC_AUDIENCE: 'slipway' };
 
 describe('loadConfig', () => {
@@ -39,6 +42,8 @@ describe('loadConfig', () => {
       publicUrl: 'http://127.0.0.1:8080',
       smtpUrl: undefined,
       mailFrom: 'Slipway <slipway@localhost>',
+      secretKey: { kind: 'file', file: path.join(path.resolve('./.slipway'), 'secret.key') },
+      gitAllowPrivateHosts: false,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -60,6 +65,8 @@ describe('loadConfig', () => {
       SLIPWAY_PUBLIC_URL: 'https://deploy.example.com/',
       SLIPWAY_SMTP_URL: 'smtps://mailer:secret@smtp.example.com:465',
       SLIPWAY_MAIL_FROM: 'Deployments <deploy@example.com>',
+      SLIPWAY_SECRET_KEY: HEX_KEY,
+      SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -72,7 +79,23 @@ describe('loadConfig', () => {
       publicUrl: 'https://deploy.example.com',
       smtpUrl: 'smtps://mailer:secret@smtp.example.com:465',
       mailFrom: 'Deployments <deploy@example.com>',
+      secretKey: { kind: 'value', key: Buffer.from(HEX_KEY, 'hex') },
+      gitAllowPrivateHosts: true,
     });
+  });
+
+  it('reads the secret key as hex or base64 (32 bytes), else names the key file under the data directory', () => {
+    const key = Buffer.from(HEX_KEY, 'hex');
+    expect(loadConfig({ SLIPWAY_SECRET_KEY: key.toString('base64') }).secretKey).toEqual({ kind: 'value', key });
+    expect(loadConfig({ SLIPWAY_SECRET_KEY: key.toString('base64url') }).secretKey).toEqual({ kind: 'value', key });
+    expect(loadConfig({ SLIPWAY_DATA_DIR: '/srv/slipway' }).secretKey).toEqual({ kind: 'file', file: '/srv/slipway/secret.key' });
+    expect(loadConfig({ SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'false' }).gitAllowPrivateHosts).toBe(false);
+  });
+
+  it('never repeats a refused secret key', () => {
+    const error = configErrorOf({ SLIPWAY_SECRET_KEY: 'short-s3cr3t-key' });
+    expect(error.variable).toBe('SLIPWAY_SECRET_KEY');
+    expect(error.message).not.toContain('s3cr3t');
   });
 
   it('accepts the edges of every valid range', () => {
@@ -127,6 +150,10 @@ describe('loadConfig', () => {
     ['SLIPWAY_EGRESS_IPS', { SLIPWAY_EGRESS_IPS: 'fe80::1%eth0' }],
     ['SLIPWAY_LOG_LEVEL', { SLIPWAY_LOG_LEVEL: 'loud' }],
     ['SLIPWAY_LOG_LEVEL', { SLIPWAY_LOG_LEVEL: 'verbose' }],
+    ['SLIPWAY_SECRET_KEY', { SLIPWAY_SECRET_KEY: 'too-short' }],
+    ['SLIPWAY_SECRET_KEY', { SLIPWAY_SECRET_KEY: HEX_KEY.slice(2) }],
+    ['SLIPWAY_SECRET_KEY', { SLIPWAY_SECRET_KEY: Buffer.alloc(16, 7).toString('base64') }],
+    ['SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS', { SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'yes' }],
   ] as [string, Record<string, string>][])('refuses %s in %j with a ConfigError naming it', (variable, env) => {
     const error = configErrorOf(env);
     expect(error.variable).toBe(variable);

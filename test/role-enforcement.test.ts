@@ -134,6 +134,7 @@ interface World {
   apiTokenId: string;
   policyApiTokenId: string;
   inviteId: string;
+  gitTokenId: string;
 }
 
 async function createWorld(testApp: TestApp, people: People): Promise<World> {
@@ -174,6 +175,7 @@ async function createWorld(testApp: TestApp, people: People): Promise<World> {
       201,
     ),
     inviteId: await created(`/organization/${organizationId}/inviteMember`, { email: people.invitee.email, role: 'VIEWER' }, 201),
+    gitTokenId: await created(`/organization/${organizationId}/gitToken`, { name: uniqueName('git'), type: 'GITHUB', token: 'ghp_roleFixture' }, 201),
   };
 }
 
@@ -191,6 +193,8 @@ const VALID_BODIES: Record<string, (world: World, people: People) => Record<stri
   deleteMember: (_world, people) => ({ user_id: people.bystander.id }),
   postInviteMember: () => ({ email: `${uniqueName('invited')}@example.com`, role: 'VIEWER' }),
   postOrganizationTransferOwnership: (_world, people) => ({ user_id: people.bystander.id }),
+  createGitToken: () => ({ name: uniqueName('git'), type: 'GITLAB', token: 'glpat_roleFixture' }),
+  editGitToken: () => ({ name: uniqueName('git'), type: 'GITHUB' }),
 };
 
 /** Operations called without a body, so the "ok" answer of each is known to be a success. */
@@ -201,6 +205,7 @@ const BODILESS_OPERATIONS = new Set([
   'deleteProject',
   'postAcceptInviteMember',
   'deleteInviteMember',
+  'deleteGitToken',
 ]);
 
 function authOf(caller: Caller, world: World, people: People): string | undefined {
@@ -237,6 +242,7 @@ function fillPath(url: string, world: World): string {
     apiTokenId: world.apiTokenId,
     policyApiTokenId: world.policyApiTokenId,
     inviteId: world.inviteId,
+    gitTokenId: world.gitTokenId,
   };
   return url.replace(/:([A-Za-z0-9_]+)/g, (_whole, name: string) => values[name] ?? randomUUID());
 }

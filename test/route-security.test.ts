@@ -52,6 +52,13 @@ const SPEC_OPERATION_IDS = [
   'postAcceptInviteMember',
   'deleteInviteMember',
   'postOrganizationTransferOwnership',
+  'listOrganizationGitTokens',
+  'createGitToken',
+  'getOrganizationGitToken',
+  'editGitToken',
+  'deleteGitToken',
+  'getGitTokenAssociatedServices',
+  'listDirectoriesFromGitRepository',
 ];
 
 /** A Rego policy whose `allow` holds for every request: the most a policy API token can be given. */

@@ -49,6 +49,15 @@ export const PERMISSIONS = {
   'invitations:accept': 'person',
   // Needs admin to reach the service, which then admits the OWNER alone.
   'ownership:transfer': 'admin',
+  // Git tokens are the organization's credentials for its git hosts: anyone who reads the organization may see
+  // that they exist (never their values); registering, replacing or removing one is governance, like API tokens.
+  'git-tokens:read': 'read',
+  'git-tokens:create': 'admin',
+  'git-tokens:update': 'admin',
+  'git-tokens:delete': 'admin',
+  // Reads a repository with the organization's stored credentials; a POST and a step of creating a service, so it
+  // needs write (READ-scoped tokens are GET-only).
+  'git-repositories:list': 'write',
 } as const satisfies Record<string, Requirement>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -30,9 +30,14 @@ export type Env = Record<string, string | undefined>;
 /** The credentials file exists but cannot be used; the message says which file and what to do. */
 export class CredentialsUnreadable extends Error {}
 
-export function credentialsPath(env: Env): string {
+/** `$XDG_CONFIG_HOME/slipway` (`~/.config/slipway` without it): the CLI's credentials and settings. */
+export function configDirectory(env: Env): string {
   const configHome = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : path.join(env.HOME ?? homedir(), '.config');
-  return path.join(configHome, 'slipway', 'credentials.json');
+  return path.join(configHome, 'slipway');
+}
+
+export function credentialsPath(env: Env): string {
+  return path.join(configDirectory(env), 'credentials.json');
 }
 
 export async function readCredentials(env: Env): Promise<CredentialsFile> {
@@ -57,11 +62,16 @@ export async function readCredentials(env: Env): Promise<CredentialsFile> {
 
 export async function writeCredentials(env: Env, credentials: CredentialsFile): Promise<string> {
   const file = credentialsPath(env);
+  await writePrivateJson(file, credentials);
+  return file;
+}
+
+/** Writes `value` as JSON to `file`, mode 0600 in a 0700 directory, atomically (a temporary file renamed over it). */
+export async function writePrivateJson(file: string, value: unknown): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(temporary, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
   // The mode given to writeFile is masked by the umask; set it explicitly before the file takes its name.
   await chmod(temporary, 0o600);
   await rename(temporary, file);
-  return file;
 }

@@ -42,7 +42,7 @@ export function serverUrlOf(option: string | undefined, env: Env, current: strin
   return raw.replace(/\/+$/, '');
 }
 
-async function requestJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function requestJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   let response: Response;
   try {
     response = await fetch(url, { ...init, headers: { accept: 'application/json', ...(init.headers as Record<string, string> | undefined) }, signal: AbortSignal.timeout(15_000) });

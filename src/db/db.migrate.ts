@@ -4,6 +4,8 @@ import * as foundation from './migrations/0001_foundation.ts';
 import * as policyTokens from './migrations/0002_policy_tokens.ts';
 import * as membership from './migrations/0003_membership.ts';
 import * as identity from './migrations/0004_identity.ts';
+import * as gitTokens from './migrations/0005_git_tokens.ts';
+import * as idempotency from './migrations/0006_idempotency.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -24,6 +26,8 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0002_policy_tokens', policyTokens],
   ['0003_membership', membership],
   ['0004_identity', identity],
+  ['0005_git_tokens', gitTokens],
+  ['0006_idempotency', idempotency],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -169,7 +169,39 @@ export interface OutboxTable {
   created_at: string;
 }
 
+export interface GitTokensTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  /** GITHUB, GITLAB or BITBUCKET: the host's user-name convention for the token. */
+  type: string;
+  workspace: string | null;
+  git_api_url: string;
+  /** The token value sealed by lib/secret-box.ts (AES-256-GCM, bound to this row's id and organization). */
+  token_envelope: string;
+  /** The token's expiry date (YYYY-MM-DD) when known; null otherwise. */
+  expired_at: string | null;
+  creator_user_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  scope_hash: string;
+  request_hash: string;
+  /** PENDING while the first request runs; DONE once its answer is kept; SECRET when the answer may not be kept. */
+  state: string;
+  status: number | null;
+  content_type: string | null;
+  body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface DB {
+  idempotency_keys: IdempotencyKeysTable;
   users: UsersTable;
   organizations: OrganizationsTable;
   roles: RolesTable;
@@ -183,6 +215,7 @@ export interface DB {
   oidc_records: OidcRecordsTable;
   invitations: InvitationsTable;
   outbox: OutboxTable;
+  git_tokens: GitTokensTable;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */

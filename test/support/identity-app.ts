@@ -23,7 +23,7 @@ export interface IdentityTestApp {
 }
 
 /** A port free at the moment: the issuer URL must be known before the app is built, so the port is chosen first. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);

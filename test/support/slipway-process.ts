@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { newId } from '../../src/lib/ids.ts';
+import type { TestDialect } from './databases.ts';
+import { freePort } from './identity-app.ts';
+
+/**
+ * The real `slipway` executable: `slipway server` as a child process (on SQLite in a temporary data directory, or
+ * on PostgreSQL in a schema of its own), and client commands run as a person would run them.
+ */
+export const SLIPWAY_BIN = path.resolve('bin/slipway.js');
+
+export interface SlipwayServer {
+  /** http://127.0.0.1:<port>, also its SLIPWAY_PUBLIC_URL (the built-in issuer is `${baseUrl}/oidc`). */
+  baseUrl: string;
+  /** What the process printed so far (its JSON log lines and anything on stderr). */
+  output(): string;
+  close(): Promise<void>;
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A PostgreSQL URL whose connections use `schema` (and UTC, as the server's own pool would set). */
+function urlWithSchema(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', `-c timezone=UTC -c search_path=${schema}`);
+  return parsed.href;
+}
+
+async function onPostgres(url: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Starts `slipway server` with the built-in identity provider and `env` (e.g. SLIPWAY_SMTP_URL); resolves once it
+ * listens. Only PATH and SLIPWAY_* variables reach the process, so the developer's own settings cannot leak in.
+ */
+export async function startSlipwayServer(dialect: TestDialect, env: Record<string, string>): Promise<SlipwayServer> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'slipway-server-'));
+  const postgresUrl = process.env.SLIPWAY_TEST_DATABASE_URL;
+  const schema = `test_${newId().replaceAll('-', '')}`;
+  const database: Record<string, string> = {};
+  if (dialect === 'postgres') {
+    if (postgresUrl === undefined || postgresUrl === '') throw new Error('SLIPWAY_TEST_DATABASE_URL is not set');
+    await onPostgres(postgresUrl, `CREATE SCHEMA ${schema}`);
+    database.SLIPWAY_DATABASE_URL = urlWithSchema(postgresUrl, schema);
+  }
+  const child: ChildProcess = spawn(process.execPath, [SLIPWAY_BIN, 'server'], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: dataDir,
+      SLIPWAY_DATA_DIR: dataDir,
+      SLIPWAY_HOST: '127.0.0.1',
+      SLIPWAY_PORT: String(port),
+      SLIPWAY_PUBLIC_URL: baseUrl,
+      SLIPWAY_LOG_LEVEL: 'info',
+      ...database,
+      ...env,
+    },
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const onOutput = (chunk: Buffer) => {
+      output += chunk.toString();
+      // Logged once the server listens, naming the database it opened.
+      if (output.includes(`Server listening at ${baseUrl}`) && output.includes('slipway is serving')) resolve();
+    };
+    child.stdout?.on('data', onOutput);
+    child.stderr?.on('data', onOutput);
+    child.on('error', reject);
+    void exited.then((code) => reject(new Error(`slipway server exited (${code}) before listening:\n${output}`)));
+  });
+  return {
+    baseUrl,
+    output: () => output,
+    async close() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const forced = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(forced);
+      }
+      await rm(dataDir, { recursive: true, force: true });
+      if (dialect === 'postgres' && postgresUrl !== undefined) await onPostgres(postgresUrl, `DROP SCHEMA ${schema} CASCADE`);
+    },
+  };
+}
+
+/** Runs `slipway <args>` to completion with `env` (plus PATH) and, when given, `input` on standard input. */
+export function runSlipway(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
+  const child = spawnSlipway(args, env);
+  child.stdin?.end(input ?? '');
+  return child.result;
+}
+
+/** Starts `slipway <args>` without waiting, for commands that interact (login prints a code, then waits). */
+export function spawnSlipway(args: string[], env: Record<string, string>): ChildProcess & { printed(): string; result: Promise<CliResult> } {
+  const child = spawn(process.execPath, [SLIPWAY_BIN, ...args], { env: { PATH: process.env.PATH, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const result = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  return Object.assign(child, { printed: () => stdout, result });
+}
+
+/** Resolves with what `child` printed on standard output once `pattern` matches it (or rejects when it ends first). */
+export function waitForOutput(child: ReturnType<typeof spawnSlipway>, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const match = pattern.exec(child.printed());
+      if (match !== null) {
+        child.stdout?.off('data', check);
+        resolve(match);
+      }
+    };
+    child.stdout?.on('data', check);
+    void child.result.then((result) => reject(new Error(`slipway ended (${result.code}) before printing ${pattern}: ${result.stdout}${result.stderr}`)));
+    check();
+  });
+}
