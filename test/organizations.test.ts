@@ -499,6 +499,24 @@ describeEachDatabase('organization onboarding', (ctx) => {
     expect(response.json()).toEqual({ use_cases: null, status: 'IN_PROGRESS' });
   });
 
+  it('keeps the use cases chosen when the organization was signed up on the owner’s record, shown to members too', async () => {
+    const owner = await ctx().signUp();
+    const member = await ctx().signUp();
+    const created = await ctx().call(owner.auth, {
+      method: 'POST',
+      url: '/organization',
+      payload: { name: uniqueName('with-use-cases'), use_cases: 'web applications, preview environments' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const organizationId = created.json<{ id: string }>().id;
+    await ctx().addMemberDirectly(organizationId, member, 'VIEWER');
+    expect((await read(owner.auth, organizationId)).json()).toEqual({ use_cases: 'web applications, preview environments', status: 'IN_PROGRESS' });
+    expect((await read(member.auth, organizationId)).json()).toEqual({ use_cases: 'web applications, preview environments', status: 'IN_PROGRESS' });
+    // Use cases are chosen once, at sign-up: editing the organization does not take them.
+    const edited = await ctx().call(owner.auth, { method: 'PUT', url: `/organization/${organizationId}`, payload: { name: 'x', use_cases: 'other' } });
+    expect(edited.statusCode).toBe(400);
+  });
+
   it('updateOrganizationOnboarding changes only the caller’s own record', async () => {
     const owner = await ctx().signUp();
     const member = await ctx().signUp();

@@ -35,8 +35,12 @@ const editableFields = {
   admin_emails: Type.Optional(Nullable(AdminEmails)),
 };
 
+/**
+ * `use_cases` is Slipway's addition: what the owner means to use the organization for, chosen when signing the
+ * organization up; it is kept on their onboarding record (getOrganizationOnboarding answers it).
+ */
 export const OrganizationRequest = Type.Object(
-  { name: Name, plan: Type.Optional(Plan), ...editableFields },
+  { name: Name, plan: Type.Optional(Plan), use_cases: Type.Optional(Nullable(Description)), ...editableFields },
   { $id: 'OrganizationRequest', additionalProperties: false },
 );
 

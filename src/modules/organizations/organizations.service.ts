@@ -37,6 +37,8 @@ export interface OrganizationInput {
   logo_url?: string | null | undefined;
   icon_url?: string | null | undefined;
   admin_emails?: string[] | null | undefined;
+  /** Only at creation: the use cases the owner chose, kept on their onboarding record. */
+  use_cases?: string | null | undefined;
 }
 
 /** Audit log retention by plan, reported in `organization_plan`; the billing issue moves plans into data. */
@@ -117,7 +119,7 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
         await insertOrganization(trx, row);
         const roles = await deps.roles.createBuiltInRoles(trx, row.id);
         await deps.members.addMember(trx, row.id, creatorUserId, roles.OWNER.id);
-        await deps.onboarding.startOnboarding(trx, row.id, creatorUserId, null);
+        await deps.onboarding.startOnboarding(trx, row.id, creatorUserId, input.use_cases ?? null);
       });
     }, nameTakenMessage(name));
     return view(row, creatorUserId);
