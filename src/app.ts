@@ -47,7 +47,7 @@ export interface AppDeps {
    * Without `smtpUrl`, outgoing mail is kept in the outbox table.
    */
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
-    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts'>>;
+    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts'>>;
   database: Database;
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
@@ -131,7 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     db: deps.database.db,
     clock: deps.clock ?? systemClock,
     secrets: createSecretBox(secretKeyOf(deps.config.secretKey)),
-    git: createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false }),
+    git: createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] }),
     // No module owns services yet, so no service uses a git token.
     usage: NO_GIT_TOKEN_USAGE,
   });

@@ -31,6 +31,11 @@ export interface Config {
   secretKey: SecretKeySource;
   /** Lets git reach loopback/private addresses and plain http:// (tests, on-premise git servers). */
   gitAllowPrivateHosts: boolean;
+  /**
+   * Git hosts Slipway may reach (`git.example.com`, or `*.example.com` for its subdomains); empty = any public
+   * host.
+   */
+  gitAllowedHosts: string[];
 }
 
 export type SecretKeySource = { kind: 'value'; key: Buffer } | { kind: 'file'; file: string };
@@ -210,6 +215,23 @@ function parseBoolean(env: Env, name: string): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
+const HOST_PATTERN = /^(\*\.)?([a-z0-9]([a-z0-9-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+
+function parseGitAllowedHosts(env: Env): string[] {
+  const raw = read(env, 'SLIPWAY_GIT_ALLOWED_HOSTS');
+  if (raw === undefined) return [];
+  const hosts = raw
+    .split(',')
+    .map((host) => host.trim().toLowerCase())
+    .filter((host) => host !== '');
+  for (const host of hosts) {
+    if (!HOST_PATTERN.test(host) || host.length > 253) {
+      throw new ConfigError('SLIPWAY_GIT_ALLOWED_HOSTS', `"${host}" is not a host name or a *.domain pattern`);
+    }
+  }
+  return hosts;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = parseHost(env);
   const port = parsePort(env);
@@ -227,5 +249,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: parseLogLevel(env),
     secretKey: parseSecretKey(env, dataDir),
     gitAllowPrivateHosts: parseBoolean(env, 'SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS'),
+    gitAllowedHosts: parseGitAllowedHosts(env),
   };
 }

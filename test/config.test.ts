@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       mailFrom: 'Slipway <slipway@localhost>',
       secretKey: { kind: 'file', file: path.join(path.resolve('./.slipway'), 'secret.key') },
       gitAllowPrivateHosts: false,
+      gitAllowedHosts: [],
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -67,6 +68,7 @@ describe('loadConfig', () => {
       SLIPWAY_MAIL_FROM: 'Deployments <deploy@example.com>',
       SLIPWAY_SECRET_KEY: HEX_KEY,
       SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
+      SLIPWAY_GIT_ALLOWED_HOSTS: ' github.com, *.Example.com ,,',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -81,6 +83,7 @@ describe('loadConfig', () => {
       mailFrom: 'Deployments <deploy@example.com>',
       secretKey: { kind: 'value', key: Buffer.from(HEX_KEY, 'hex') },
       gitAllowPrivateHosts: true,
+      gitAllowedHosts: ['github.com', '*.example.com'],
     });
   });
 
@@ -154,6 +157,8 @@ describe('loadConfig', () => {
     ['SLIPWAY_SECRET_KEY', { SLIPWAY_SECRET_KEY: HEX_KEY.slice(2) }],
     ['SLIPWAY_SECRET_KEY', { SLIPWAY_SECRET_KEY: Buffer.alloc(16, 7).toString('base64') }],
     ['SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS', { SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'yes' }],
+    ['SLIPWAY_GIT_ALLOWED_HOSTS', { SLIPWAY_GIT_ALLOWED_HOSTS: 'https://github.com' }],
+    ['SLIPWAY_GIT_ALLOWED_HOSTS', { SLIPWAY_GIT_ALLOWED_HOSTS: 'git.example.com, *' }],
   ] as [string, Record<string, string>][])('refuses %s in %j with a ConfigError naming it', (variable, env) => {
     const error = configErrorOf(env);
     expect(error.variable).toBe(variable);

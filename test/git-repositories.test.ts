@@ -53,7 +53,7 @@ async function openHarnessDatabase(dialect: TestDialect, dataDir: string): Promi
 async function startApp(
   database: Database,
   issuer: TestIssuer,
-  config: Pick<Config, 'secretKey' | 'gitAllowPrivateHosts'>,
+  config: Pick<Config, 'secretKey' | 'gitAllowPrivateHosts'> & Partial<Pick<Config, 'gitAllowedHosts'>>,
   logLines: string[],
 ): Promise<FastifyTypeBox> {
   const logStream = new PassThrough();
@@ -278,6 +278,28 @@ for (const dialect of TEST_DIALECTS) {
         expect(server.seen.length).toBe(seenBefore);
       } finally {
         await strict.close();
+      }
+    });
+
+    it('reaches only the hosts of SLIPWAY_GIT_ALLOWED_HOSTS when it is set, refusing others before any connection', async () => {
+      const keyFile = { kind: 'file' as const, file: path.join(harness.dataDir, 'secret.key') };
+      const payload = { url: server.urlOf('infra'), provider: 'GITHUB', branch: 'main', root_path: '/infra', git_token_id: rightTokenId };
+      const elsewhere = await startApp(harness.database, issuer, { secretKey: keyFile, gitAllowPrivateHosts: true, gitAllowedHosts: ['github.com', '*.example.com'] }, []);
+      try {
+        const seenBefore = server.seen.length;
+        const refused = await elsewhere.inject({ ...listRequest(organizationId, payload), headers: { authorization: ownerAuth } });
+        expect(expectErrorBody(refused, 400).message).toMatch(/git host 127\.0\.0\.1 is not one this installation may reach/);
+        expect(server.seen.length).toBe(seenBefore);
+      } finally {
+        await elsewhere.close();
+      }
+      const listed = await startApp(harness.database, issuer, { secretKey: keyFile, gitAllowPrivateHosts: true, gitAllowedHosts: ['127.0.0.1'] }, []);
+      try {
+        const response = await listed.inject({ ...listRequest(organizationId, payload), headers: { authorization: ownerAuth } });
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.json()).toEqual({ results: ['envs', 'modules'] });
+      } finally {
+        await listed.close();
       }
     });
 

@@ -9,6 +9,8 @@ import { resolveGitHost } from './git-addresses.ts';
 export interface SystemGitOptions {
   /** Lets git reach loopback and private addresses, and plain http:// (tests, on-premise git servers). */
   allowPrivateHosts: boolean;
+  /** Host names git may reach (`*.example.com` covers subdomains); empty allows any host. */
+  allowedHosts?: readonly string[];
   /** Upper bound of one git command; a host that does not answer is reported unreachable after it. */
   timeoutMs?: number;
   /** Upper bound of what one git command may print (the tree listing); more is refused rather than buffered. */
@@ -69,7 +71,14 @@ export function normaliseRepositoryPath(rootPath: string): string {
 }
 
 /** The repository as git will be pointed at it, or a 400 saying why the URL cannot be used. */
-async function targetOf(rawUrl: string, allowPrivateHosts: boolean): Promise<RepositoryTarget> {
+/** `*.example.com` covers the subdomains of example.com, not example.com itself; other entries match exactly. */
+export function hostAllowed(host: string, allowedHosts: readonly string[]): boolean {
+  if (allowedHosts.length === 0) return true;
+  const name = host.toLowerCase();
+  return allowedHosts.some((pattern) => (pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) : name === pattern));
+}
+
+async function targetOf(rawUrl: string, allowPrivateHosts: boolean, allowedHosts: readonly string[]): Promise<RepositoryTarget> {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -87,6 +96,11 @@ async function targetOf(rawUrl: string, allowPrivateHosts: boolean): Promise<Rep
     ]);
   }
   const host = url.hostname;
+  if (!hostAllowed(host, allowedHosts)) {
+    throw badRequest(`git host ${host} is not one this installation may reach (SLIPWAY_GIT_ALLOWED_HOSTS)`, [
+      { field: '/url', message: 'host is not allowed' },
+    ]);
+  }
   const resolved = await resolveGitHost(host, allowPrivateHosts);
   if (!resolved.ok) {
     if (resolved.reason === 'unresolvable') throw badRequest(`git host ${host} could not be resolved`, [{ field: '/url', message: 'unknown host' }]);
@@ -204,7 +218,7 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
     if (branch !== undefined && !isBranchShaped(branch)) {
       throw badRequest(`branch ${JSON.stringify(branch)} is not a valid branch name`, [{ field: '/branch', message: 'invalid branch name' }]);
     }
-    const target = await targetOf(request.url, options.allowPrivateHosts);
+    const target = await targetOf(request.url, options.allowPrivateHosts, options.allowedHosts ?? []);
     const workDir = await mkdtemp(path.join(tmpdir(), 'slipway-git-'));
     try {
       const localEnv = gitEnvironment(workDir, [], false);
