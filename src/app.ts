@@ -91,12 +91,13 @@ export function createServices(database: Database, clock: Clock = systemClock, m
 
 /** The buildable application: every route, its security and its documentation. Tests boot exactly this. */
 export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
+  const clock = deps.clock ?? systemClock;
   const app = createHttpServer({
     logLevel: deps.config.logLevel,
     ...(deps.logStream === undefined ? {} : { logStream: deps.logStream }),
   });
   const mailer = createMailer(app, deps);
-  const services = createServices(deps.database, deps.clock ?? systemClock, {
+  const services = createServices(deps.database, clock, {
     mailer,
     publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
   });
@@ -104,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   // Without an external issuer, Slipway's own provider signs users in; its tokens are verified the same way.
   const builtInIdentity =
     deps.config.oidc === undefined && deps.config.publicUrl !== undefined
-      ? await setUpBuiltInIdentity({ database: deps.database, clock: deps.clock ?? systemClock, publicUrl: deps.config.publicUrl, mailer })
+      ? await setUpBuiltInIdentity({ database: deps.database, clock, publicUrl: deps.config.publicUrl, mailer })
       : undefined;
   const trustedIssuer = deps.config.oidc ?? builtInIdentity?.verifier;
   const verifyUserJwt = trustedIssuer === undefined ? undefined : createOidcVerifier(trustedIssuer);
@@ -129,19 +130,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
 
   const gitTokens = createGitTokensService({
     db: deps.database.db,
-    clock: deps.clock ?? systemClock,
+    clock,
     secrets: createSecretBox(secretKeyOf(deps.config.secretKey)),
     git: createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] }),
     // No module owns services yet, so no service uses a git token.
     usage: NO_GIT_TOKEN_USAGE,
   });
 
-  installIdempotency(app, services.idempotency);
-  // Kept answers expire after a day; clear them at start and hourly rather than on the request path.
-  const sweep = setInterval(() => void services.idempotency.removeExpired().catch((error: unknown) => app.log.warn({ err: error }, 'idempotency sweep failed')), 3_600_000);
-  sweep.unref();
-  app.addHook('onClose', async () => clearInterval(sweep));
-  await services.idempotency.removeExpired();
+  await installIdempotency(app, services.idempotency);
 
   await registerOpenApiGenerator(app);
   await app.register(async (api) => {

@@ -27,8 +27,18 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-export function installIdempotency(app: FastifyTypeBox, idempotency: Pick<IdempotencyService, 'claim' | 'record'>): void {
+/** Kept answers expire after a day; they are cleared at start and hourly, never on the request path. */
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
+export async function installIdempotency(app: FastifyTypeBox, idempotency: Pick<IdempotencyService, 'claim' | 'record' | 'removeExpired'>): Promise<void> {
   app.decorateRequest('idempotencyScope', undefined);
+
+  await idempotency.removeExpired();
+  const sweep = setInterval(() => {
+    idempotency.removeExpired().catch((error: unknown) => app.log.warn({ err: error }, 'clearing expired idempotency keys failed'));
+  }, SWEEP_INTERVAL_MS);
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST' || request.principal === undefined) return;
