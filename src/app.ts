@@ -9,6 +9,7 @@ import { createAuthorizer } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { registerOpenApiDocuments, registerOpenApiGenerator } from './http/openapi.ts';
 import { installIdempotency } from './http/idempotency.ts';
+import { installRateLimit } from './http/rate-limit.ts';
 import { installSecurity, requireAccessDeclarations } from './http/security.ts';
 import { createHttpServer } from './http/server.ts';
 import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
@@ -44,10 +45,11 @@ import { createUsersService } from './modules/users/users.service.ts';
 export interface AppDeps {
   /**
    * Without `oidc`, a `publicUrl` turns the built-in identity provider on (its issuer is `${publicUrl}/oidc`).
-   * Without `smtpUrl`, outgoing mail is kept in the outbox table.
+   * Without `smtpUrl`, outgoing mail is kept in the outbox table. Without `rateLimitPerMinute` (or with 0), no rate
+   * limit applies.
    */
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
-    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts'>>;
+    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute'>>;
   database: Database;
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
@@ -137,6 +139,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     usage: NO_GIT_TOKEN_USAGE,
   });
 
+  const perMinute = deps.config.rateLimitPerMinute ?? 0;
+  if (perMinute > 0) await installRateLimit(app, perMinute);
   await installIdempotency(app, services.idempotency);
 
   await registerOpenApiGenerator(app);

@@ -36,6 +36,8 @@ export interface Config {
    * host.
    */
   gitAllowedHosts: string[];
+  /** Requests per minute per caller, per replica; 0 turns limiting off. */
+  rateLimitPerMinute: number;
 }
 
 export type SecretKeySource = { kind: 'value'; key: Buffer } | { kind: 'file'; file: string };
@@ -232,6 +234,13 @@ function parseGitAllowedHosts(env: Env): string[] {
   return hosts;
 }
 
+function parseRateLimit(env: Env): number {
+  const raw = read(env, 'SLIPWAY_RATE_LIMIT_PER_MINUTE');
+  if (raw === undefined) return 1200;
+  if (!/^\d{1,9}$/.test(raw)) throw new ConfigError('SLIPWAY_RATE_LIMIT_PER_MINUTE', `must be a whole number (0 turns limiting off), got "${raw}"`);
+  return Number(raw);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = parseHost(env);
   const port = parsePort(env);
@@ -250,5 +259,6 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: parseSecretKey(env, dataDir),
     gitAllowPrivateHosts: parseBoolean(env, 'SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS'),
     gitAllowedHosts: parseGitAllowedHosts(env),
+    rateLimitPerMinute: parseRateLimit(env),
   };
 }

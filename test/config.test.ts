@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       secretKey: { kind: 'file', file: path.join(path.resolve('./.slipway'), 'secret.key') },
       gitAllowPrivateHosts: false,
       gitAllowedHosts: [],
+      rateLimitPerMinute: 1200,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -69,6 +70,7 @@ describe('loadConfig', () => {
       SLIPWAY_SECRET_KEY: HEX_KEY,
       SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
       SLIPWAY_GIT_ALLOWED_HOSTS: ' github.com, *.Example.com ,,',
+      SLIPWAY_RATE_LIMIT_PER_MINUTE: '0',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -84,6 +86,7 @@ describe('loadConfig', () => {
       secretKey: { kind: 'value', key: Buffer.from(HEX_KEY, 'hex') },
       gitAllowPrivateHosts: true,
       gitAllowedHosts: ['github.com', '*.example.com'],
+      rateLimitPerMinute: 0,
     });
   });
 
@@ -158,6 +161,8 @@ describe('loadConfig', () => {
     ['SLIPWAY_SECRET_KEY', { SLIPWAY_SECRET_KEY: Buffer.alloc(16, 7).toString('base64') }],
     ['SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS', { SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'yes' }],
     ['SLIPWAY_GIT_ALLOWED_HOSTS', { SLIPWAY_GIT_ALLOWED_HOSTS: 'https://github.com' }],
+    ['SLIPWAY_RATE_LIMIT_PER_MINUTE', { SLIPWAY_RATE_LIMIT_PER_MINUTE: '-1' }],
+    ['SLIPWAY_RATE_LIMIT_PER_MINUTE', { SLIPWAY_RATE_LIMIT_PER_MINUTE: 'lots' }],
     ['SLIPWAY_GIT_ALLOWED_HOSTS', { SLIPWAY_GIT_ALLOWED_HOSTS: 'git.example.com, *' }],
   ] as [string, Record<string, string>][])('refuses %s in %j with a ConfigError naming it', (variable, env) => {
     const error = configErrorOf(env);
