@@ -4,6 +4,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { databaseTargetOf, openDatabase } from '../src/db/db.client.ts';
 import { measurePhase, type LoadSettings, type Measurement, type PhaseRequest, type PhaseTarget } from './load.ts';
 import { freePort, runNodeScript, startServerProcess, stopAllChildren, type ServerProcess } from './processes.ts';
 
@@ -12,7 +13,8 @@ import { freePort, runNodeScript, startServerProcess, stopAllChildren, type Serv
  *   (a) a bare Fastify route,
  *   (b) GET  /organization/{id}/project (listProject) with an API token, the organization holding 100 projects,
  *   (c) POST /organization/{id}/project (createProject), every request a new name,
- * and the ratios (b)/(a) and (c)/(a). Each server runs in a child process of its own, started the same way
+ * and the ratios (b)/(a) and (c)/(a); then (d) the time from a cluster action request (deployCluster of a LOCAL cluster)
+ * to its job being claimed by the server's worker, read from the job row (claim time) against the client's clock. Each server runs in a child process of its own, started the same way
  * (`node --import tsx <entry>`); autocannon runs here, so it never shares an event loop with a server under test.
  * The Slipway server is the real one: src/main.ts with SLIPWAY_* settings, bootstrapped by the real CLI.
  * SQLite always; PostgreSQL too when SLIPWAY_BENCH_DATABASE_URL is set (a scratch database is created on that
@@ -23,6 +25,13 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HOST = '127.0.0.1';
 const SEEDED_PROJECTS = 100;
 const LIST_GOAL = 0.4;
+const CLUSTER_ACTION_ROUNDS = Math.round(positiveNumberOr('SLIPWAY_BENCH_CLUSTER_ROUNDS', 40));
+const CLAIM_GOAL_MS = 50;
+
+function positiveNumberOr(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
 
 function positiveNumber(name: string, fallback: number, allowZero = false): number {
   const raw = process.env[name]?.trim();
@@ -159,7 +168,10 @@ async function countProjects(baseUrl: string, organizationId: string, authorizat
 }
 
 /** Bootstraps a fresh installation with the CLI, starts src/main.ts on it, seeds 100 projects, measures (b) and (c). */
-async function measureSlipway(database: string, databaseUrl: string | undefined): Promise<{ list: Measurement; create: Measurement }> {
+async function measureSlipway(
+  database: string,
+  databaseUrl: string | undefined,
+): Promise<{ list: Measurement; create: Measurement; claims: ClusterActionTimes }> {
   const dataDir = path.join(scratchDir, `data-${++dataDirCount}`);
   mkdirSync(dataDir);
   const port = await freePort();
@@ -222,8 +234,76 @@ async function measureSlipway(database: string, databaseUrl: string | undefined)
     throw new Error(`createProject counted ${counted} projects as created (with the seed), but ${stored} are stored`);
   }
 
+  const claims = await measureClusterActions(server.baseUrl, bootstrap.organization_id, authorization, { dataDir, databaseUrl });
+
   await server.stop();
-  return { list: listResult.measured, create: createResult.measured };
+  return { list: listResult.measured, create: createResult.measured, claims };
+}
+
+interface ClusterActionTimes {
+  /** Request sent → job claimed by the worker, ms, one per round, sorted. */
+  claimMs: number[];
+  /** Request sent → the cluster DEPLOYED as seen by polling its status, ms, sorted. */
+  deployedMs: number[];
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))] as number;
+}
+
+/**
+ * (d): deploys one LOCAL cluster CLUSTER_ACTION_ROUNDS times, one after another. The claim instant is the job row's
+ * first heartbeat (written by the claim itself; a LOCAL deploy ends long before the next one), read from the
+ * server's database; server and bench share this machine's clock.
+ */
+async function measureClusterActions(
+  baseUrl: string,
+  organizationId: string,
+  authorization: string,
+  location: { dataDir: string; databaseUrl: string | undefined },
+): Promise<ClusterActionTimes> {
+  const headers = { authorization, 'content-type': 'application/json' };
+  const created = (await expectStatus(
+    await fetch(`${baseUrl}/organization/${organizationId}/cluster`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'bench-local', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' }),
+    }),
+    201,
+    'createCluster',
+  )) as { id: string };
+  const database = openDatabase(databaseTargetOf(location));
+  const claimMs: number[] = [];
+  const deployedMs: number[] = [];
+  try {
+    for (let round = 0; round < CLUSTER_ACTION_ROUNDS; round++) {
+      interruption.signal.throwIfAborted();
+      const sent = Date.now();
+      const status = (await expectStatus(
+        await fetch(`${baseUrl}/organization/${organizationId}/cluster/${created.id}/deploy`, { method: 'POST', headers: { authorization } }),
+        201,
+        'deployCluster',
+      )) as { last_execution_id: string };
+      for (;;) {
+        const now = (await expectStatus(
+          await fetch(`${baseUrl}/organization/${organizationId}/cluster/${created.id}/status`, { headers: { authorization } }),
+          200,
+          'getClusterStatus',
+        )) as { status: string };
+        if (now.status === 'DEPLOYED') break;
+        if (now.status.endsWith('_ERROR')) throw new Error(`the LOCAL cluster deploy failed: ${JSON.stringify(now)}`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      deployedMs.push(Date.now() - sent);
+      const job = await database.db.selectFrom('jobs').select(['heartbeat_at']).where('id', '=', status.last_execution_id).executeTakeFirstOrThrow();
+      if (job.heartbeat_at === null) throw new Error(`job ${status.last_execution_id} has no claim time`);
+      claimMs.push(new Date(job.heartbeat_at).getTime() - sent);
+    }
+  } finally {
+    await database.close();
+  }
+  return { claimMs: claimMs.sort((a, b) => a - b), deployedMs: deployedMs.sort((a, b) => a - b) };
 }
 
 /** A scratch database on the PostgreSQL server of SLIPWAY_BENCH_DATABASE_URL, dropped on clean-up. */
@@ -306,11 +386,11 @@ async function main(): Promise<void> {
     { database: '-', phase: `reference: bare Fastify, (b)-sized body`, measurement: barePayload },
   ];
   const slipwayRows: Row[] = [];
-  const results: { label: string; list: Measurement; create: Measurement }[] = [];
+  const results: { label: string; list: Measurement; create: Measurement; claims: ClusterActionTimes }[] = [];
 
   for (const database of databases) {
-    const { list, create } = await measureSlipway(database.label, database.url);
-    results.push({ label: database.label, list, create });
+    const { list, create, claims } = await measureSlipway(database.label, database.url);
+    results.push({ label: database.label, list, create, claims });
     slipwayRows.push(
       { database: database.label, phase: `(b) listProject, ${SEEDED_PROJECTS} projects`, measurement: list },
       { database: database.label, phase: '(c) createProject', measurement: create },
@@ -336,6 +416,15 @@ async function main(): Promise<void> {
       `server CPU per request, ${label}: (a)/(b) ${ratio(bareCpu, list.serverCpuMicrosPerRequest)}, ` +
         `(a)/(c) ${ratio(bareCpu, create.serverCpuMicrosPerRequest)}, ` +
         `reference/(b) ${ratio(barePayload.serverCpuMicrosPerRequest, list.serverCpuMicrosPerRequest)}`,
+    );
+  }
+  for (const { label, claims } of results) {
+    const median = percentile(claims.claimMs, 0.5);
+    console.log(
+      `(d) ${label}: cluster action request → job claimed, ${claims.claimMs.length} deploys: median ${median.toFixed(1)} ms, ` +
+        `p90 ${percentile(claims.claimMs, 0.9).toFixed(1)} ms, max ${percentile(claims.claimMs, 1).toFixed(1)} ms ` +
+        `(goal median < ${CLAIM_GOAL_MS} ms: ${median < CLAIM_GOAL_MS ? 'met' : 'NOT met'}); request → DEPLOYED median ` +
+        `${percentile(claims.deployedMs, 0.5).toFixed(1)} ms`,
     );
   }
   for (const { label, list, create } of results) {

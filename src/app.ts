@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import type { Config, SecretKeySource } from './config.ts';
 import { createOidcVerifier } from './auth/oidc.ts';
 import type { Principal } from './auth/principal.ts';
@@ -18,7 +19,37 @@ import { createSecretBox, loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/se
 import type { Mailer } from './mail/mailer.ts';
 import { createOutboxMailer } from './mail/outbox-mailer.ts';
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
+import { createJobWorker, type JobWorkerOptions } from './jobs/job-worker.ts';
+import {
+  createLocalClusterDriver,
+  createManagedClusterDriver,
+  createSelfManagedClusterDriver,
+} from './modules/clusters/clusters.drivers.ts';
+import { createClusterActionHandler, operatorReadinessOf } from './modules/clusters/clusters.jobs.ts';
+import { registerClusterRoutes } from './modules/clusters/clusters.routes.ts';
+import { CLUSTER_ACTION_JOB, createClustersService } from './modules/clusters/clusters.service.ts';
+import { registerBillingRoutes } from './modules/billing/billing.routes.ts';
+import { createSignedLinks } from './modules/billing/billing.links.ts';
+import { installBillingSchedule } from './modules/billing/billing.schedule.ts';
+import { createBillingService, NO_PAYMENT_PROVIDER } from './modules/billing/billing.service.ts';
+import { auditLogRetentionDays } from './modules/billing/billing.plans.ts';
+import { registerAnnotationsGroupRoutes } from './modules/annotations-groups/annotations-groups.routes.ts';
+import { createAnnotationsGroupsService } from './modules/annotations-groups/annotations-groups.service.ts';
+import { registerContainerRegistryRoutes } from './modules/container-registries/container-registries.routes.ts';
+import { createContainerRegistriesService, NO_CONTAINER_REGISTRY_USAGE } from './modules/container-registries/container-registries.service.ts';
+import { createAwsAccess } from './aws/aws-access.ts';
+import { registerCloudCredentialsRoutes } from './modules/cloud-credentials/cloud-credentials.routes.ts';
+import { createCloudCredentialsService } from './modules/cloud-credentials/cloud-credentials.service.ts';
+import { registerSelfManagedClusterRoutes } from './modules/self-managed-clusters/self-managed-clusters.routes.ts';
+import { createSelfManagedClustersService } from './modules/self-managed-clusters/self-managed-clusters.service.ts';
 import { registerGitTokenRoutes } from './modules/git-tokens/git-tokens.routes.ts';
+import { registerHelmRepositoryRoutes } from './modules/helm-repositories/helm-repositories.routes.ts';
+import { createHelmRepositoriesService, NO_HELM_REPOSITORY_USAGE } from './modules/helm-repositories/helm-repositories.service.ts';
+import { registerLabelsGroupRoutes } from './modules/labels-groups/labels-groups.routes.ts';
+import { createLabelsGroupsService, NO_GROUP_USAGE } from './modules/labels-groups/labels-groups.service.ts';
+import { createHelmIndexReader } from './registry/helm-index.ts';
+import { createOciDistributionClient } from './registry/oci-distribution.ts';
+import { createOutboundHttp } from './registry/outbound-http.ts';
 import { createGitTokensService, NO_GIT_TOKEN_USAGE } from './modules/git-tokens/git-tokens.service.ts';
 import { registerApiTokenRoutes } from './modules/api-tokens/api-tokens.routes.ts';
 import { createApiTokensService } from './modules/api-tokens/api-tokens.service.ts';
@@ -35,6 +66,9 @@ import { createOrganizationsService } from './modules/organizations/organization
 import { registerPolicyTokenRoutes } from './modules/policy-tokens/policy-tokens.routes.ts';
 import { createPolicyTokensService } from './modules/policy-tokens/policy-tokens.service.ts';
 import { createRegoPolicyEngine } from './policy/policy.engine.ts';
+import { catalogSourceFor } from './modules/platform-templates/platform-templates.catalog-source.ts';
+import { registerPlatformTemplateRoutes } from './modules/platform-templates/platform-templates.routes.ts';
+import { createPlatformTemplatesService } from './modules/platform-templates/platform-templates.service.ts';
 import { registerProjectRoutes } from './modules/projects/projects.routes.ts';
 import { createProjectsService } from './modules/projects/projects.service.ts';
 import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
@@ -49,8 +83,13 @@ export interface AppDeps {
    * limit applies.
    */
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
-    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute'>>;
+    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl'>> &
+    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir'>>;
   database: Database;
+  /** Background work: the in-process worker (on unless `run` is false) and its timings. */
+  jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
+  /** How long a self-managed cluster's deploy waits for its operator's READY report, and how often it looks. */
+  clusterOperator?: { readyTimeoutMs?: number; recheckMs?: number };
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
 }
@@ -82,7 +121,7 @@ export function createServices(database: Database, clock: Clock = systemClock, m
     members,
     users,
   });
-  const organizations = createOrganizationsService({ db, clock, roles, members, onboarding });
+  const organizations = createOrganizationsService({ db, clock, roles, members, onboarding, auditLogRetentionDays });
   const apiTokens = createApiTokensService({ db, clock, roles });
   const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
   // No module owns environments or services yet, so every project holds none.
@@ -111,6 +150,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       : undefined;
   const trustedIssuer = deps.config.oidc ?? builtInIdentity?.verifier;
   const verifyUserJwt = trustedIssuer === undefined ? undefined : createOidcVerifier(trustedIssuer);
+  // Requests wake the in-process worker after commit; it is created below, once every handler's service exists.
+  const clusters = createClustersService({
+    db: deps.database.db,
+    clock,
+    wakeWorkers: () => worker.wake(),
+    deletePlatformConfiguration: (trx, clusterId) => platformTemplates.deleteClusterPlatformConfiguration(trx, clusterId),
+    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+  });
+
   installSecurity(app, {
     authenticate: createAuthenticator({
       resolveApiToken: services.apiTokens.resolveApiToken,
@@ -125,23 +173,123 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     }),
     authorize: createAuthorizer({
       membershipRole: services.members.roleOf,
-      ownerOf: { project: services.projects.organizationOf },
+      ownerOf: { project: services.projects.organizationOf, cluster: clusters.organizationOf },
       policyVerdict: services.policyTokens.policyVerdict,
     }),
   });
 
+  const secretKey = secretKeyOf(deps.config.secretKey);
   const gitTokens = createGitTokensService({
     db: deps.database.db,
     clock,
-    secrets: createSecretBox(secretKeyOf(deps.config.secretKey)),
+    secrets: createSecretBox(secretKey),
     git: createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] }),
     // No module owns services yet, so no service uses a git token.
     usage: NO_GIT_TOKEN_USAGE,
+  });
+  const aws = createAwsAccess({ endpointUrl: deps.config.awsEndpointUrl });
+  const cloudCredentials = createCloudCredentialsService({ db: deps.database.db, clock, secrets: createSecretBox(secretKey), aws });
+
+  // Registries and repositories are user-given addresses, held to git's decision on private hosts (docs/registries.md).
+  const outbound = createOutboundHttp({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false });
+  const oci = createOciDistributionClient(outbound);
+  // No module owns services or attaches groups yet, so nothing uses a registry, repository or group.
+  const containerRegistries = createContainerRegistriesService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    oci,
+    policy: outbound.policy,
+    usage: NO_CONTAINER_REGISTRY_USAGE,
+    ecr: cloudCredentials,
+    awsCredentials: cloudCredentials,
+  });
+  const helmRepositories = createHelmRepositoriesService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    oci,
+    index: createHelmIndexReader(outbound),
+    policy: outbound.policy,
+    usage: NO_HELM_REPOSITORY_USAGE,
+    ecr: cloudCredentials,
+    awsCredentials: cloudCredentials,
+  });
+  const labelsGroups = createLabelsGroupsService({ db: deps.database.db, clock, usage: NO_GROUP_USAGE });
+  const annotationsGroups = createAnnotationsGroupsService({ db: deps.database.db, clock, usage: NO_GROUP_USAGE });
+
+  const platformTemplates = createPlatformTemplatesService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    catalog: catalogSourceFor(deps.config.templateCatalogUrl, clock),
+    clusters,
+  });
+
+  const billing = createBillingService({
+    db: deps.database.db,
+    dialect: deps.database.dialect,
+    clock,
+    links: createSignedLinks(secretKey),
+    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+    mailer,
+    organizations: {
+      changeOrganizationPlan: services.organizations.changeOrganizationPlan,
+      getOrganization: services.organizations.getOrganization,
+      ownerEmail: async (organizationId) => {
+        const ownerId = (await services.members.ownersOf([organizationId])).get(organizationId);
+        return ownerId === undefined ? undefined : services.users.verifiedEmailOf(ownerId);
+      },
+    },
+    payments: NO_PAYMENT_PROVIDER,
+    clusters,
+    log: app.log,
+  });
+  // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.
+  const selfManagedClusters = createSelfManagedClustersService({
+    db: deps.database.db,
+    credentials: cloudCredentials,
+    aws,
+    plans: billing,
+    platformConfigurations: platformTemplates,
+    clusterRecords: clusters,
+    clusterViews: clusters,
+    registries: containerRegistries,
   });
 
   const perMinute = deps.config.rateLimitPerMinute ?? 0;
   if (perMinute > 0) await installRateLimit(app, perMinute);
   await installIdempotency(app, services.idempotency);
+  installBillingSchedule(app, billing);
+
+  const clusterOperatorTimings = deps.clusterOperator ?? {};
+  const worker = createJobWorker({
+    database: deps.database,
+    clock,
+    log: app.log,
+    ...deps.jobs,
+    handlers: new Map([
+      [
+        CLUSTER_ACTION_JOB,
+        createClusterActionHandler({
+          db: deps.database.db,
+          clock,
+          metering: billing.metering,
+          drivers: {
+            LOCAL: createLocalClusterDriver(deps.config.dataDir ?? tmpdir()),
+            SELF_MANAGED: createSelfManagedClusterDriver({
+              operators: operatorReadinessOf(deps.database.db),
+              now: () => clock.now(),
+              readyTimeoutMs: clusterOperatorTimings.readyTimeoutMs ?? 15 * 60_000,
+              recheckMs: clusterOperatorTimings.recheckMs ?? 5_000,
+            }),
+            MANAGED: createManagedClusterDriver([]),
+            PARTIALLY_MANAGED: createManagedClusterDriver([]),
+          },
+        }),
+      ],
+    ]),
+  });
 
   await registerOpenApiGenerator(app);
   await app.register(async (api) => {
@@ -156,10 +304,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     registerMemberRoutes(api, services.members);
     registerInvitationRoutes(api, services.invitations);
     registerGitTokenRoutes(api, gitTokens);
+    registerCloudCredentialsRoutes(api, cloudCredentials);
+    registerContainerRegistryRoutes(api, containerRegistries);
+    registerHelmRepositoryRoutes(api, helmRepositories);
+    registerLabelsGroupRoutes(api, labelsGroups);
+    registerAnnotationsGroupRoutes(api, annotationsGroups);
+    registerPlatformTemplateRoutes(api, platformTemplates);
+    registerBillingRoutes(api, billing);
+    registerClusterRoutes(api, clusters);
+    registerSelfManagedClusterRoutes(api, selfManagedClusters);
   });
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app);
+  const runWorker = deps.jobs?.run !== false;
+  if (runWorker) app.addHook('onClose', async () => worker.stop());
   await app.ready();
+  if (runWorker) worker.start();
   return app;
 }
 

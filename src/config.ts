@@ -38,6 +38,21 @@ export interface Config {
   gitAllowedHosts: string[];
   /** Requests per minute per caller, per replica; 0 turns limiting off. */
   rateLimitPerMinute: number;
+  /**
+   * SLIPWAY_TEMPLATE_CATALOG_URL: where the platform template catalog comes from: an http(s) URL serving
+   * `{ "releases": [...] }` (cached for a while), or a file:// URL of a catalog directory; unset = the bundled catalog.
+   */
+  templateCatalogUrl: string | undefined;
+  /**
+   * SLIPWAY_AWS_ENDPOINT_URL: the one endpoint the AWS SDK calls for STS and ECR (an AWS-compatible service, a
+   * proxy, a test server); unset = AWS's regional endpoints.
+   */
+  awsEndpointUrl: string | undefined;
+  /**
+   * SLIPWAY_RUN_JOBS (default true): whether this process also runs the job worker. Any number of processes may run
+   * it against one PostgreSQL database; API-only replicas set false.
+   */
+  runJobs: boolean;
 }
 
 export type SecretKeySource = { kind: 'value'; key: Buffer } | { kind: 'file'; file: string };
@@ -209,9 +224,9 @@ function parseSecretKey(env: Env, dataDir: string): SecretKeySource {
   return { kind: 'value', key };
 }
 
-function parseBoolean(env: Env, name: string): boolean {
+function parseBoolean(env: Env, name: string, fallback = false): boolean {
   const raw = read(env, name);
-  if (raw === undefined) return false;
+  if (raw === undefined) return fallback;
   if (raw === 'true') return true;
   if (raw === 'false') return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
@@ -241,6 +256,39 @@ function parseRateLimit(env: Env): number {
   return Number(raw);
 }
 
+function parseAwsEndpointUrl(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_AWS_ENDPOINT_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SLIPWAY_AWS_ENDPOINT_URL', 'must be an absolute http(s) URL such as https://aws.example.com');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new ConfigError('SLIPWAY_AWS_ENDPOINT_URL', 'must be an http(s) URL without query, fragment or credentials');
+  }
+  return raw;
+}
+
+function parseTemplateCatalogUrl(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_TEMPLATE_CATALOG_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SLIPWAY_TEMPLATE_CATALOG_URL', 'must be an absolute https://, http:// or file:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'file:') {
+    throw new ConfigError('SLIPWAY_TEMPLATE_CATALOG_URL', `must use https://, http:// or file://, got "${url.protocol}//"`);
+  }
+  if (url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError('SLIPWAY_TEMPLATE_CATALOG_URL', 'must not carry a fragment or credentials');
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = parseHost(env);
   const port = parsePort(env);
@@ -260,5 +308,8 @@ export function loadConfig(env: Env = process.env): Config {
     gitAllowPrivateHosts: parseBoolean(env, 'SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS'),
     gitAllowedHosts: parseGitAllowedHosts(env),
     rateLimitPerMinute: parseRateLimit(env),
+    awsEndpointUrl: parseAwsEndpointUrl(env),
+    templateCatalogUrl: parseTemplateCatalogUrl(env),
+    runJobs: parseBoolean(env, 'SLIPWAY_RUN_JOBS', true),
   };
 }

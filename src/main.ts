@@ -25,7 +25,7 @@ export function loadConfigOrExit(): Config {
 export async function runServer(config: Config): Promise<void> {
   const database = openDatabase(databaseTargetOf(config));
   await migrateToLatest(database.db, database.dialect);
-  const app = await buildApp({ config, database });
+  const app = await buildApp({ config, database, jobs: { run: config.runJobs } });
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'stopping after an uncaught error');

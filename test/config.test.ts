@@ -46,6 +46,7 @@ describe('loadConfig', () => {
       gitAllowPrivateHosts: false,
       gitAllowedHosts: [],
       rateLimitPerMinute: 1200,
+      runJobs: true,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -71,6 +72,7 @@ describe('loadConfig', () => {
       SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
       SLIPWAY_GIT_ALLOWED_HOSTS: ' github.com, *.Example.com ,,',
       SLIPWAY_RATE_LIMIT_PER_MINUTE: '0',
+      SLIPWAY_RUN_JOBS: 'false',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -87,6 +89,7 @@ describe('loadConfig', () => {
       gitAllowPrivateHosts: true,
       gitAllowedHosts: ['github.com', '*.example.com'],
       rateLimitPerMinute: 0,
+      runJobs: false,
     });
   });
 
@@ -96,6 +99,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ SLIPWAY_SECRET_KEY: key.toString('base64url') }).secretKey).toEqual({ kind: 'value', key });
     expect(loadConfig({ SLIPWAY_DATA_DIR: '/srv/slipway' }).secretKey).toEqual({ kind: 'file', file: '/srv/slipway/secret.key' });
     expect(loadConfig({ SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'false' }).gitAllowPrivateHosts).toBe(false);
+  });
+
+  it('runs the job worker unless SLIPWAY_RUN_JOBS is false', () => {
+    expect(loadConfig({}).runJobs).toBe(true);
+    expect(loadConfig({ SLIPWAY_RUN_JOBS: 'false' }).runJobs).toBe(false);
+    expect(configErrorOf({ SLIPWAY_RUN_JOBS: 'no' }).variable).toBe('SLIPWAY_RUN_JOBS');
   });
 
   it('never repeats a refused secret key', () => {
@@ -174,6 +183,28 @@ describe('loadConfig', () => {
     const error = configErrorOf({ SLIPWAY_DATABASE_URL: 'mysql://root:s3cr3t-value@db/slipway' });
     expect(error.variable).toBe('SLIPWAY_DATABASE_URL');
     expect(error.message).not.toContain('s3cr3t-value');
+  });
+
+  it('reads SLIPWAY_AWS_ENDPOINT_URL as an http(s) URL, unset by default, and never repeats a refused one', () => {
+    expect(loadConfig({}).awsEndpointUrl).toBeUndefined();
+    expect(loadConfig({ SLIPWAY_AWS_ENDPOINT_URL: 'http://127.0.0.1:4566' }).awsEndpointUrl).toBe('http://127.0.0.1:4566');
+    for (const refused of ['ftp://aws.example.com', 'https://key:s3cr3t-value@aws.example.com', 'https://aws.example.com/?a=1', 'not a url s3cr3t-value']) {
+      const error = configErrorOf({ SLIPWAY_AWS_ENDPOINT_URL: refused });
+      expect(error.variable).toBe('SLIPWAY_AWS_ENDPOINT_URL');
+      expect(error.message).not.toContain('s3cr3t-value');
+    }
+  });
+
+  it('reads SLIPWAY_TEMPLATE_CATALOG_URL as an http(s) or file URL, unset by default, and never repeats a refused one', () => {
+    expect(loadConfig({}).templateCatalogUrl).toBeUndefined();
+    for (const accepted of ['https://catalog.example.com/templates.json?token=abc', 'http://127.0.0.1:9000/catalog', 'file:///srv/slipway/catalog/']) {
+      expect(loadConfig({ SLIPWAY_TEMPLATE_CATALOG_URL: accepted }).templateCatalogUrl).toBe(accepted);
+    }
+    for (const refused of ['ftp://catalog.example.com', 'https://user:s3cr3t-value@catalog.example.com', 'https://catalog.example.com/#x', 'no url s3cr3t-value']) {
+      const error = configErrorOf({ SLIPWAY_TEMPLATE_CATALOG_URL: refused });
+      expect(error.variable).toBe('SLIPWAY_TEMPLATE_CATALOG_URL');
+      expect(error.message).not.toContain('s3cr3t-value');
+    }
   });
 
   it('reports the first invalid variable even when others are valid', () => {

@@ -58,6 +58,58 @@ export const PERMISSIONS = {
   // Reads a repository with the organization's stored credentials; a POST and a step of creating a service, so it
   // needs write (READ-scoped tokens are GET-only).
   'git-repositories:list': 'write',
+  // Clusters are workload infrastructure: created and changed with write, driven (deploy, stop, restart, cancel,
+  // upgrade) with deploy. Locking guards a cluster against exactly those changes, so it takes write as well.
+  // The operator bootstrap mints a credential that acts for the cluster, which is governance.
+  'clusters:read': 'read',
+  'clusters:create': 'write',
+  'clusters:update': 'write',
+  'clusters:delete': 'write',
+  'clusters:deploy': 'deploy',
+  'clusters:lock': 'write',
+  'clusters:operator-bootstrap': 'admin',
+  // Billing (docs/billing.md). What the organization costs and whether its billing is valid are readable by anyone who
+  // reads the organization (a developer should see why deployments are restricted); billing info, invoices, cards and
+  // the external id are governance to read, and every billing write (plan, credit codes, cards, billing info, reports,
+  // mailing invoices) is governance.
+  'billing-cost:read': 'read',
+  'billing:read': 'admin',
+  'billing:update': 'admin',
+  // Cloud provider credentials are the organization's keys to its cloud accounts: governance, like git tokens.
+  'cloud-credentials:read': 'read',
+  'cloud-credentials:create': 'admin',
+  'cloud-credentials:update': 'admin',
+  'cloud-credentials:delete': 'admin',
+  // Creating a cluster on an existing credential is infrastructure work, as creating any cluster is: write.
+  'self-managed-clusters:create': 'write',
+  // Container registries and Helm repositories hold credentials, like git tokens: managing them is governance;
+  // anyone who reads the organization sees them (never the secrets) and what they contain. A check is a POST that
+  // reaches out with the stored credentials, a step of setting up services, so it needs write.
+  'container-registries:read': 'read',
+  'container-registries:create': 'admin',
+  'container-registries:update': 'admin',
+  'container-registries:delete': 'admin',
+  'container-registries:check': 'write',
+  'helm-repositories:read': 'read',
+  'helm-repositories:create': 'admin',
+  'helm-repositories:update': 'admin',
+  'helm-repositories:delete': 'admin',
+  'helm-repositories:check': 'write',
+  // Labels and annotations groups are workload configuration applied to clusters and services: write.
+  'labels-groups:read': 'read',
+  'labels-groups:create': 'write',
+  'labels-groups:update': 'write',
+  'labels-groups:delete': 'write',
+  'annotations-groups:read': 'read',
+  'annotations-groups:create': 'write',
+  'annotations-groups:update': 'write',
+  'annotations-groups:delete': 'write',
+  // The template catalog is read by anyone who reads the organization; resolving a component is a POST that only
+  // previews (nothing is written), so read suffices. A cluster's platform configuration is infrastructure: write.
+  'platform-templates:read': 'read',
+  'platform-templates:resolve': 'read',
+  'cluster-platform-configuration:read': 'read',
+  'cluster-platform-configuration:update': 'write',
 } as const satisfies Record<string, Requirement>;
 
 export type Permission = keyof typeof PERMISSIONS;

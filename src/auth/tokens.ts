@@ -3,11 +3,12 @@ import { badRequest } from '../lib/errors.ts';
 
 /**
  * Token format: `<prefix><43 base62 chars of 32 random bytes><6 base62 chars of the CRC-32 of the random part>`.
- * The kind prefix tells which table to look in (`slw_` API tokens, `slwp_` policy tokens); the checksum lets a
+ * The kind prefix tells which table to look in (`slw_` API tokens, `slwp_` policy tokens, `slwe_` one-time cluster
+ * operator enrollment tokens, `slwo_` enrolled operators' credentials); the checksum lets a
  * mistyped or truncated token be refused without a database read and lets secret scanners recognise ours.
  * Only the SHA-256 of the whole value is stored.
  */
-export const TOKEN_PREFIXES = { api: 'slw_', policy: 'slwp_' } as const;
+export const TOKEN_PREFIXES = { api: 'slw_', policy: 'slwp_', enrollment: 'slwe_', operator: 'slwo_' } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIXES;
 
 const RANDOM_LENGTH = 43;
@@ -33,12 +34,8 @@ export function hashToken(value: string): string {
 
 /** The kind of a well-formed token with a valid checksum, or undefined for anything else. */
 export function recogniseToken(value: string): TokenKind | undefined {
-  // The longer prefix first: `slwp_` also starts with `slw`.
-  const kind: TokenKind | undefined = value.startsWith(TOKEN_PREFIXES.policy)
-    ? 'policy'
-    : value.startsWith(TOKEN_PREFIXES.api)
-      ? 'api'
-      : undefined;
+  // No prefix starts another (`slw_` vs `slwp_`: the fourth character differs), so the first match is the kind.
+  const kind = (Object.keys(TOKEN_PREFIXES) as TokenKind[]).find((k) => value.startsWith(TOKEN_PREFIXES[k]));
   if (kind === undefined) return undefined;
   const body = value.slice(TOKEN_PREFIXES[kind].length);
   if (body.length !== RANDOM_LENGTH + CHECKSUM_LENGTH || !BODY_PATTERN.test(body)) return undefined;

@@ -89,6 +89,64 @@ admin
     process.stdout.write(`signing key: ${kid}\n`);
   });
 
+/** Runs an operator command on the database; its refusals (AppError) end the process with one line and status 1. */
+async function operatorCommand(run: () => Promise<string>): Promise<void> {
+  try {
+    process.stdout.write(await run());
+  } catch (error) {
+    if (error instanceof AppError) {
+      process.stderr.write(`slipway: ${error.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  }
+}
+
+const creditCode = admin.command('credit-code').description('credit codes organizations redeem with addCreditCode');
+creditCode
+  .command('create')
+  .description('create a single-use credit code (shown only once)')
+  .requiredOption('--amount <amount>', 'credit in currency units, e.g. 25.00')
+  .requiredOption('--expires <date>', 'last day it can be redeemed (YYYY-MM-DD) or an ISO-8601 date-time')
+  .option('--json', 'print the code as JSON')
+  .action(async (options: { amount: string; expires: string; json?: boolean }) =>
+    operatorCommand(async () => {
+      const { loadConfigOrExit } = await import('../main.ts');
+      const { createCreditCode } = await import('./admin-billing.ts');
+      const created = await createCreditCode(loadConfigOrExit(), options);
+      return options.json === true
+        ? `${JSON.stringify(created)}\n`
+        : `credit code: ${created.code}\namount:      ${(created.amount_in_cents / 100).toFixed(2)} ${created.currency_code}\nexpires:     ${created.expires_at}\n\nThe code is shown only now.\n`;
+    }),
+  );
+
+const invoices = admin.command('invoices').description('invoices of every organization');
+invoices
+  .command('generate')
+  .description('invoice a finished billing period for every organization (again: no-op for those already invoiced)')
+  .requiredOption('--period <YYYY-MM>', 'the billing month')
+  .action(async (options: { period: string }) =>
+    operatorCommand(async () => {
+      const { loadConfigOrExit } = await import('../main.ts');
+      const { generateInvoices } = await import('./admin-billing.ts');
+      const result = await generateInvoices(loadConfigOrExit(), options.period);
+      return `period ${result.period}: ${result.created} invoice(s) created, ${result.existing} already there\n`;
+    }),
+  );
+invoices
+  .command('mark-paid <invoiceId>')
+  .description('record that an invoice was paid (by transfer, or any payment outside Slipway)')
+  .option('--reference <text>', 'the payment reference, kept with the invoice')
+  .action(async (invoiceId: string, options: { reference?: string }) =>
+    operatorCommand(async () => {
+      const { loadConfigOrExit } = await import('../main.ts');
+      const { markInvoicePaid } = await import('./admin-billing.ts');
+      const invoice = await markInvoicePaid(loadConfigOrExit(), invoiceId, options.reference);
+      return `invoice ${invoice.id} (${invoice.period}) is ${invoice.status}\n`;
+    }),
+  );
+
 const io: CliIo = {
   env: process.env,
   out: (text) => process.stdout.write(text),

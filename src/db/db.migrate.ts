@@ -6,6 +6,11 @@ import * as membership from './migrations/0003_membership.ts';
 import * as identity from './migrations/0004_identity.ts';
 import * as gitTokens from './migrations/0005_git_tokens.ts';
 import * as idempotency from './migrations/0006_idempotency.ts';
+import * as clusters from './migrations/0007_clusters.ts';
+import * as billing from './migrations/0008_billing.ts';
+import * as platformConfigurations from './migrations/0009_platform_configurations.ts';
+import * as cloudCredentials from './migrations/0010_cloud_credentials.ts';
+import * as registries from './migrations/0011_registries.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -28,6 +33,11 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0004_identity', identity],
   ['0005_git_tokens', gitTokens],
   ['0006_idempotency', idempotency],
+  ['0007_clusters', clusters],
+  ['0008_billing', billing],
+  ['0009_platform_configurations', platformConfigurations],
+  ['0010_cloud_credentials', cloudCredentials],
+  ['0011_registries', registries],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

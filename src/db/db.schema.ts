@@ -200,6 +200,280 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
+/** A unit of background work (src/jobs/job-queue.ts): QUEUED → RUNNING → SUCCEEDED | FAILED | CANCELLED. */
+export interface JobsTable {
+  id: string;
+  kind: string;
+  payload: unknown;
+  /** Jobs sharing a serial key run one at a time, oldest first (e.g. `cluster:<id>`). */
+  serial_key: string | null;
+  status: string;
+  attempts: Generated<number>;
+  max_attempts: number;
+  run_at: string;
+  claimed_by: string | null;
+  heartbeat_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface ClustersTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  region: string;
+  cloud_provider: string;
+  kubernetes: string;
+  instance_type: string | null;
+  min_running_nodes: number;
+  max_running_nodes: number;
+  disk_size: number;
+  production: Generated<number>;
+  credentials_id: string | null;
+  dns_provider: string | null;
+  build_provider: string | null;
+  /** The rest of ClusterRequest (features, metrics, keda, labels groups, …) as given, JSON. */
+  settings: unknown;
+  /** Kubernetes major.minor. */
+  version: string;
+  status: string;
+  /** Why the cluster is in an error state, for the status response; null otherwise. */
+  status_message: string | null;
+  is_deployed: Generated<number>;
+  /** Bumped by every edit; deployment_status compares it with the revision last deployed. */
+  config_revision: Generated<number>;
+  deployed_revision: number | null;
+  last_execution_id: string | null;
+  last_deployment_date: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ClusterLocksTable {
+  cluster_id: string;
+  organization_id: string;
+  reason: string;
+  owner_name: string;
+  ttl_in_days: number | null;
+  locked_at: string;
+}
+
+export interface ClusterOperatorEnrollmentsTable {
+  id: string;
+  cluster_id: string;
+  token_hash: string;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+export interface ClusterOperatorsTable {
+  cluster_id: string;
+  credential_hash: string;
+  reported_status: string | null;
+  kubernetes_version: string | null;
+  reported_at: string | null;
+  enrolled_at: string;
+}
+
+/** Billing (docs/billing.md). Money is integer cents; running-time prices are millicents per unit-hour. */
+export interface BillingPlanChangesTable {
+  id: string;
+  organization_id: string;
+  plan: string;
+  changed_at: string;
+}
+
+/** A resource's running time at one unit count and price; `stopped_at` null while it runs. */
+export interface BillingUsageIntervalsTable {
+  id: string;
+  organization_id: string;
+  resource_type: string;
+  resource_id: string;
+  price_key: string;
+  units: number;
+  unit_price_millicents: number;
+  started_at: string;
+  stopped_at: string | null;
+}
+
+export interface BillingCreditCodesTable {
+  id: string;
+  code_hash: string;
+  amount_cents: number;
+  expires_at: string;
+  created_at: string;
+  redeemed_by_organization_id: string | null;
+  redeemed_at: string | null;
+}
+
+/** The credit ledger: rows are only ever inserted; an organization's credit is the sum of its amounts. */
+export interface BillingCreditEntriesTable {
+  id: string;
+  organization_id: string;
+  amount_cents: number;
+  kind: string;
+  credit_code_id: string | null;
+  invoice_id: string | null;
+  description: string;
+  created_at: string;
+}
+
+export interface BillingInvoicesTable {
+  id: string;
+  organization_id: string;
+  period: string;
+  plan: string;
+  status: string;
+  currency_code: string;
+  subtotal_cents: number;
+  allowance_cents: number;
+  credit_applied_cents: number;
+  total_cents: number;
+  lines: unknown;
+  created_at: string;
+  paid_at: string | null;
+  payment_reference: string | null;
+}
+
+/** What is kept of a card: never its number or cvv. */
+export interface BillingCreditCardsTable {
+  id: string;
+  organization_id: string;
+  brand: string;
+  last_digits: string;
+  expiry_month: number;
+  expiry_year: number;
+  provider_token: string | null;
+  created_at: string;
+}
+
+export interface BillingInfosTable {
+  organization_id: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+  address: string;
+  city: string;
+  zip: string;
+  state: string | null;
+  country_code: string;
+  company: string | null;
+  vat_number: string | null;
+  updated_at: string;
+}
+
+export interface BillingUsageReportsTable {
+  id: string;
+  organization_id: string;
+  from_at: string;
+  to_at: string;
+  csv: string;
+  expires_at: string;
+  created_at: string;
+}
+
+/** Cloud provider credentials (0010): public fields shown, secrets sealed and never returned. */
+export interface CloudCredentialsTable {
+  id: string;
+  organization_id: string;
+  /** AWS, SCW, GCP, AZURE or ON_PREMISE: the provider whose paths manage it. */
+  cloud_provider: string;
+  /** The request variant it was made from: AWS_STATIC, AWS_ROLE, EKS_ANYWHERE_VSPHERE_STATIC, …, SCW, GCP, … */
+  kind: string;
+  name: string;
+  name_key: string;
+  /** Showable fields (access_key_id, role_arn, vsphere_user, project ids), JSON. */
+  public_fields: unknown;
+  /** Secret fields as one JSON object sealed by lib/secret-box.ts, bound to this row; null when there are none. */
+  secret_envelope: string | null;
+  creator_user_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Container registries (0011): `config` is JSON of the showable fields; `secret_envelope` the sealed secret ones. */
+export interface ContainerRegistriesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  /** A ContainerRegistryKindEnum value. */
+  kind: string;
+  url: string;
+  config: unknown;
+  /** JSON of the secret config fields sealed by lib/secret-box.ts (bound to this row); null when there are none. */
+  secret_envelope: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HelmRepositoriesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  /** A HelmRepositoryKindEnum value. */
+  kind: string;
+  url: string;
+  /** 1 to accept any TLS certificate. */
+  skip_tls_verification: number;
+  config: unknown;
+  secret_envelope: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LabelsGroupsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  /** JSON array of { key, value, propagate_to_cloud_provider }. */
+  labels: unknown;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AnnotationsGroupsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  /** JSON array of { key, value }. */
+  annotations: unknown;
+  /** JSON array of OrganizationAnnotationsGroupScopeEnum values. */
+  scopes: unknown;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The platform configuration of a cluster (modules/platform-templates): one row per cluster. */
+export interface ClusterPlatformConfigurationsTable {
+  cluster_id: string;
+  organization_id: string;
+  template_key: string;
+  template_version: string;
+  /** The cluster context the configuration was validated for (PlatformClusterMode, PlatformCloudVendor). */
+  cluster_mode: string;
+  cloud_provider: string;
+  layer_selections: unknown;
+  /** Profile values per component, without the values of sensitive fields. */
+  managed_config: unknown;
+  /** Customer-provided runtime inputs per component, without the values of sensitive inputs. */
+  customer_provided_inputs: unknown;
+  /** The sensitive values (`{ managedConfig, customerProvidedInputs }`) sealed by lib/secret-box.ts; null when none. */
+  sensitive_envelope: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   users: UsersTable;
@@ -216,6 +490,25 @@ export interface DB {
   invitations: InvitationsTable;
   outbox: OutboxTable;
   git_tokens: GitTokensTable;
+  cluster_platform_configurations: ClusterPlatformConfigurationsTable;
+  cloud_credentials: CloudCredentialsTable;
+  billing_plan_changes: BillingPlanChangesTable;
+  billing_usage_intervals: BillingUsageIntervalsTable;
+  billing_credit_codes: BillingCreditCodesTable;
+  billing_credit_entries: BillingCreditEntriesTable;
+  billing_invoices: BillingInvoicesTable;
+  billing_credit_cards: BillingCreditCardsTable;
+  billing_infos: BillingInfosTable;
+  billing_usage_reports: BillingUsageReportsTable;
+  jobs: JobsTable;
+  clusters: ClustersTable;
+  cluster_locks: ClusterLocksTable;
+  cluster_operator_enrollments: ClusterOperatorEnrollmentsTable;
+  cluster_operators: ClusterOperatorsTable;
+  container_registries: ContainerRegistriesTable;
+  helm_repositories: HelmRepositoriesTable;
+  labels_groups: LabelsGroupsTable;
+  annotations_groups: AnnotationsGroupsTable;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */

@@ -32,6 +32,7 @@ const ALL_GRANTS = new Set(GRANTS);
 const TARGET_NOUNS: Record<Exclude<AccessTarget, 'none'>, string> = {
   organization: 'organization',
   project: 'project',
+  cluster: 'cluster',
 };
 
 async function accessIn(ports: AuthorizationPorts, principal: Principal, organizationId: string): Promise<Access | undefined> {

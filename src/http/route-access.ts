@@ -10,8 +10,9 @@ import { actingUserId, type Access, type Principal } from '../auth/principal.ts'
  *   none          not involved (list or create organizations)
  *   organization  the `organizationId` path parameter
  *   project       the owner of the project named by the `projectId` path parameter
+ *   cluster       the owner of the cluster named by the `clusterId` path parameter (`/cluster/{clusterId}/…`)
  */
-export type AccessTarget = 'none' | 'organization' | 'project';
+export type AccessTarget = 'none' | 'organization' | 'project' | 'cluster';
 
 export type RouteAccess = { public: true } | { permission: Permission; target: AccessTarget };
 
@@ -21,6 +22,7 @@ export type OwnedTarget = Exclude<AccessTarget, 'none' | 'organization'>;
 export const TARGET_PARAMS: Record<Exclude<AccessTarget, 'none'>, string> = {
   organization: 'organizationId',
   project: 'projectId',
+  cluster: 'clusterId',
 };
 
 declare module 'fastify' {

@@ -26,7 +26,9 @@ export function createOutboxMailer(deps: { db: Kysely<DB>; clock: Clock; log?: O
           created_at: isoTimestamp(deps.clock),
         })
         .execute();
-      deps.log?.info({ to: message.to, subject: message.subject, text: message.text }, 'mail kept in the outbox (no SMTP relay configured)');
+      // The outbox keeps text only: attachments are named in the log, and their sender can produce them again.
+      const attachments = (message.attachments ?? []).map((file) => file.filename);
+      deps.log?.info({ to: message.to, subject: message.subject, text: message.text, attachments }, 'mail kept in the outbox (no SMTP relay configured)');
     },
   };
 }

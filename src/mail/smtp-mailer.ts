@@ -10,7 +10,14 @@ export function createSmtpMailer(options: { smtpUrl: string; from: string }): Sm
   const transport = nodemailer.createTransport(options.smtpUrl);
   return {
     async send(message: MailMessage): Promise<void> {
-      await transport.sendMail({ from: options.from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+      await transport.sendMail({
+        from: options.from,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+        attachments: (message.attachments ?? []).map((file) => ({ filename: file.filename, contentType: file.contentType, content: file.content })),
+      });
     },
     close: () => transport.close(),
   };

@@ -1,6 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, type AppDeps } from '../../src/app.ts';
 import type { FastifyTypeBox } from '../../src/http/fastify.types.ts';
 import type { Clock } from '../../src/lib/clock.ts';
 import type { Database } from '../../src/db/db.client.ts';
@@ -60,6 +60,11 @@ export function uniqueName(prefix: string): string {
 export interface TestAppOptions {
   egressIps?: string[];
   logStream?: NodeJS.WritableStream;
+  /** SLIPWAY_AWS_ENDPOINT_URL of the app: a test AWS server (support/aws-server.ts). */
+  awsEndpointUrl?: string;
+  /** The in-process job worker's timings (fast by default here), or `run: false` for a test that drives jobs itself. */
+  jobs?: AppDeps['jobs'];
+  clusterOperator?: AppDeps['clusterOperator'];
 }
 
 export async function startTestApp(dialect: TestDialect, options: TestAppOptions = {}): Promise<TestApp> {
@@ -67,9 +72,16 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
   const issuer = await startTestIssuer();
   const clock = new TestClock();
   const app = await buildApp({
-    config: { oidc: { issuer: issuer.issuer, audience: issuer.audience }, egressIps: options.egressIps ?? [], logLevel: options.logStream === undefined ? 'silent' : 'info' },
+    config: {
+      oidc: { issuer: issuer.issuer, audience: issuer.audience },
+      egressIps: options.egressIps ?? [],
+      logLevel: options.logStream === undefined ? 'silent' : 'info',
+      ...(options.awsEndpointUrl === undefined ? {} : { awsEndpointUrl: options.awsEndpointUrl }),
+    },
     database: testDatabase.database,
     clock,
+    jobs: { pollIntervalMs: 50, retryBaseMs: 50, ...options.jobs },
+    ...(options.clusterOperator === undefined ? {} : { clusterOperator: options.clusterOperator }),
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   });
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
@@ -26,6 +26,8 @@ export interface OrganizationsDeps {
   roles: Pick<RolesService, 'createBuiltInRoles'>;
   members: Pick<MembersService, 'addMember' | 'organizationsOf' | 'ownersOf'>;
   onboarding: Pick<OnboardingService, 'startOnboarding'>;
+  /** Audit log retention of a plan, from the billing module's plan data (modules/billing/billing.plans.ts). */
+  auditLogRetentionDays: (plan: string) => number;
 }
 
 export interface OrganizationInput {
@@ -41,10 +43,7 @@ export interface OrganizationInput {
   use_cases?: string | null | undefined;
 }
 
-/** Audit log retention by plan, reported in `organization_plan`; the billing issue moves plans into data. */
-const AUDIT_LOG_RETENTION_DAYS = 30;
-
-function view(row: OrganizationRow, owner: string | undefined) {
+function view(row: OrganizationRow, owner: string | undefined, auditLogRetentionDays: number) {
   return {
     id: row.id,
     created_at: row.created_at,
@@ -59,7 +58,7 @@ function view(row: OrganizationRow, owner: string | undefined) {
     admin_emails: row.admin_emails === null ? null : readJson<string[]>(row.admin_emails),
     owner: owner ?? null,
     billing_deployment_restriction: null,
-    organization_plan: { plan: row.plan, audit_logs_retention_in_days: AUDIT_LOG_RETENTION_DAYS },
+    organization_plan: { plan: row.plan, audit_logs_retention_in_days: auditLogRetentionDays },
   };
 }
 
@@ -86,7 +85,7 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
 
   async function viewOf(row: OrganizationRow): Promise<OrganizationView> {
     const owners = await deps.members.ownersOf([row.id]);
-    return view(row, owners.get(row.id));
+    return view(row, owners.get(row.id), deps.auditLogRetentionDays(row.plan));
   }
 
   async function getOrganization(id: string): Promise<OrganizationView> {
@@ -122,14 +121,14 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
         await deps.onboarding.startOnboarding(trx, row.id, creatorUserId, input.use_cases ?? null);
       });
     }, nameTakenMessage(name));
-    return view(row, creatorUserId);
+    return view(row, creatorUserId, deps.auditLogRetentionDays(row.plan));
   }
 
   async function listOrganizations(principal: Principal): Promise<OrganizationView[]> {
     const ids = principal.kind === 'user' ? await deps.members.organizationsOf(principal.userId) : [principal.organizationId];
     const rows = await listOrganizationsByIds(db, ids);
     const owners = await deps.members.ownersOf(rows.map((row) => row.id));
-    return rows.map((row) => view(row, owners.get(row.id)));
+    return rows.map((row) => view(row, owners.get(row.id), deps.auditLogRetentionDays(row.plan)));
   }
 
   async function editOrganization(id: string, input: OrganizationInput): Promise<OrganizationView> {
@@ -151,7 +150,12 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
     if (!(await deleteOrganization(db, id))) throw notFound(`organization ${id} not found`);
   }
 
-  return { createOrganization, getOrganization, listOrganizations, editOrganization, removeOrganization };
+  /** The billing module's changePlan (modules/billing), inside its transaction; the plan code is already checked there. */
+  async function changeOrganizationPlan(trx: Transaction<DB>, id: string, plan: string): Promise<boolean> {
+    return updateOrganization(trx, id, { plan, updated_at: isoTimestamp(clock) });
+  }
+
+  return { createOrganization, getOrganization, listOrganizations, editOrganization, removeOrganization, changeOrganizationPlan };
 }
 
 export type OrganizationsService = ReturnType<typeof createOrganizationsService>;

@@ -1,0 +1,120 @@
+import type { Selectable, Updateable } from 'kysely';
+import type {
+  ClusterLocksTable,
+  ClusterOperatorsTable,
+  ClustersTable,
+  Queryable,
+} from '../../db/db.schema.ts';
+
+export type ClusterRow = Selectable<ClustersTable>;
+export type ClusterLockRow = Selectable<ClusterLocksTable>;
+export type ClusterOperatorRow = Selectable<ClusterOperatorsTable>;
+
+export async function insertCluster(db: Queryable, row: Omit<ClusterRow, 'production' | 'is_deployed' | 'config_revision'> & Partial<ClusterRow>): Promise<void> {
+  await db.insertInto('clusters').values(row).execute();
+}
+
+export function findCluster(db: Queryable, organizationId: string, id: string): Promise<ClusterRow | undefined> {
+  return db.selectFrom('clusters').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+}
+
+export function findClusterById(db: Queryable, id: string): Promise<ClusterRow | undefined> {
+  return db.selectFrom('clusters').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listClusters(db: Queryable, organizationId: string): Promise<ClusterRow[]> {
+  return db.selectFrom('clusters').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+}
+
+/**
+ * Changes a cluster only if it is still in `expectedStatus`: every state change is a compare-and-set, so two
+ * requests (or a request and the worker) racing on one cluster cannot both move it.
+ */
+export async function updateClusterInStatus(
+  db: Queryable,
+  id: string,
+  expectedStatus: string,
+  changes: Updateable<ClustersTable>,
+): Promise<boolean> {
+  const result = await db.updateTable('clusters').set(changes).where('id', '=', id).where('status', '=', expectedStatus).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function updateCluster(db: Queryable, id: string, changes: Updateable<ClustersTable>): Promise<boolean> {
+  const result = await db.updateTable('clusters').set(changes).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteClusterRow(db: Queryable, id: string): Promise<void> {
+  await db.deleteFrom('clusters').where('id', '=', id).execute();
+}
+
+export function findLock(db: Queryable, clusterId: string): Promise<ClusterLockRow | undefined> {
+  return db.selectFrom('cluster_locks').selectAll().where('cluster_id', '=', clusterId).executeTakeFirst();
+}
+
+export function listLocks(db: Queryable, organizationId: string): Promise<ClusterLockRow[]> {
+  return db.selectFrom('cluster_locks').selectAll().where('organization_id', '=', organizationId).orderBy('locked_at').execute();
+}
+
+/** One lock per cluster: a new lock replaces an expired one (the caller has checked it is expired or absent). */
+export async function replaceLock(db: Queryable, row: ClusterLockRow): Promise<void> {
+  await db.deleteFrom('cluster_locks').where('cluster_id', '=', row.cluster_id).execute();
+  await db.insertInto('cluster_locks').values(row).execute();
+}
+
+export async function deleteLock(db: Queryable, clusterId: string): Promise<boolean> {
+  const result = await db.deleteFrom('cluster_locks').where('cluster_id', '=', clusterId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export async function insertEnrollment(
+  db: Queryable,
+  row: { id: string; cluster_id: string; token_hash: string; expires_at: string; created_at: string },
+): Promise<void> {
+  await db.insertInto('cluster_operator_enrollments').values({ ...row, used_at: null }).execute();
+}
+
+/** Marks an unused, unexpired enrollment token used and answers its cluster; undefined when it cannot be used. */
+export async function consumeEnrollment(db: Queryable, tokenHash: string, now: string): Promise<string | undefined> {
+  const row = await db
+    .updateTable('cluster_operator_enrollments')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning('cluster_id')
+    .executeTakeFirst();
+  return row?.cluster_id;
+}
+
+/** Invalidates the unused enrollment tokens of a cluster (a new bootstrap replaces them). */
+export async function expireEnrollments(db: Queryable, clusterId: string, now: string): Promise<void> {
+  await db
+    .updateTable('cluster_operator_enrollments')
+    .set({ expires_at: now })
+    .where('cluster_id', '=', clusterId)
+    .where('used_at', 'is', null)
+    .execute();
+}
+
+export async function replaceOperator(db: Queryable, row: ClusterOperatorRow): Promise<void> {
+  await db.deleteFrom('cluster_operators').where('cluster_id', '=', row.cluster_id).execute();
+  await db.insertInto('cluster_operators').values(row).execute();
+}
+
+export function findOperatorByCredential(db: Queryable, credentialHash: string): Promise<ClusterOperatorRow | undefined> {
+  return db.selectFrom('cluster_operators').selectAll().where('credential_hash', '=', credentialHash).executeTakeFirst();
+}
+
+export function findOperator(db: Queryable, clusterId: string): Promise<ClusterOperatorRow | undefined> {
+  return db.selectFrom('cluster_operators').selectAll().where('cluster_id', '=', clusterId).executeTakeFirst();
+}
+
+export async function recordOperatorReport(
+  db: Queryable,
+  clusterId: string,
+  report: { reported_status: string; kubernetes_version: string | null; reported_at: string },
+): Promise<void> {
+  await db.updateTable('cluster_operators').set(report).where('cluster_id', '=', clusterId).execute();
+}

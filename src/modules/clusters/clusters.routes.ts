@@ -1,0 +1,291 @@
+import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/errors.ts';
+import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
+import { NoContent, OrganizationParams } from '../../http/schema.ts';
+import { unauthenticated } from '../../lib/errors.ts';
+import {
+  BareClusterParams,
+  ClusterLock,
+  ClusterLockList,
+  ClusterLockRequest,
+  ClusterOperatorBootstrapResponse,
+  ClusterParams,
+  ClusterRequest,
+  ClusterResponse,
+  ClusterResponseList,
+  ClusterStatus,
+  ClusterStatusResponseList,
+  DeleteClusterQuery,
+  DeployClusterQuery,
+  OperatorEnrollRequest,
+  OperatorEnrollResponse,
+  OperatorReportRequest,
+} from './clusters.schemas.ts';
+import type { ClustersService } from './clusters.service.ts';
+
+const TAGS = ['Clusters'];
+const LOCK_TAGS = ['Cluster Locks'];
+const OPERATOR_TAGS = ['Cluster Operator'];
+
+export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersService): void {
+  app.get(
+    '/organization/:organizationId/cluster',
+    {
+      schema: { operationId: 'listOrganizationCluster', tags: TAGS, params: OrganizationParams, response: { 200: ClusterResponseList, ...authenticatedErrors() } },
+      config: { access: { permission: 'clusters:read', target: 'organization' } },
+    },
+    async (request) => ({ results: await clusters.listOrganizationCluster(request.params.organizationId) }),
+  );
+
+  app.post(
+    '/organization/:organizationId/cluster',
+    {
+      schema: {
+        operationId: 'createCluster',
+        description: 'Creates a cluster in READY (never deployed). Self-managed clusters are created with createSelfManagedCluster.',
+        tags: TAGS,
+        params: OrganizationParams,
+        body: ClusterRequest,
+        response: { 201: ClusterResponse, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'clusters:create', target: 'organization' } },
+    },
+    async (request, reply) => reply.code(HTTP_STATUS.created).send(await clusters.createCluster(requireAccess(request), request.body)),
+  );
+
+  app.get(
+    '/organization/:organizationId/cluster/status',
+    {
+      schema: {
+        operationId: 'getOrganizationClusterStatus',
+        tags: TAGS,
+        params: OrganizationParams,
+        response: { 200: ClusterStatusResponseList, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'clusters:read', target: 'organization' } },
+    },
+    async (request) => ({ results: await clusters.getOrganizationClusterStatus(request.params.organizationId) }),
+  );
+
+  app.get(
+    '/organization/:organizationId/cluster/lock',
+    {
+      schema: {
+        operationId: 'listClusterLocks',
+        description: 'The live locks of the organization\'s clusters (expired locks are not listed).',
+        tags: LOCK_TAGS,
+        params: OrganizationParams,
+        response: { 200: ClusterLockList, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'clusters:read', target: 'organization' } },
+    },
+    async (request) => ({ results: await clusters.listClusterLocks(request.params.organizationId) }),
+  );
+
+  app.get(
+    '/organization/:organizationId/cluster/:clusterId',
+    {
+      schema: { operationId: 'getCluster', tags: TAGS, params: ClusterParams, response: { 200: ClusterResponse, ...authenticatedErrors() } },
+      config: { access: { permission: 'clusters:read', target: 'organization' } },
+    },
+    async (request) => clusters.getCluster(request.params.organizationId, request.params.clusterId),
+  );
+
+  app.put(
+    '/organization/:organizationId/cluster/:clusterId',
+    {
+      schema: {
+        operationId: 'editCluster',
+        description: 'Edits a cluster; a deployed cluster shows deployment_status OUT_OF_DATE until its next deploy. A locked cluster answers 409.',
+        tags: TAGS,
+        params: ClusterParams,
+        body: ClusterRequest,
+        response: { 200: ClusterResponse, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'clusters:update', target: 'organization' } },
+    },
+    async (request) => clusters.editCluster(request.params.organizationId, request.params.clusterId, request.body),
+  );
+
+  app.delete(
+    '/organization/:organizationId/cluster/:clusterId',
+    {
+      schema: {
+        operationId: 'deleteCluster',
+        description:
+          'DEFAULT and DELETE_CLUSTER_AND_PLATFORM_CONFIG queue the teardown (the cluster goes DELETE_QUEUED → DELETING → DELETED); DELETE_PLATFORM_CONFIG removes only the platform configuration. skipReconcile skips the pre-destroy apply and is refused with DELETE_PLATFORM_CONFIG.',
+        tags: TAGS,
+        params: ClusterParams,
+        querystring: DeleteClusterQuery,
+        response: { 204: NoContent, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'clusters:delete', target: 'organization' } },
+    },
+    async (request, reply) => {
+      await clusters.deleteCluster(
+        request.params.organizationId,
+        request.params.clusterId,
+        request.query.deleteMode ?? 'DEFAULT',
+        request.query.skipReconcile ?? false,
+      );
+      return reply.code(HTTP_STATUS.noContent).send(null);
+    },
+  );
+
+  app.get(
+    '/organization/:organizationId/cluster/:clusterId/status',
+    {
+      schema: { operationId: 'getClusterStatus', tags: TAGS, params: ClusterParams, response: { 200: ClusterStatus, ...authenticatedErrors() } },
+      config: { access: { permission: 'clusters:read', target: 'organization' } },
+    },
+    async (request) => clusters.getClusterStatus(request.params.organizationId, request.params.clusterId),
+  );
+
+  app.post(
+    '/organization/:organizationId/cluster/:clusterId/deploy',
+    {
+      schema: {
+        operationId: 'deployCluster',
+        description: 'Queues a deploy (dry_run: validate and render only, ending in DRY_RUN).',
+        tags: TAGS,
+        params: ClusterParams,
+        querystring: DeployClusterQuery,
+        response: { 201: ClusterStatus, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'clusters:deploy', target: 'organization' } },
+    },
+    async (request, reply) =>
+      reply
+        .code(HTTP_STATUS.created)
+        .send(await clusters.deployCluster(request.params.organizationId, request.params.clusterId, request.query.dry_run ?? false)),
+  );
+
+  app.post(
+    '/organization/:organizationId/cluster/:clusterId/stop',
+    {
+      schema: { operationId: 'StopCluster', tags: TAGS, params: ClusterParams, response: { 202: ClusterStatus, ...authenticatedErrors('conflict') } },
+      config: { access: { permission: 'clusters:deploy', target: 'organization' } },
+    },
+    async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await clusters.stopCluster(request.params.organizationId, request.params.clusterId)),
+  );
+
+  app.post(
+    '/organization/:organizationId/cluster/:clusterId/restart',
+    {
+      schema: { operationId: 'restartCluster', tags: TAGS, params: ClusterParams, response: { 202: ClusterStatus, ...authenticatedErrors('conflict') } },
+      config: { access: { permission: 'clusters:deploy', target: 'organization' } },
+    },
+    async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await clusters.restartCluster(request.params.organizationId, request.params.clusterId)),
+  );
+
+  app.post(
+    '/organization/:organizationId/cluster/:clusterId/cancel',
+    {
+      schema: {
+        operationId: 'cancelClusterDeployment',
+        description: 'Cancels the queued action, or a deploy under way at its next step.',
+        tags: TAGS,
+        params: ClusterParams,
+        response: { 202: ClusterStatus, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'clusters:deploy', target: 'organization' } },
+    },
+    async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await clusters.cancelClusterAction(request.params.organizationId, request.params.clusterId)),
+  );
+
+  app.post(
+    '/cluster/:clusterId/upgrade',
+    {
+      schema: {
+        operationId: 'upgradeCluster',
+        description: 'Upgrades Kubernetes by one minor version (next_k8s_available_version). A locked cluster answers 409 naming the lock.',
+        tags: TAGS,
+        params: BareClusterParams,
+        response: { 200: ClusterStatus, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'clusters:deploy', target: 'cluster' } },
+    },
+    async (request) => clusters.upgradeCluster(request.params.clusterId),
+  );
+
+  app.post(
+    '/cluster/:clusterId/lock',
+    {
+      schema: {
+        operationId: 'lockCluster',
+        description: 'Locks a cluster: no deploy, upgrade, edit, stop, restart or delete until it is unlocked or ttl_in_days pass.',
+        tags: LOCK_TAGS,
+        params: BareClusterParams,
+        body: ClusterLockRequest,
+        response: { 200: ClusterLock, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'clusters:lock', target: 'cluster' } },
+    },
+    async (request) => clusters.lockCluster(requirePrincipal(request), request.params.clusterId, request.body),
+  );
+
+  app.delete(
+    '/cluster/:clusterId/lock',
+    {
+      schema: { operationId: 'unlockCluster', tags: LOCK_TAGS, params: BareClusterParams, response: { 204: NoContent, ...authenticatedErrors() } },
+      config: { access: { permission: 'clusters:lock', target: 'cluster' } },
+    },
+    async (request, reply) => {
+      await clusters.unlockCluster(request.params.clusterId);
+      return reply.code(HTTP_STATUS.noContent).send(null);
+    },
+  );
+
+  app.post(
+    '/organization/:organizationId/cluster/:clusterId/operatorBootstrap',
+    {
+      schema: {
+        operationId: 'getClusterOperatorBootstrap',
+        description: 'Mints a one-time enrollment token (24 hours) and answers the Helm chart, values and command that install the operator.',
+        tags: OPERATOR_TAGS,
+        params: ClusterParams,
+        response: { 200: ClusterOperatorBootstrapResponse, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'clusters:operator-bootstrap', target: 'organization' } },
+    },
+    async (request) => clusters.getClusterOperatorBootstrap(request.params.organizationId, request.params.clusterId),
+  );
+
+  // The operator's side: authenticated by its enrollment token, then by its own credential, not by a user's.
+  app.post(
+    '/operator/v1/enroll',
+    {
+      schema: {
+        operationId: 'enrollClusterOperator',
+        tags: OPERATOR_TAGS,
+        security: [],
+        body: OperatorEnrollRequest,
+        response: { 200: OperatorEnrollResponse, ...errorResponses('bad_request', 'unauthenticated') },
+      },
+      config: { access: { public: true } },
+    },
+    async (request) => clusters.enrollOperator(request.body.enrollment_token),
+  );
+
+  app.post(
+    '/operator/v1/report',
+    {
+      schema: {
+        operationId: 'reportClusterOperatorStatus',
+        tags: OPERATOR_TAGS,
+        security: [],
+        body: OperatorReportRequest,
+        response: { 204: NoContent, ...errorResponses('bad_request', 'unauthenticated') },
+      },
+      config: { access: { public: true } },
+    },
+    async (request, reply) => {
+      const header = request.headers.authorization ?? '';
+      const match = /^(?:Bearer|Token) (\S+)$/.exec(header);
+      if (match?.[1] === undefined) throw unauthenticated('an operator credential is required (Authorization: Bearer <credential>)');
+      await clusters.recordOperatorReport(match[1], request.body);
+      return reply.code(HTTP_STATUS.noContent).send(null);
+    },
+  );
+}
+

@@ -1,0 +1,369 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../../db/db.schema.ts';
+import { uniqueOrConflict } from '../../db/db.errors.ts';
+import { readJson, writeJson } from '../../db/db.json.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { badRequest, conflict, notFound, type FieldProblem } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
+import type { OciDistributionClient, RegistryCheck, RegistryCredentials, RegistryEndpoint } from '../../registry/oci-distribution.ts';
+import { urlProblem, type OutboundPolicy } from '../../registry/outbound-http.ts';
+import { checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, inBatches, registryReadError, unreadableSecret, type EcrAuthorizer } from '../../registry/registry-access.ts';
+import {
+  deleteContainerRegistry,
+  findContainerRegistry,
+  insertContainerRegistry,
+  listContainerRegistries,
+  updateContainerRegistry,
+  type ContainerRegistryRow,
+} from './container-registries.repo.ts';
+import type { ContainerRegistryKind } from './container-registries.schemas.ts';
+
+/** Services are owned by a later module; it reports how many use each registry. Until then none does. */
+export interface ContainerRegistryUsage {
+  countsByRegistry(organizationId: string, registryIds: string[]): Promise<Map<string, number>>;
+}
+
+export const NO_CONTAINER_REGISTRY_USAGE: ContainerRegistryUsage = { countsByRegistry: async () => new Map() };
+
+/** The cloud credentials module answers whether an AWS credential exists in an organization. */
+export interface AwsCredentialsLookup {
+  findAwsCredentials(organizationId: string, credentialsId: string): Promise<unknown>;
+}
+
+export interface ContainerRegistriesDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  secrets: SecretBox;
+  oci: OciDistributionClient;
+  policy: OutboundPolicy;
+  usage: ContainerRegistryUsage;
+  /** Absent until the cloud credentials module is wired: ECR checks then answer a 400 saying so. */
+  ecr?: EcrAuthorizer | undefined;
+  /** Absent until the cloud credentials module is wired: an ECR registry's credential id is then not verified. */
+  awsCredentials?: AwsCredentialsLookup | undefined;
+}
+
+export interface ContainerRegistryConfigInput {
+  username?: string | undefined;
+  password?: string | undefined;
+  region?: string | undefined;
+  aws_credentials_id?: string | undefined;
+  access_key_id?: string | undefined;
+  secret_access_key?: string | undefined;
+  role_arn?: string | undefined;
+  scaleway_access_key?: string | undefined;
+  scaleway_secret_key?: string | undefined;
+  scaleway_project_id?: string | undefined;
+  json_credentials?: string | undefined;
+  azure_tenant_id?: string | undefined;
+  azure_subscription_id?: string | undefined;
+}
+
+export interface ContainerRegistryInput {
+  name: string;
+  kind: ContainerRegistryKind;
+  description?: string | null | undefined;
+  url?: string | undefined;
+  config?: ContainerRegistryConfigInput | undefined;
+}
+
+/** What may be shown of a registry's configuration. */
+interface PublicConfig {
+  username?: string;
+  region?: string;
+  aws_credentials_id?: string;
+  scaleway_access_key?: string;
+  scaleway_project_id?: string;
+  azure_tenant_id?: string;
+  azure_subscription_id?: string;
+}
+
+/** What is sealed. */
+interface SecretConfig {
+  password?: string;
+  scaleway_secret_key?: string;
+  json_credentials?: string;
+}
+
+const PUBLIC_KEYS = ['username', 'region', 'aws_credentials_id', 'scaleway_access_key', 'scaleway_project_id', 'azure_tenant_id', 'azure_subscription_id'] as const;
+const SECRET_KEYS = ['password', 'scaleway_secret_key', 'json_credentials'] as const;
+
+/** The hosted registry each kind means when no URL is given (the reference's defaults). */
+const DEFAULT_URL: Partial<Record<ContainerRegistryKind, string>> = {
+  DOCKER_HUB: 'https://docker.io',
+  GITHUB_CR: 'https://ghcr.io',
+  GITLAB_CR: 'https://registry.gitlab.com',
+  PUBLIC_ECR: 'https://public.ecr.aws',
+};
+
+/** Docker Hub's registry API is not served on the names people use for it. */
+const DOCKER_HUB_API_HOSTS = new Set(['docker.io', 'index.docker.io', 'registry.hub.docker.com', 'hub.docker.com']);
+
+/** Listing every repository's tags is one request each: the listing stops at this many repositories. */
+const MAX_LISTED_IMAGES = 50;
+
+function associatedData(row: Pick<ContainerRegistryRow, 'id' | 'organization_id'>): string {
+  return `container_registries:${row.organization_id}:${row.id}`;
+}
+
+function nameTakenMessage(name: string): string {
+  return `a container registry named "${name}" already exists in this organization`;
+}
+
+function pick<K extends string>(source: Partial<Record<K, string | undefined>>, keys: readonly K[]): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const key of keys) {
+    const value = source[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Container registries (issue 10): where container services pull images from. Credentials are sealed with the
+ * secret box and only opened to talk to the registry; no answer carries them.
+ */
+export function createContainerRegistriesService(deps: ContainerRegistriesDeps) {
+  const { db, clock, secrets, oci, policy, usage } = deps;
+
+  function view(row: ContainerRegistryRow, servicesCount: number) {
+    return {
+      id: row.id,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      name: row.name,
+      kind: row.kind as ContainerRegistryKind,
+      description: row.description,
+      url: row.url,
+      associated_services_count: servicesCount,
+      config: readJson<PublicConfig>(row.config),
+    };
+  }
+
+  async function requireRegistry(organizationId: string, registryId: string): Promise<ContainerRegistryRow> {
+    const row = await findContainerRegistry(db, organizationId, registryId);
+    if (row === undefined) throw notFound(`container registry ${registryId} not found`);
+    return row;
+  }
+
+  function openSecrets(row: ContainerRegistryRow): SecretConfig {
+    if (row.secret_envelope === null) return {};
+    try {
+      return JSON.parse(secrets.open(row.secret_envelope, associatedData(row))) as SecretConfig;
+    } catch {
+      throw unreadableSecret(`container registry "${row.name}"`);
+    }
+  }
+
+  /** The stored URL: the given one (without trailing slashes) or the kind's hosted registry; 400 when required. */
+  async function urlFor(kind: ContainerRegistryKind, given: string | undefined): Promise<string> {
+    const raw = given ?? DEFAULT_URL[kind];
+    if (raw === undefined) throw badRequest(`url is required for a ${kind} registry`, [{ field: '/url', message: 'is required for this kind' }]);
+    const url = await checkedTargetUrl(raw, '/url', policy);
+    return url.href.replace(/\/+$/, '');
+  }
+
+  /** Kind-specific rules on the merged configuration (the request's fields over the stored secrets). */
+  async function validateConfig(organizationId: string, kind: ContainerRegistryKind, config: ContainerRegistryConfigInput, sealed: SecretConfig): Promise<void> {
+    const problems: FieldProblem[] = [];
+    for (const key of ['access_key_id', 'secret_access_key', 'role_arn'] as const) {
+      if (config[key] !== undefined) problems.push({ field: `/config/${key}`, message: 'register the AWS keys as AWS credentials and reference them with aws_credentials_id' });
+    }
+    const require = (key: keyof ContainerRegistryConfigInput, present: boolean) => {
+      if (!present) problems.push({ field: `/config/${key}`, message: `is required for a ${kind} registry` });
+    };
+    if (kind === 'ECR') {
+      require('aws_credentials_id', config.aws_credentials_id !== undefined);
+      require('region', config.region !== undefined);
+    } else if (kind === 'SCALEWAY_CR') {
+      require('scaleway_secret_key', sealed.scaleway_secret_key !== undefined);
+      require('region', config.region !== undefined);
+    } else if (kind === 'GCP_ARTIFACT_REGISTRY') {
+      require('json_credentials', sealed.json_credentials !== undefined);
+    } else if ((config.username === undefined) !== (sealed.password === undefined)) {
+      problems.push({ field: config.username === undefined ? '/config/username' : '/config/password', message: 'username and password go together' });
+    }
+    if (problems.length > 0) throw badRequest(`invalid configuration for a ${kind} registry`, problems);
+    if (kind === 'ECR' && config.aws_credentials_id !== undefined && deps.awsCredentials !== undefined) {
+      if ((await deps.awsCredentials.findAwsCredentials(organizationId, config.aws_credentials_id)) === undefined) {
+        throw badRequest(`AWS credentials ${config.aws_credentials_id} not found in this organization`, [{ field: '/config/aws_credentials_id', message: 'unknown AWS credentials' }]);
+      }
+    }
+  }
+
+  function sealSecrets(sealed: SecretConfig, row: Pick<ContainerRegistryRow, 'id' | 'organization_id'>): string | null {
+    return Object.keys(sealed).length === 0 ? null : secrets.seal(JSON.stringify(sealed), associatedData(row));
+  }
+
+  async function countOf(row: ContainerRegistryRow): Promise<number> {
+    return (await usage.countsByRegistry(row.organization_id, [row.id])).get(row.id) ?? 0;
+  }
+
+  async function listContainerRegistry(organizationId: string) {
+    const rows = await listContainerRegistries(db, organizationId);
+    const counts = await usage.countsByRegistry(organizationId, rows.map((row) => row.id));
+    return rows.map((row) => view(row, counts.get(row.id) ?? 0));
+  }
+
+  async function getContainerRegistry(organizationId: string, registryId: string) {
+    const row = await requireRegistry(organizationId, registryId);
+    return view(row, await countOf(row));
+  }
+
+  async function createContainerRegistry(organizationId: string, input: ContainerRegistryInput) {
+    const config = input.config ?? {};
+    const sealed = pick<keyof SecretConfig>(config, SECRET_KEYS);
+    await validateConfig(organizationId, input.kind, config, sealed);
+    const url = await urlFor(input.kind, input.url);
+    const now = isoTimestamp(clock);
+    const name = cleanName(input.name);
+    const id = newId();
+    const row: ContainerRegistryRow = {
+      id,
+      organization_id: organizationId,
+      name,
+      name_key: nameKey(name),
+      description: input.description ?? null,
+      kind: input.kind,
+      url,
+      config: writeJson(pick<keyof PublicConfig>(config, PUBLIC_KEYS)),
+      secret_envelope: sealSecrets(sealed, { id, organization_id: organizationId }),
+      created_at: now,
+      updated_at: now,
+    };
+    await uniqueOrConflict(() => insertContainerRegistry(db, row), nameTakenMessage(name));
+    return view(row, 0);
+  }
+
+  /** Replaces the registry's fields; a secret config field left out keeps its stored value. */
+  async function editContainerRegistry(organizationId: string, registryId: string, input: ContainerRegistryInput) {
+    const row = await requireRegistry(organizationId, registryId);
+    const config = input.config ?? {};
+    const sealed = { ...openSecrets(row), ...pick<keyof SecretConfig>(config, SECRET_KEYS) };
+    await validateConfig(organizationId, input.kind, config, sealed);
+    const url = await urlFor(input.kind, input.url);
+    const name = cleanName(input.name);
+    const changes = {
+      name,
+      name_key: nameKey(name),
+      description: input.description ?? null,
+      kind: input.kind,
+      url,
+      config: writeJson(pick<keyof PublicConfig>(config, PUBLIC_KEYS)),
+      secret_envelope: sealSecrets(sealed, row),
+      updated_at: isoTimestamp(clock),
+    };
+    const updated = await uniqueOrConflict(() => updateContainerRegistry(db, organizationId, registryId, changes), nameTakenMessage(name));
+    if (!updated) throw notFound(`container registry ${registryId} not found`);
+    return view({ ...row, ...changes }, await countOf(row));
+  }
+
+  /** A registry that services still pull from is not deleted: their next deployment would fail. */
+  async function removeContainerRegistry(organizationId: string, registryId: string): Promise<void> {
+    const row = await requireRegistry(organizationId, registryId);
+    const count = await countOf(row);
+    if (count > 0) throw conflict(`container registry ${registryId} is used by ${count} service(s); point them at another registry first`);
+    if (!(await deleteContainerRegistry(db, organizationId, registryId))) throw notFound(`container registry ${registryId} not found`);
+  }
+
+  /** Where the registry API is and with which credentials, per kind. */
+  async function endpointOf(row: ContainerRegistryRow): Promise<RegistryEndpoint> {
+    const config = readJson<PublicConfig>(row.config);
+    if (row.kind === 'ECR') {
+      if (deps.ecr === undefined) throw badRequest(ECR_UNAVAILABLE_MESSAGE);
+      if (config.aws_credentials_id === undefined || config.region === undefined) throw badRequest(`container registry "${row.name}" names no AWS credentials`);
+      // The login is valid for every registry of the account; the registry called is the one this row names.
+      const authorization = await deps.ecr.authorizeEcr(row.organization_id, config.aws_credentials_id, config.region);
+      return { baseUrl: new URL(row.url).origin, credentials: { username: authorization.username, password: authorization.password } };
+    }
+    const sealed = openSecrets(row);
+    let credentials: RegistryCredentials | undefined;
+    if (row.kind === 'SCALEWAY_CR' && sealed.scaleway_secret_key !== undefined) credentials = { username: 'nologin', password: sealed.scaleway_secret_key };
+    else if (row.kind === 'GCP_ARTIFACT_REGISTRY' && sealed.json_credentials !== undefined) credentials = { username: '_json_key', password: sealed.json_credentials };
+    else if (config.username !== undefined && sealed.password !== undefined) credentials = { username: config.username, password: sealed.password };
+    const url = new URL(row.url);
+    const baseUrl = row.kind === 'DOCKER_HUB' && DOCKER_HUB_API_HOSTS.has(url.hostname) ? 'https://registry-1.docker.io' : url.origin;
+    return { baseUrl, credentials };
+  }
+
+  /** Talks to the registry (GET /v2/ with the stored credentials) and says whether it is reachable and lets them in. */
+  async function checkContainerRegistry(organizationId: string, registryId: string): Promise<RegistryCheck> {
+    const row = await requireRegistry(organizationId, registryId);
+    const endpoint = await endpointOf(row);
+    try {
+      return await oci.check(endpoint);
+    } catch (error) {
+      throw registryReadError(error, `container registry "${row.name}"`);
+    }
+  }
+
+  /**
+   * The tags of `image_name`, or, without it, the registry's repositories (those containing `search`) with their
+   * tags, from the catalog.
+   */
+  async function getContainerVersions(organizationId: string, registryId: string, query: { image_name?: string | undefined; search?: string | undefined }) {
+    const row = await requireRegistry(organizationId, registryId);
+    const endpoint = await endpointOf(row);
+    try {
+      if (query.image_name !== undefined) return [{ image_name: query.image_name, versions: await oci.listTags(endpoint, query.image_name) }];
+      const search = query.search?.toLowerCase();
+      const names = (await oci.listRepositories(endpoint)).filter((name) => search === undefined || name.includes(search)).slice(0, MAX_LISTED_IMAGES);
+      return await inBatches(names, async (name) => ({ image_name: name, versions: await oci.listTags(endpoint, name) }));
+    } catch (error) {
+      throw registryReadError(error, `container registry "${row.name}"`);
+    }
+  }
+
+  /**
+   * A cluster's default registry (the ECR registry of its AWS account), written in the caller's transaction with
+   * the cluster itself; 409 when the name is taken.
+   */
+  async function createClusterDefaultRegistry(
+    trx: Transaction<DB>,
+    input: { organizationId: string; name: string; url: string; region: string; awsCredentialsId: string },
+  ): Promise<{ registryId: string }> {
+    // No DNS here: this runs inside the caller's write transaction; every use of the registry checks the address.
+    const url = URL.canParse(input.url) ? new URL(input.url) : undefined;
+    const problem = url === undefined ? 'is not an absolute URL' : urlProblem(url, policy);
+    if (url === undefined || problem !== undefined) throw badRequest(`the cluster registry URL ${problem ?? ''}`, [{ field: '/url', message: problem ?? 'invalid' }]);
+    const now = isoTimestamp(clock);
+    const name = cleanName(input.name);
+    const row: ContainerRegistryRow = {
+      id: newId(),
+      organization_id: input.organizationId,
+      name,
+      name_key: nameKey(name),
+      description: null,
+      kind: 'ECR',
+      url: url.href.replace(/\/+$/, ''),
+      config: writeJson({ region: input.region, aws_credentials_id: input.awsCredentialsId } satisfies PublicConfig),
+      secret_envelope: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await uniqueOrConflict(() => insertContainerRegistry(trx, row), nameTakenMessage(name));
+    return { registryId: row.id };
+  }
+
+  /** The registry a service names, as the reference's ContainerRegistryProviderDetailsResponse; undefined if unknown. */
+  async function providerDetails(organizationId: string, registryId: string) {
+    const row = await findContainerRegistry(db, organizationId, registryId);
+    return row === undefined ? undefined : { id: row.id, name: row.name, url: row.url, kind: row.kind as ContainerRegistryKind };
+  }
+
+  return {
+    listContainerRegistry,
+    getContainerRegistry,
+    createContainerRegistry,
+    editContainerRegistry,
+    removeContainerRegistry,
+    checkContainerRegistry,
+    getContainerVersions,
+    createClusterDefaultRegistry,
+    providerDetails,
+  };
+}
+
+export type ContainerRegistriesService = ReturnType<typeof createContainerRegistriesService>;

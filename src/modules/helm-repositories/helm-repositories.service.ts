@@ -1,0 +1,310 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/db.schema.ts';
+import { uniqueOrConflict } from '../../db/db.errors.ts';
+import { readJson, writeJson } from '../../db/db.json.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { badRequest, conflict, notFound, type FieldProblem } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
+import type { HelmChartVersions, HelmIndexReader } from '../../registry/helm-index.ts';
+import { RegistryAccessError, type OciDistributionClient, type RegistryCheck, type RegistryCredentials, type RegistryEndpoint } from '../../registry/oci-distribution.ts';
+import { isNonPublicHost, OutboundFailure, type OutboundPolicy } from '../../registry/outbound-http.ts';
+import { checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, inBatches, registryReadError, unreadableSecret, type EcrAuthorizer } from '../../registry/registry-access.ts';
+import type { AwsCredentialsLookup } from '../container-registries/container-registries.service.ts';
+import { deleteHelmRepository, findHelmRepository, insertHelmRepository, listHelmRepositories, updateHelmRepository, type HelmRepositoryRow } from './helm-repositories.repo.ts';
+import type { HelmRepositoryKind } from './helm-repositories.schemas.ts';
+
+/** Helm services are owned by a later module; it reports how many use each repository. Until then none does. */
+export interface HelmRepositoryUsage {
+  countsByRepository(organizationId: string, repositoryIds: string[]): Promise<Map<string, number>>;
+}
+
+export const NO_HELM_REPOSITORY_USAGE: HelmRepositoryUsage = { countsByRepository: async () => new Map() };
+
+export interface HelmRepositoriesDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  secrets: SecretBox;
+  oci: OciDistributionClient;
+  index: HelmIndexReader;
+  policy: OutboundPolicy;
+  usage: HelmRepositoryUsage;
+  ecr?: EcrAuthorizer | undefined;
+  awsCredentials?: AwsCredentialsLookup | undefined;
+}
+
+export interface HelmRepositoryInput {
+  name: string;
+  kind: HelmRepositoryKind;
+  description?: string | null | undefined;
+  url: string;
+  skip_tls_verification?: boolean | undefined;
+  config?:
+    | {
+        username?: string | undefined;
+        password?: string | undefined;
+        region?: string | undefined;
+        aws_credentials_id?: string | undefined;
+        access_key_id?: string | undefined;
+        secret_access_key?: string | undefined;
+        scaleway_access_key?: string | undefined;
+        scaleway_secret_key?: string | undefined;
+        scaleway_project_id?: string | undefined;
+      }
+    | undefined;
+}
+
+type ConfigInput = NonNullable<HelmRepositoryInput['config']>;
+
+interface PublicConfig {
+  username?: string;
+  region?: string;
+  aws_credentials_id?: string;
+  scaleway_access_key?: string;
+  scaleway_project_id?: string;
+}
+
+interface SecretConfig {
+  password?: string;
+  scaleway_secret_key?: string;
+}
+
+const PUBLIC_KEYS = ['username', 'region', 'aws_credentials_id', 'scaleway_access_key', 'scaleway_project_id'] as const;
+const SECRET_KEYS = ['password', 'scaleway_secret_key'] as const;
+
+/** Listing the charts of an OCI registry reads each chart's tags: the listing stops at this many charts. */
+const MAX_LISTED_CHARTS = 50;
+
+function associatedData(row: Pick<HelmRepositoryRow, 'id' | 'organization_id'>): string {
+  return `helm_repositories:${row.organization_id}:${row.id}`;
+}
+
+function nameTakenMessage(name: string): string {
+  return `a helm repository named "${name}" already exists in this organization`;
+}
+
+function pick<K extends string>(source: Partial<Record<K, string | undefined>>, keys: readonly K[]): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const key of keys) {
+    const value = source[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Helm repositories (issue 10): where Helm services take charts from, either an HTTPS chart repository (its
+ * index.yaml) or an OCI registry (`oci://host/path`, read through the distribution API). Credentials are sealed.
+ */
+export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
+  const { db, clock, secrets, oci, index, policy, usage } = deps;
+
+  function view(row: HelmRepositoryRow, servicesCount: number) {
+    return {
+      id: row.id,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      name: row.name,
+      kind: row.kind as HelmRepositoryKind,
+      description: row.description,
+      url: row.url,
+      skip_tls_verification: row.skip_tls_verification === 1,
+      associated_services_count: servicesCount,
+      config: readJson<PublicConfig>(row.config),
+    };
+  }
+
+  async function requireRepository(organizationId: string, repositoryId: string): Promise<HelmRepositoryRow> {
+    const row = await findHelmRepository(db, organizationId, repositoryId);
+    if (row === undefined) throw notFound(`helm repository ${repositoryId} not found`);
+    return row;
+  }
+
+  function openSecrets(row: HelmRepositoryRow): SecretConfig {
+    if (row.secret_envelope === null) return {};
+    try {
+      return JSON.parse(secrets.open(row.secret_envelope, associatedData(row))) as SecretConfig;
+    } catch {
+      throw unreadableSecret(`helm repository "${row.name}"`);
+    }
+  }
+
+  async function urlFor(kind: HelmRepositoryKind, raw: string): Promise<string> {
+    const url = await checkedTargetUrl(raw, '/url', policy, kind === 'HTTPS' ? ['https:', 'http:'] : ['oci:']);
+    return url.href.replace(/\/+$/, '');
+  }
+
+  async function validateConfig(organizationId: string, kind: HelmRepositoryKind, config: ConfigInput, sealed: SecretConfig): Promise<void> {
+    const problems: FieldProblem[] = [];
+    for (const key of ['access_key_id', 'secret_access_key'] as const) {
+      if (config[key] !== undefined) problems.push({ field: `/config/${key}`, message: 'register the AWS keys as AWS credentials and reference them with aws_credentials_id' });
+    }
+    if (kind === 'OCI_ECR') {
+      if (config.aws_credentials_id === undefined) problems.push({ field: '/config/aws_credentials_id', message: 'is required for an OCI_ECR repository' });
+      if (config.region === undefined) problems.push({ field: '/config/region', message: 'is required for an OCI_ECR repository' });
+    } else if (kind === 'OCI_SCALEWAY_CR') {
+      if (sealed.scaleway_secret_key === undefined) problems.push({ field: '/config/scaleway_secret_key', message: 'is required for an OCI_SCALEWAY_CR repository' });
+    } else if ((config.username === undefined) !== (sealed.password === undefined)) {
+      problems.push({ field: config.username === undefined ? '/config/username' : '/config/password', message: 'username and password go together' });
+    }
+    if (problems.length > 0) throw badRequest(`invalid configuration for a ${kind} helm repository`, problems);
+    if (kind === 'OCI_ECR' && config.aws_credentials_id !== undefined && deps.awsCredentials !== undefined) {
+      if ((await deps.awsCredentials.findAwsCredentials(organizationId, config.aws_credentials_id)) === undefined) {
+        throw badRequest(`AWS credentials ${config.aws_credentials_id} not found in this organization`, [{ field: '/config/aws_credentials_id', message: 'unknown AWS credentials' }]);
+      }
+    }
+  }
+
+  function sealSecrets(sealed: SecretConfig, row: Pick<HelmRepositoryRow, 'id' | 'organization_id'>): string | null {
+    return Object.keys(sealed).length === 0 ? null : secrets.seal(JSON.stringify(sealed), associatedData(row));
+  }
+
+  async function countOf(row: HelmRepositoryRow): Promise<number> {
+    return (await usage.countsByRepository(row.organization_id, [row.id])).get(row.id) ?? 0;
+  }
+
+  async function listHelmRepository(organizationId: string) {
+    const rows = await listHelmRepositories(db, organizationId);
+    const counts = await usage.countsByRepository(organizationId, rows.map((row) => row.id));
+    return rows.map((row) => view(row, counts.get(row.id) ?? 0));
+  }
+
+  async function getHelmRepository(organizationId: string, repositoryId: string) {
+    const row = await requireRepository(organizationId, repositoryId);
+    return view(row, await countOf(row));
+  }
+
+  async function createHelmRepository(organizationId: string, input: HelmRepositoryInput) {
+    const config = input.config ?? {};
+    const sealed = pick<keyof SecretConfig>(config, SECRET_KEYS);
+    await validateConfig(organizationId, input.kind, config, sealed);
+    const url = await urlFor(input.kind, input.url);
+    const now = isoTimestamp(clock);
+    const name = cleanName(input.name);
+    const id = newId();
+    const row: HelmRepositoryRow = {
+      id,
+      organization_id: organizationId,
+      name,
+      name_key: nameKey(name),
+      description: input.description ?? null,
+      kind: input.kind,
+      url,
+      skip_tls_verification: input.skip_tls_verification === true ? 1 : 0,
+      config: writeJson(pick<keyof PublicConfig>(config, PUBLIC_KEYS)),
+      secret_envelope: sealSecrets(sealed, { id, organization_id: organizationId }),
+      created_at: now,
+      updated_at: now,
+    };
+    await uniqueOrConflict(() => insertHelmRepository(db, row), nameTakenMessage(name));
+    return view(row, 0);
+  }
+
+  async function editHelmRepository(organizationId: string, repositoryId: string, input: HelmRepositoryInput) {
+    const row = await requireRepository(organizationId, repositoryId);
+    const config = input.config ?? {};
+    const sealed = { ...openSecrets(row), ...pick<keyof SecretConfig>(config, SECRET_KEYS) };
+    await validateConfig(organizationId, input.kind, config, sealed);
+    const url = await urlFor(input.kind, input.url);
+    const name = cleanName(input.name);
+    const changes = {
+      name,
+      name_key: nameKey(name),
+      description: input.description ?? null,
+      kind: input.kind,
+      url,
+      skip_tls_verification: input.skip_tls_verification === true ? 1 : 0,
+      config: writeJson(pick<keyof PublicConfig>(config, PUBLIC_KEYS)),
+      secret_envelope: sealSecrets(sealed, row),
+      updated_at: isoTimestamp(clock),
+    };
+    const updated = await uniqueOrConflict(() => updateHelmRepository(db, organizationId, repositoryId, changes), nameTakenMessage(name));
+    if (!updated) throw notFound(`helm repository ${repositoryId} not found`);
+    return view({ ...row, ...changes }, await countOf(row));
+  }
+
+  async function removeHelmRepository(organizationId: string, repositoryId: string): Promise<void> {
+    const row = await requireRepository(organizationId, repositoryId);
+    const count = await countOf(row);
+    if (count > 0) throw conflict(`helm repository ${repositoryId} is used by ${count} service(s); point them at another repository first`);
+    if (!(await deleteHelmRepository(db, organizationId, repositoryId))) throw notFound(`helm repository ${repositoryId} not found`);
+  }
+
+  function basicCredentials(row: HelmRepositoryRow): RegistryCredentials | undefined {
+    const config = readJson<PublicConfig>(row.config);
+    const sealed = openSecrets(row);
+    if (row.kind === 'OCI_SCALEWAY_CR' && sealed.scaleway_secret_key !== undefined) return { username: 'nologin', password: sealed.scaleway_secret_key };
+    if (config.username !== undefined && sealed.password !== undefined) return { username: config.username, password: sealed.password };
+    return undefined;
+  }
+
+  /**
+   * The registry behind an oci:// repository and the path its charts live under. It is reached over https, or over
+   * plain http when it is on a loopback or private address this installation may reach (an on-premise registry).
+   */
+  async function ociLocation(row: HelmRepositoryRow): Promise<{ endpoint: RegistryEndpoint; prefix: string }> {
+    const url = new URL(row.url);
+    const prefix = url.pathname.replace(/^\/+|\/+$/g, '');
+    const insecureTls = row.skip_tls_verification === 1;
+    if (row.kind === 'OCI_ECR') {
+      const config = readJson<PublicConfig>(row.config);
+      if (deps.ecr === undefined) throw badRequest(ECR_UNAVAILABLE_MESSAGE);
+      if (config.aws_credentials_id === undefined || config.region === undefined) throw badRequest(`helm repository "${row.name}" names no AWS credentials`);
+      const authorization = await deps.ecr.authorizeEcr(row.organization_id, config.aws_credentials_id, config.region);
+      return { endpoint: { baseUrl: `https://${url.host}`, credentials: { username: authorization.username, password: authorization.password }, insecureTls }, prefix };
+    }
+    const plainHttp = policy.allowPrivateHosts && (await isNonPublicHost(url.hostname));
+    return { endpoint: { baseUrl: `${plainHttp ? 'http' : 'https'}://${url.host}`, credentials: basicCredentials(row), insecureTls }, prefix };
+  }
+
+  async function ociCharts(row: HelmRepositoryRow, chartName: string | undefined): Promise<HelmChartVersions[]> {
+    const { endpoint, prefix } = await ociLocation(row);
+    const repositoryOf = (chart: string) => (prefix === '' ? chart : `${prefix}/${chart}`);
+    if (chartName !== undefined) return [{ chart_name: chartName, versions: await oci.listTags(endpoint, repositoryOf(chartName)) }];
+    const under = prefix === '' ? '' : `${prefix}/`;
+    const charts = (await oci.listRepositories(endpoint))
+      .filter((name) => name.startsWith(under) && !name.slice(under.length).includes('/'))
+      .map((name) => name.slice(under.length))
+      .slice(0, MAX_LISTED_CHARTS);
+    return inBatches(charts, async (chart) => ({ chart_name: chart, versions: await oci.listTags(endpoint, repositoryOf(chart)) }));
+  }
+
+  /** The charts of the repository and their versions, read from the repository itself (optionally one chart). */
+  async function getHelmCharts(organizationId: string, repositoryId: string, chartName: string | undefined): Promise<HelmChartVersions[]> {
+    const row = await requireRepository(organizationId, repositoryId);
+    try {
+      if (row.kind !== 'HTTPS') return await ociCharts(row, chartName);
+      const charts = await index.readIndex({ url: row.url, credentials: basicCredentials(row), insecureTls: row.skip_tls_verification === 1 });
+      return chartName === undefined ? charts : charts.filter((chart) => chart.chart_name === chartName);
+    } catch (error) {
+      throw registryReadError(error, `helm repository "${row.name}"`);
+    }
+  }
+
+  /** Reads the repository once (index.yaml, or GET /v2/ of the OCI registry) and says whether that worked. */
+  async function checkHelmRepository(organizationId: string, repositoryId: string): Promise<RegistryCheck> {
+    const row = await requireRepository(organizationId, repositoryId);
+    try {
+      if (row.kind !== 'HTTPS') return await oci.check((await ociLocation(row)).endpoint);
+      const charts = await index.readIndex({ url: row.url, credentials: basicCredentials(row), insecureTls: row.skip_tls_verification === 1 });
+      return { reachable: true, authenticated: true, message: `index.yaml lists ${charts.length} chart(s)` };
+    } catch (error) {
+      if (error instanceof OutboundFailure && error.kind !== 'refused') return { reachable: false, authenticated: false, message: error.message };
+      if (error instanceof RegistryAccessError) return { reachable: true, authenticated: false, message: error.message };
+      throw registryReadError(error, `helm repository "${row.name}"`);
+    }
+  }
+
+  return {
+    listHelmRepository,
+    getHelmRepository,
+    createHelmRepository,
+    editHelmRepository,
+    removeHelmRepository,
+    getHelmCharts,
+    checkHelmRepository,
+  };
+}
+
+export type HelmRepositoriesService = ReturnType<typeof createHelmRepositoriesService>;

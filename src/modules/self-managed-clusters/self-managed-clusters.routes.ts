@@ -1,0 +1,32 @@
+import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
+import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
+import { OrganizationParams } from '../../http/schema.ts';
+import { SelfManagedClusterRequest, SelfManagedClusterResponse } from './self-managed-clusters.schemas.ts';
+import type { SelfManagedClustersService } from './self-managed-clusters.service.ts';
+
+export function registerSelfManagedClusterRoutes(app: FastifyTypeBox, selfManagedClusters: SelfManagedClustersService): void {
+  app.post(
+    '/v1/organization/:organizationId/selfManagedCluster',
+    {
+      schema: {
+        operationId: 'createSelfManagedCluster',
+        description:
+          'Creates a self-managed AWS cluster on an AWS credential of the organization, after checking the credential ' +
+          '(STS caller identity; ECR DescribeRepositories in us-east-1 and in the cluster region) and the platform ' +
+          'configuration; then writes the cluster, its default ECR registry, its platform configuration and its operator ' +
+          'enrollment in one transaction. The answer carries a one-time operator enrollment token.',
+        tags: ['Clusters'],
+        params: OrganizationParams,
+        body: SelfManagedClusterRequest,
+        response: { 201: SelfManagedClusterResponse, ...authenticatedErrors('conflict', 'internal', 'unavailable') },
+      },
+      config: { access: { permission: 'self-managed-clusters:create', target: 'organization' } },
+    },
+    async (request, reply) => {
+      const created = await selfManagedClusters.createSelfManagedCluster(requirePrincipal(request), requireAccess(request), request.body);
+      // The answer holds a one-time enrollment token: never cached, never replayed by Idempotency-Key.
+      return reply.code(HTTP_STATUS.created).header('cache-control', 'no-store').send(created);
+    },
+  );
+}
