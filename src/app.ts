@@ -74,6 +74,10 @@ import { createProjectsService } from './modules/projects/projects.service.ts';
 import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
 import { createRolesService } from './modules/roles/roles.service.ts';
 import { createUsersService } from './modules/users/users.service.ts';
+import { registerEnvironmentRoutes } from './modules/environments/environments.routes.ts';
+import { createEnvironmentsService, environmentCountsOf } from './modules/environments/environments.service.ts';
+import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes } from './modules/variables/variables.routes.ts';
+import { createVariablesService, NO_CHANGE_LISTENER, NO_SERVICES, variablesFingerprintKey } from './modules/variables/variables.service.ts';
 
 /** What the composition root needs from the process: configuration, an open and migrated database, a clock. */
 export interface AppDeps {
@@ -124,8 +128,8 @@ export function createServices(database: Database, clock: Clock = systemClock, m
   const organizations = createOrganizationsService({ db, clock, roles, members, onboarding, auditLogRetentionDays });
   const apiTokens = createApiTokensService({ db, clock, roles });
   const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
-  // No module owns environments or services yet, so every project holds none.
-  const projects = createProjectsService({ db, clock, contents: { countsByProject: async () => new Map() } });
+  // Environments are counted by their module; no module owns services yet, so every project holds none.
+  const projects = createProjectsService({ db, clock, contents: environmentCountsOf(db) });
   const idempotency = createIdempotencyService({ db, clock });
   return { roles, members, invitations, onboarding, users, organizations, apiTokens, policyTokens, projects, idempotency };
 }
@@ -157,6 +161,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     wakeWorkers: () => worker.wake(),
     deletePlatformConfiguration: (trx, clusterId) => platformTemplates.deleteClusterPlatformConfiguration(trx, clusterId),
     publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+    deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
+    labelsGroups: { resolveLabelsGroups: (organizationId, ids, pointer) => labelsGroups.resolveLabelsGroups(organizationId, ids, pointer) },
   });
 
   installSecurity(app, {
@@ -173,7 +179,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     }),
     authorize: createAuthorizer({
       membershipRole: services.members.roleOf,
-      ownerOf: { project: services.projects.organizationOf, cluster: clusters.organizationOf },
+      ownerOf: {
+        project: services.projects.organizationOf,
+        cluster: clusters.organizationOf,
+        environment: (environmentId) => environments.organizationOf(environmentId),
+      },
       policyVerdict: services.policyTokens.policyVerdict,
     }),
   });
@@ -215,7 +225,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     ecr: cloudCredentials,
     awsCredentials: cloudCredentials,
   });
-  const labelsGroups = createLabelsGroupsService({ db: deps.database.db, clock, usage: NO_GROUP_USAGE });
+  const labelsGroups = createLabelsGroupsService({ db: deps.database.db, clock, usage: { itemsUsing: clusters.clustersUsingLabelsGroup } });
   const annotationsGroups = createAnnotationsGroupsService({ db: deps.database.db, clock, usage: NO_GROUP_USAGE });
 
   const platformTemplates = createPlatformTemplatesService({
@@ -244,6 +254,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     payments: NO_PAYMENT_PROVIDER,
     clusters,
     log: app.log,
+  });
+  // No module owns services yet, so environments have no per-service or per-database built-ins (docs/variables.md).
+  const variables = createVariablesService({
+    db: deps.database.db,
+    dialect: deps.database.dialect,
+    clock,
+    secrets: createSecretBox(secretKey),
+    fingerprintKey: variablesFingerprintKey(secretKey),
+    environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
+    services: NO_SERVICES,
+    changes: NO_CHANGE_LISTENER,
+  });
+  const environments = createEnvironmentsService({
+    db: deps.database.db,
+    clock,
+    clusters,
+    variables,
+    deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
   });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.
   const selfManagedClusters = createSelfManagedClustersService({
@@ -313,6 +341,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     registerBillingRoutes(api, billing);
     registerClusterRoutes(api, clusters);
     registerSelfManagedClusterRoutes(api, selfManagedClusters);
+    registerEnvironmentRoutes(api, environments);
+    registerProjectVariableRoutes(api, variables);
+    registerEnvironmentVariableRoutes(api, variables);
   });
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app);

@@ -210,6 +210,11 @@ describeEachDatabase('billing', (ctx) => {
       ['INVOICE', -748],
     ]);
     expect(await ledgerSum(community.organizationId)).toBe(1252);
+    // The database itself refuses to change a ledger entry.
+    await expect(
+      ctx().database.db.updateTable('billing_credit_entries').set({ amount_cents: 999_999 }).where('organization_id', '=', community.organizationId).execute(),
+    ).rejects.toThrow(/append-only/);
+    expect(await ledgerSum(community.organizationId)).toBe(1252);
 
     // Startup's invoice: 68.20 due.
     const listed = await call(startup.owner.auth, { method: 'GET', url: `/organization/${startup.organizationId}/invoice` });
@@ -288,6 +293,25 @@ describeEachDatabase('billing', (ctx) => {
     await operator.metering.resourceStopped({ resourceType: 'CLUSTER', resourceId: 'cluster-c', at: clock.now().toISOString() });
   });
 
+  it('keeps a Community organization that overran its credit invalid in the next month until its invoice is paid', async () => {
+    const { clock } = ctx();
+    const month = moveToNextMonth(clock);
+    const { owner, organizationId } = await organizationOf();
+    await operator.metering.resourceRunning({ organizationId, resourceType: 'CLUSTER', resourceId: `overrun-${organizationId}`, priceKey: 't3.xlarge', units: 4, at: clock.now().toISOString() });
+    clock.advance(100 * HOUR);
+    await operator.metering.resourceStopped({ resourceType: 'CLUSTER', resourceId: `overrun-${organizationId}`, at: clock.now().toISOString() });
+    moveToNextMonth(clock);
+    await operator.generateInvoices(month);
+    // 4 × 16.64 ¢ × 100 h = 66.56, less 5.00 included, no credit: 61.56 due.
+    const [invoice] = (await call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/invoice` })).json<{ results: { id: string; status: string; total_in_cents: number }[] }>().results;
+    expect(invoice).toMatchObject({ status: 'NOT_PAID', total_in_cents: 6156 });
+    const status = await call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/billingStatus` });
+    expect(status.json()).toMatchObject({ is_valid: false });
+    expect(status.json<{ message: string }>().message).toContain('no credit left');
+    await operator.recordInvoicePayment(invoice?.id as string, 'card payment');
+    expect((await call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/billingStatus` })).json()).toEqual({ is_valid: true, message: '5.00 USD of credit left' });
+  });
+
   it('redeems a code exactly once under concurrent redemption, and refuses unknown, expired and malformed codes', async () => {
     const { clock } = ctx();
     const first = await organizationOf();
@@ -329,6 +353,15 @@ describeEachDatabase('billing', (ctx) => {
     expect(parseAmountToCents('0.07')).toBe(7);
     expect(() => parseExpiry('next week')).toThrow(AppError);
     expect(parseExpiry('2027-01-31')).toBe('2027-01-31T23:59:59.999Z');
+
+    // Deleting an organization takes its ledger with it, and a code it used stays used.
+    for (const organization of [first, second]) {
+      expect((await call(organization.owner.auth, { method: 'DELETE', url: `/organization/${organization.organizationId}` })).statusCode).toBe(204);
+    }
+    const third = await organizationOf();
+    expectErrorBody(await call(third.owner.auth, { method: 'POST', url: `/organization/${third.organizationId}/creditCode`, payload: { code: code.code } }), 400);
+    const left = await ctx().database.db.selectFrom('billing_credit_entries').select('id').where('organization_id', 'in', [first.organizationId, second.organizationId]).execute();
+    expect(left).toEqual([]);
   });
 
   it('checks cards and keeps only brand, last digits and expiry: the number and cvv are nowhere in the database', async () => {

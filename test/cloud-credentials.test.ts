@@ -43,7 +43,7 @@ describe('AWS access (real SDK v3 against the local STS/ECR server)', () => {
     expect(login.registryUrl).toBe('https://444455556666.dkr.ecr.ap-south-1.amazonaws.com');
   });
 
-  it('answers a refused AssumeRole as 400 and an endpoint that cannot be reached as 503', async () => {
+  it('answers a refused AssumeRole as 400, and an unreadable answer or an endpoint that cannot be reached as 503', async () => {
     const platform = aws.addKey('111122223333');
     const credential = { name: 'role', organizationId: 'o', accessKeyId: null, secretAccessKey: null, roleArn: 'arn:aws:iam::444455556666:role/slipway' };
     aws.setRules([{ service: 'sts', behaviour: { kind: 'refuse', code: 'AccessDenied' } }]);
@@ -54,6 +54,17 @@ describe('AWS access (real SDK v3 against the local STS/ECR server)', () => {
       });
     } finally {
       aws.setRules([]);
+    }
+    const staticKeys = aws.addKey('111122223333');
+    for (const service of ['sts', 'ecr'] as const) {
+      aws.setRules([{ service, behaviour: { kind: 'garbage' } }]);
+      try {
+        await expect(
+          createAwsAccess({ endpointUrl: aws.url }).checkClusterCredentials({ name: 'static', organizationId: 'o', ...staticKeys, roleArn: null }, 'us-east-1'),
+        ).rejects.toMatchObject({ kind: 'unavailable' });
+      } finally {
+        aws.setRules([]);
+      }
     }
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

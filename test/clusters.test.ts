@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createClustersService } from '../src/modules/clusters/clusters.service.ts';
 import { CLUSTER_STATES, CLUSTER_TRANSITIONS, requestedState, transitionOf } from '../src/modules/clusters/clusters.states.ts';
@@ -261,6 +262,57 @@ describeEachDatabase(
       expectErrorBody(await ctx().call(owner.auth, { method: 'POST', url: `/cluster/${cluster.id}/lock`, payload: { reason: '   ' } }), 400);
     });
 
+    it('refuses deploys with 402 while billing is invalid (an invoice unpaid for over a week), but still lets a cluster stop', async () => {
+      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      const cluster = (await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('billing') })).json<ClusterView>();
+      await action(cluster.id, 'deploy');
+      await waitForStatus(ctx(), owner.auth, organizationId, cluster.id, 'DEPLOYED');
+      const changed = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/changePlan`, payload: { plan: 'STARTUP' } });
+      expect(changed.statusCode, changed.body).toBe(200);
+      await ctx()
+        .database.db.insertInto('billing_invoices')
+        .values({
+          id: randomUUID(),
+          organization_id: organizationId,
+          period: '2020-01',
+          plan: 'STARTUP',
+          status: 'NOT_PAID',
+          currency_code: 'USD',
+          subtotal_cents: 4900,
+          allowance_cents: 0,
+          credit_applied_cents: 0,
+          total_cents: 4900,
+          lines: JSON.stringify([{ description: 'Startup plan, 2020-01', amountCents: 4900 }]),
+          created_at: new Date(ctx().clock.now().getTime() - 8 * 24 * 60 * 60 * 1000).toISOString(),
+          paid_at: null,
+          payment_reference: null,
+        })
+        .execute();
+      expect(expectErrorBody(await action(cluster.id, 'deploy'), 402).message).toMatch(/billing is not valid: invoice .* unpaid/);
+      expectErrorBody(await ctx().call(owner.auth, { method: 'POST', url: `/cluster/${cluster.id}/upgrade` }), 402);
+      expectErrorBody(await action(cluster.id, 'restart'), 402);
+      expect((await action(cluster.id, 'stop')).statusCode).toBe(202);
+      await waitForStatus(ctx(), owner.auth, organizationId, cluster.id, 'STOPPED');
+    });
+
+    it('attaches labels groups of the organization only, and keeps an attached group from being deleted', async () => {
+      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      const group = await ctx().call(owner.auth, {
+        method: 'POST',
+        url: `/organization/${organizationId}/labelsGroups`,
+        payload: { name: uniqueName('labels'), labels: [{ key: 'team', value: 'core' }] },
+      });
+      expect(group.statusCode, group.body).toBe(201);
+      const groupId = group.json<{ id: string }>().id;
+      const unknown = await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('lg'), labels_groups: [{ id: '0190f0b2-6c5e-7000-8000-000000000009' }] });
+      expect(expectErrorBody(unknown, 400).details?.[0]?.field).toMatch(/^\/labels_groups/);
+      const created = await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('lg'), labels_groups: [{ id: groupId }] });
+      expect(created.statusCode, created.body).toBe(201);
+      expect(created.json<{ labels_groups: { id: string }[] }>().labels_groups).toEqual([{ id: groupId }]);
+      const refused = await ctx().call(owner.auth, { method: 'DELETE', url: `/organization/${organizationId}/labelsGroups/${groupId}` });
+      expectErrorBody(refused, 409);
+    });
+
     it('runs a dry run to DRY_RUN without deploying, and cancels a queued action', async () => {
       ({ owner, organizationId } = await ctx().signUpWithOrganization());
       const cluster = (await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('dry') })).json<ClusterView>();
@@ -306,6 +358,8 @@ describeEachDatabase(
         wakeWorkers: () => undefined,
         deletePlatformConfiguration: async () => undefined,
         publicUrl: 'http://127.0.0.1:8080',
+        deploymentGate: async () => ({ allowed: true, reason: '' }),
+        labelsGroups: { resolveLabelsGroups: async () => [] },
       });
       return ctx().database.db.transaction().execute((trx) =>
         clusters.createSelfManagedClusterRecords(trx, {

@@ -373,6 +373,12 @@ for (const dialect of TEST_DIALECTS) {
         awsCredentialsId: '0190a0a0-0000-7000-8000-0000000000aa',
       };
       const { registryId } = await db.transaction().execute((trx) => service.createClusterDefaultRegistry(trx, input));
+      // Secrets sealed under the app's key do not open under another one: a 400 asking for them again, nothing exposed.
+      const sealedElsewhere = await createRegistry({ name: uniqueName('rekeyed'), kind: 'GENERIC_CR', url: tokenRegistry.url, config: { username: 'robot', password: PASSWORD } });
+      await expect(service.checkContainerRegistry(harness.organizationId, sealedElsewhere.id)).rejects.toMatchObject({
+        kind: 'bad_request',
+        message: expect.stringMatching(/can no longer be decrypted/),
+      });
       // Without the ECR port (the AWS credentials module not wired), a check says so: a 400, not a 5xx.
       const unwired = createContainerRegistriesService({ db, clock: systemClock, secrets: createSecretBox(Buffer.alloc(32, 7)), oci: createOciDistributionClient(outbound), policy: outbound.policy, usage: NO_CONTAINER_REGISTRY_USAGE });
       await expect(unwired.checkContainerRegistry(harness.organizationId, registryId)).rejects.toMatchObject({ kind: 'bad_request', message: expect.stringMatching(/ECR checks need the AWS credentials module/) });

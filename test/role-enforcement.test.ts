@@ -144,6 +144,8 @@ interface World {
   annotationsGroupId: string;
   /** A cluster that has a platform configuration, so its reads answer 200. */
   clusterId: string;
+  /** A READY (never deployed) environment on that cluster: deploying and deleting it are legal. */
+  environmentId: string;
   /** One cloud credential per provider path segment (aws, scaleway, gcp, onPremise): each path finds only its own. */
   credentialsIds: Record<string, string>;
 }
@@ -181,12 +183,14 @@ async function createWorld(testApp: TestApp, people: People): Promise<World> {
     payload: PLATFORM_CONFIGURATION,
   });
   expect(configured.statusCode, configured.body).toBe(200);
+  const projectId = await created(`/organization/${organizationId}/project`, { name: uniqueName('project') }, 200);
   return {
     organizationId,
     clusterId,
     roleIds,
     tokens,
-    projectId: await created(`/organization/${organizationId}/project`, { name: uniqueName('project') }, 200),
+    projectId,
+    environmentId: await created(`/project/${projectId}/environment`, { name: uniqueName('environment'), cluster: clusterId, mode: 'STAGING' }, 201),
     apiTokenId: await created(`/organization/${organizationId}/apiToken`, { name: uniqueName('doomed-token'), scope: 'READ' }, 201),
     policyApiTokenId: await created(
       `/organization/${organizationId}/policyApiToken`,
@@ -304,6 +308,9 @@ const VALID_BODIES: Record<string, (world: World, people: People) => Record<stri
   editGcpCredentials: GCP_CREDENTIALS_FIXTURE,
   createOnPremiseCredentials: () => ({ name: uniqueName('on-premise') }),
   editOnPremiseCredentials: () => ({ name: uniqueName('on-premise') }),
+  createEnvironment: (world) => ({ name: uniqueName('environment'), cluster: world.clusterId, mode: 'DEVELOPMENT' }),
+  editEnvironment: () => ({ name: uniqueName('environment'), mode: 'PRODUCTION' }),
+  cloneEnvironment: () => ({ name: uniqueName('clone'), clone_variables: true }),
 };
 
 /** Operations called without a body, so the "ok" answer of each is known to be a success. */
@@ -330,6 +337,10 @@ const BODILESS_OPERATIONS = new Set([
   // The fixture cluster is READY (never deployed): deploying and deleting it are legal, so allowed callers succeed.
   'deployCluster',
   'deleteCluster',
+  // The fixture environment is READY as well. Redeploy, stop, restart and cancel need a deployment first: allowed
+  // callers reach the handler, which answers 409 naming the state.
+  'deployEnvironment',
+  'deleteEnvironment',
 ]);
 
 function authOf(caller: Caller, world: World, people: People): string | undefined {
@@ -374,6 +385,7 @@ function fillPath(url: string, world: World): string {
     labelsGroupId: world.labelsGroupId,
     annotationsGroupId: world.annotationsGroupId,
     clusterId: world.clusterId,
+    environmentId: world.environmentId,
     credentialsId: world.credentialsIds[/\/organization\/:organizationId\/([A-Za-z]+)\/credentials\//.exec(url)?.[1] ?? 'aws'] ?? randomUUID(),
   };
   return url.replace(/:([A-Za-z0-9_]+)/g, (_whole, name: string) => values[name] ?? randomUUID());

@@ -134,6 +134,18 @@ const SPEC_OPERATION_IDS = [
   'editCluster',
   'deleteCluster',
   'upgradeCluster',
+  'listEnvironment',
+  'createEnvironment',
+  'getEnvironment',
+  'editEnvironment',
+  'deleteEnvironment',
+  'getEnvironmentStatus',
+  'deployEnvironment',
+  'stopEnvironment',
+  'redeployEnvironment',
+  'rebootServices',
+  'listEnvironmentDeploymentHistory',
+  'listEnvironmentDeploymentHistoryV2',
 ];
 
 /** A Rego policy whose `allow` holds for every request: the most a policy API token can be given. */

@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -21,6 +22,17 @@ const REGION = 'eu-west-3';
 
 const aws = await startTestAwsServer();
 afterAll(() => aws.close());
+
+/** Every log line of the apps under test, to prove that no secret reaches the log. */
+const logLines: string[] = [];
+const logStream = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    logLines.push(chunk.toString('utf8'));
+    done();
+  },
+});
+/** The secret access keys the suites stored. */
+const storedSecrets: string[] = [];
 
 /** A configuration of a published AWS template, valid for a customer-managed cluster. */
 const VALID_CONFIGURATION = {
@@ -102,6 +114,7 @@ describeEachDatabase(
     }
 
     async function createAwsCredential(org: string, auth: string, keys: { accessKeyId: string; secretAccessKey: string }) {
+      storedSecrets.push(keys.secretAccessKey);
       const response = await ctx().call(auth, {
         method: 'POST',
         url: `/organization/${org}/aws/credentials`,
@@ -375,6 +388,17 @@ describeEachDatabase(
       // The same request succeeds once the database accepts the writes again.
       expect((await create(body())).statusCode).toBe(201);
     });
+
+    it('never writes a stored secret or an enrollment token to the log', async () => {
+      const created = await create(body());
+      expect(created.statusCode).toBe(201);
+      const token = created.json<{ operator_bootstrap: { values: { enrollmentToken: string } } }>().operator_bootstrap.values.enrollmentToken;
+      const log = logLines.join('');
+      // The log is on (info): it holds the requests, including the failed ones above.
+      expect(log).toContain('selfManagedCluster');
+      expect(storedSecrets.length).toBeGreaterThan(3);
+      for (const secret of [...storedSecrets, token]) expect(log).not.toContain(secret);
+    });
   },
-  { awsEndpointUrl: aws.url },
+  { awsEndpointUrl: aws.url, logStream },
 );

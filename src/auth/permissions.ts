@@ -110,6 +110,25 @@ export const PERMISSIONS = {
   'platform-templates:resolve': 'read',
   'cluster-platform-configuration:read': 'read',
   'cluster-platform-configuration:update': 'write',
+  // Environments are workload resources: created, changed and removed with write (a clone creates one); deploy,
+  // redeploy, stop, restart and cancel are actions, with deploy.
+  'environments:read': 'read',
+  'environments:create': 'write',
+  'environments:update': 'write',
+  'environments:delete': 'write',
+  'environments:deploy': 'deploy',
+  // Variables and secrets configure workloads: write to change, read to list (secrets never show a value). Revealing
+  // the hidden built-ins (database credentials, hostnames) takes write, checked in the handler of a listing asked
+  // with ?reveal=true: whoever can write a variable can alias a hidden value into a service anyway (docs/variables.md).
+  'variables:read': 'read',
+  'variables:create': 'write',
+  'variables:update': 'write',
+  'variables:delete': 'write',
+  'variables:reveal': 'write',
+  'secrets:read': 'read',
+  'secrets:create': 'write',
+  'secrets:update': 'write',
+  'secrets:delete': 'write',
 } as const satisfies Record<string, Requirement>;
 
 export type Permission = keyof typeof PERMISSIONS;

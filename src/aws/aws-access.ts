@@ -92,7 +92,8 @@ function classify(error: unknown, call: string, credential: AwsCredentialInput):
   const sdk = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
   const code = typeof sdk.name === 'string' ? sdk.name : 'Error';
   const status = typeof sdk.$metadata?.httpStatusCode === 'number' ? sdk.$metadata.httpStatusCode : undefined;
-  if (sdk.$fault === 'client' && status !== undefined && status < 500 && !THROTTLING_CODES.has(code)) {
+  // Only a 4xx answer is AWS judging the request; a 2xx the SDK could not read is AWS (or a proxy) misbehaving.
+  if (sdk.$fault === 'client' && status !== undefined && status >= 400 && status < 500 && !THROTTLING_CODES.has(code)) {
     const said = awsMessage(sdk);
     return badRequest(`AWS refused the credentials "${credential.name}" on ${call}: ${code}${said === '' ? '' : ` (${said})`}`, [
       { field: '/cloud_provider_credentials/credentials', message: `refused by AWS (${code})` },

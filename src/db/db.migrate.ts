@@ -11,6 +11,8 @@ import * as billing from './migrations/0008_billing.ts';
 import * as platformConfigurations from './migrations/0009_platform_configurations.ts';
 import * as cloudCredentials from './migrations/0010_cloud_credentials.ts';
 import * as registries from './migrations/0011_registries.ts';
+import * as environments from './migrations/0012_environments.ts';
+import * as variables from './migrations/0013_variables.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -38,6 +40,8 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0009_platform_configurations', platformConfigurations],
   ['0010_cloud_credentials', cloudCredentials],
   ['0011_registries', registries],
+  ['0012_environments', environments],
+  ['0013_variables', variables],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

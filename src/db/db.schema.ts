@@ -509,6 +509,76 @@ export interface DB {
   helm_repositories: HelmRepositoriesTable;
   labels_groups: LabelsGroupsTable;
   annotations_groups: AnnotationsGroupsTable;
+  environments: EnvironmentsTable;
+  environment_deployments: EnvironmentDeploymentsTable;
+  variables: VariablesTable;
+}
+
+export interface EnvironmentsTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  cluster_id: string;
+  name: string;
+  name_key: string;
+  /** PRODUCTION, STAGING, DEVELOPMENT or PREVIEW. */
+  mode: string;
+  /** The environment state machine's current state (environments.states.ts). */
+  status: string;
+  /** Bumped by every change that a deployment carries; deployment_status compares it with the one last deployed. */
+  config_revision: Generated<number>;
+  deployed_revision: number | null;
+  /** The newest deployment-history record, which the status describes. */
+  last_deployment_id: string | null;
+  last_updated_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EnvironmentDeploymentsTable {
+  id: string;
+  environment_id: string;
+  /** DEPLOY, REDEPLOY, STOP or RESTART. */
+  action: string;
+  /** The state this action has reached (the environment's while it is the newest record). */
+  status: string;
+  /** Why it waits or why it failed, for the status response. */
+  message: string | null;
+  origin: string;
+  triggered_by: string;
+  /** The job that carries the action out; its id is the action's execution id. */
+  job_id: string;
+  config_revision: number;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+/** Variables and secrets of the PROJECT, ENVIRONMENT and service scopes (migrations/0013_variables.ts). */
+export interface VariablesTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  environment_id: string | null;
+  service_id: string | null;
+  /** The project, environment or service the row is scoped to; a key is unique per owner. */
+  owner_id: string;
+  /** PROJECT, ENVIRONMENT or a service scope (APPLICATION, CONTAINER, JOB, HELM, TERRAFORM, AGENTIC_WORKFLOW). */
+  scope: string;
+  key: string;
+  /** 1 for a secret: its value is sealed in value_envelope and never in value. */
+  is_secret: number;
+  /** VALUE, ALIAS, OVERRIDE or FILE. */
+  variable_type: string;
+  value: string | null;
+  value_envelope: string | null;
+  /** The name an alias resolves to. */
+  alias_of: string | null;
+  mount_path: string | null;
+  description: string | null;
+  enable_interpolation_in_file: number | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */

@@ -33,6 +33,7 @@ const TARGET_NOUNS: Record<Exclude<AccessTarget, 'none'>, string> = {
   organization: 'organization',
   project: 'project',
   cluster: 'cluster',
+  environment: 'environment',
 };
 
 async function accessIn(ports: AuthorizationPorts, principal: Principal, organizationId: string): Promise<Access | undefined> {

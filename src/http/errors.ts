@@ -10,6 +10,7 @@ import { AppError, type AppErrorKind, type FieldProblem } from '../lib/errors.ts
 const STATUS_OF: Record<AppErrorKind, number> = {
   bad_request: 400,
   unauthenticated: 401,
+  payment_required: 402,
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,

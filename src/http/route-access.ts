@@ -11,8 +11,9 @@ import { actingUserId, type Access, type Principal } from '../auth/principal.ts'
  *   organization  the `organizationId` path parameter
  *   project       the owner of the project named by the `projectId` path parameter
  *   cluster       the owner of the cluster named by the `clusterId` path parameter (`/cluster/{clusterId}/…`)
+ *   environment   the owner of the environment named by the `environmentId` path parameter
  */
-export type AccessTarget = 'none' | 'organization' | 'project' | 'cluster';
+export type AccessTarget = 'none' | 'organization' | 'project' | 'cluster' | 'environment';
 
 export type RouteAccess = { public: true } | { permission: Permission; target: AccessTarget };
 
@@ -23,6 +24,7 @@ export const TARGET_PARAMS: Record<Exclude<AccessTarget, 'none'>, string> = {
   organization: 'organizationId',
   project: 'projectId',
   cluster: 'clusterId',
+  environment: 'environmentId',
 };
 
 declare module 'fastify' {

@@ -6,6 +6,7 @@ export type AppErrorKind =
   | 'bad_request'
   | 'unauthenticated'
   | 'forbidden'
+  | 'payment_required'
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'
@@ -39,4 +40,6 @@ export const badRequest = (message: string, details?: FieldProblem[]): AppError 
 export const notFound = (message: string): AppError => new AppError('not_found', message);
 export const conflict = (message: string): AppError => new AppError('conflict', message);
 export const forbidden = (message: string): AppError => new AppError('forbidden', message);
+/** The organization's billing is not valid (SPEC.md's billing status rule), so what would cost money is refused. */
+export const paymentRequired = (message: string): AppError => new AppError('payment_required', message);
 export const unauthenticated = (message: string): AppError => new AppError('unauthenticated', message);

@@ -18,7 +18,9 @@ export type AwsBehaviour =
   | { kind: 'refuse'; code: string }
   | { kind: 'throttle' }
   /** The connection is dropped without an answer, as an unreachable or failing endpoint. */
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /** 200 with a body that is neither XML nor JSON, as a misconfigured proxy would answer. */
+  | { kind: 'garbage' };
 
 /** The first rule matching a request decides its answer; no match: accept. */
 export interface AwsRule {
@@ -182,6 +184,11 @@ export async function startTestAwsServer(): Promise<TestAwsServer> {
     if (behaviour.kind === 'drop') {
       call.answered = 'dropped';
       request.socket.destroy();
+      return;
+    }
+    if (behaviour.kind === 'garbage') {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html><body>captive portal</body>');
       return;
     }
     if (behaviour.kind === 'throttle') return refuse(service === 'sts' ? 'Throttling' : 'ThrottlingException');

@@ -64,6 +64,17 @@ export async function up(db: Kysely<unknown>, types: ColumnTypes): Promise<void>
     .addColumn('created_at', types.timestamp, (c) => c.notNull())
     .execute();
   await db.schema.createIndex('billing_credit_entries_organization_idx').on('billing_credit_entries').column('organization_id').execute();
+  // The ledger is append-only in the database too: an entry is never changed (a correction is a new entry). Rows
+  // still go with their organization (the cascade deletes them), so only UPDATE is refused.
+  if (types.timestamp === 'timestamptz') {
+    await sql`create function billing_credit_entries_append_only() returns trigger language plpgsql as $$
+      begin raise exception 'billing_credit_entries is append-only'; end $$`.execute(db);
+    await sql`create trigger billing_credit_entries_no_update before update on billing_credit_entries
+      for each row execute function billing_credit_entries_append_only()`.execute(db);
+  } else {
+    await sql`create trigger billing_credit_entries_no_update before update on billing_credit_entries
+      begin select raise(abort, 'billing_credit_entries is append-only'); end`.execute(db);
+  }
 
   await db.schema
     .createTable('billing_invoices')

@@ -132,6 +132,9 @@ export function listCreditEntries(db: Queryable, organizationId: string): Promis
 
 // Invoices
 
+/** Statuses of an invoice still awaiting payment (the reference's InvoiceStatusEnum). */
+const UNPAID_STATUSES = ['NOT_PAID', 'PAYMENT_DUE', 'POSTED', 'PENDING'];
+
 export async function insertInvoice(db: Queryable, row: InvoiceRow): Promise<void> {
   await db.insertInto('billing_invoices').values(row).execute();
 }
@@ -158,9 +161,20 @@ export async function oldestUnpaidInvoice(db: Queryable, organizationId: string)
     .selectFrom('billing_invoices')
     .selectAll()
     .where('organization_id', '=', organizationId)
-    .where('status', 'in', ['NOT_PAID', 'PAYMENT_DUE', 'POSTED', 'PENDING'])
+    .where('status', 'in', UNPAID_STATUSES)
     .orderBy('created_at')
     .executeTakeFirst();
+}
+
+/** What the organization's invoices still awaiting payment add up to. */
+export async function unpaidInvoicesTotal(db: Queryable, organizationId: string): Promise<number> {
+  const row = await db
+    .selectFrom('billing_invoices')
+    .select(sql<string | number>`coalesce(sum(total_cents), 0)`.as('total'))
+    .where('organization_id', '=', organizationId)
+    .where('status', 'in', UNPAID_STATUSES)
+    .executeTakeFirst();
+  return Number(row?.total ?? 0);
 }
 
 export async function markInvoicePaid(db: Queryable, invoiceId: string, paidAt: string, reference: string | null): Promise<boolean> {

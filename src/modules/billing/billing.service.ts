@@ -299,8 +299,9 @@ export function createBillingService(deps: BillingDeps) {
     }
   }
 
+  /** Credit left: the ledger, less invoices that credits did not cover and are unpaid, less this period's usage beyond what is included. */
   async function creditState(organization: repo.BilledOrganization, plan: PlanDefinition, now: Date) {
-    const balanceCents = await repo.creditBalance(db, organization.id);
+    const balanceCents = (await repo.creditBalance(db, organization.id)) - (await repo.unpaidInvoicesTotal(db, organization.id));
     const { usageCents, beyondIncludedCents } = await currentPeriodUsage(organization, plan, now);
     return { balanceCents, usageCents, remainingCents: balanceCents - beyondIncludedCents + Math.max(0, plan.includedUsageCents - usageCents) };
   }

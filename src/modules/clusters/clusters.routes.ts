@@ -150,7 +150,7 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
         tags: TAGS,
         params: ClusterParams,
         querystring: DeployClusterQuery,
-        response: { 201: ClusterStatus, ...authenticatedErrors('conflict') },
+        response: { 201: ClusterStatus, ...authenticatedErrors('conflict', 'payment_required') },
       },
       config: { access: { permission: 'clusters:deploy', target: 'organization' } },
     },
@@ -172,7 +172,7 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
   app.post(
     '/organization/:organizationId/cluster/:clusterId/restart',
     {
-      schema: { operationId: 'restartCluster', tags: TAGS, params: ClusterParams, response: { 202: ClusterStatus, ...authenticatedErrors('conflict') } },
+      schema: { operationId: 'restartCluster', tags: TAGS, params: ClusterParams, response: { 202: ClusterStatus, ...authenticatedErrors('conflict', 'payment_required') } },
       config: { access: { permission: 'clusters:deploy', target: 'organization' } },
     },
     async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await clusters.restartCluster(request.params.organizationId, request.params.clusterId)),
@@ -201,7 +201,7 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
         description: 'Upgrades Kubernetes by one minor version (next_k8s_available_version). A locked cluster answers 409 naming the lock.',
         tags: TAGS,
         params: BareClusterParams,
-        response: { 200: ClusterStatus, ...authenticatedErrors('conflict') },
+        response: { 200: ClusterStatus, ...authenticatedErrors('conflict', 'payment_required') },
       },
       config: { access: { permission: 'clusters:deploy', target: 'cluster' } },
     },

@@ -6,7 +6,7 @@ import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { enqueueJob, cancelQueuedJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound, unauthenticated } from '../../lib/errors.ts';
+import { badRequest, conflict, notFound, paymentRequired, unauthenticated } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import {
@@ -56,6 +56,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 export const CLUSTER_ACTION_JOB = 'cluster.action';
 
+/** Actions that start or keep infrastructure running; stopping, deleting and cancelling stay possible while billing is invalid. */
+const COSTS_MONEY: ReadonlySet<ClusterAction> = new Set(['deploy', 'upgrade', 'restart']);
+
 export interface ClusterActionPayload {
   clusterId: string;
   action: Exclude<ClusterAction, 'cancel'>;
@@ -75,6 +78,10 @@ export interface ClustersDeps {
   deletePlatformConfiguration: (trx: Transaction<DB>, clusterId: string) => Promise<void>;
   /** Where operators reach this control plane, and the chart that installs them. */
   publicUrl: string;
+  /** Whether the organization's billing lets it deploy (billing's deploymentsAllowed); refused deploys answer 402. */
+  deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
+  /** Checks that labels group ids name groups of the organization (400 naming the unknown ones). */
+  labelsGroups: { resolveLabelsGroups(organizationId: string, ids: readonly string[], pointer?: string): Promise<unknown> };
 }
 
 export function nextKubernetesVersion(version: string): string | null {
@@ -253,6 +260,14 @@ export function createClustersService(deps: ClustersDeps) {
     action: Exclude<ClusterAction, 'cancel'>,
     options: { dryRun?: boolean; deleteMode?: string; skipReconcile?: boolean } = {},
   ): Promise<ClusterRow> {
+    // Asked before the transaction: billing reads its own tables, and SQLite has one connection, held by a transaction.
+    if (COSTS_MONEY.has(action)) {
+      const owner = organizationId ?? (await findClusterById(db, clusterId))?.organization_id;
+      const gate = owner === undefined ? undefined : await deps.deploymentGate(owner);
+      if (gate !== undefined && !gate.allowed) {
+        throw paymentRequired(`deployments are suspended while the organization's billing is not valid: ${gate.reason}`);
+      }
+    }
     const row = await db.transaction().execute(async (trx) => {
       const current = organizationId === undefined ? await findClusterById(trx, clusterId) : await findCluster(trx, organizationId, clusterId);
       if (current === undefined || current.status === 'DELETED') throw notFound(`cluster ${clusterId} not found`);
@@ -314,6 +329,14 @@ export function createClustersService(deps: ClustersDeps) {
       return row === undefined || row.status === 'DELETED' ? undefined : row.organization_id;
     },
 
+    /** The clusters a labels group is attached to (the labels groups module refuses to delete such a group). */
+    async clustersUsingLabelsGroup(organizationId: string, groupId: string) {
+      const rows = await listClusters(db, organizationId);
+      return rows
+        .filter((row) => row.status !== 'DELETED' && (readJson<StoredSettings>(row.settings).labels_groups ?? []).some((group) => group.id === groupId))
+        .map((row) => ({ item_id: row.id, item_name: row.name, item_type: 'CLUSTER' }));
+    },
+
     async createCluster(access: Access, body: ClusterRequestBody): Promise<ClusterView> {
       const kubernetes = body.kubernetes ?? 'MANAGED';
       if (kubernetes === 'SELF_MANAGED') {
@@ -325,6 +348,7 @@ export function createClustersService(deps: ClustersDeps) {
         throw badRequest('a LOCAL cluster runs on this host', [{ field: '/cloud_provider', message: 'must be ON_PREMISE for a LOCAL cluster' }]);
       }
       const { min, max } = nodeRange(body);
+      if (body.labels_groups !== undefined) await deps.labelsGroups.resolveLabelsGroups(access.organizationId, body.labels_groups.map((g) => g.id));
       const now = clock.now().toISOString();
       const id = newId();
       const name = cleanName(body.name);
@@ -382,6 +406,7 @@ export function createClustersService(deps: ClustersDeps) {
         );
       }
       const { min, max } = nodeRange(body);
+      if (body.labels_groups !== undefined) await deps.labelsGroups.resolveLabelsGroups(organizationId, body.labels_groups.map((g) => g.id));
       const name = cleanName(body.name);
       await uniqueOrConflict(
         () =>

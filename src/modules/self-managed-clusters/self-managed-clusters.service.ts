@@ -8,35 +8,13 @@ import { badRequest, forbidden, notFound } from '../../lib/errors.ts';
 import { cleanName } from '../../lib/names.ts';
 import type { AwsCredentialsSecret, CloudCredentialsService } from '../cloud-credentials/cloud-credentials.service.ts';
 import type { ClusterPlatformConfigurationRequest } from '../platform-templates/platform-templates.schemas.ts';
-import type { ClusterOperatorBootstrapResponse, ClusterResponse } from '../clusters/clusters.schemas.ts';
+import type { ClustersService } from '../clusters/clusters.service.ts';
 import type { SelfManagedClusterRequestBody, SelfManagedClusterResponse } from './self-managed-clusters.schemas.ts';
 
 /**
  * The collaborators of self-managed cluster creation, as their modules export them (contracts of issue 7): each
  * writes its own tables inside the one transaction this service opens.
  */
-export interface SelfManagedClusterRecordsPort {
-  createSelfManagedClusterRecords(
-    trx: Transaction<DB>,
-    input: {
-      organizationId: string;
-      name: string;
-      description: string | null;
-      region: string;
-      credentialsId: string;
-      dnsProvider: string;
-      buildProvider: string;
-      production: boolean;
-      createdBy: Principal;
-    },
-  ): Promise<{ clusterId: string; enrollmentToken: string; enrollmentExpiresAt: string }>;
-}
-
-export interface ClusterViewPort {
-  getCluster(organizationId: string, clusterId: string): Promise<Static<typeof ClusterResponse>>;
-  bootstrapView(clusterId: string, enrollmentToken: string, expiresAt: string): Static<typeof ClusterOperatorBootstrapResponse>;
-}
-
 export interface PlatformConfigurationPort<Validated> {
   validatePlatformConfiguration(input: {
     request: ClusterPlatformConfigurationRequest;
@@ -63,8 +41,8 @@ export interface SelfManagedClustersDeps<Validated> {
   aws: Pick<AwsAccess, 'checkClusterCredentials'>;
   plans: PlanFeaturesPort;
   platformConfigurations: PlatformConfigurationPort<Validated>;
-  clusterRecords: SelfManagedClusterRecordsPort;
-  clusterViews: ClusterViewPort;
+  clusterRecords: Pick<ClustersService, 'createSelfManagedClusterRecords'>;
+  clusterViews: Pick<ClustersService, 'getCluster' | 'bootstrapView'>;
   registries: DefaultRegistryPort;
 }
 

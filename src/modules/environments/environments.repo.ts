@@ -1,0 +1,87 @@
+import type { Selectable, Updateable } from 'kysely';
+import type { EnvironmentDeploymentsTable, EnvironmentsTable, Queryable } from '../../db/db.schema.ts';
+
+export type EnvironmentRow = Selectable<EnvironmentsTable>;
+export type EnvironmentDeploymentRow = Selectable<EnvironmentDeploymentsTable>;
+
+export async function insertEnvironment(db: Queryable, row: Omit<EnvironmentRow, 'config_revision'> & Partial<EnvironmentRow>): Promise<void> {
+  await db.insertInto('environments').values(row).execute();
+}
+
+export function findEnvironment(db: Queryable, id: string): Promise<EnvironmentRow | undefined> {
+  return db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listEnvironments(db: Queryable, projectId: string): Promise<EnvironmentRow[]> {
+  return db.selectFrom('environments').selectAll().where('project_id', '=', projectId).orderBy('name_key').orderBy('id').execute();
+}
+
+export async function countEnvironmentsByProject(db: Queryable, projectIds: string[]): Promise<Map<string, number>> {
+  if (projectIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('environments')
+    .select(['project_id', (eb) => eb.fn.countAll<string | number>().as('count')])
+    .where('project_id', 'in', projectIds)
+    .groupBy('project_id')
+    .execute();
+  return new Map(rows.map((r) => [r.project_id, Number(r.count)]));
+}
+
+export async function updateEnvironment(db: Queryable, id: string, changes: Updateable<EnvironmentsTable>): Promise<boolean> {
+  const result = await db.updateTable('environments').set(changes).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Changes an environment only if it is still in `expectedStatus`: every state change is a compare-and-set, so two
+ * requests (or a request and the agent) racing on one environment cannot both move it.
+ */
+export async function updateEnvironmentInStatus(
+  db: Queryable,
+  id: string,
+  expectedStatus: string,
+  changes: Updateable<EnvironmentsTable>,
+): Promise<boolean> {
+  const result = await db.updateTable('environments').set(changes).where('id', '=', id).where('status', '=', expectedStatus).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteEnvironmentRow(db: Queryable, id: string): Promise<void> {
+  await db.deleteFrom('environments').where('id', '=', id).execute();
+}
+
+export async function insertDeployment(db: Queryable, row: EnvironmentDeploymentRow): Promise<void> {
+  await db.insertInto('environment_deployments').values(row).execute();
+}
+
+export function findDeployment(db: Queryable, id: string): Promise<EnvironmentDeploymentRow | undefined> {
+  return db.selectFrom('environment_deployments').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateDeployment(db: Queryable, id: string, changes: Updateable<EnvironmentDeploymentsTable>): Promise<void> {
+  await db.updateTable('environment_deployments').set(changes).where('id', '=', id).execute();
+}
+
+/** The jobs of an environment's actions (to withdraw the queued ones when it is removed). */
+export async function listDeploymentJobIds(db: Queryable, environmentId: string): Promise<string[]> {
+  const rows = await db.selectFrom('environment_deployments').select('job_id').where('environment_id', '=', environmentId).execute();
+  return rows.map((r) => r.job_id);
+}
+
+/** One page of history, newest first: the records older than `beforeId` (all when undefined). */
+export function listDeploymentsPage(db: Queryable, environmentId: string, limit: number, beforeId: string | undefined): Promise<EnvironmentDeploymentRow[]> {
+  let query = db.selectFrom('environment_deployments').selectAll().where('environment_id', '=', environmentId);
+  if (beforeId !== undefined) query = query.where('id', '<', beforeId);
+  return query.orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** How many records are newer than `id` (the page number of a cursor). */
+export async function countDeploymentsNewerThan(db: Queryable, environmentId: string, id: string): Promise<number> {
+  const row = await db
+    .selectFrom('environment_deployments')
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .where('environment_id', '=', environmentId)
+    .where('id', '>', id)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}

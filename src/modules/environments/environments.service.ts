@@ -1,0 +1,593 @@
+import type { Kysely, Transaction } from 'kysely';
+import { principalDisplayName, actingUserId, type Principal } from '../../auth/principal.ts';
+import { uniqueOrConflict } from '../../db/db.errors.ts';
+import type { DB, Queryable } from '../../db/db.schema.ts';
+import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { badRequest, conflict, notFound, paymentRequired } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import type { ClusterSummary } from '../clusters/clusters.service.ts';
+import {
+  countDeploymentsNewerThan,
+  countEnvironmentsByProject,
+  deleteEnvironmentRow,
+  findDeployment,
+  findEnvironment,
+  insertDeployment,
+  insertEnvironment,
+  listDeploymentJobIds,
+  listDeploymentsPage,
+  listEnvironments,
+  updateDeployment,
+  updateEnvironment,
+  updateEnvironmentInStatus,
+  type EnvironmentDeploymentRow,
+  type EnvironmentRow,
+} from './environments.repo.ts';
+import { MAX_PAGE_SIZE, type CloneEnvironmentBody, type CreateEnvironmentBody, type EditEnvironmentBody, type RebootServicesBody } from './environments.schemas.ts';
+import {
+  isEnvironmentState,
+  isSettled,
+  requestedState,
+  TAKE_EVENT,
+  transitionOf,
+  type EnvironmentProgress,
+  type EnvironmentState,
+  type QueuedAction,
+} from './environments.states.ts';
+
+export type EnvironmentMode = 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
+
+/** What other modules may know of an environment (variables scope to it, services live in it). */
+export interface EnvironmentSummary {
+  id: string;
+  projectId: string;
+  organizationId: string;
+  name: string;
+  mode: EnvironmentMode;
+  clusterId: string;
+  createdAt: string;
+}
+
+/** The job that carries an environment action out; the cluster's agent (issue 9) registers its handler. */
+export const ENVIRONMENT_ACTION_JOB = 'environment.action';
+
+export interface EnvironmentActionPayload {
+  environmentId: string;
+  deploymentId: string;
+  action: QueuedAction;
+  requestedAt: string;
+}
+
+/** The variables module's part of a clone: copies the ENVIRONMENT-scoped variables and secrets, in the clone's transaction. */
+export interface EnvironmentVariablesCopier {
+  copyEnvironmentVariables(trx: Transaction<DB>, fromEnvironmentId: string, toEnvironmentId: string): Promise<void>;
+}
+
+/** Until the variables module exists, environments hold no variables, so a clone has none to copy. */
+export const NO_ENVIRONMENT_VARIABLES: EnvironmentVariablesCopier = { copyEnvironmentVariables: async () => undefined };
+
+export interface EnvironmentsDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  clusters: {
+    findClusterSummary(organizationId: string, clusterId: string): Promise<ClusterSummary | undefined>;
+    listOrganizationCluster(organizationId: string): Promise<Array<{ id: string }>>;
+  };
+  variables: EnvironmentVariablesCopier;
+  /** Whether the organization's billing lets it deploy (billing's deploymentsAllowed); refused deploys answer 402. */
+  deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
+}
+
+/** Actions that start workloads, and so cost money; a stop is always allowed. */
+const COSTS_MONEY: ReadonlySet<QueuedAction> = new Set(['deploy', 'redeploy', 'restart']);
+
+const HISTORY_ACTION: Record<QueuedAction, 'DEPLOY' | 'REDEPLOY' | 'STOP' | 'RESTART'> = {
+  deploy: 'DEPLOY',
+  redeploy: 'REDEPLOY',
+  stop: 'STOP',
+  restart: 'RESTART',
+};
+
+/** The reference's ServiceActionEnum / DeploymentHistoryTriggerAction for a stored action (a redeploy is a deploy). */
+function wireAction(action: string): 'DEPLOY' | 'STOP' | 'RESTART' {
+  if (action === 'STOP' || action === 'RESTART') return action;
+  return 'DEPLOY';
+}
+
+function queuedActionOf(action: string): QueuedAction {
+  if (action === 'STOP') return 'stop';
+  if (action === 'RESTART') return 'restart';
+  return action === 'REDEPLOY' ? 'redeploy' : 'deploy';
+}
+
+/** The reference's action status (ServiceActionStatusEnum / DeploymentHistoryActionStatus) of a state. */
+function actionStatusOf(state: EnvironmentState): 'QUEUED' | 'ONGOING' | 'SUCCESS' | 'ERROR' | 'CANCELED' | 'CANCELING' | 'NEVER' {
+  switch (state) {
+    case 'QUEUED':
+      return 'QUEUED';
+    case 'BUILDING':
+    case 'DEPLOYING':
+    case 'STOPPING':
+    case 'RESTARTING':
+    case 'DELETING':
+      return 'ONGOING';
+    case 'DEPLOYED':
+    case 'STOPPED':
+    case 'RESTARTED':
+    case 'DELETED':
+      return 'SUCCESS';
+    case 'BUILD_ERROR':
+    case 'DEPLOYMENT_ERROR':
+    case 'STOP_ERROR':
+    case 'RESTART_ERROR':
+    case 'DELETE_ERROR':
+      return 'ERROR';
+    case 'CANCELED':
+      return 'CANCELED';
+    case 'CANCELING':
+      return 'CANCELING';
+    case 'READY':
+      return 'NEVER';
+  }
+}
+
+function waitingMessage(action: QueuedAction): string {
+  return `${action} queued: waiting for the cluster's agent to take it`;
+}
+
+function stateOf(row: { id: string; status: string }): EnvironmentState {
+  if (!isEnvironmentState(row.status)) throw new Error(`environment ${row.id} holds an unknown status ${row.status}`);
+  return row.status;
+}
+
+function modeOf(row: EnvironmentRow): EnvironmentMode {
+  return row.mode as EnvironmentMode;
+}
+
+function summaryOf(row: EnvironmentRow): EnvironmentSummary {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    organizationId: row.organization_id,
+    name: row.name,
+    mode: modeOf(row),
+    clusterId: row.cluster_id,
+    createdAt: row.created_at,
+  };
+}
+
+function deploymentStatusOf(row: EnvironmentRow): 'NEVER_DEPLOYED' | 'UP_TO_DATE' | 'OUT_OF_DATE' {
+  if (row.deployed_revision === null) return 'NEVER_DEPLOYED';
+  return row.deployed_revision === row.config_revision ? 'UP_TO_DATE' : 'OUT_OF_DATE';
+}
+
+function environmentView(row: EnvironmentRow, cluster: ClusterSummary | undefined) {
+  return {
+    id: row.id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    name: row.name,
+    organization: { id: row.organization_id },
+    project: { id: row.project_id },
+    ...(row.last_updated_by === null ? {} : { last_updated_by: row.last_updated_by }),
+    cloud_provider: cluster === undefined ? {} : { provider: cluster.cloudProvider, cluster: cluster.name },
+    mode: modeOf(row),
+    cluster_id: row.cluster_id,
+    ...(cluster === undefined ? {} : { cluster_name: cluster.name }),
+    expires_at: null,
+  };
+}
+export type EnvironmentView = ReturnType<typeof environmentView>;
+
+/** ISO-8601 duration of a deployment: until it finished, or until now while it runs or waits. */
+function durationSeconds(record: EnvironmentDeploymentRow, now: Date): number {
+  const end = record.finished_at === null ? now.getTime() : new Date(record.finished_at).getTime();
+  return Math.max(0, (end - new Date(record.created_at).getTime()) / 1000);
+}
+
+function nameTaken(name: string): string {
+  return `an environment named "${name}" already exists in this project`;
+}
+
+const DEFAULT_PAGE_SIZE = 20;
+
+export function createEnvironmentsService(deps: EnvironmentsDeps) {
+  const { db, clock } = deps;
+
+  async function requireEnvironment(executor: Queryable, environmentId: string): Promise<EnvironmentRow> {
+    const row = await findEnvironment(executor, environmentId);
+    if (row === undefined) throw notFound(`environment ${environmentId} not found`);
+    return row;
+  }
+
+  /** The cluster an environment is placed on: one of the organization's (404 otherwise), or its only one. */
+  async function placementCluster(organizationId: string, clusterId: string | undefined, field: string): Promise<ClusterSummary> {
+    if (clusterId === undefined) {
+      const clusters = await deps.clusters.listOrganizationCluster(organizationId);
+      const only = clusters.length === 1 ? clusters[0] : undefined;
+      if (only === undefined) {
+        throw badRequest(`name the cluster the environment runs on: this organization has ${clusters.length} clusters`, [
+          { field, message: 'is required unless the organization has exactly one cluster' },
+        ]);
+      }
+      clusterId = only.id;
+    }
+    const cluster = await deps.clusters.findClusterSummary(organizationId, clusterId);
+    if (cluster === undefined) throw notFound(`cluster ${clusterId} not found`);
+    return cluster;
+  }
+
+  async function viewsOf(rows: EnvironmentRow[]): Promise<EnvironmentView[]> {
+    const clusters = new Map<string, ClusterSummary | undefined>();
+    for (const row of rows) {
+      if (!clusters.has(row.cluster_id)) clusters.set(row.cluster_id, await deps.clusters.findClusterSummary(row.organization_id, row.cluster_id));
+    }
+    return rows.map((row) => environmentView(row, clusters.get(row.cluster_id)));
+  }
+
+  async function viewOf(row: EnvironmentRow): Promise<EnvironmentView> {
+    return environmentView(row, await deps.clusters.findClusterSummary(row.organization_id, row.cluster_id));
+  }
+
+  async function lastDeployment(row: EnvironmentRow): Promise<EnvironmentDeploymentRow | undefined> {
+    return row.last_deployment_id === null ? undefined : findDeployment(db, row.last_deployment_id);
+  }
+
+  async function environmentStatusView(row: EnvironmentRow) {
+    const state = stateOf(row);
+    const last = await lastDeployment(row);
+    return {
+      id: row.id,
+      state,
+      last_deployment_date: last?.created_at ?? null,
+      last_deployment_state: last === undefined ? state : stateOf({ id: last.id, status: last.status }),
+      last_deployment_id: last?.job_id ?? null,
+      total_deployment_duration_in_seconds: last?.finished_at ? Math.round(durationSeconds(last, clock.now())) : null,
+      origin: (last?.origin ?? null) as 'API' | null,
+      triggered_by: last?.triggered_by ?? null,
+      deployment_status: deploymentStatusOf(row),
+      deployment_request_id: last?.id ?? null,
+      metrics: null,
+      /** Slipway's addition: why the environment waits or failed. */
+      message: last?.message ?? null,
+    };
+  }
+
+  /** The reference's service-shaped Status, which deployEnvironment and rebootServices answer. */
+  async function actionStatusView(row: EnvironmentRow) {
+    const state = stateOf(row);
+    const last = await lastDeployment(row);
+    return {
+      id: row.id,
+      state,
+      service_deployment_status: deploymentStatusOf(row),
+      ...(last === undefined ? {} : { last_deployment_date: last.created_at, execution_id: last.job_id }),
+      is_part_last_deployment: last !== undefined,
+      status_details: {
+        action: last === undefined ? ('DEPLOY' as const) : wireAction(last.action),
+        status: actionStatusOf(state),
+        sub_action: 'NONE' as const,
+      },
+      deployment_request_id: last?.id ?? null,
+      deployment_requests_count: state === 'QUEUED' ? 1 : 0,
+      message: last?.message ?? null,
+    };
+  }
+
+  /**
+   * Moves an environment into QUEUED for an action and writes its history record and the job that carries it out,
+   * in one transaction. The job waits for the cluster's agent; nothing here pretends to do its work.
+   */
+  async function requestAction(principal: Principal, environmentId: string, action: QueuedAction): Promise<EnvironmentRow> {
+    return db.transaction().execute(async (trx) => {
+      const current = await requireEnvironment(trx, environmentId);
+      const from = stateOf(current);
+      const to = requestedState(from, action, current.deployed_revision !== null);
+      if (COSTS_MONEY.has(action)) {
+        const gate = await deps.deploymentGate(current.organization_id);
+        if (!gate.allowed) throw paymentRequired(`deployments are suspended while the organization's billing is not valid: ${gate.reason}`);
+      }
+      const now = clock.now().toISOString();
+      const deploymentId = newId();
+      const payload: EnvironmentActionPayload = { environmentId, deploymentId, action, requestedAt: now };
+      const jobId = await enqueueJob(trx, clock, { kind: ENVIRONMENT_ACTION_JOB, payload: { ...payload }, serialKey: `environment:${environmentId}` });
+      await insertDeployment(trx, {
+        id: deploymentId,
+        environment_id: environmentId,
+        action: HISTORY_ACTION[action],
+        status: to,
+        message: waitingMessage(action),
+        origin: 'API',
+        triggered_by: principalDisplayName(principal),
+        job_id: jobId,
+        config_revision: current.config_revision,
+        created_at: now,
+        updated_at: now,
+        finished_at: null,
+      });
+      const moved = await updateEnvironmentInStatus(trx, environmentId, from, { status: to, last_deployment_id: deploymentId, updated_at: now });
+      if (!moved) throw conflict(`cannot ${action} environment: its state changed meanwhile; read it again`);
+      return { ...current, status: to, last_deployment_id: deploymentId, updated_at: now };
+    });
+  }
+
+  async function historyPage(environmentId: string, pageSize: number | undefined, cursor: string | undefined) {
+    const size = pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
+      throw badRequest('invalid pageSize', [{ field: '/pageSize', message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` }]);
+    }
+    await requireEnvironment(db, environmentId);
+    if (cursor !== undefined) {
+      const at = await findDeployment(db, cursor);
+      if (at === undefined || at.environment_id !== environmentId) {
+        throw badRequest('invalid cursor', [{ field: '/cursor', message: 'names no deployment of this environment' }]);
+      }
+    }
+    const rows = await listDeploymentsPage(db, environmentId, size + 1, cursor);
+    const page = rows.slice(0, size);
+    const before = cursor === undefined ? 0 : (await countDeploymentsNewerThan(db, environmentId, cursor)) + 1;
+    return {
+      rows: page,
+      page: Math.floor(before / size) + 1,
+      page_size: size,
+      next_cursor: rows.length > size ? (page[page.length - 1]?.id ?? null) : null,
+    };
+  }
+
+  return {
+    async listEnvironment(projectId: string): Promise<EnvironmentView[]> {
+      return viewsOf(await listEnvironments(db, projectId));
+    },
+
+    async createEnvironment(principal: Principal, organizationId: string, projectId: string, body: CreateEnvironmentBody): Promise<EnvironmentView> {
+      const cluster = await placementCluster(organizationId, body.cluster, '/cluster');
+      const now = clock.now().toISOString();
+      const id = newId();
+      const name = cleanName(body.name);
+      await uniqueOrConflict(
+        () =>
+          insertEnvironment(db, {
+            id,
+            organization_id: organizationId,
+            project_id: projectId,
+            cluster_id: cluster.id,
+            name,
+            name_key: nameKey(name),
+            mode: body.mode ?? 'DEVELOPMENT',
+            status: 'READY',
+            deployed_revision: null,
+            last_deployment_id: null,
+            last_updated_by: actingUserId(principal) ?? null,
+            created_at: now,
+            updated_at: now,
+          }),
+        nameTaken(name),
+      );
+      return viewOf(await requireEnvironment(db, id));
+    },
+
+    async getEnvironment(environmentId: string): Promise<EnvironmentView> {
+      return viewOf(await requireEnvironment(db, environmentId));
+    },
+
+    /** Renames or changes the mode; a mode change is deployed configuration, so a deployed environment becomes OUT_OF_DATE. */
+    async editEnvironment(principal: Principal, environmentId: string, body: EditEnvironmentBody): Promise<EnvironmentView> {
+      const current = await requireEnvironment(db, environmentId);
+      const name = body.name === undefined ? current.name : cleanName(body.name);
+      const mode = body.mode ?? current.mode;
+      await uniqueOrConflict(
+        () =>
+          updateEnvironment(db, environmentId, {
+            name,
+            name_key: nameKey(name),
+            mode,
+            config_revision: mode === current.mode ? current.config_revision : current.config_revision + 1,
+            last_updated_by: actingUserId(principal) ?? current.last_updated_by,
+            updated_at: clock.now().toISOString(),
+          }),
+        nameTaken(name),
+      );
+      return viewOf(await requireEnvironment(db, environmentId));
+    },
+
+    /**
+     * Removes the environment and, by foreign keys, its history and whatever later modules keep for it; its queued
+     * jobs are withdrawn. Refused while the cluster's agent is working on it.
+     */
+    async deleteEnvironment(environmentId: string): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const current = await requireEnvironment(trx, environmentId);
+        requestedState(stateOf(current), 'delete', current.deployed_revision !== null);
+        for (const jobId of await listDeploymentJobIds(trx, environmentId)) await cancelQueuedJob(trx, clock, jobId);
+        await deleteEnvironmentRow(trx, environmentId);
+      });
+    },
+
+    /** A new environment in the same project with the source's settings, never its history; variables when asked. */
+    async cloneEnvironment(principal: Principal, environmentId: string, body: CloneEnvironmentBody): Promise<EnvironmentView> {
+      const source = await requireEnvironment(db, environmentId);
+      const cluster = await placementCluster(source.organization_id, body.cluster_id ?? source.cluster_id, '/cluster_id');
+      const now = clock.now().toISOString();
+      const id = newId();
+      const name = cleanName(body.name);
+      await uniqueOrConflict(
+        () =>
+          db.transaction().execute(async (trx) => {
+            await insertEnvironment(trx, {
+              id,
+              organization_id: source.organization_id,
+              project_id: source.project_id,
+              cluster_id: cluster.id,
+              name,
+              name_key: nameKey(name),
+              mode: body.mode ?? source.mode,
+              status: 'READY',
+              deployed_revision: null,
+              last_deployment_id: null,
+              last_updated_by: actingUserId(principal) ?? null,
+              created_at: now,
+              updated_at: now,
+            });
+            if (body.clone_variables === true) await deps.variables.copyEnvironmentVariables(trx, source.id, id);
+          }),
+        nameTaken(name),
+      );
+      return viewOf(await requireEnvironment(db, id));
+    },
+
+    async getEnvironmentStatus(environmentId: string) {
+      return environmentStatusView(await requireEnvironment(db, environmentId));
+    },
+
+    async deployEnvironment(principal: Principal, environmentId: string) {
+      return actionStatusView(await requestAction(principal, environmentId, 'deploy'));
+    },
+
+    async redeployEnvironment(principal: Principal, environmentId: string) {
+      return environmentStatusView(await requestAction(principal, environmentId, 'redeploy'));
+    },
+
+    async stopEnvironment(principal: Principal, environmentId: string) {
+      return environmentStatusView(await requestAction(principal, environmentId, 'stop'));
+    },
+
+    /**
+     * Restarts the environment's services. Services arrive with issue 8 part 2: until then no id can name one of
+     * this environment's, and the request restarts the environment as a whole.
+     */
+    async rebootServices(principal: Principal, environmentId: string, body: RebootServicesBody) {
+      const named = (['application_ids', 'database_ids', 'container_ids'] as const).flatMap((field) =>
+        (body[field] ?? []).map((id, index) => ({ field: `/${field}/${index}`, message: `no service ${id} in this environment` })),
+      );
+      if (named.length > 0) {
+        await requireEnvironment(db, environmentId);
+        throw badRequest('unknown services', named);
+      }
+      return actionStatusView(await requestAction(principal, environmentId, 'restart'));
+    },
+
+    /** Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step. */
+    async cancelEnvironmentDeployment(environmentId: string) {
+      const row = await db.transaction().execute(async (trx) => {
+        const current = await requireEnvironment(trx, environmentId);
+        const from = stateOf(current);
+        const to = transitionOf(from, 'cancel');
+        if (to === undefined) throw conflict(`cannot cancel: environment is ${from}, with no cancellable action under way`);
+        const now = clock.now().toISOString();
+        const last = await lastDeployment(current);
+        if (last !== undefined) {
+          if (to === 'CANCELED') await cancelQueuedJob(trx, clock, last.job_id);
+          await updateDeployment(trx, last.id, {
+            status: to,
+            message: to === 'CANCELED' ? 'canceled before the agent took it' : 'cancel requested: the agent stops at its next step',
+            updated_at: now,
+            ...(to === 'CANCELED' ? { finished_at: now } : {}),
+          });
+        }
+        const moved = await updateEnvironmentInStatus(trx, environmentId, from, { status: to, updated_at: now });
+        if (!moved) throw conflict('cannot cancel: the environment state changed meanwhile; read it again');
+        return { ...current, status: to, updated_at: now };
+      });
+      return environmentStatusView(row);
+    },
+
+    async listEnvironmentDeploymentHistory(environmentId: string, query: { startId?: string | undefined; pageSize?: number | undefined }) {
+      const page = await historyPage(environmentId, query.pageSize, query.startId);
+      return {
+        page: page.page,
+        page_size: page.page_size,
+        next_cursor: page.next_cursor,
+        results: page.rows.map((r) => ({
+          id: r.id,
+          created_at: r.created_at,
+          updated_at: r.updated_at,
+          status: stateOf({ id: r.id, status: r.status }),
+          origin: r.origin as 'API',
+          triggered_by: r.triggered_by,
+          applications: [],
+          containers: [],
+          databases: [],
+          jobs: [],
+          helms: [],
+        })),
+      };
+    },
+
+    async listEnvironmentDeploymentHistoryV2(environmentId: string, query: { cursor?: string | undefined; pageSize?: number | null | undefined }) {
+      const page = await historyPage(environmentId, query.pageSize ?? undefined, query.cursor);
+      const now = clock.now();
+      return {
+        page: page.page,
+        page_size: page.page_size,
+        next_cursor: page.next_cursor,
+        results: page.rows.map((r) => {
+          const status = stateOf({ id: r.id, status: r.status });
+          return {
+            identifier: { execution_id: r.job_id, environment_id: r.environment_id },
+            auditing_data: { created_at: r.created_at, updated_at: r.updated_at, triggered_by: r.triggered_by, origin: r.origin as 'API' },
+            status,
+            trigger_action: wireAction(r.action),
+            total_duration: `PT${durationSeconds(r, now).toFixed(3)}S`,
+            stages: [],
+            action_status: actionStatusOf(status),
+            message: r.message,
+          };
+        }),
+      };
+    },
+
+    /**
+     * What the cluster's agent (issue 9) reports while it carries out an environment's newest action: it takes the
+     * queued action, then reports its phases. Each report moves the state through the transition table (409 when
+     * the table has no such move) and the history record with it.
+     */
+    async recordAgentProgress(environmentId: string, deploymentId: string, event: EnvironmentProgress | 'take', message?: string) {
+      const row = await db.transaction().execute(async (trx) => {
+        const current = await requireEnvironment(trx, environmentId);
+        if (current.last_deployment_id !== deploymentId) throw conflict(`deployment ${deploymentId} is not the environment's current action`);
+        const record = await findDeployment(trx, deploymentId);
+        if (record === undefined) throw notFound(`deployment ${deploymentId} not found`);
+        const resolved: EnvironmentProgress = event === 'take' ? TAKE_EVENT[queuedActionOf(record.action)] : event;
+        const from = stateOf(current);
+        const to = transitionOf(from, resolved);
+        if (to === undefined) throw conflict(`cannot apply ${resolved} to environment: it is ${from}`);
+        const now = clock.now().toISOString();
+        const deployed = to === 'DEPLOYED' ? { deployed_revision: record.config_revision } : {};
+        const moved = await updateEnvironmentInStatus(trx, environmentId, from, { status: to, updated_at: now, ...deployed });
+        if (!moved) throw conflict('the environment state changed meanwhile');
+        await updateDeployment(trx, deploymentId, {
+          status: to,
+          message: message ?? null,
+          updated_at: now,
+          ...(isSettled(to) ? { finished_at: now } : {}),
+        });
+        return { ...current, status: to, updated_at: now, ...deployed };
+      });
+      return environmentStatusView(row);
+    },
+
+    async findEnvironmentSummary(environmentId: string): Promise<EnvironmentSummary | undefined> {
+      const row = await findEnvironment(db, environmentId);
+      return row === undefined ? undefined : summaryOf(row);
+    },
+
+    /** The organization of an environment addressed without it in the path (`/environment/{environmentId}/…`). */
+    async organizationOf(environmentId: string): Promise<string | undefined> {
+      return (await findEnvironment(db, environmentId))?.organization_id;
+    },
+  };
+}
+
+export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
+
+/** The projects module's content port: environments per project (services are counted once they exist). */
+export function environmentCountsOf(db: Kysely<DB>) {
+  return {
+    async countsByProject(projectIds: string[]): Promise<Map<string, { environments: number; services: number }>> {
+      const counts = await countEnvironmentsByProject(db, projectIds);
+      return new Map([...counts].map(([projectId, environments]) => [projectId, { environments, services: 0 }]));
+    },
+  };
+}

@@ -1,0 +1,339 @@
+import type { FastifyRequest } from 'fastify';
+import type { TObject } from 'typebox';
+import { PERMISSIONS } from '../../auth/permissions.ts';
+import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
+import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { requireAccess, type AccessTarget } from '../../http/route-access.ts';
+import { NoContent } from '../../http/schema.ts';
+import { forbidden } from '../../lib/errors.ts';
+import {
+  AliasRequest,
+  EnvironmentSecretParams,
+  EnvironmentVariable,
+  EnvironmentVariableEditRequest,
+  EnvironmentVariableParams,
+  EnvironmentVariableRequest,
+  EnvironmentVariableResponseList,
+  OverrideRequest,
+  ProjectSecretParams,
+  ProjectVariableParams,
+  ResolvedVariableResponseList,
+  RevealQuery,
+  Secret,
+  SecretEditRequest,
+  SecretRequest,
+  SecretResponseList,
+  VariablesEnvironmentParams,
+  VariablesProjectParams,
+  type AliasBody,
+  type OverrideBody,
+  type SecretEditBody,
+  type VariableRequestBody,
+} from './variables.schemas.ts';
+import type { VariableOwner, VariablesService } from './variables.service.ts';
+
+/** One scope's twelve operations (variables and secrets: list, create, edit, delete, override, alias). */
+interface ScopeRoutes {
+  /** `Project` or `Environment`, as the reference's operation ids spell it. */
+  noun: 'Project' | 'Environment';
+  base: string;
+  target: Extract<AccessTarget, 'project' | 'environment'>;
+  params: TObject;
+  variableParams: TObject;
+  secretParams: TObject;
+  variableTags: string[];
+  secretTags: string[];
+  /** Whether listings can reveal hidden built-ins (only where built-ins are visible). */
+  revealable: boolean;
+  owner(request: FastifyRequest): Promise<VariableOwner>;
+}
+
+/** Rule 5: a caller sees hidden built-in values only when asking (`?reveal=true`) and holding the reveal grant. */
+function revealRequested(request: FastifyRequest): boolean {
+  const reveal = (request.query as { reveal?: boolean } | undefined)?.reveal === true;
+  if (reveal && !requireAccess(request).grants.has(PERMISSIONS['variables:reveal'])) {
+    throw forbidden(`revealing hidden built-in values requires the ${PERMISSIONS['variables:reveal']} permission, which this caller does not have`);
+  }
+  return reveal;
+}
+
+function idParam(request: FastifyRequest, name: 'environmentVariableId' | 'secretId'): string {
+  return (request.params as Record<string, string>)[name] as string;
+}
+
+function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: ScopeRoutes): void {
+  const variablesUrl = `${scope.base}/environmentVariable`;
+  const variableUrl = `${variablesUrl}/:environmentVariableId`;
+  const secretsUrl = `${scope.base}/secret`;
+  const secretUrl = `${secretsUrl}/:secretId`;
+  const access = (permission: 'variables:read' | 'variables:create' | 'variables:update' | 'variables:delete' | 'secrets:read' | 'secrets:create' | 'secrets:update' | 'secrets:delete') => ({
+    access: { permission, target: scope.target },
+  });
+  const noun = scope.noun;
+
+  app.get(
+    variablesUrl,
+    {
+      schema: {
+        operationId: `list${noun}EnvironmentVariable`,
+        tags: scope.variableTags,
+        params: scope.params,
+        ...(scope.revealable ? { querystring: RevealQuery } : {}),
+        response: { 200: EnvironmentVariableResponseList, ...authenticatedErrors() },
+      },
+      config: access('variables:read'),
+    },
+    async (request, reply) => {
+      const reveal = revealRequested(request);
+      const results = await variables.listVariables(await scope.owner(request), reveal);
+      if (reveal) reply.header('cache-control', 'no-store');
+      return { results };
+    },
+  );
+
+  app.post(
+    variablesUrl,
+    {
+      schema: {
+        operationId: `create${noun}EnvironmentVariable`,
+        tags: scope.variableTags,
+        params: scope.params,
+        body: EnvironmentVariableRequest,
+        response: { 201: EnvironmentVariable, ...authenticatedErrors('conflict') },
+      },
+      config: access('variables:create'),
+    },
+    async (request, reply) => {
+      const created = await variables.createVariable(await scope.owner(request), request.body as VariableRequestBody);
+      return reply.code(HTTP_STATUS.created).send(created);
+    },
+  );
+
+  app.put(
+    variableUrl,
+    {
+      schema: {
+        operationId: `edit${noun}EnvironmentVariable`,
+        tags: scope.variableTags,
+        params: scope.variableParams,
+        body: EnvironmentVariableEditRequest,
+        response: { 200: EnvironmentVariable, ...authenticatedErrors('conflict') },
+      },
+      config: access('variables:update'),
+    },
+    async (request) => variables.editVariable(await scope.owner(request), idParam(request, 'environmentVariableId'), request.body as VariableRequestBody),
+  );
+
+  app.delete(
+    variableUrl,
+    {
+      schema: {
+        operationId: `delete${noun}EnvironmentVariable`,
+        tags: scope.variableTags,
+        params: scope.variableParams,
+        response: { 204: NoContent, ...authenticatedErrors() },
+      },
+      config: access('variables:delete'),
+    },
+    async (request, reply) => {
+      await variables.deleteVariable(await scope.owner(request), idParam(request, 'environmentVariableId'));
+      return reply.code(HTTP_STATUS.noContent).send(null);
+    },
+  );
+
+  app.post(
+    `${variableUrl}/override`,
+    {
+      schema: {
+        operationId: `create${noun}EnvironmentVariableOverride`,
+        description: 'Sets, at this scope, the value of a variable of a broader scope (a built-in included).',
+        tags: scope.variableTags,
+        params: scope.variableParams,
+        body: OverrideRequest,
+        response: { 201: EnvironmentVariable, ...authenticatedErrors('conflict') },
+      },
+      config: access('variables:create'),
+    },
+    async (request, reply) => {
+      const owner = await scope.owner(request);
+      const created = await variables.overrideVariable(owner, idParam(request, 'environmentVariableId'), request.body as OverrideBody);
+      return reply.code(HTTP_STATUS.created).send(created);
+    },
+  );
+
+  app.post(
+    `${variableUrl}/alias`,
+    {
+      schema: {
+        operationId: `create${noun}EnvironmentVariableAlias`,
+        description: 'Creates, at this scope, a variable of another name whose value is `$NAME` of the named variable.',
+        tags: scope.variableTags,
+        params: scope.variableParams,
+        body: AliasRequest,
+        response: { 201: EnvironmentVariable, ...authenticatedErrors('conflict') },
+      },
+      config: access('variables:create'),
+    },
+    async (request, reply) => {
+      const owner = await scope.owner(request);
+      const created = await variables.aliasVariable(owner, idParam(request, 'environmentVariableId'), request.body as AliasBody);
+      return reply.code(HTTP_STATUS.created).send(created);
+    },
+  );
+
+  app.get(
+    secretsUrl,
+    {
+      schema: {
+        operationId: `list${noun}Secrets`,
+        description: 'Secrets are write-only: listings show their names, never their values.',
+        tags: scope.secretTags,
+        params: scope.params,
+        response: { 200: SecretResponseList, ...authenticatedErrors() },
+      },
+      config: access('secrets:read'),
+    },
+    async (request) => ({ results: await variables.listSecrets(await scope.owner(request)) }),
+  );
+
+  app.post(
+    secretsUrl,
+    {
+      schema: {
+        operationId: `create${noun}Secret`,
+        tags: scope.secretTags,
+        params: scope.params,
+        body: SecretRequest,
+        response: { 201: Secret, ...authenticatedErrors('conflict') },
+      },
+      config: access('secrets:create'),
+    },
+    async (request, reply) => {
+      const created = await variables.createSecret(await scope.owner(request), request.body as VariableRequestBody);
+      return reply.code(HTTP_STATUS.created).send(created);
+    },
+  );
+
+  app.put(
+    secretUrl,
+    {
+      schema: {
+        operationId: `edit${noun}Secret`,
+        description: 'Without `value`, the sealed value is kept.',
+        tags: scope.secretTags,
+        params: scope.secretParams,
+        body: SecretEditRequest,
+        response: { 200: Secret, ...authenticatedErrors('conflict') },
+      },
+      config: access('secrets:update'),
+    },
+    async (request) => variables.editSecret(await scope.owner(request), idParam(request, 'secretId'), request.body as SecretEditBody),
+  );
+
+  app.delete(
+    secretUrl,
+    {
+      schema: {
+        operationId: `delete${noun}Secret`,
+        tags: scope.secretTags,
+        params: scope.secretParams,
+        response: { 204: NoContent, ...authenticatedErrors() },
+      },
+      config: access('secrets:delete'),
+    },
+    async (request, reply) => {
+      await variables.deleteSecret(await scope.owner(request), idParam(request, 'secretId'));
+      return reply.code(HTTP_STATUS.noContent).send(null);
+    },
+  );
+
+  app.post(
+    `${secretUrl}/override`,
+    {
+      schema: {
+        operationId: `create${noun}SecretOverride`,
+        tags: scope.secretTags,
+        params: scope.secretParams,
+        body: OverrideRequest,
+        response: { 201: Secret, ...authenticatedErrors('conflict') },
+      },
+      config: access('secrets:create'),
+    },
+    async (request, reply) => {
+      const created = await variables.overrideSecret(await scope.owner(request), idParam(request, 'secretId'), request.body as OverrideBody);
+      return reply.code(HTTP_STATUS.created).send(created);
+    },
+  );
+
+  app.post(
+    `${secretUrl}/alias`,
+    {
+      schema: {
+        operationId: `create${noun}SecretAlias`,
+        tags: scope.secretTags,
+        params: scope.secretParams,
+        body: AliasRequest,
+        response: { 201: Secret, ...authenticatedErrors('conflict') },
+      },
+      config: access('secrets:create'),
+    },
+    async (request, reply) => {
+      const created = await variables.aliasSecret(await scope.owner(request), idParam(request, 'secretId'), request.body as AliasBody);
+      return reply.code(HTTP_STATUS.created).send(created);
+    },
+  );
+}
+
+export function registerProjectVariableRoutes(app: FastifyTypeBox, variables: VariablesService): void {
+  registerScope(app, variables, {
+    noun: 'Project',
+    base: '/project/:projectId',
+    target: 'project',
+    params: VariablesProjectParams,
+    variableParams: ProjectVariableParams,
+    secretParams: ProjectSecretParams,
+    variableTags: ['Project Environment Variable'],
+    secretTags: ['Project Secret'],
+    revealable: false,
+    owner: async (request) => variables.projectOwner(requireAccess(request).organizationId, (request.params as { projectId: string }).projectId),
+  });
+}
+
+export function registerEnvironmentVariableRoutes(app: FastifyTypeBox, variables: VariablesService): void {
+  registerScope(app, variables, {
+    noun: 'Environment',
+    base: '/environment/:environmentId',
+    target: 'environment',
+    params: VariablesEnvironmentParams,
+    variableParams: EnvironmentVariableParams,
+    secretParams: EnvironmentSecretParams,
+    variableTags: ['Environment Variable'],
+    secretTags: ['Environment Secret'],
+    revealable: true,
+    owner: (request) => variables.environmentOwner((request.params as { environmentId: string }).environmentId),
+  });
+
+  app.get(
+    '/environment/:environmentId/resolvedVariables',
+    {
+      schema: {
+        operationId: 'listEnvironmentResolvedVariables',
+        description:
+          'Every final variable of the environment: the scope that set it, the alias chain that produced its value and what it overrides. ' +
+          'Secret values never appear; hidden built-in values only with `reveal=true` and the write permission. ' +
+          '`content_hash` changes exactly when what a deployment would receive changes.',
+        tags: ['Environment Variable'],
+        params: VariablesEnvironmentParams,
+        querystring: RevealQuery,
+        response: { 200: ResolvedVariableResponseList, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'variables:read', target: 'environment' } },
+    },
+    async (request, reply) => {
+      const reveal = revealRequested(request);
+      const explained = await variables.explain(request.params.environmentId, undefined, reveal);
+      if (reveal) reply.header('cache-control', 'no-store');
+      return explained;
+    },
+  );
+}
