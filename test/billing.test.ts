@@ -101,8 +101,9 @@ describeEachDatabase('billing', (ctx) => {
   });
 
   afterAll(async () => {
-    await app.close();
-    await smtp.close();
+    // Either may be missing when starting failed; that failure is the one to report.
+    await (app as FastifyTypeBox | undefined)?.close();
+    await (smtp as TestSmtpServer | undefined)?.close();
   });
 
   it('walks a Community and a Startup organization through a month: credits, a PDF invoice read back, mail, unpaid, paid', async () => {

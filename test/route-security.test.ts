@@ -146,6 +146,30 @@ const SPEC_OPERATION_IDS = [
   'rebootServices',
   'listEnvironmentDeploymentHistory',
   'listEnvironmentDeploymentHistoryV2',
+  'listProjectEnvironmentVariable',
+  'createProjectEnvironmentVariable',
+  'editProjectEnvironmentVariable',
+  'deleteProjectEnvironmentVariable',
+  'createProjectEnvironmentVariableOverride',
+  'createProjectEnvironmentVariableAlias',
+  'listProjectSecrets',
+  'createProjectSecret',
+  'editProjectSecret',
+  'deleteProjectSecret',
+  'createProjectSecretOverride',
+  'createProjectSecretAlias',
+  'listEnvironmentEnvironmentVariable',
+  'createEnvironmentEnvironmentVariable',
+  'editEnvironmentEnvironmentVariable',
+  'deleteEnvironmentEnvironmentVariable',
+  'createEnvironmentEnvironmentVariableOverride',
+  'createEnvironmentEnvironmentVariableAlias',
+  'listEnvironmentSecrets',
+  'createEnvironmentSecret',
+  'editEnvironmentSecret',
+  'deleteEnvironmentSecret',
+  'createEnvironmentSecretOverride',
+  'createEnvironmentSecretAlias',
 ];
 
 /** A Rego policy whose `allow` holds for every request: the most a policy API token can be given. */
@@ -344,7 +368,14 @@ describeEachDatabase('route security', (ctx) => {
   let routes: RegisteredRoute[] = [];
   let document: OpenApiDocument;
   let victim: TestUser;
-  let victimIds: { organizationId: string; projectId: string; apiTokenId: string; policyApiTokenId: string };
+  let victimIds: {
+    organizationId: string;
+    projectId: string;
+    apiTokenId: string;
+    policyApiTokenId: string;
+    environmentVariableId: string;
+    secretId: string;
+  };
   let revokedPolicyTokenAuth: string;
   let expiredPolicyTokenAuth: string;
   let intruder: TestUser;
@@ -364,6 +395,19 @@ describeEachDatabase('route security', (ctx) => {
       payload: { name: uniqueName('victim-project') },
     });
     expect(project.statusCode).toBe(200);
+    // A variable and a secret of the victim's project: the routes that address them by id get the real ones.
+    const variable = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/project/${project.json<{ id: string }>().id}/environmentVariable`,
+      payload: { key: 'VICTIM_SETTING', value: 'victim-value' },
+    });
+    expect(variable.statusCode).toBe(201);
+    const secret = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/project/${project.json<{ id: string }>().id}/secret`,
+      payload: { key: 'VICTIM_SECRET', value: 'victim-secret-value' },
+    });
+    expect(secret.statusCode).toBe(201);
     const created = await testApp.call(victim.auth, {
       method: 'POST',
       url: `/organization/${organizationId}/apiToken`,
@@ -413,6 +457,8 @@ describeEachDatabase('route security', (ctx) => {
       projectId: project.json<{ id: string }>().id,
       apiTokenId: created.json<{ id: string }>().id,
       policyApiTokenId: policyToken.json<{ id: string }>().id,
+      environmentVariableId: variable.json<{ id: string }>().id,
+      secretId: secret.json<{ id: string }>().id,
     };
 
     intruder = await testApp.signUp();
@@ -533,6 +579,7 @@ describeEachDatabase('route security', (ctx) => {
   ])("keeps %s out of the victim organization's resources", async (_who, auth) => {
     const seeds = () => [victimIds.organizationId, victimIds.projectId, victimIds.apiTokenId, victimIds.policyApiTokenId, victim.id];
     const before = await victimSnapshot(ctx(), seeds());
+    expect(before.variables).toHaveLength(2);
     expect(before.organizations).toHaveLength(1);
     expect(before.projects).toHaveLength(1);
     expect(before.api_tokens).toHaveLength(1);

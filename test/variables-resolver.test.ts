@@ -1,4 +1,6 @@
+import { v5 as uuidv5 } from 'uuid';
 import { describe, expect, it } from 'vitest';
+import { isUuid } from '../src/lib/ids.ts';
 import {
   builtInId,
   builtInVariables,
@@ -227,6 +229,9 @@ describe('built-in variables (rule 6)', () => {
     expect(builtInVariables(ENVIRONMENT, [API]).find((builtIn) => builtIn.key === 'PLATFORM_BRANCH_NAME')?.id).toBe(
       builtInId(ENVIRONMENT.id, 'PLATFORM_BRANCH_NAME'),
     );
+    // The same ids as the uuid library's v5 with the built-in namespace.
+    expect(builtInId(ENVIRONMENT.id, 'PLATFORM_IS_PRODUCTION')).toBe(uuidv5(`${ENVIRONMENT.id}:PLATFORM_IS_PRODUCTION`, '5b0f7c52-3f0e-4a51-9d51-6a1f1c0e8b21'));
+    expect(isUuid(builtInId(ENVIRONMENT.id, 'PLATFORM_DATABASE_SHOP_DB_HOST'))).toBe(true);
     expect(builtInId(ENVIRONMENT.id, 'PLATFORM_IS_PRODUCTION')).not.toBe(builtInId('0190f0b2-6c5e-7000-8000-00000000e002', 'PLATFORM_IS_PRODUCTION'));
     expect(isBuiltInShapedName('PLATFORM_DATABASE_SHOP_DB_PASSWORD')).toBe(true);
     expect(isBuiltInShapedName('PLATFORM_APPLICATION_API_HOSTNAME')).toBe(true);

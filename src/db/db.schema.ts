@@ -512,6 +512,7 @@ export interface DB {
   environments: EnvironmentsTable;
   environment_deployments: EnvironmentDeploymentsTable;
   variables: VariablesTable;
+  variable_revisions: VariableRevisionsTable;
 }
 
 export interface EnvironmentsTable {
@@ -579,6 +580,12 @@ export interface VariablesTable {
   enable_interpolation_in_file: number | null;
   created_at: string;
   updated_at: string;
+}
+
+/** One counter per project, bumped by every variable write (the resolvers' cache check). */
+export interface VariableRevisionsTable {
+  project_id: string;
+  revision: number;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */

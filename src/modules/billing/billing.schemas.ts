@@ -36,13 +36,15 @@ export const CostRange = Type.Object(
   { $id: 'CostRange' },
 );
 
-export const InvoiceStatus = Type.Enum(['NOT_PAID', 'PAID', 'PAYMENT_DUE', 'PENDING', 'POSTED', 'UNKNOWN', 'VOIDED'], { $id: 'InvoiceStatusEnum' });
+export const INVOICE_STATUSES = ['NOT_PAID', 'PAID', 'PAYMENT_DUE', 'PENDING', 'POSTED', 'UNKNOWN', 'VOIDED'] as const;
+export type InvoiceStatusName = (typeof INVOICE_STATUSES)[number];
+export const InvoiceStatus = Type.Enum(INVOICE_STATUSES, { $id: 'InvoiceStatusEnum' });
 
 export const Invoice = Type.Object(
   {
     id: Uuid,
     created_at: Timestamp,
-    status: Type.String(),
+    status: InvoiceStatus,
     ...Cost,
     /** Slipway: the billing month (YYYY-MM) and when the invoice was paid. */
     period: Type.String(),

@@ -8,9 +8,11 @@ import { sha256Hex } from '../../lib/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { escapeHtml, type Mailer } from '../../mail/mailer.ts';
+import type { ClusterSummary } from '../clusters/clusters.service.ts';
 import type { OrganizationView } from '../organizations/organizations.service.ts';
 import { checkCard, isCardExpired, type CardInput } from './billing.cards.ts';
 import type { SignedLinks } from './billing.links.ts';
+import type { InvoiceStatusName } from './billing.schemas.ts';
 import { chargesFor, intervalMillicents, overlapMs, PERIOD_PATTERN, periodBounds, periodOf, previousPeriod, type ResourceCharge } from './billing.metering.ts';
 import { csvOf, formatCents, renderInvoicePdf } from './billing.pdf.ts';
 import { CURRENCY_CODE, findPlan, HOURS_PER_MONTH, PLANS, unitPriceFor, type PlanDefinition } from './billing.plans.ts';
@@ -31,20 +33,7 @@ export interface MeteringPort {
   resourceStopped(input: { resourceType: 'CLUSTER' | 'SERVICE'; resourceId: string; at: string }): Promise<void>;
 }
 
-/** The clusters module's summary of a cluster (contract with clusters.service.ts). */
-export interface ClusterSummary {
-  id: string;
-  organizationId: string;
-  name: string;
-  cloudProvider: string;
-  kubernetes: string;
-  region: string;
-  instanceType: string | null;
-  minRunningNodes: number;
-  maxRunningNodes: number;
-  status: string;
-}
-
+/** What billing needs of the clusters module: a cluster of the organization, to price its node range. */
 export interface ClusterLookup {
   findClusterSummary(organizationId: string, clusterId: string): Promise<ClusterSummary | undefined>;
 }
@@ -82,7 +71,7 @@ export interface BillingDeps {
   publicUrl: string;
   mailer: Mailer;
   organizations: OrganizationPort;
-  /** Undefined until the clusters module is wired: getClusterCurrentCost then finds no cluster. */
+  /** Without it (the operator's commands) getClusterCurrentCost finds no cluster. */
   clusters?: ClusterLookup | undefined;
   payments: PaymentProvider;
   log?: BillingLog | undefined;
@@ -112,7 +101,7 @@ function normalizeCode(code: string): string {
 }
 
 function invoiceView(row: repo.InvoiceRow) {
-  return { id: row.id, created_at: row.created_at, status: row.status, ...cost(row.total_cents), period: row.period, paid_at: row.paid_at };
+  return { id: row.id, created_at: row.created_at, status: row.status as InvoiceStatusName, ...cost(row.total_cents), period: row.period, paid_at: row.paid_at };
 }
 
 function cardView(row: repo.CreditCardRow, now: Date) {
@@ -349,12 +338,11 @@ export function createBillingService(deps: BillingDeps) {
   // Cluster cost
 
   async function getClusterCurrentCost(organizationId: string, clusterId: string) {
-    await requireOrganization(organizationId);
+    const plan = planOf(await requireOrganization(organizationId));
     const cluster = await deps.clusters?.findClusterSummary(organizationId, clusterId);
     if (cluster === undefined) throw notFound(`cluster ${clusterId} not found`);
     // The same key clusters meter under: the instance type, else the kind of cluster (LOCAL runs on this host, free).
     const unit = unitPriceFor('CLUSTER', cluster.instanceType ?? cluster.kubernetes, cluster.cloudProvider);
-    const plan = planOf(await requireOrganization(organizationId));
     const monthly = (nodes: number) => Math.round((nodes * unit.millicentsPerHour * HOURS_PER_MONTH * plan.usagePricePercent) / 100 / 1000);
     const min = monthly(cluster.minRunningNodes);
     const max = monthly(Math.max(cluster.maxRunningNodes, cluster.minRunningNodes));

@@ -62,6 +62,20 @@ export async function deleteServiceVariables(db: Queryable, serviceId: string): 
   await db.deleteFrom('variables').where('owner_id', '=', serviceId).execute();
 }
 
+/** The project's variables revision (0 before its first write). */
+export async function readVariablesRevision(db: Queryable, projectId: string): Promise<number> {
+  const row = await db.selectFrom('variable_revisions').select('revision').where('project_id', '=', projectId).executeTakeFirst();
+  return Number(row?.revision ?? 0);
+}
+
+export async function bumpVariablesRevision(db: Queryable, projectId: string): Promise<void> {
+  await db
+    .insertInto('variable_revisions')
+    .values({ project_id: projectId, revision: 1 })
+    .onConflict((oc) => oc.column('project_id').doUpdateSet({ revision: sql<number>`variable_revisions.revision + 1` }))
+    .execute();
+}
+
 /**
  * Serialises the variable writes of one project until the transaction ends, so two writes that each add half of an
  * alias cycle cannot both pass the check. SQLite runs one write transaction at a time already; PostgreSQL takes a

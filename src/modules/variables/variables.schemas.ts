@@ -16,14 +16,12 @@ const VariableValue = Type.String({ maxLength: MAX_VALUE_LENGTH, pattern: '^[^\\
 const MountPath = Type.String({ minLength: 2, maxLength: 1024, pattern: '^/[^\\x00-\\x1f\\x7f]*$' });
 const VariableDescription = Type.String({ maxLength: 255, pattern: '^[^\\x00]*$' });
 
+/** The reference's enums, inline (a named schema may appear only once in a response). */
 export const APIVariableScopeEnum = Type.Enum(
   ['APPLICATION', 'BUILT_IN', 'ENVIRONMENT', 'PROJECT', 'CONTAINER', 'JOB', 'HELM', 'TERRAFORM', 'AGENTIC_WORKFLOW'],
-  { $id: 'APIVariableScopeEnum' },
 );
-export const APIVariableTypeEnum = Type.Enum(['VALUE', 'ALIAS', 'OVERRIDE', 'BUILT_IN', 'FILE', 'EXTERNAL_SECRET', 'FILE_EXTERNAL_SECRET'], {
-  $id: 'APIVariableTypeEnum',
-});
-export const LinkedServiceTypeEnum = Type.Enum(SERVICE_KINDS, { $id: 'VariableLinkedServiceTypeEnum' });
+export const APIVariableTypeEnum = Type.Enum(['VALUE', 'ALIAS', 'OVERRIDE', 'BUILT_IN', 'FILE', 'EXTERNAL_SECRET', 'FILE_EXTERNAL_SECRET']);
+export const LinkedServiceTypeEnum = Type.Enum(SERVICE_KINDS);
 
 const commonRequestFields = {
   key: VariableKey,

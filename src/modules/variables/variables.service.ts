@@ -22,11 +22,13 @@ import {
   deleteVariable,
   findVariable,
   findVariableByKey,
+  bumpVariablesRevision,
   insertVariables,
   listOwnerVariables,
   listProjectVariables,
   listVisibleVariables,
   lockProjectVariables,
+  readVariablesRevision,
   updateVariable,
   type VariableRow,
 } from './variables.repo.ts';
@@ -55,6 +57,9 @@ import type { AliasBody, OverrideBody, SecretEditBody, VariableRequestBody } fro
  */
 
 export const MAX_VARIABLES_PER_SCOPE = 1000;
+
+/** Projects whose rows a service instance keeps in memory (least recently used out first). */
+const CACHED_PROJECTS = 200;
 
 /** The services of an environment, as the services module will report them; until it exists, there are none. */
 export interface ServiceVariableContext {
@@ -102,6 +107,14 @@ interface Owner {
   projectId: string;
   environment: (EnvironmentForVariables & { createdAt?: string }) | undefined;
   service: ServiceForVariables | undefined;
+}
+
+/** A project's stored definitions by owner (project, environment or service id), as of one revision. */
+interface ProjectDefinitions {
+  revision: number;
+  byOwner: Map<string, Definition[]>;
+  /** Content-hash digests of secret values, by envelope (opening a secret costs; its envelope changes with its value). */
+  fingerprints: Map<string, string>;
 }
 
 /** A definition one consumer sees: a stored row or a built-in. */
@@ -215,6 +228,7 @@ export interface VariableSnapshot {
 
 export function createVariablesService(deps: VariablesDeps) {
   const { db, clock, secrets } = deps;
+  const projectCache = new Map<string, ProjectDefinitions>();
 
   // ---- owners -------------------------------------------------------------------------------------------------
 
@@ -271,9 +285,44 @@ export function createVariablesService(deps: VariablesDeps) {
     return rows.map(definitionOfRow);
   }
 
-  async function visibleDefinitions(queryable: Queryable, owner: Owner): Promise<Definition[]> {
+  /**
+   * A project's rows by owner, kept in memory while the project's revision (bumped by every write, in its
+   * transaction) stays the same: a resolution reads one number instead of a thousand rows. The revision is read
+   * before the rows, so rows newer than their revision can only cause one extra reload, never a stale answer.
+   */
+  async function projectDefinitions(projectId: string): Promise<ProjectDefinitions> {
+    const revision = await readVariablesRevision(db, projectId);
+    const kept = projectCache.get(projectId);
+    projectCache.delete(projectId);
+    if (kept !== undefined && kept.revision === revision) {
+      projectCache.set(projectId, kept);
+      return kept;
+    }
+    const byOwner = new Map<string, Definition[]>();
+    for (const row of await listProjectVariables(db, projectId)) {
+      const definitions = byOwner.get(row.owner_id) ?? [];
+      definitions.push(definitionOfRow(row));
+      byOwner.set(row.owner_id, definitions);
+    }
+    const fresh: ProjectDefinitions = { revision, byOwner, fingerprints: new Map() };
+    projectCache.set(projectId, fresh);
+    if (projectCache.size > CACHED_PROJECTS) {
+      const oldest = projectCache.keys().next().value;
+      if (oldest !== undefined) projectCache.delete(oldest);
+    }
+    return fresh;
+  }
+
+  /** What a consumer sees: built-ins, then its project's, environment's and service's rows. Inside a write, read in its transaction. */
+  async function visibleDefinitions(owner: Owner, trx?: Transaction<DB>): Promise<{ definitions: Definition[]; project: ProjectDefinitions | undefined }> {
     const builtIns = (await builtInsOf(owner)).map(definitionOfBuiltIn);
-    return [...builtIns, ...(await storedDefinitions(queryable, owner))];
+    if (trx !== undefined) return { definitions: [...builtIns, ...(await storedDefinitions(trx, owner))], project: undefined };
+    const project = await projectDefinitions(owner.projectId);
+    const own = (ownerId: string | undefined) => (ownerId === undefined ? [] : (project.byOwner.get(ownerId) ?? []));
+    return {
+      definitions: [...builtIns, ...own(owner.projectId), ...own(owner.environment?.id), ...own(owner.service?.id)],
+      project,
+    };
   }
 
   // ---- views --------------------------------------------------------------------------------------------------
@@ -368,8 +417,9 @@ export function createVariablesService(deps: VariablesDeps) {
     };
   }
 
-  async function viewOf(owner: Owner, kind: Kind, rowId: string) {
-    const context = await visibleDefinitions(db, owner);
+  /** The answer of a write, read inside its transaction: a concurrent replacement after commit cannot make it a 404. */
+  async function viewOf(trx: Transaction<DB>, owner: Owner, kind: Kind, rowId: string) {
+    const context = (await visibleDefinitions(owner, trx)).definitions;
     const definition = context.find((candidate) => candidate.id === rowId);
     if (definition === undefined) throw notFound(`${kindNoun(kind)} ${rowId} not found`);
     return kind === 'secret' ? secretView(owner, definition, context) : variableView(owner, definition, context, false);
@@ -377,14 +427,26 @@ export function createVariablesService(deps: VariablesDeps) {
 
   // ---- listings (rule 1: a consumer sees its project's, its environment's and its own rows) ---------------------
 
+  /** By name, then from the broadest scope to the narrowest. */
+  function listingOrder(a: Definition, b: Definition): number {
+    if (a.key !== b.key) return a.key < b.key ? -1 : 1;
+    return scopeRank(a.scope) - scopeRank(b.scope);
+  }
+
   async function listVariables(owner: Owner, reveal: boolean) {
-    const context = await visibleDefinitions(db, owner);
-    return context.filter((definition) => !definition.secret).map((definition) => variableView(owner, definition, context, reveal));
+    const context = (await visibleDefinitions(owner)).definitions;
+    return context
+      .filter((definition) => !definition.secret)
+      .sort(listingOrder)
+      .map((definition) => variableView(owner, definition, context, reveal));
   }
 
   async function listSecrets(owner: Owner) {
-    const context = await visibleDefinitions(db, owner);
-    return context.filter((definition) => definition.secret).map((definition) => secretView(owner, definition, context));
+    const context = (await visibleDefinitions(owner)).definitions;
+    return context
+      .filter((definition) => definition.secret)
+      .sort(listingOrder)
+      .map((definition) => secretView(owner, definition, context));
   }
 
   // ---- writes -------------------------------------------------------------------------------------------------
@@ -435,8 +497,12 @@ export function createVariablesService(deps: VariablesDeps) {
     }
   }
 
-  /** An alias must name something its consumers can see (built-ins at PROJECT scope: any name of SPEC.md's table). */
-  async function refuseUnknownAliasTarget(trx: Transaction<DB>, owner: Owner, target: string, builtIns: BuiltInVariable[]): Promise<void> {
+  /**
+   * An alias must name something its consumers can see (built-ins at PROJECT scope: any name of SPEC.md's table). Its
+   * own name is left to the cycle check, which names the cycle.
+   */
+  async function refuseUnknownAliasTarget(trx: Transaction<DB>, owner: Owner, ownKey: string, target: string, builtIns: BuiltInVariable[]): Promise<void> {
+    if (target === ownKey) return;
     if (owner.environment === undefined ? isBuiltInShapedName(target) : builtIns.some((builtIn) => builtIn.key === target)) return;
     const stored = await storedDefinitions(trx, owner);
     if (stored.some((definition) => definition.key === target)) return;
@@ -451,6 +517,7 @@ export function createVariablesService(deps: VariablesDeps) {
           await lockProjectVariables(trx, deps.dialect, owner.projectId);
           const result = await mutate(trx);
           await refuseCycles(trx, owner);
+          await bumpVariablesRevision(trx, owner.projectId);
           await deps.changes.variablesChanged(trx, { projectId: owner.projectId, environmentId: owner.environment?.id ?? null });
           return result;
         }),
@@ -532,11 +599,11 @@ export function createVariablesService(deps: VariablesDeps) {
       description: body.description ?? null,
       enableInterpolationInFile: flagOf(body.enable_interpolation_in_file),
     });
-    await write(owner, takenMessage(body.key), async (trx) => {
-      if (aliasOf !== undefined) await refuseUnknownAliasTarget(trx, owner, aliasOf, builtIns);
+    return write(owner, takenMessage(body.key), async (trx) => {
+      if (aliasOf !== undefined) await refuseUnknownAliasTarget(trx, owner, row.key, aliasOf, builtIns);
       await insertReplacing(trx, owner, row, kind);
+      return viewOf(trx, owner, kind, row.id);
     });
-    return viewOf(owner, kind, row.id);
   }
 
   async function requireOwnRow(queryable: Queryable, owner: Owner, kind: Kind, id: string): Promise<VariableRow> {
@@ -551,7 +618,7 @@ export function createVariablesService(deps: VariablesDeps) {
     const mountPathInput = 'mount_path' in body ? body.mount_path : undefined;
     refuseDotDotMount(mountPathInput);
     const builtIns = await builtInsOf(owner);
-    await write(owner, `${body.key} already exists at this scope`, async (trx) => {
+    return write(owner, `${body.key} already exists at this scope`, async (trx) => {
       const row = await requireOwnRow(trx, owner, kind, id);
       if (body.key !== row.key) {
         if (row.variable_type === 'OVERRIDE') {
@@ -575,7 +642,7 @@ export function createVariablesService(deps: VariablesDeps) {
           aliasOf = aliasTargetOf(body.value);
         }
       }
-      if (aliasOf !== undefined && aliasOf !== row.alias_of) await refuseUnknownAliasTarget(trx, owner, aliasOf, builtIns);
+      if (aliasOf !== undefined && aliasOf !== row.alias_of) await refuseUnknownAliasTarget(trx, owner, body.key, aliasOf, builtIns);
       await updateVariable(trx, row.id, {
         key: body.key,
         value,
@@ -588,8 +655,8 @@ export function createVariablesService(deps: VariablesDeps) {
           body.enable_interpolation_in_file === undefined ? row.enable_interpolation_in_file : flagOf(body.enable_interpolation_in_file),
         updated_at: isoTimestamp(clock),
       });
+      return viewOf(trx, owner, kind, id);
     });
-    return viewOf(owner, kind, id);
   }
 
   async function remove(owner: Owner, kind: Kind, id: string): Promise<void> {
@@ -601,7 +668,7 @@ export function createVariablesService(deps: VariablesDeps) {
 
   /** A variable (or built-in) the owner's consumers see, of the endpoint's kind: what an override or alias names. */
   async function requireVisibleParent(owner: Owner, kind: Kind, id: string): Promise<Definition> {
-    const parent = (await visibleDefinitions(db, owner)).find((definition) => definition.id === id);
+    const parent = (await visibleDefinitions(owner)).definitions.find((definition) => definition.id === id);
     if (parent === undefined || parent.secret !== (kind === 'secret')) throw notFound(`${kindNoun(kind)} ${id} not found at this ${owner.scope} scope`);
     return parent;
   }
@@ -626,11 +693,11 @@ export function createVariablesService(deps: VariablesDeps) {
       description: body.description ?? null,
       enableInterpolationInFile: flagOf(body.enable_interpolation_in_file),
     });
-    await write(owner, takenMessage(parent.key), async (trx) => {
-      if (aliasOf !== undefined) await refuseUnknownAliasTarget(trx, owner, aliasOf, builtIns);
+    return write(owner, takenMessage(parent.key), async (trx) => {
+      if (aliasOf !== undefined) await refuseUnknownAliasTarget(trx, owner, row.key, aliasOf, builtIns);
       await insertReplacing(trx, owner, row, kind);
+      return viewOf(trx, owner, kind, row.id);
     });
-    return viewOf(owner, kind, row.id);
   }
 
   async function alias(owner: Owner, kind: Kind, parentId: string, body: AliasBody) {
@@ -646,10 +713,10 @@ export function createVariablesService(deps: VariablesDeps) {
       description: body.description ?? null,
       enableInterpolationInFile: flagOf(body.enable_interpolation_in_file),
     });
-    await write(owner, takenMessage(body.key), async (trx) => {
+    return write(owner, takenMessage(body.key), async (trx) => {
       await insertReplacing(trx, owner, row, kind);
+      return viewOf(trx, owner, kind, row.id);
     });
-    return viewOf(owner, kind, row.id);
   }
 
   // ---- resolution ---------------------------------------------------------------------------------------------
@@ -668,21 +735,35 @@ export function createVariablesService(deps: VariablesDeps) {
     return createHmac('sha256', deps.fingerprintKey).update(value, 'utf8').digest('base64url');
   }
 
-  /** The value a resolved variable ends at: plain, or the plaintext of a secret (only for hashing and snapshots). */
-  function plaintextOf(resolved: ResolvedVariable<Definition>): string {
-    const holder = resolved.chain[resolved.chain.length - 1] as Definition;
-    if (holder.secret && holder.row !== undefined) return openSecret(holder.row);
-    return holder.value ?? '';
+  /**
+   * What the content hash takes of a variable's value: the value itself when it may be shown, else a keyed
+   * fingerprint, so the hash says nothing about secrets. A stored secret is opened once per project revision.
+   */
+  function valueDigest(variable: ResolvedVariable<Definition>, project: ProjectDefinitions | undefined, memo: Map<string, string>): string {
+    const holder = variable.chain[variable.chain.length - 1] as Definition;
+    if (variable.unresolved !== undefined) return 'unresolved';
+    if (!variable.hidden) return `v:${holder.value ?? ''}`;
+    const known = memo.get(holder.id);
+    if (known !== undefined) return known;
+    let digest: string;
+    if (holder.secret && holder.row !== undefined) {
+      const envelope = holder.row.value_envelope ?? '';
+      digest = project?.fingerprints.get(envelope) ?? `h:${fingerprint(openSecret(holder.row))}`;
+      project?.fingerprints.set(envelope, digest);
+    } else {
+      digest = `h:${fingerprint(holder.value ?? '')}`;
+    }
+    memo.set(holder.id, digest);
+    return digest;
   }
 
-  function contentHash(resolved: ResolvedVariable<Definition>[]): string {
-    const hash = createHash('sha256');
-    for (const variable of resolved) {
-      const value = variable.hidden ? `h:${fingerprint(plaintextOf(variable))}` : `v:${plaintextOf(variable)}`;
-      hash.update(JSON.stringify([variable.key, variable.definition.mountPath, variable.unresolved ?? null, value]));
-      hash.update('\n');
-    }
-    return hash.digest('hex');
+  /** SHA-256 over name, mount, dangling alias and value digest of every final variable (NUL cannot occur in any of them). */
+  function contentHash(resolved: ResolvedVariable<Definition>[], project: ProjectDefinitions | undefined): string {
+    const memo = new Map<string, string>();
+    const lines = resolved.map(
+      (variable) => `${variable.key}\0${variable.definition.mountPath ?? ''}\0${variable.unresolved ?? ''}\0${valueDigest(variable, project, memo)}`,
+    );
+    return createHash('sha256').update(lines.join('\n'), 'utf8').digest('hex');
   }
 
   async function consumer(environmentId: string, serviceId: string | undefined): Promise<Owner> {
@@ -699,14 +780,16 @@ export function createVariablesService(deps: VariablesDeps) {
    */
   async function explain(environmentId: string, serviceId: string | undefined, reveal: boolean) {
     const owner = await consumer(environmentId, serviceId);
-    const context = await visibleDefinitions(db, owner);
+    const { definitions: context, project } = await visibleDefinitions(owner);
     const resolved = resolveVariables(context);
+    const byKey = new Map<string, Definition[]>();
+    for (const definition of context) byKey.set(definition.key, [...(byKey.get(definition.key) ?? []), definition]);
     const results = resolved.map((variable) => {
       const hidden = variable.chain.some((definition) => definition.secret) || (variable.hidden && !reveal);
       const holder = variable.chain[variable.chain.length - 1] as Definition;
       const rank = scopeRank(variable.definition.scope);
-      const overrides = context
-        .filter((definition) => definition.key === variable.key && scopeRank(definition.scope) < rank)
+      const overrides = (byKey.get(variable.key) ?? [])
+        .filter((definition) => scopeRank(definition.scope) < rank)
         .sort((a, b) => scopeRank(b.scope) - scopeRank(a.scope));
       return {
         key: variable.key,
@@ -722,7 +805,7 @@ export function createVariablesService(deps: VariablesDeps) {
         overrides: overrides.map(link),
       };
     });
-    return { content_hash: contentHash(resolved), results };
+    return { content_hash: contentHash(resolved, project), results };
   }
 
   /**
@@ -732,13 +815,16 @@ export function createVariablesService(deps: VariablesDeps) {
    */
   async function resolveForDeployment(environmentId: string, serviceId?: string): Promise<VariableSnapshot> {
     const owner = await consumer(environmentId, serviceId);
-    const resolved = resolveVariables(await visibleDefinitions(db, owner));
+    const { definitions, project } = await visibleDefinitions(owner);
+    const resolved = resolveVariables(definitions);
     const broken = resolved.filter((variable) => variable.unresolved !== undefined);
     if (broken.length > 0) {
       throw badRequest(
         `alias(es) naming no variable here: ${broken.map((variable) => `${variable.key} → $${variable.unresolved ?? ''}`).join(', ')}`,
       );
     }
+    // One sealed copy per hidden built-in, shared by the aliases that end at it.
+    const sealedBuiltIns = new Map<string, { envelope: string; associated_data: string }>();
     const variables = resolved.map((variable): SnapshotVariable => {
       const holder = variable.chain[variable.chain.length - 1] as Definition;
       const base = {
@@ -752,12 +838,17 @@ export function createVariablesService(deps: VariablesDeps) {
         return { ...base, sealed: { envelope: holder.row.value_envelope, associated_data: associatedData(holder.row) } };
       }
       if (variable.hidden) {
-        const associated = `variables:snapshot:${environmentId}:${serviceId ?? '-'}:${variable.key}`;
-        return { ...base, sealed: { envelope: secrets.seal(holder.value ?? '', associated), associated_data: associated } };
+        let sealed = sealedBuiltIns.get(holder.id);
+        if (sealed === undefined) {
+          const associated = `variables:snapshot:${environmentId}:${serviceId ?? '-'}:${holder.key}`;
+          sealed = { envelope: secrets.seal(holder.value ?? '', associated), associated_data: associated };
+          sealedBuiltIns.set(holder.id, sealed);
+        }
+        return { ...base, sealed };
       }
       return { ...base, value: holder.value ?? '' };
     });
-    return { environment_id: environmentId, service_id: serviceId ?? null, content_hash: contentHash(resolved), variables };
+    return { environment_id: environmentId, service_id: serviceId ?? null, content_hash: contentHash(resolved, project), variables };
   }
 
   /** The plaintext of one snapshot variable, for the agent that starts the workload. */
@@ -786,6 +877,16 @@ export function createVariablesService(deps: VariablesDeps) {
       };
     });
     await insertVariables(trx, copies);
+    const projectId = rows[0]?.project_id;
+    if (projectId !== undefined) await bumpVariablesRevision(trx, projectId);
+  }
+
+  /** For the services module: a deleted service's own rows go with it (no foreign key until services exist). */
+  async function removeServiceVariables(trx: Transaction<DB>, serviceId: string): Promise<void> {
+    const rows = await listOwnerVariables(trx, serviceId);
+    await deleteServiceVariables(trx, serviceId);
+    const projectId = rows[0]?.project_id;
+    if (projectId !== undefined) await bumpVariablesRevision(trx, projectId);
   }
 
   return {
@@ -808,8 +909,7 @@ export function createVariablesService(deps: VariablesDeps) {
     resolveForDeployment,
     openSnapshotValue,
     copyEnvironmentVariables,
-    /** For the services module: a deleted service's own rows go with it (no foreign key until services exist). */
-    deleteServiceVariables: (trx: Transaction<DB>, serviceId: string) => deleteServiceVariables(trx, serviceId),
+    deleteServiceVariables: removeServiceVariables,
   };
 }
 
