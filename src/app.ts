@@ -15,6 +15,7 @@ import { installSecurity, requireAccessDeclarations } from './http/security.ts';
 import { createHttpServer } from './http/server.ts';
 import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
+import { deriveKey } from './lib/crypto.ts';
 import { createSecretBox, loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/secret-box.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { createOutboxMailer } from './mail/outbox-mailer.ts';
@@ -287,7 +288,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
 
   const perMinute = deps.config.rateLimitPerMinute ?? 0;
   if (perMinute > 0) await installRateLimit(app, perMinute);
-  await installIdempotency(app, services.idempotency);
+  await installIdempotency(app, services.idempotency, deriveKey(secretKey, 'slipway/idempotency-fingerprints/v1'));
   installBillingSchedule(app, billing);
 
   const clusterOperatorTimings = deps.clusterOperator ?? {};

@@ -509,6 +509,14 @@ describeEachDatabase('billing', (ctx) => {
     }
     const reference = await call(owner.auth, { method: 'POST', url: `${base}/changePlan`, payload: { plan: 'TEAM_2025' } });
     expect(reference.json()).toMatchObject({ plan: 'TEAM_2025' });
+    // One trial per plan: leaving and coming back does not start another.
+    const trialOf = async () => (await call(owner.auth, { method: 'GET', url: `${base}/currentCost` })).json<{ remaining_trial_day: number }>().remaining_trial_day;
+    expect(await trialOf()).toBe(14);
+    ctx().clock.advance(3 * DAY);
+    await call(owner.auth, { method: 'POST', url: `${base}/changePlan`, payload: { plan: 'COMMUNITY' } });
+    expect(await trialOf()).toBe(0);
+    await call(owner.auth, { method: 'POST', url: `${base}/changePlan`, payload: { plan: 'TEAM_2025' } });
+    expect(await trialOf()).toBe(11);
     const valid = { first_name: 'A', last_name: 'B', email: 'a@example.com', address: 'x', city: 'y', zip: '1000', country_code: 'BE' };
     for (const payload of [{}, { ...valid, email: 'not-an-email' }, { ...valid, country_code: 'BEL' }, { ...valid, first_name: '' }, { ...valid, city: 'a\u0000b' }, { ...valid, extra: 1 }]) {
       expectErrorBody(await call(owner.auth, { method: 'PUT', url: `${base}/billingInfo`, payload }), 400);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../src/db/db.schema.ts';
 import { findCluster, listClusters } from '../src/modules/clusters/clusters.repo.ts';
 import { summaryOf } from '../src/modules/clusters/clusters.service.ts';
@@ -181,7 +181,7 @@ describeEachDatabase('environments', (ctx) => {
     for (const event of ['take', 'built', 'succeed'] as const) await agent.recordAgentProgress(environmentId, deploymentId, event);
   }
 
-  it('sets up an organization with a project and a cluster', async () => {
+  beforeAll(async () => {
     ({ owner, organizationId } = await ctx().signUpWithOrganization());
     projectId = await createProject(organizationId, owner.auth);
     clusterId = await createCluster(organizationId, owner.auth);
@@ -305,8 +305,9 @@ describeEachDatabase('environments', (ctx) => {
       }
       const stats = await get(`/organization/${organizationId}/project/stats`);
       expect(stats.statusCode, stats.body).toBe(200);
-      expect(JSON.stringify(stats.json())).toContain(statsProject);
-      const project = await get(`/organization/${organizationId}/project/${statsProject}`);
+      const entry = stats.json<{ results: { id: string; environment_total_number: number; service_total_number: number }[] }>().results.find((r) => r.id === statsProject);
+      expect(entry).toEqual({ id: statsProject, environment_total_number: 3, service_total_number: 0 });
+      const project = await get(`/project/${statsProject}`);
       expect(project.json<{ associated_environments_count: number }>().associated_environments_count).toBe(3);
     });
 
@@ -381,6 +382,31 @@ describeEachDatabase('environments', (ctx) => {
       expect(without.id).not.toBe(withVariables.id);
     });
 
+    it('copies the environment\'s variables and secrets through the variables module only when asked', async () => {
+      const source = await createEnvironment();
+      const variable = await post(`/environment/${source.id}/environmentVariable`, { key: 'CLONED_SETTING', value: 'from-source' });
+      expect(variable.statusCode, variable.body).toBe(201);
+      const secret = await post(`/environment/${source.id}/secret`, { key: 'CLONED_SECRET', value: 'sealed-value' });
+      expect(secret.statusCode, secret.body).toBe(201);
+
+      const ownKeys = async (environmentId: string, kind: 'environmentVariable' | 'secret') => {
+        const response = await get(`/environment/${environmentId}/${kind}`);
+        expect(response.statusCode, response.body).toBe(200);
+        return response
+          .json<{ results: { key: string; scope: string; value?: string }[] }>()
+          .results.filter((v) => v.scope === 'ENVIRONMENT')
+          .map((v) => [v.key, v.value]);
+      };
+      const plain = (await post(`/environment/${source.id}/clone`, { name: uniqueName('plain') })).json<EnvironmentView>();
+      expect(await ownKeys(plain.id, 'environmentVariable')).toEqual([]);
+      expect(await ownKeys(plain.id, 'secret')).toEqual([]);
+      const withVariables = await post(`/environment/${source.id}/clone`, { name: uniqueName('vars'), clone_variables: true });
+      expect(withVariables.statusCode, withVariables.body).toBe(201);
+      const cloneId = withVariables.json<EnvironmentView>().id;
+      expect(await ownKeys(cloneId, 'environmentVariable')).toEqual([['CLONED_SETTING', 'from-source']]);
+      expect(await ownKeys(cloneId, 'secret')).toEqual([['CLONED_SECRET', undefined]]);
+    });
+
     it('writes nothing when the variables port fails', async () => {
       const failing: EnvironmentVariablesCopier = {
         async copyEnvironmentVariables() {
@@ -427,6 +453,16 @@ describeEachDatabase('environments', (ctx) => {
 
       const twice = expectErrorBody(await post(`/environment/${env.id}/deploy`), 409);
       expect(twice.message).toMatch(/it is QUEUED/);
+    });
+
+    it('lets exactly one of two concurrent deploys queue, with one history record and one job', async () => {
+      const env = await createEnvironment();
+      const answers = await Promise.all([0, 1, 2].map(() => post(`/environment/${env.id}/deploy`)));
+      expect(answers.map((r) => r.statusCode).sort()).toEqual([202, 409, 409]);
+      const records = await ctx().database.db.selectFrom('environment_deployments').select('job_id').where('environment_id', '=', env.id).execute();
+      expect(records).toHaveLength(1);
+      const jobs = await ctx().database.db.selectFrom('jobs').select('id').where('serial_key', '=', `environment:${env.id}`).execute();
+      expect(jobs.map((j) => j.id)).toEqual(records.map((r) => r.job_id));
     });
 
     it('refuses redeploy, stop and restart of an environment never deployed, naming the state', async () => {
@@ -520,6 +556,18 @@ describeEachDatabase('environments', (ctx) => {
       await post(`/environment/${env.id}/cancelDeployment`);
       await post(`/environment/${env.id}/deploy`);
       await expect(agent.recordAgentProgress(env.id, first, 'take')).rejects.toThrow(/not the environment's current action/);
+    });
+
+    it('refuses to queue work for a cluster that was deleted (409), and still shows the environment', async () => {
+      const doomedCluster = await createCluster(organizationId, owner.auth);
+      const env = await createEnvironment({ cluster: doomedCluster });
+      // The cluster's delete action ends in DELETED once its infrastructure is gone; its row is kept until then.
+      await ctx().database.db.updateTable('clusters').set({ status: 'DELETED' }).where('id', '=', doomedCluster).execute();
+      expect(expectErrorBody(await post(`/environment/${env.id}/deploy`), 409).message).toMatch(/no longer exists/);
+      const shown = await get(`/environment/${env.id}`);
+      expect(shown.statusCode, shown.body).toBe(200);
+      expect(shown.json<EnvironmentView>()).toMatchObject({ cluster_id: doomedCluster, cloud_provider: {} });
+      expect(shown.json<EnvironmentView>().cluster_name).toBeUndefined();
     });
 
     it('refuses restarting services that are not in the environment with 400', async () => {

@@ -451,6 +451,24 @@ describe('HTTP contract: logs', () => {
     }
   });
 
+  it('keeps signed links\' signatures out of request log lines', async () => {
+    const logged: string[] = [];
+    const logStream = new PassThrough();
+    logStream.on('data', (chunk: Buffer) => logged.push(...chunk.toString('utf8').split('\n').filter((line) => line !== '')));
+    const server = createHttpServer({ logLevel: 'info', logStream });
+    server.get('/download', async () => ({ ok: true }));
+    await server.ready();
+    try {
+      await server.inject({ method: 'GET', url: '/download?expires=1900000000&signature=s3cretSignatureValue&x=1' });
+      await new Promise((resolve) => setImmediate(resolve));
+      const incoming = logged.map((line) => JSON.parse(line) as { req?: { url?: string } }).find((line) => line.req?.url !== undefined);
+      expect(incoming?.req?.url).toBe('/download?expires=1900000000&signature=[redacted]&x=1');
+      for (const line of logged) expect(line).not.toContain('s3cretSignatureValue');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('answers an unexpected failure with a 500 that hides it, and logs it under the request id', async () => {
     const logged: string[] = [];
     const logStream = new PassThrough();

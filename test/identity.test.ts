@@ -8,6 +8,7 @@ import { systemClock } from '../src/lib/clock.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { startIdentityTestApp, type IdentityTestApp } from './support/identity-app.ts';
 import { approveDeviceCode, completeInteraction, formAction, formField, submitSignIn, TestBrowser } from './support/identity-browser.ts';
+import { isPublicRoute } from './support/public-routes.ts';
 
 /**
  * The built-in identity provider, over real HTTP against a listening server: its OpenID Connect surface, local
@@ -357,9 +358,8 @@ for (const dialect of TEST_DIALECTS) {
       const routes = ctx.app.registeredRoutes();
       const identityRoutes = routes.filter((route) => route.url === '/oidc' || route.url.startsWith('/oidc/'));
       expect(identityRoutes.length).toBeGreaterThan(0);
-      const publicElsewhere = (url: string) => url === '/ips' || url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/');
       for (const route of routes) {
-        if (identityRoutes.includes(route) || publicElsewhere(route.url) || route.method === 'OPTIONS') continue;
+        if (identityRoutes.includes(route) || isPublicRoute(route.url) || route.method === 'OPTIONS') continue;
         const url = route.url.replace(/:([A-Za-z0-9_]+)/g, () => '01a20000-0000-7000-8000-000000000000');
         const response = await fetch(`${ctx.baseUrl}${url}`, {
           method: route.method,

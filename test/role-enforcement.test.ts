@@ -148,6 +148,8 @@ interface World {
   environmentId: string;
   /** One cloud credential per provider path segment (aws, scaleway, gcp, onPremise): each path finds only its own. */
   credentialsIds: Record<string, string>;
+  /** A variable and a secret of the project and of the environment (variable and secret path parameters). */
+  variableIds: { project: string; projectSecret: string; environment: string; environmentSecret: string };
 }
 
 async function createWorld(testApp: TestApp, people: People): Promise<World> {
@@ -184,13 +186,20 @@ async function createWorld(testApp: TestApp, people: People): Promise<World> {
   });
   expect(configured.statusCode, configured.body).toBe(200);
   const projectId = await created(`/organization/${organizationId}/project`, { name: uniqueName('project') }, 200);
+  const environmentId = await created(`/project/${projectId}/environment`, { name: uniqueName('environment'), cluster: clusterId, mode: 'STAGING' }, 201);
   return {
     organizationId,
     clusterId,
     roleIds,
     tokens,
     projectId,
-    environmentId: await created(`/project/${projectId}/environment`, { name: uniqueName('environment'), cluster: clusterId, mode: 'STAGING' }, 201),
+    environmentId,
+    variableIds: {
+      project: await created(`/project/${projectId}/environmentVariable`, { key: 'ROLE_PROJECT_VARIABLE', value: 'p' }, 201),
+      projectSecret: await created(`/project/${projectId}/secret`, { key: 'ROLE_PROJECT_SECRET', value: 'ps' }, 201),
+      environment: await created(`/environment/${environmentId}/environmentVariable`, { key: 'ROLE_ENVIRONMENT_VARIABLE', value: 'e' }, 201),
+      environmentSecret: await created(`/environment/${environmentId}/secret`, { key: 'ROLE_ENVIRONMENT_SECRET', value: 'es' }, 201),
+    },
     apiTokenId: await created(`/organization/${organizationId}/apiToken`, { name: uniqueName('doomed-token'), scope: 'READ' }, 201),
     policyApiTokenId: await created(
       `/organization/${organizationId}/policyApiToken`,
@@ -310,6 +319,22 @@ const VALID_BODIES: Record<string, (world: World, people: People) => Record<stri
   editOnPremiseCredentials: () => ({ name: uniqueName('on-premise') }),
   createEnvironment: (world) => ({ name: uniqueName('environment'), cluster: world.clusterId, mode: 'DEVELOPMENT' }),
   editEnvironment: () => ({ name: uniqueName('environment'), mode: 'PRODUCTION' }),
+  // Variables: the project's override operations always answer 400 (nothing is broader than PROJECT), so they are
+  // left to "reaches the handler"; an environment's override names the project's variable (fillPath).
+  createProjectEnvironmentVariable: () => ({ key: 'ROLE_CREATED', value: 'x' }),
+  editProjectEnvironmentVariable: () => ({ key: 'ROLE_PROJECT_VARIABLE', value: 'edited' }),
+  createProjectEnvironmentVariableAlias: () => ({ key: 'ROLE_ALIAS' }),
+  createProjectSecret: () => ({ key: 'ROLE_CREATED_SECRET', value: 'x' }),
+  editProjectSecret: () => ({ key: 'ROLE_PROJECT_SECRET', value: 'edited' }),
+  createProjectSecretAlias: () => ({ key: 'ROLE_SECRET_ALIAS' }),
+  createEnvironmentEnvironmentVariable: () => ({ key: 'ROLE_CREATED', value: 'x' }),
+  editEnvironmentEnvironmentVariable: () => ({ key: 'ROLE_ENVIRONMENT_VARIABLE', value: 'edited' }),
+  createEnvironmentEnvironmentVariableOverride: () => ({ value: 'overridden' }),
+  createEnvironmentEnvironmentVariableAlias: () => ({ key: 'ROLE_ALIAS' }),
+  createEnvironmentSecret: () => ({ key: 'ROLE_CREATED_SECRET', value: 'x' }),
+  editEnvironmentSecret: () => ({ key: 'ROLE_ENVIRONMENT_SECRET', value: 'edited' }),
+  createEnvironmentSecretOverride: () => ({ value: 'overridden' }),
+  createEnvironmentSecretAlias: () => ({ key: 'ROLE_SECRET_ALIAS' }),
   cloneEnvironment: () => ({ name: uniqueName('clone'), clone_variables: true }),
 };
 
@@ -341,6 +366,11 @@ const BODILESS_OPERATIONS = new Set([
   // callers reach the handler, which answers 409 naming the state.
   'deployEnvironment',
   'deleteEnvironment',
+  // The fixture variables and secrets exist: deleting them answers 204.
+  'deleteProjectEnvironmentVariable',
+  'deleteProjectSecret',
+  'deleteEnvironmentEnvironmentVariable',
+  'deleteEnvironmentSecret',
 ]);
 
 function authOf(caller: Caller, world: World, people: People): string | undefined {
@@ -386,6 +416,10 @@ function fillPath(url: string, world: World): string {
     annotationsGroupId: world.annotationsGroupId,
     clusterId: world.clusterId,
     environmentId: world.environmentId,
+    // Under /project the project's rows; under /environment the environment's, except that an override names the
+    // broader (project) row it overrides.
+    environmentVariableId: url.startsWith('/project/') || url.endsWith('/override') ? world.variableIds.project : world.variableIds.environment,
+    secretId: url.startsWith('/project/') || url.endsWith('/override') ? world.variableIds.projectSecret : world.variableIds.environmentSecret,
     credentialsId: world.credentialsIds[/\/organization\/:organizationId\/([A-Za-z]+)\/credentials\//.exec(url)?.[1] ?? 'aws'] ?? randomUUID(),
   };
   return url.replace(/:([A-Za-z0-9_]+)/g, (_whole, name: string) => values[name] ?? randomUUID());
@@ -515,7 +549,8 @@ describeEachDatabase('role enforcement', (ctx) => {
     expect(problems).toEqual([]);
     expect(cells).toBeGreaterThan(200);
     expect(await databaseSnapshot(ctx())).toEqual(before);
-  });
+    // Every route times every caller: on PostgreSQL on a shared machine this is well past the default 20 s.
+  }, 180_000);
 
   it('lets every allowed caller through every write, each on a fresh organization', async () => {
     const problems: string[] = [];
@@ -532,6 +567,7 @@ describeEachDatabase('role enforcement', (ctx) => {
     }
     expect(problems).toEqual([]);
     expect(cells).toBeGreaterThan(40);
-    // One fresh organization (a dozen fixtures) per allowed cell: hundreds of requests.
-  }, 300_000);
+    // One fresh organization (a dozen fixtures) per allowed cell: hundreds of requests, a few thousand with the
+    // environment and variable operations, minutes on a shared machine.
+  }, 900_000);
 });

@@ -6,6 +6,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { mintToken } from '../src/auth/tokens.ts';
 import type { RegisteredRoute } from '../src/http/server.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
+import { isDocumentationRoute, isOperatorRoute, isPublicRoute } from './support/public-routes.ts';
 
 /**
  * The route-security table. It walks every route the server has registered (the server's own onRoute listing, so
@@ -176,24 +177,6 @@ const SPEC_OPERATION_IDS = [
 const ALLOW_EVERYTHING = 'package agent\n\nallow := true\n';
 
 const ERROR_BODY_KEYS = ['status', 'error', 'message', 'request_id', 'details'];
-
-function isDocumentationRoute(url: string): boolean {
-  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/');
-}
-
-/** Invoice PDFs and usage reports behind signed, expiring links: the signature is the credential (docs/billing.md). */
-function isSignedDownloadRoute(url: string): boolean {
-  return url === '/billing/invoice/:id/pdf' || url === '/billing/usageReport/:id';
-}
-
-/** The cluster operator's side: its one-time enrollment token, then its own credential, are its credentials (docs/clusters.md). */
-function isOperatorRoute(url: string): boolean {
-  return url.startsWith('/operator/v1/');
-}
-
-function isPublicRoute(url: string): boolean {
-  return url === '/ips' || isDocumentationRoute(url) || isSignedDownloadRoute(url) || isOperatorRoute(url);
-}
 
 function routeName(route: RegisteredRoute): string {
   return `${route.method} ${route.url}`;
@@ -375,6 +358,8 @@ describeEachDatabase('route security', (ctx) => {
     policyApiTokenId: string;
     environmentVariableId: string;
     secretId: string;
+    clusterId: string;
+    environmentId: string;
   };
   let revokedPolicyTokenAuth: string;
   let expiredPolicyTokenAuth: string;
@@ -452,6 +437,19 @@ describeEachDatabase('route security', (ctx) => {
       payload: { status: 'IN_PROGRESS' },
     });
     expect(onboarding.statusCode).toBe(200);
+    // A cluster and an environment on it: the environment routes (and those nested under it) get the real ones.
+    const cluster = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/organization/${organizationId}/cluster`,
+      payload: { name: uniqueName('victim-cluster'), region: 'eu-west-3', cloud_provider: 'AWS', kubernetes: 'MANAGED' },
+    });
+    expect(cluster.statusCode).toBe(201);
+    const environment = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/project/${project.json<{ id: string }>().id}/environment`,
+      payload: { name: uniqueName('victim-environment'), cluster: cluster.json<{ id: string }>().id },
+    });
+    expect(environment.statusCode).toBe(201);
     victimIds = {
       organizationId,
       projectId: project.json<{ id: string }>().id,
@@ -459,6 +457,8 @@ describeEachDatabase('route security', (ctx) => {
       policyApiTokenId: policyToken.json<{ id: string }>().id,
       environmentVariableId: variable.json<{ id: string }>().id,
       secretId: secret.json<{ id: string }>().id,
+      clusterId: cluster.json<{ id: string }>().id,
+      environmentId: environment.json<{ id: string }>().id,
     };
 
     intruder = await testApp.signUp();

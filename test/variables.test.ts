@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
 import { createSecretBox } from '../src/lib/secret-box.ts';
@@ -214,6 +215,34 @@ describeEachDatabase('variables and secrets', (ctx) => {
     expect(expectErrorBody(self, 400).message).toContain('SELF → SELF');
   });
 
+  it('rule 2: two concurrent writes that each add half of a cycle cannot both succeed', async () => {
+    // Ten pairs at once: without the per-project serialisation, some pair would commit both halves.
+    const pairs = await Promise.all(
+      Array.from({ length: 10 }, async (_unused, index) => ({
+        x: await created(`/project/${projectId}/environmentVariable`, { key: `RACE_${index}_X`, value: 'x' }),
+        y: await created(`/project/${projectId}/environmentVariable`, { key: `RACE_${index}_Y`, value: 'y' }),
+      })),
+    );
+    const answers = await Promise.all(
+      pairs.flatMap(({ x, y }) => [
+        call('PUT', `/project/${projectId}/environmentVariable/${x.id}`, { key: x.key, value: `$${y.key}` }),
+        call('PUT', `/project/${projectId}/environmentVariable/${y.id}`, { key: y.key, value: `$${x.key}` }),
+      ]),
+    );
+    for (let index = 0; index < pairs.length; index += 1) {
+      const pair = [answers[2 * index], answers[2 * index + 1]];
+      expect(pair.map((answer) => answer?.statusCode).sort()).toEqual([200, 400]);
+      const refused = pair.find((answer) => answer?.statusCode === 400);
+      expect(refused && expectErrorBody(refused, 400).message).toContain('alias cycle');
+    }
+    // Each winner's alias holds: both names of a pair end at the one value left.
+    const staging = await resolved(stagingId);
+    for (let index = 0; index < pairs.length; index += 1) {
+      expect(staging.get(`RACE_${index}_X`)?.value).toBe(staging.get(`RACE_${index}_Y`)?.value);
+      expect(['x', 'y']).toContain(staging.get(`RACE_${index}_X`)?.value);
+    }
+  });
+
   it('rule 3: a variable created again under its name in the same scope replaces it; deleting removes it', async () => {
     const first = await created(`/environment/${stagingId}/environmentVariable`, { key: 'API_URL', value: 'https://old.example.com' });
     const second = await created(`/environment/${stagingId}/environmentVariable`, { key: 'API_URL', value: 'https://new.example.com' });
@@ -394,16 +423,55 @@ describeEachDatabase('variables and secrets', (ctx) => {
     await created(`/environment/${doomed}/environmentVariable`, { key: 'GONE', value: '1' });
     await created(`/environment/${doomed}/secret`, { key: 'GONE_TOO', value: '1' });
     const deleted = await call('DELETE', `/environment/${doomed}`);
-    expect([202, 204]).toContain(deleted.statusCode);
-    // Deletion may go through the environment's own lifecycle; its rows go when its row does.
-    const environmentRow = await ctx().database.db.selectFrom('environments').select('id').where('id', '=', doomed).executeTakeFirst();
-    const rows = await ctx().database.db.selectFrom('variables').select('id').where('environment_id', '=', doomed).execute();
-    if (environmentRow === undefined) expect(rows).toEqual([]);
-    else expect(rows).toHaveLength(2);
+    expect(deleted.statusCode, deleted.body).toBe(204);
+    expect(await ctx().database.db.selectFrom('variables').select('id').where('environment_id', '=', doomed).execute()).toEqual([]);
+
+    const project = await call('POST', `/organization/${organizationId}/project`, { name: uniqueName('doomed-project') });
+    const doomedProject = project.json<{ id: string }>().id;
+    await created(`/project/${doomedProject}/environmentVariable`, { key: 'GONE', value: '1' });
+    expect((await call('DELETE', `/project/${doomedProject}`)).statusCode).toBe(204);
+    expect(await ctx().database.db.selectFrom('variables').select('id').where('project_id', '=', doomedProject).execute()).toEqual([]);
+    expect(await ctx().database.db.selectFrom('variable_revisions').selectAll().where('project_id', '=', doomedProject).execute()).toEqual([]);
   });
 
   describeServiceLevel(ctx, () => ({ owner, organizationId }), environmentIn);
 });
+
+const logLines: string[] = [];
+const logStream = new PassThrough();
+logStream.on('data', (chunk: Buffer) => logLines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== '')));
+
+describeEachDatabase(
+  'secrets in the logs',
+  (ctx) => {
+    it('never logs a secret value: writes, refusals, listings and explanations log their requests without it', async () => {
+      const { owner, organizationId } = await ctx().signUpWithOrganization();
+      const post = async (url: string, payload: Record<string, unknown>) => ctx().call(owner.auth, { method: 'POST', url, payload });
+      await post(`/organization/${organizationId}/cluster`, { name: uniqueName('cluster'), region: 'eu-west-3', cloud_provider: 'AWS', kubernetes: 'MANAGED' });
+      const projectId = (await post(`/organization/${organizationId}/project`, { name: uniqueName('logged') })).json<{ id: string }>().id;
+      const environmentId = (await post(`/project/${projectId}/environment`, { name: 'staging', mode: 'STAGING' })).json<{ id: string }>().id;
+      const value = `logged-secret-${randomBytes(10).toString('hex')}`;
+      const secret = await post(`/environment/${environmentId}/secret`, { key: 'LOGGED', value });
+      expect(secret.statusCode).toBe(201);
+      const projectSecret = await post(`/project/${projectId}/secret`, { key: 'LOGGED_PROJECT', value });
+      // Created again: it replaces the first (rule 3), and the edit below addresses the replacement.
+      const replaced = await post(`/environment/${environmentId}/secret`, { key: 'LOGGED', value });
+      const answers = [
+        replaced,
+        await post(`/environment/${environmentId}/environmentVariable`, { key: 'LOGGED', value }),
+        await post(`/environment/${environmentId}/secret`, { key: 'PLATFORM_LOGGED', value }),
+        await post(`/environment/${environmentId}/secret/${projectSecret.json<{ id: string }>().id}/override`, { value }),
+        await ctx().call(owner.auth, { method: 'PUT', url: `/environment/${environmentId}/secret/${replaced.json<{ id: string }>().id}`, payload: { key: 'LOGGED', value } }),
+        await ctx().call(owner.auth, { method: 'GET', url: `/environment/${environmentId}/resolvedVariables?reveal=true` }),
+      ];
+      expect(answers.map((answer) => answer.statusCode)).toEqual([201, 409, 400, 201, 200, 200]);
+      for (const answer of answers) expect(answer.body).not.toContain(value);
+      expect(logLines.length).toBeGreaterThan(5);
+      expect(logLines.join('\n')).not.toContain(value);
+    });
+  },
+  { logStream },
+);
 
 /**
  * What needs services (APPLICATION scope, per-service and per-database built-ins, rule 4's snapshot): the variables

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
-import { sha256Hex } from '../lib/crypto.ts';
+import { hmacSha256Hex, sha256Hex } from '../lib/crypto.ts';
 import { badRequest } from '../lib/errors.ts';
 import type { IdempotencyService } from '../modules/idempotency/idempotency.service.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
@@ -30,7 +30,15 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 /** Kept answers expire after a day; they are cleared at start and hourly, never on the request path. */
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
-export async function installIdempotency(app: FastifyTypeBox, idempotency: Pick<IdempotencyService, 'claim' | 'record' | 'removeExpired'>): Promise<void> {
+/**
+ * `fingerprintKey` keys the digest of each request body that is kept for a day: bodies may carry short secrets (a card
+ * number and cvv, a token), which a plain SHA-256 would give away to anyone reading the table.
+ */
+export async function installIdempotency(
+  app: FastifyTypeBox,
+  idempotency: Pick<IdempotencyService, 'claim' | 'record' | 'removeExpired'>,
+  fingerprintKey: Buffer,
+): Promise<void> {
   app.decorateRequest('idempotencyScope', undefined);
 
   await idempotency.removeExpired();
@@ -48,7 +56,7 @@ export async function installIdempotency(app: FastifyTypeBox, idempotency: Pick<
       throw badRequest('invalid Idempotency-Key header', [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
     }
     const scope = sha256Hex(`${callerOf(request.principal)}\n${key}`);
-    const fingerprint = sha256Hex(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
+    const fingerprint = hmacSha256Hex(fingerprintKey, `${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
     const claim = await idempotency.claim(scope, fingerprint);
     if (claim.kind === 'refuse') throw claim.error;
     if (claim.kind === 'replay') {

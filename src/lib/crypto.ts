@@ -1,9 +1,22 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/**
+ * A key of its own for one purpose (`label`), derived from the installation's secret key, so no two uses share a key
+ * and none of them exposes the key that seals secrets at rest.
+ */
+export function deriveKey(secretKey: Buffer, label: string): Buffer {
+  return createHmac('sha256', secretKey).update(label, 'utf8').digest();
+}
+
+/** A keyed digest: unlike a plain hash, it cannot be reversed by trying the few values a short secret can take. */
+export function hmacSha256Hex(key: Buffer, value: string): string {
+  return createHmac('sha256', key).update(value, 'utf8').digest('hex');
 }
 
 /** Compares two strings without leaking, through timing, where they first differ. */

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { deriveKey } from '../../lib/crypto.ts';
 import { constantTimeEqual } from '../../lib/crypto.ts';
 
 /**
@@ -19,7 +20,7 @@ export interface SignedLinks {
 const KEY_LABEL = 'slipway/billing-links/v1';
 
 export function createSignedLinks(secretKey: Buffer): SignedLinks {
-  const linkKey = createHmac('sha256', secretKey).update(KEY_LABEL).digest();
+  const linkKey = deriveKey(secretKey, KEY_LABEL);
 
   function signatureOf(purpose: LinkPurpose, resourceId: string, expiresEpoch: string): string {
     return createHmac('sha256', linkKey).update(`${purpose}\n${resourceId}\n${expiresEpoch}`).digest('base64url');

@@ -40,14 +40,14 @@ export async function insertPlanChange(db: Queryable, row: { id: string; organiz
   await db.insertInto('billing_plan_changes').values(row).execute();
 }
 
-/** When the organization last moved onto `plan`; undefined when it has been on it since it was created. */
-export async function lastChangeTo(db: Queryable, organizationId: string, plan: string): Promise<string | undefined> {
+/** When the organization first moved onto `plan`; undefined when it never changed onto it (it was created on it). */
+export async function firstChangeTo(db: Queryable, organizationId: string, plan: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('billing_plan_changes')
     .select('changed_at')
     .where('organization_id', '=', organizationId)
     .where('plan', '=', plan)
-    .orderBy('changed_at', 'desc')
+    .orderBy('changed_at', 'asc')
     .executeTakeFirst();
   return row?.changed_at;
 }

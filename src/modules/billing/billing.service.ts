@@ -177,8 +177,9 @@ export function createBillingService(deps: BillingDeps) {
     return findPlan(organization.plan) ?? (findPlan('COMMUNITY') as PlanDefinition);
   }
 
+  /** One trial per plan: leaving a plan and coming back does not start another. */
   async function trialEndsAt(organization: repo.BilledOrganization, plan: PlanDefinition): Promise<Date> {
-    const since = (await repo.lastChangeTo(db, organization.id, plan.code)) ?? organization.created_at;
+    const since = (await repo.firstChangeTo(db, organization.id, plan.code)) ?? organization.created_at;
     return new Date(Date.parse(since) + plan.trialDays * DAY_MS);
   }
 

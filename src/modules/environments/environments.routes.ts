@@ -185,9 +185,13 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
         response: { 202: EnvironmentActionStatus, ...authenticatedErrors('conflict', 'payment_required') },
       },
       config: { access: { permission: 'environments:deploy', target: 'environment' } },
+      // The reference's body is optional: no body restarts every service, as an empty one does.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
     },
     async (request, reply) =>
-      reply.code(HTTP_STATUS.accepted).send(await environments.rebootServices(requirePrincipal(request), request.params.environmentId, request.body ?? {})),
+      reply.code(HTTP_STATUS.accepted).send(await environments.rebootServices(requirePrincipal(request), request.params.environmentId, request.body)),
   );
 
   app.post(

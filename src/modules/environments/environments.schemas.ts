@@ -137,7 +137,7 @@ export const DeploymentHistoryQuery = Type.Object(
 
 export const DeploymentHistoryV2Query = Type.Object(
   {
-    pageSize: Type.Optional(Nullable(PageSize)),
+    pageSize: Type.Optional(PageSize),
     /** Entries older than this one: the next_cursor of the previous page. */
     cursor: Type.Optional(Uuid),
   },

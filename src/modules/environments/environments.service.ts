@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { principalDisplayName, actingUserId, type Principal } from '../../auth/principal.ts';
-import { uniqueOrConflict } from '../../db/db.errors.ts';
+import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -187,6 +187,16 @@ function durationSeconds(record: EnvironmentDeploymentRow, now: Date): number {
   return Math.max(0, (end - new Date(record.created_at).getTime()) / 1000);
 }
 
+/** Inserts an environment: a taken name is a conflict, a project or cluster removed meanwhile a 404. */
+async function insertOrRefuse(write: () => Promise<void>, name: string): Promise<void> {
+  try {
+    await uniqueOrConflict(write, nameTaken(name));
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw notFound('the project or the cluster of this environment no longer exists');
+    throw error;
+  }
+}
+
 function nameTaken(name: string): string {
   return `an environment named "${name}" already exists in this project`;
 }
@@ -231,8 +241,8 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     return environmentView(row, await deps.clusters.findClusterSummary(row.organization_id, row.cluster_id));
   }
 
-  async function lastDeployment(row: EnvironmentRow): Promise<EnvironmentDeploymentRow | undefined> {
-    return row.last_deployment_id === null ? undefined : findDeployment(db, row.last_deployment_id);
+  async function lastDeployment(row: EnvironmentRow, executor: Queryable = db): Promise<EnvironmentDeploymentRow | undefined> {
+    return row.last_deployment_id === null ? undefined : findDeployment(executor, row.last_deployment_id);
   }
 
   async function environmentStatusView(row: EnvironmentRow) {
@@ -281,14 +291,19 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
    * in one transaction. The job waits for the cluster's agent; nothing here pretends to do its work.
    */
   async function requestAction(principal: Principal, environmentId: string, action: QueuedAction): Promise<EnvironmentRow> {
+    // Clusters and billing read their own tables: asked before the transaction, which on SQLite holds the one connection.
+    const before = await requireEnvironment(db, environmentId);
+    if ((await deps.clusters.findClusterSummary(before.organization_id, before.cluster_id)) === undefined) {
+      throw conflict(`cannot ${action} environment: its cluster ${before.cluster_id} no longer exists`);
+    }
+    if (COSTS_MONEY.has(action)) {
+      const gate = await deps.deploymentGate(before.organization_id);
+      if (!gate.allowed) throw paymentRequired(`deployments are suspended while the organization's billing is not valid: ${gate.reason}`);
+    }
     return db.transaction().execute(async (trx) => {
       const current = await requireEnvironment(trx, environmentId);
       const from = stateOf(current);
       const to = requestedState(from, action, current.deployed_revision !== null);
-      if (COSTS_MONEY.has(action)) {
-        const gate = await deps.deploymentGate(current.organization_id);
-        if (!gate.allowed) throw paymentRequired(`deployments are suspended while the organization's billing is not valid: ${gate.reason}`);
-      }
       const now = clock.now().toISOString();
       const deploymentId = newId();
       const payload: EnvironmentActionPayload = { environmentId, deploymentId, action, requestedAt: now };
@@ -313,7 +328,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     });
   }
 
-  async function historyPage(environmentId: string, pageSize: number | undefined, cursor: string | undefined) {
+  async function historyPage(environmentId: string, pageSize: number | undefined, cursor: string | undefined, cursorField: string) {
     const size = pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
       throw badRequest('invalid pageSize', [{ field: '/pageSize', message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` }]);
@@ -322,7 +337,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     if (cursor !== undefined) {
       const at = await findDeployment(db, cursor);
       if (at === undefined || at.environment_id !== environmentId) {
-        throw badRequest('invalid cursor', [{ field: '/cursor', message: 'names no deployment of this environment' }]);
+        throw badRequest('invalid cursor', [{ field: cursorField, message: 'names no deployment of this environment' }]);
       }
     }
     const rows = await listDeploymentsPage(db, environmentId, size + 1, cursor);
@@ -346,7 +361,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       const now = clock.now().toISOString();
       const id = newId();
       const name = cleanName(body.name);
-      await uniqueOrConflict(
+      await insertOrRefuse(
         () =>
           insertEnvironment(db, {
             id,
@@ -363,7 +378,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
             created_at: now,
             updated_at: now,
           }),
-        nameTaken(name),
+        name,
       );
       return viewOf(await requireEnvironment(db, id));
     },
@@ -412,7 +427,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       const now = clock.now().toISOString();
       const id = newId();
       const name = cleanName(body.name);
-      await uniqueOrConflict(
+      await insertOrRefuse(
         () =>
           db.transaction().execute(async (trx) => {
             await insertEnvironment(trx, {
@@ -432,7 +447,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
             });
             if (body.clone_variables === true) await deps.variables.copyEnvironmentVariables(trx, source.id, id);
           }),
-        nameTaken(name),
+        name,
       );
       return viewOf(await requireEnvironment(db, id));
     },
@@ -476,7 +491,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
         const to = transitionOf(from, 'cancel');
         if (to === undefined) throw conflict(`cannot cancel: environment is ${from}, with no cancellable action under way`);
         const now = clock.now().toISOString();
-        const last = await lastDeployment(current);
+        const last = await lastDeployment(current, trx);
         if (last !== undefined) {
           if (to === 'CANCELED') await cancelQueuedJob(trx, clock, last.job_id);
           await updateDeployment(trx, last.id, {
@@ -494,7 +509,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     },
 
     async listEnvironmentDeploymentHistory(environmentId: string, query: { startId?: string | undefined; pageSize?: number | undefined }) {
-      const page = await historyPage(environmentId, query.pageSize, query.startId);
+      const page = await historyPage(environmentId, query.pageSize, query.startId, '/startId');
       return {
         page: page.page,
         page_size: page.page_size,
@@ -515,8 +530,8 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       };
     },
 
-    async listEnvironmentDeploymentHistoryV2(environmentId: string, query: { cursor?: string | undefined; pageSize?: number | null | undefined }) {
-      const page = await historyPage(environmentId, query.pageSize ?? undefined, query.cursor);
+    async listEnvironmentDeploymentHistoryV2(environmentId: string, query: { cursor?: string | undefined; pageSize?: number | undefined }) {
+      const page = await historyPage(environmentId, query.pageSize, query.cursor, '/cursor');
       const now = clock.now();
       return {
         page: page.page,

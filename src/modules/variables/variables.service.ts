@@ -60,6 +60,8 @@ export const MAX_VARIABLES_PER_SCOPE = 1000;
 
 /** Projects whose rows a service instance keeps in memory (least recently used out first). */
 const CACHED_PROJECTS = 200;
+/** Sealed hidden built-in values kept for reuse in snapshots (oldest out first). */
+const CACHED_SEALED_BUILT_INS = 10_000;
 
 /** The services of an environment, as the services module will report them; until it exists, there are none. */
 export interface ServiceVariableContext {
@@ -229,6 +231,7 @@ export interface VariableSnapshot {
 export function createVariablesService(deps: VariablesDeps) {
   const { db, clock, secrets } = deps;
   const projectCache = new Map<string, ProjectDefinitions>();
+  const sealedBuiltInCache = new Map<string, { envelope: string; associated_data: string }>();
 
   // ---- owners -------------------------------------------------------------------------------------------------
 
@@ -823,7 +826,7 @@ export function createVariablesService(deps: VariablesDeps) {
         `alias(es) naming no variable here: ${broken.map((variable) => `${variable.key} → $${variable.unresolved ?? ''}`).join(', ')}`,
       );
     }
-    // One sealed copy per hidden built-in, shared by the aliases that end at it.
+    // One sealed copy per hidden built-in, shared by the aliases that end at it and kept for the next snapshot.
     const sealedBuiltIns = new Map<string, { envelope: string; associated_data: string }>();
     const variables = resolved.map((variable): SnapshotVariable => {
       const holder = variable.chain[variable.chain.length - 1] as Definition;
@@ -840,8 +843,7 @@ export function createVariablesService(deps: VariablesDeps) {
       if (variable.hidden) {
         let sealed = sealedBuiltIns.get(holder.id);
         if (sealed === undefined) {
-          const associated = `variables:snapshot:${environmentId}:${serviceId ?? '-'}:${holder.key}`;
-          sealed = { envelope: secrets.seal(holder.value ?? '', associated), associated_data: associated };
+          sealed = sealedBuiltIn(`variables:snapshot:${environmentId}:${serviceId ?? '-'}:${holder.key}`, holder.value ?? '');
           sealedBuiltIns.set(holder.id, sealed);
         }
         return { ...base, sealed };
@@ -849,6 +851,24 @@ export function createVariablesService(deps: VariablesDeps) {
       return { ...base, value: holder.value ?? '' };
     });
     return { environment_id: environmentId, service_id: serviceId ?? null, content_hash: contentHash(resolved, project), variables };
+  }
+
+  /**
+   * A hidden built-in sealed for snapshots, reused while its value stays the same (keyed by its fingerprint, so no
+   * plaintext is kept): sealing is the largest share of a snapshot's cost, and one envelope per value and place
+   * reveals nothing the content hash does not.
+   */
+  function sealedBuiltIn(associated: string, value: string): { envelope: string; associated_data: string } {
+    const cacheKey = `${associated}\0${fingerprint(value)}`;
+    const kept = sealedBuiltInCache.get(cacheKey);
+    if (kept !== undefined) return kept;
+    const sealed = { envelope: secrets.seal(value, associated), associated_data: associated };
+    sealedBuiltInCache.set(cacheKey, sealed);
+    if (sealedBuiltInCache.size > CACHED_SEALED_BUILT_INS) {
+      const oldest = sealedBuiltInCache.keys().next().value;
+      if (oldest !== undefined) sealedBuiltInCache.delete(oldest);
+    }
+    return sealed;
   }
 
   /** The plaintext of one snapshot variable, for the agent that starts the workload. */

@@ -1,0 +1,20 @@
+/**
+ * The routes that ask for no user credential, in one place for the tests that walk every route: the public IP list,
+ * the API description, invoice PDFs and usage reports behind signed links (the signature is the credential,
+ * docs/billing.md), and the cluster operator's side (its enrollment token, then its own credential, docs/clusters.md).
+ */
+export function isDocumentationRoute(url: string): boolean {
+  return url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/');
+}
+
+export function isSignedDownloadRoute(url: string): boolean {
+  return url === '/billing/invoice/:id/pdf' || url === '/billing/usageReport/:id';
+}
+
+export function isOperatorRoute(url: string): boolean {
+  return url.startsWith('/operator/v1/');
+}
+
+export function isPublicRoute(url: string): boolean {
+  return url === '/ips' || isDocumentationRoute(url) || isSignedDownloadRoute(url) || isOperatorRoute(url);
+}
