@@ -126,30 +126,66 @@ interface People {
   invitee: TestUser;
 }
 
+/** A fixture made the first time a cell needs it, then kept for the life of its world. */
+type Fixture = () => Promise<string>;
+
+function once(make: () => Promise<string>): Fixture {
+  let made: Promise<string> | undefined;
+  return () => (made ??= make());
+}
+
+/**
+ * One organization with the people of the table as members, and the resources the routes act on. Each write cell
+ * gets a fresh world, so only what a cell's path and body name is created (the rest would cost hundreds of requests
+ * per cell for nothing); the read pass creates everything up front, before it snapshots the database.
+ */
 interface World {
   organizationId: string;
-  projectId: string;
   roleIds: Record<MemberRole, string>;
-  tokens: Record<Scope, string>;
-  apiTokenId: string;
-  policyApiTokenId: string;
-  inviteId: string;
-  gitTokenId: string;
-  invoiceId: string;
-  creditCardId: string;
+  tokens: Record<Scope, Fixture>;
+  projectId: Fixture;
+  apiTokenId: Fixture;
+  policyApiTokenId: Fixture;
+  inviteId: Fixture;
+  gitTokenId: Fixture;
+  invoiceId: Fixture;
+  creditCardId: Fixture;
   /** A registry and a repository at addresses that do not resolve: checks answer 200 "unreachable", listings 400. */
-  containerRegistryId: string;
-  helmRepositoryId: string;
-  labelsGroupId: string;
-  annotationsGroupId: string;
+  containerRegistryId: Fixture;
+  helmRepositoryId: Fixture;
+  labelsGroupId: Fixture;
+  annotationsGroupId: Fixture;
   /** A cluster that has a platform configuration, so its reads answer 200. */
-  clusterId: string;
+  clusterId: Fixture;
   /** A READY (never deployed) environment on that cluster: deploying and deleting it are legal. */
-  environmentId: string;
+  environmentId: Fixture;
   /** One cloud credential per provider path segment (aws, scaleway, gcp, onPremise): each path finds only its own. */
-  credentialsIds: Record<string, string>;
+  credentialsIds: Record<string, Fixture>;
   /** A variable and a secret of the project and of the environment (variable and secret path parameters). */
-  variableIds: { project: string; projectSecret: string; environment: string; environmentSecret: string };
+  variableIds: { project: Fixture; projectSecret: Fixture; environment: Fixture; environmentSecret: Fixture };
+}
+
+/** Makes every fixture of a world, for the pass that compares the database before and after. */
+async function createEverything(world: World): Promise<void> {
+  const fixtures: Fixture[] = [
+    ...Object.values(world.tokens),
+    world.projectId,
+    world.apiTokenId,
+    world.policyApiTokenId,
+    world.inviteId,
+    world.gitTokenId,
+    world.invoiceId,
+    world.creditCardId,
+    world.containerRegistryId,
+    world.helmRepositoryId,
+    world.labelsGroupId,
+    world.annotationsGroupId,
+    world.clusterId,
+    world.environmentId,
+    ...Object.values(world.credentialsIds),
+    ...Object.values(world.variableIds),
+  ];
+  for (const fixture of fixtures) await fixture();
 }
 
 async function createWorld(testApp: TestApp, people: People): Promise<World> {
@@ -169,56 +205,60 @@ async function createWorld(testApp: TestApp, people: People): Promise<World> {
     .values(members.map(([user, role]) => ({ organization_id: organizationId, user_id: user.id, role_id: roleIds[role], created_at: now, updated_at: now })))
     .execute();
   const owner = people.owner.auth;
-  const tokens = {} as Record<Scope, string>;
-  for (const scope of ['ADMIN', 'WRITE', 'DEPLOY', 'READ'] as const) {
-    tokens[scope] = await testApp.createApiToken(owner, organizationId, { name: uniqueName(`token-${scope}`), scope });
-  }
   const created = async (url: string, payload: Record<string, unknown>, status: number) => {
     const response = await testApp.call(owner, { method: 'POST', url, payload });
     expect(response.statusCode, response.body).toBe(status);
     return response.json<{ id: string }>().id;
   };
-  const clusterId = await created(`/organization/${organizationId}/cluster`, { name: uniqueName('cluster'), region: 'us-east-1', cloud_provider: 'AWS', kubernetes: 'MANAGED' }, 201);
-  const configured = await testApp.call(owner, {
-    method: 'PUT',
-    url: `/organization/${organizationId}/cluster/${clusterId}/platformConfiguration`,
-    payload: PLATFORM_CONFIGURATION,
+  const token = (scope: Scope) => once(() => testApp.createApiToken(owner, organizationId, { name: uniqueName(`token-${scope}`), scope }));
+  const clusterId = once(async () => {
+    const id = await created(`/organization/${organizationId}/cluster`, { name: uniqueName('cluster'), region: 'us-east-1', cloud_provider: 'AWS', kubernetes: 'MANAGED' }, 201);
+    const configured = await testApp.call(owner, {
+      method: 'PUT',
+      url: `/organization/${organizationId}/cluster/${id}/platformConfiguration`,
+      payload: PLATFORM_CONFIGURATION,
+    });
+    expect(configured.statusCode, configured.body).toBe(200);
+    return id;
   });
-  expect(configured.statusCode, configured.body).toBe(200);
-  const projectId = await created(`/organization/${organizationId}/project`, { name: uniqueName('project') }, 200);
-  const environmentId = await created(`/project/${projectId}/environment`, { name: uniqueName('environment'), cluster: clusterId, mode: 'STAGING' }, 201);
+  const projectId = once(() => created(`/organization/${organizationId}/project`, { name: uniqueName('project') }, 200));
+  const environmentId = once(async () =>
+    created(`/project/${await projectId()}/environment`, { name: uniqueName('environment'), cluster: await clusterId(), mode: 'STAGING' }, 201),
+  );
   return {
     organizationId,
-    clusterId,
     roleIds,
-    tokens,
+    tokens: { ADMIN: token('ADMIN'), WRITE: token('WRITE'), DEPLOY: token('DEPLOY'), READ: token('READ') },
+    clusterId,
     projectId,
     environmentId,
     variableIds: {
-      project: await created(`/project/${projectId}/environmentVariable`, { key: 'ROLE_PROJECT_VARIABLE', value: 'p' }, 201),
-      projectSecret: await created(`/project/${projectId}/secret`, { key: 'ROLE_PROJECT_SECRET', value: 'ps' }, 201),
-      environment: await created(`/environment/${environmentId}/environmentVariable`, { key: 'ROLE_ENVIRONMENT_VARIABLE', value: 'e' }, 201),
-      environmentSecret: await created(`/environment/${environmentId}/secret`, { key: 'ROLE_ENVIRONMENT_SECRET', value: 'es' }, 201),
+      project: once(async () => created(`/project/${await projectId()}/environmentVariable`, { key: 'ROLE_PROJECT_VARIABLE', value: 'p' }, 201)),
+      projectSecret: once(async () => created(`/project/${await projectId()}/secret`, { key: 'ROLE_PROJECT_SECRET', value: 'ps' }, 201)),
+      environment: once(async () =>
+        created(`/environment/${await environmentId()}/environmentVariable`, { key: 'ROLE_ENVIRONMENT_VARIABLE', value: 'e' }, 201),
+      ),
+      environmentSecret: once(async () => created(`/environment/${await environmentId()}/secret`, { key: 'ROLE_ENVIRONMENT_SECRET', value: 'es' }, 201)),
     },
-    apiTokenId: await created(`/organization/${organizationId}/apiToken`, { name: uniqueName('doomed-token'), scope: 'READ' }, 201),
-    policyApiTokenId: await created(
-      `/organization/${organizationId}/policyApiToken`,
-      { name: uniqueName('doomed-agent'), opa_policy: 'package agent\n\nallow := true\n' },
-      201,
+    apiTokenId: once(() => created(`/organization/${organizationId}/apiToken`, { name: uniqueName('doomed-token'), scope: 'READ' }, 201)),
+    policyApiTokenId: once(() =>
+      created(`/organization/${organizationId}/policyApiToken`, { name: uniqueName('doomed-agent'), opa_policy: 'package agent\n\nallow := true\n' }, 201),
     ),
-    inviteId: await created(`/organization/${organizationId}/inviteMember`, { email: people.invitee.email, role: 'VIEWER' }, 201),
-    gitTokenId: await created(`/organization/${organizationId}/gitToken`, { name: uniqueName('git'), type: 'GITHUB', token: 'ghp_roleFixture' }, 201),
-    creditCardId: await created(`/organization/${organizationId}/creditCard`, VALID_CARD, 201),
-    invoiceId: await invoiceFixture(testApp, organizationId),
-    containerRegistryId: await created(`/organization/${organizationId}/containerRegistry`, REGISTRY_FIXTURE(), 201),
-    helmRepositoryId: await created(`/organization/${organizationId}/helmRepository`, HELM_REPOSITORY_FIXTURE(), 201),
-    labelsGroupId: await created(`/organization/${organizationId}/labelsGroups`, { name: uniqueName('labels'), labels: [{ key: 'team', value: 'core' }] }, 201),
-    annotationsGroupId: await created(`/organization/${organizationId}/annotationsGroups`, { name: uniqueName('annotations'), annotations: [], scopes: ['PODS'] }, 201),
+    inviteId: once(() => created(`/organization/${organizationId}/inviteMember`, { email: people.invitee.email, role: 'VIEWER' }, 201)),
+    gitTokenId: once(() => created(`/organization/${organizationId}/gitToken`, { name: uniqueName('git'), type: 'GITHUB', token: 'ghp_roleFixture' }, 201)),
+    creditCardId: once(() => created(`/organization/${organizationId}/creditCard`, VALID_CARD, 201)),
+    invoiceId: once(() => invoiceFixture(testApp, organizationId)),
+    containerRegistryId: once(() => created(`/organization/${organizationId}/containerRegistry`, REGISTRY_FIXTURE(), 201)),
+    helmRepositoryId: once(() => created(`/organization/${organizationId}/helmRepository`, HELM_REPOSITORY_FIXTURE(), 201)),
+    labelsGroupId: once(() => created(`/organization/${organizationId}/labelsGroups`, { name: uniqueName('labels'), labels: [{ key: 'team', value: 'core' }] }, 201)),
+    annotationsGroupId: once(() =>
+      created(`/organization/${organizationId}/annotationsGroups`, { name: uniqueName('annotations'), annotations: [], scopes: ['PODS'] }, 201),
+    ),
     credentialsIds: {
-      aws: await created(`/organization/${organizationId}/aws/credentials`, AWS_CREDENTIALS_FIXTURE(), 201),
-      scaleway: await created(`/organization/${organizationId}/scaleway/credentials`, SCALEWAY_CREDENTIALS_FIXTURE(), 201),
-      gcp: await created(`/organization/${organizationId}/gcp/credentials`, GCP_CREDENTIALS_FIXTURE(), 201),
-      onPremise: await created(`/organization/${organizationId}/onPremise/credentials`, { name: uniqueName('on-premise') }, 201),
+      aws: once(() => created(`/organization/${organizationId}/aws/credentials`, AWS_CREDENTIALS_FIXTURE(), 201)),
+      scaleway: once(() => created(`/organization/${organizationId}/scaleway/credentials`, SCALEWAY_CREDENTIALS_FIXTURE(), 201)),
+      gcp: once(() => created(`/organization/${organizationId}/gcp/credentials`, GCP_CREDENTIALS_FIXTURE(), 201)),
+      onPremise: once(() => created(`/organization/${organizationId}/onPremise/credentials`, { name: uniqueName('on-premise') }, 201)),
     },
   };
 }
@@ -250,7 +290,10 @@ const REMOTE_READS = new Set(['getContainerVersions', 'getHelmCharts']);
 
 const VALID_CARD = { number: '4242 4242 4242 4242', cvv: '123', expiry_month: 12, expiry_year: new Date().getUTCFullYear() + 2 };
 
-/** An invoice of a past month, written directly: invoices come from the monthly run, which is not what this file tests. */
+/**
+ * A paid invoice of a past month, written directly: invoices come from the monthly run, which is not what this file
+ * tests, and an unpaid one would make the organization's billing invalid and its deploys answer 402.
+ */
 async function invoiceFixture(testApp: TestApp, organizationId: string): Promise<string> {
   const id = randomUUID();
   const now = testApp.clock.now().toISOString();
@@ -261,7 +304,7 @@ async function invoiceFixture(testApp: TestApp, organizationId: string): Promise
       organization_id: organizationId,
       period: '2020-01',
       plan: 'STARTUP',
-      status: 'NOT_PAID',
+      status: 'PAID',
       currency_code: 'USD',
       subtotal_cents: 4900,
       allowance_cents: 0,
@@ -269,7 +312,7 @@ async function invoiceFixture(testApp: TestApp, organizationId: string): Promise
       total_cents: 4900,
       lines: JSON.stringify([{ description: 'Startup plan, 2020-01', amountCents: 4900 }]),
       created_at: now,
-      paid_at: null,
+      paid_at: now,
       payment_reference: null,
     })
     .execute();
@@ -277,7 +320,7 @@ async function invoiceFixture(testApp: TestApp, organizationId: string): Promise
 }
 
 /** A valid request body per operation, so an allowed call must succeed; operations not listed here get `{}`. */
-const VALID_BODIES: Record<string, (world: World, people: People) => Record<string, unknown>> = {
+const VALID_BODIES: Record<string, (world: World, people: People) => Record<string, unknown> | Promise<Record<string, unknown>>> = {
   createOrganization: () => ({ name: uniqueName('org') }),
   editOrganization: () => ({ name: uniqueName('renamed') }),
   updateOrganizationOnboarding: () => ({ status: 'IN_PROGRESS' }),
@@ -317,7 +360,7 @@ const VALID_BODIES: Record<string, (world: World, people: People) => Record<stri
   editGcpCredentials: GCP_CREDENTIALS_FIXTURE,
   createOnPremiseCredentials: () => ({ name: uniqueName('on-premise') }),
   editOnPremiseCredentials: () => ({ name: uniqueName('on-premise') }),
-  createEnvironment: (world) => ({ name: uniqueName('environment'), cluster: world.clusterId, mode: 'DEVELOPMENT' }),
+  createEnvironment: async (world) => ({ name: uniqueName('environment'), cluster: await world.clusterId(), mode: 'DEVELOPMENT' }),
   editEnvironment: () => ({ name: uniqueName('environment'), mode: 'PRODUCTION' }),
   // Variables: the project's override operations always answer 400 (nothing is broader than PROJECT), so they are
   // left to "reaches the handler"; an environment's override names the project's variable (fillPath).
@@ -373,7 +416,7 @@ const BODILESS_OPERATIONS = new Set([
   'deleteEnvironmentSecret',
 ]);
 
-function authOf(caller: Caller, world: World, people: People): string | undefined {
+async function authOf(caller: Caller, world: World, people: People): Promise<string | undefined> {
   switch (caller) {
     case 'OWNER':
       return people.owner.auth;
@@ -384,13 +427,13 @@ function authOf(caller: Caller, world: World, people: People): string | undefine
     case 'VIEWER':
       return people.viewer.auth;
     case 'token ADMIN':
-      return `Bearer ${world.tokens.ADMIN}`;
+      return `Bearer ${await world.tokens.ADMIN()}`;
     case 'token WRITE':
-      return `Bearer ${world.tokens.WRITE}`;
+      return `Bearer ${await world.tokens.WRITE()}`;
     case 'token DEPLOY':
-      return `Token ${world.tokens.DEPLOY}`;
+      return `Token ${await world.tokens.DEPLOY()}`;
     case 'token READ':
-      return `Token ${world.tokens.READ}`;
+      return `Token ${await world.tokens.READ()}`;
     case 'non-member':
       return people.nonMember.auth;
     case 'invitee':
@@ -400,9 +443,9 @@ function authOf(caller: Caller, world: World, people: People): string | undefine
   }
 }
 
-function fillPath(url: string, world: World): string {
-  const values: Record<string, string> = {
-    organizationId: world.organizationId,
+async function fillPath(url: string, world: World): Promise<string> {
+  const fixtures: Record<string, Fixture> = {
+    organizationId: async () => world.organizationId,
     projectId: world.projectId,
     apiTokenId: world.apiTokenId,
     policyApiTokenId: world.policyApiTokenId,
@@ -420,8 +463,12 @@ function fillPath(url: string, world: World): string {
     // broader (project) row it overrides.
     environmentVariableId: url.startsWith('/project/') || url.endsWith('/override') ? world.variableIds.project : world.variableIds.environment,
     secretId: url.startsWith('/project/') || url.endsWith('/override') ? world.variableIds.projectSecret : world.variableIds.environmentSecret,
-    credentialsId: world.credentialsIds[/\/organization\/:organizationId\/([A-Za-z]+)\/credentials\//.exec(url)?.[1] ?? 'aws'] ?? randomUUID(),
+    credentialsId: world.credentialsIds[/\/organization\/:organizationId\/([A-Za-z]+)\/credentials\//.exec(url)?.[1] ?? 'aws'] ?? (async () => randomUUID()),
   };
+  const values: Record<string, string> = {};
+  for (const [, name] of url.matchAll(/:([A-Za-z0-9_]+)/g)) {
+    if (name !== undefined) values[name] = await (fixtures[name] ?? (async () => randomUUID()))();
+  }
   return url.replace(/:([A-Za-z0-9_]+)/g, (_whole, name: string) => values[name] ?? randomUUID());
 }
 
@@ -487,10 +534,10 @@ describeEachDatabase('role enforcement', (ctx) => {
   async function callCell(route: DeclaredRoute, caller: Caller, world: World): Promise<LightMyRequestResponse> {
     const operation = operationOf(route);
     const bodyOf = operation === undefined ? undefined : VALID_BODIES[operation];
-    const payload = isRead(route) || (operation !== undefined && BODILESS_OPERATIONS.has(operation)) ? undefined : (bodyOf?.(world, people) ?? {});
-    return ctx().call(authOf(caller, world, people), {
+    const payload = isRead(route) || (operation !== undefined && BODILESS_OPERATIONS.has(operation)) ? undefined : ((await bodyOf?.(world, people)) ?? {});
+    return ctx().call(await authOf(caller, world, people), {
       method: route.method,
-      url: fillPath(route.url, world),
+      url: await fillPath(route.url, world),
       ...(payload === undefined ? {} : { payload }),
     });
   }
@@ -534,6 +581,7 @@ describeEachDatabase('role enforcement', (ctx) => {
 
   it('answers every refused call with its 401, 403 or 404, and every read as expected, changing nothing', async () => {
     const world = await createWorld(ctx(), people);
+    await createEverything(world);
     const before = await databaseSnapshot(ctx());
     const problems: string[] = [];
     let cells = 0;
@@ -567,7 +615,6 @@ describeEachDatabase('role enforcement', (ctx) => {
     }
     expect(problems).toEqual([]);
     expect(cells).toBeGreaterThan(40);
-    // One fresh organization (a dozen fixtures) per allowed cell: hundreds of requests, a few thousand with the
-    // environment and variable operations, minutes on a shared machine.
-  }, 900_000);
+    // One fresh organization per allowed cell, holding only the fixtures the cell names: several hundred requests.
+  }, 120_000);
 });
