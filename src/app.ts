@@ -78,7 +78,7 @@ import { createUsersService } from './modules/users/users.service.ts';
 import { registerEnvironmentRoutes } from './modules/environments/environments.routes.ts';
 import { createEnvironmentsService, environmentCountsOf } from './modules/environments/environments.service.ts';
 import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes } from './modules/variables/variables.routes.ts';
-import { createVariablesService, NO_CHANGE_LISTENER, NO_SERVICES, variablesFingerprintKey } from './modules/variables/variables.service.ts';
+import { createVariablesService, NO_SERVICES, variablesFingerprintKey } from './modules/variables/variables.service.ts';
 
 /** What the composition root needs from the process: configuration, an open and migrated database, a clock. */
 export interface AppDeps {
@@ -265,7 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     fingerprintKey: variablesFingerprintKey(secretKey),
     environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
     services: NO_SERVICES,
-    changes: NO_CHANGE_LISTENER,
+    changes: { variablesChanged: (trx, change) => environments.variablesChanged(trx, change) },
   });
   const environments = createEnvironmentsService({
     db: deps.database.db,

@@ -579,6 +579,28 @@ describeEachDatabase('environments', (ctx) => {
     });
   });
 
+  describe('variables and deployed configuration (SPEC.md variable rule 4)', () => {
+    it('shows a deployed environment OUT_OF_DATE after its own or its project\'s variables change, UP_TO_DATE after redeploy', async () => {
+      const env = await createEnvironment();
+      const other = await createEnvironment();
+      await deployed(env.id);
+      await deployed(other.id);
+      expect((await status(env.id)).deployment_status).toBe('UP_TO_DATE');
+
+      const own = await post(`/environment/${env.id}/environmentVariable`, { key: 'FEATURE_FLAG', value: 'on' });
+      expect(own.statusCode, own.body).toBe(201);
+      expect((await status(env.id)).deployment_status).toBe('OUT_OF_DATE');
+      expect((await status(other.id)).deployment_status).toBe('UP_TO_DATE');
+
+      await deployed(env.id);
+      expect((await status(env.id)).deployment_status).toBe('UP_TO_DATE');
+      const shared = await post(`/project/${projectId}/environmentVariable`, { key: `SHARED_${Date.now()}`, value: 'x' });
+      expect(shared.statusCode, shared.body).toBe(201);
+      expect((await status(env.id)).deployment_status).toBe('OUT_OF_DATE');
+      expect((await status(other.id)).deployment_status).toBe('OUT_OF_DATE');
+    });
+  });
+
   describe('deployment history', () => {
     it('pages newest first with pageSize and a cursor, on both history operations', async () => {
       const env = await createEnvironment();

@@ -13,6 +13,7 @@ import * as cloudCredentials from './migrations/0010_cloud_credentials.ts';
 import * as registries from './migrations/0011_registries.ts';
 import * as environments from './migrations/0012_environments.ts';
 import * as variables from './migrations/0013_variables.ts';
+import * as webhooks from './migrations/0014_webhooks.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -42,6 +43,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0011_registries', registries],
   ['0012_environments', environments],
   ['0013_variables', variables],
+  ['0014_webhooks', webhooks],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

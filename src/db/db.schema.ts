@@ -513,6 +513,9 @@ export interface DB {
   environment_deployments: EnvironmentDeploymentsTable;
   variables: VariablesTable;
   variable_revisions: VariableRevisionsTable;
+  webhooks: WebhooksTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export interface EnvironmentsTable {
@@ -586,6 +589,53 @@ export interface VariablesTable {
 export interface VariableRevisionsTable {
   project_id: string;
   revision: number;
+}
+
+/** An organization's webhook endpoint (migrations/0014_webhooks.ts); the secret only sealed. */
+export interface WebhooksTable {
+  id: string;
+  organization_id: string;
+  kind: string;
+  target_url: string;
+  description: string | null;
+  enabled: number;
+  /** JSON arrays: subscribed event types, project name patterns, environment modes. */
+  events: unknown;
+  project_names_filter: unknown;
+  environment_types_filter: unknown;
+  secret_envelope: string;
+  /** Failed attempts since the last success; reaching the threshold disables the webhook. */
+  consecutive_failures: Generated<number>;
+  /** Why Slipway disabled the webhook (the notice), null while enabled or when a person disabled it. */
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event for one webhook: the exact body every attempt (and redelivery) sends; its id is the webhook-id header. */
+export interface WebhookMessagesTable {
+  id: string;
+  webhook_id: string;
+  event_type: string;
+  body: string;
+  created_at: string;
+}
+
+/** The delivery log: one row per attempt. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  message_id: string;
+  event_type: string;
+  attempt: number;
+  /** EVENT (published by a state change) or REDELIVERY (asked for by a person). */
+  trigger: string;
+  succeeded: number;
+  response_status: number | null;
+  latency_ms: number;
+  error: string | null;
+  created_at: string;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */

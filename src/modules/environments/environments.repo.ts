@@ -46,6 +46,19 @@ export async function updateEnvironmentInStatus(
   return result.numUpdatedRows > 0n;
 }
 
+/**
+ * Bumps the configuration revision of one environment, or of every environment of a project: what a deployed
+ * environment runs no longer matches what it would be deployed with, so it reads OUT_OF_DATE until redeployed.
+ */
+export async function bumpConfigRevision(db: Queryable, scope: { projectId: string; environmentId: string | null }, now: string): Promise<void> {
+  let query = db
+    .updateTable('environments')
+    .set((eb) => ({ config_revision: eb('config_revision', '+', 1), updated_at: now }))
+    .where('project_id', '=', scope.projectId);
+  if (scope.environmentId !== null) query = query.where('id', '=', scope.environmentId);
+  await query.execute();
+}
+
 export async function deleteEnvironmentRow(db: Queryable, id: string): Promise<void> {
   await db.deleteFrom('environments').where('id', '=', id).execute();
 }

@@ -9,6 +9,7 @@ import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
 import {
+  bumpConfigRevision,
   countDeploymentsNewerThan,
   countEnvironmentsByProject,
   deleteEnvironmentRow,
@@ -352,6 +353,14 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
   }
 
   return {
+    /**
+     * The variables module's change listener (SPEC.md variable rule 4): inside the transaction that changed a
+     * project's or an environment's variables, deployed environments that see them become OUT_OF_DATE.
+     */
+    async variablesChanged(trx: Transaction<DB>, change: { projectId: string; environmentId: string | null }): Promise<void> {
+      await bumpConfigRevision(trx, change, clock.now().toISOString());
+    },
+
     async listEnvironment(projectId: string): Promise<EnvironmentView[]> {
       return viewsOf(await listEnvironments(db, projectId));
     },

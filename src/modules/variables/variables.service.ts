@@ -1,9 +1,10 @@
-import { createHash, createHmac, hkdfSync } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { DialectName } from '../../db/db.client.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { deriveKey } from '../../lib/crypto.ts';
 import { badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
@@ -94,7 +95,7 @@ export interface VariablesDeps {
 
 /** A key of its own for the content hash, derived from the secret key, so fingerprints say nothing without it. */
 export function variablesFingerprintKey(secretKey: Buffer): Buffer {
-  return Buffer.from(hkdfSync('sha256', secretKey, Buffer.alloc(0), 'slipway variables content fingerprint', 32));
+  return deriveKey(secretKey, 'slipway/variables-fingerprints/v1');
 }
 
 type Kind = 'variable' | 'secret';

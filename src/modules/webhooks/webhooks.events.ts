@@ -1,0 +1,59 @@
+import type { Queryable } from '../../db/db.schema.ts';
+
+/**
+ * The event-publishing port. Modules whose resources move through state machines call `publish` inside the
+ * transaction that makes the change, with that transaction: the webhooks module enqueues the deliveries there, so a
+ * committed change always has its deliveries and a rolled-back one never does.
+ */
+export const WEBHOOK_EVENT_TYPES = ['DEPLOYMENT_STARTED', 'DEPLOYMENT_SUCCESSFUL', 'DEPLOYMENT_FAILURE', 'DEPLOYMENT_CANCELLED'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export interface PublishedEvent {
+  organizationId: string;
+  type: WebhookEventType;
+  resource: { type: 'CLUSTER' | 'ENVIRONMENT'; id: string; name: string };
+  /** Where the event comes from, for the webhooks' project and environment-mode filters (absent for clusters). */
+  project?: { id: string; name: string };
+  environmentMode?: string;
+  data: Record<string, unknown>;
+}
+
+export interface EventPublisher {
+  publish(executor: Queryable, event: PublishedEvent): Promise<void>;
+}
+
+export const NO_EVENTS: EventPublisher = { publish: async () => undefined };
+
+const CLUSTER_DEPLOY_WORK: ReadonlySet<string> = new Set(['BUILDING', 'DEPLOYING', 'CANCELING', 'DEPLOYMENT_QUEUED']);
+
+/**
+ * The deployment event a cluster state change is, if any: a deploy starts when the worker claims it (→ BUILDING),
+ * succeeds in DEPLOYED or DRY_RUN, fails in an error state reached from its work, and is cancelled in CANCELED.
+ */
+export function clusterDeploymentEvent(from: string, to: string): WebhookEventType | undefined {
+  if (to === 'BUILDING') return 'DEPLOYMENT_STARTED';
+  if (!CLUSTER_DEPLOY_WORK.has(from)) return undefined;
+  if (to === 'DEPLOYED' || to === 'DRY_RUN') return 'DEPLOYMENT_SUCCESSFUL';
+  if (to === 'BUILD_ERROR' || to === 'DEPLOYMENT_ERROR' || to === 'INVALID_CREDENTIALS') return 'DEPLOYMENT_FAILURE';
+  if (to === 'CANCELED') return 'DEPLOYMENT_CANCELLED';
+  return undefined;
+}
+
+/** Publishes the deployment event of a cluster's move from `from` to `to`, when it is one. */
+export async function publishClusterTransition(
+  events: EventPublisher,
+  executor: Queryable,
+  cluster: { id: string; organization_id: string; name: string },
+  from: string,
+  to: string,
+  message: string | null | undefined,
+): Promise<void> {
+  const type = clusterDeploymentEvent(from, to);
+  if (type === undefined) return;
+  await events.publish(executor, {
+    organizationId: cluster.organization_id,
+    type,
+    resource: { type: 'CLUSTER', id: cluster.id, name: cluster.name },
+    data: { status: to, previous_status: from, message: message ?? null },
+  });
+}
