@@ -79,6 +79,11 @@ import { registerEnvironmentRoutes } from './modules/environments/environments.r
 import { createEnvironmentsService, environmentCountsOf } from './modules/environments/environments.service.ts';
 import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes } from './modules/variables/variables.routes.ts';
 import { createVariablesService, NO_SERVICES, variablesFingerprintKey } from './modules/variables/variables.service.ts';
+import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
+import { createWebhookDeliveryHandler } from './modules/webhooks/webhooks.jobs.ts';
+import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
+import { createWebhookSender } from './modules/webhooks/webhooks.sender.ts';
+import { createWebhooksService, WEBHOOK_DELIVERY_JOB } from './modules/webhooks/webhooks.service.ts';
 
 /** What the composition root needs from the process: configuration, an open and migrated database, a clock. */
 export interface AppDeps {
@@ -95,6 +100,8 @@ export interface AppDeps {
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
   /** How long a self-managed cluster's deploy waits for its operator's READY report, and how often it looks. */
   clusterOperator?: { readyTimeoutMs?: number; recheckMs?: number };
+  /** Failed webhook deliveries in a row after which a webhook is disabled (20 unless given). */
+  webhooks?: { disableAfterFailures?: number };
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
 }
@@ -155,8 +162,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       : undefined;
   const trustedIssuer = deps.config.oidc ?? builtInIdentity?.verifier;
   const verifyUserJwt = trustedIssuer === undefined ? undefined : createOidcVerifier(trustedIssuer);
+  // State changes publish deployment events to the webhooks (created below) inside their own transactions.
+  const events: EventPublisher = { publish: (executor, event) => webhooks.publish(executor, event) };
   // Requests wake the in-process worker after commit; it is created below, once every handler's service exists.
   const clusters = createClustersService({
+    events,
     db: deps.database.db,
     clock,
     wakeWorkers: () => worker.wake(),
@@ -225,6 +235,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     usage: NO_HELM_REPOSITORY_USAGE,
     ecr: cloudCredentials,
     awsCredentials: cloudCredentials,
+  });
+  const webhooks = createWebhooksService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    policy: outbound.policy,
+    sender: createWebhookSender(outbound.policy),
+    wakeWorkers: () => worker.wake(),
+    ...(deps.webhooks?.disableAfterFailures === undefined ? {} : { disableAfterFailures: deps.webhooks.disableAfterFailures }),
+    mailer,
+    ownerEmail: async (organizationId) => {
+      const ownerId = (await services.members.ownersOf([organizationId])).get(organizationId);
+      return ownerId === undefined ? undefined : services.users.verifiedEmailOf(ownerId);
+    },
+    log: app.log,
   });
   const labelsGroups = createLabelsGroupsService({ db: deps.database.db, clock, usage: { itemsUsing: clusters.clustersUsingLabelsGroup } });
   const annotationsGroups = createAnnotationsGroupsService({ db: deps.database.db, clock, usage: NO_GROUP_USAGE });
@@ -304,6 +329,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           db: deps.database.db,
           clock,
           metering: billing.metering,
+          events,
           drivers: {
             LOCAL: createLocalClusterDriver(deps.config.dataDir ?? tmpdir()),
             SELF_MANAGED: createSelfManagedClusterDriver({
@@ -317,6 +343,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           },
         }),
       ],
+      [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
     ]),
   });
 
@@ -345,6 +372,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     registerEnvironmentRoutes(api, environments);
     registerProjectVariableRoutes(api, variables);
     registerEnvironmentVariableRoutes(api, variables);
+    registerWebhookRoutes(api, webhooks);
   });
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app);

@@ -163,6 +163,8 @@ interface World {
   credentialsIds: Record<string, Fixture>;
   /** A variable and a secret of the project and of the environment (variable and secret path parameters). */
   variableIds: { project: Fixture; projectSecret: Fixture; environment: Fixture; environmentSecret: Fixture };
+  /** A webhook at an address that does not resolve (nothing publishes to it here): its delivery log is empty. */
+  webhookId: Fixture;
 }
 
 /** Makes every fixture of a world, for the pass that compares the database before and after. */
@@ -184,6 +186,7 @@ async function createEverything(world: World): Promise<void> {
     world.environmentId,
     ...Object.values(world.credentialsIds),
     ...Object.values(world.variableIds),
+    world.webhookId,
   ];
   for (const fixture of fixtures) await fixture();
 }
@@ -254,6 +257,7 @@ async function createWorld(testApp: TestApp, people: People): Promise<World> {
     annotationsGroupId: once(() =>
       created(`/organization/${organizationId}/annotationsGroups`, { name: uniqueName('annotations'), annotations: [], scopes: ['PODS'] }, 201),
     ),
+    webhookId: once(() => created(`/organization/${organizationId}/webhook`, WEBHOOK_FIXTURE(), 201)),
     credentialsIds: {
       aws: once(() => created(`/organization/${organizationId}/aws/credentials`, AWS_CREDENTIALS_FIXTURE(), 201)),
       scaleway: once(() => created(`/organization/${organizationId}/scaleway/credentials`, SCALEWAY_CREDENTIALS_FIXTURE(), 201)),
@@ -279,6 +283,7 @@ const PLATFORM_CONFIGURATION = { templateKey: 'generic-kubernetes', templateVers
 /** A registry and a Helm repository under the reserved .invalid domain: accepted, never reached. */
 const REGISTRY_FIXTURE = () => ({ name: uniqueName('registry'), kind: 'GENERIC_CR', url: 'https://registry.slipway-fixture.invalid', config: { username: 'robot', password: 'fixture-pw' } });
 const HELM_REPOSITORY_FIXTURE = () => ({ name: uniqueName('charts'), kind: 'HTTPS', url: 'https://charts.slipway-fixture.invalid/stable' });
+const WEBHOOK_FIXTURE = () => ({ target_url: 'https://hooks.slipway-fixture.invalid/events', events: ['DEPLOYMENT_FAILURE'], description: uniqueName('hook') });
 const LABELS_GROUP_FIXTURE = () => ({ name: uniqueName('labels'), labels: [{ key: 'app.kubernetes.io/part-of', value: 'shop' }] });
 const ANNOTATIONS_GROUP_FIXTURE = () => ({ name: uniqueName('annotations'), annotations: [{ key: 'example.com/owner', value: 'team a' }], scopes: ['INGRESS'] });
 
@@ -379,6 +384,8 @@ const VALID_BODIES: Record<string, (world: World, people: People) => Record<stri
   createEnvironmentSecretOverride: () => ({ value: 'overridden' }),
   createEnvironmentSecretAlias: () => ({ key: 'ROLE_SECRET_ALIAS' }),
   cloneEnvironment: () => ({ name: uniqueName('clone'), clone_variables: true }),
+  createOrganizationWebhook: WEBHOOK_FIXTURE,
+  editOrganizationWebhook: WEBHOOK_FIXTURE,
 };
 
 /** Operations called without a body, so the "ok" answer of each is known to be a success. */
@@ -414,6 +421,7 @@ const BODILESS_OPERATIONS = new Set([
   'deleteProjectSecret',
   'deleteEnvironmentEnvironmentVariable',
   'deleteEnvironmentSecret',
+  'deleteOrganizationWebhook',
 ]);
 
 async function authOf(caller: Caller, world: World, people: People): Promise<string | undefined> {
@@ -459,6 +467,7 @@ async function fillPath(url: string, world: World): Promise<string> {
     annotationsGroupId: world.annotationsGroupId,
     clusterId: world.clusterId,
     environmentId: world.environmentId,
+    webhookId: world.webhookId,
     // Under /project the project's rows; under /environment the environment's, except that an override names the
     // broader (project) row it overrides.
     environmentVariableId: url.startsWith('/project/') || url.endsWith('/override') ? world.variableIds.project : world.variableIds.environment,

@@ -171,6 +171,14 @@ const SPEC_OPERATION_IDS = [
   'deleteEnvironmentSecret',
   'createEnvironmentSecretOverride',
   'createEnvironmentSecretAlias',
+  // Webhooks (docs/webhooks.md): not in SPEC.md's endpoints, designed in the original product's style.
+  'listOrganizationWebHooks',
+  'createOrganizationWebhook',
+  'getOrganizationWebhook',
+  'editOrganizationWebhook',
+  'deleteOrganizationWebhook',
+  'listWebhookDeliveries',
+  'redeliverWebhookDelivery',
 ];
 
 /** A Rego policy whose `allow` holds for every request: the most a policy API token can be given. */

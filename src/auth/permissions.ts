@@ -129,6 +129,12 @@ export const PERMISSIONS = {
   'secrets:create': 'write',
   'secrets:update': 'write',
   'secrets:delete': 'write',
+  // Webhooks send the organization's events to outside systems with a secret of their own: governance to manage
+  // (and to redeliver), readable by anyone who reads the organization (never the secret).
+  'webhooks:read': 'read',
+  'webhooks:create': 'admin',
+  'webhooks:update': 'admin',
+  'webhooks:delete': 'admin',
 } as const satisfies Record<string, Requirement>;
 
 export type Permission = keyof typeof PERMISSIONS;

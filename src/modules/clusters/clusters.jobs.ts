@@ -3,6 +3,7 @@ import type { DB } from '../../db/db.schema.ts';
 import type { ClaimedJob } from '../../jobs/job-queue.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/job-worker.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { NO_EVENTS, publishClusterTransition, type EventPublisher } from '../webhooks/webhooks.events.ts';
 import { deleteClusterRow, findClusterById, findOperator, updateClusterInStatus, type ClusterRow } from './clusters.repo.ts';
 import { ClusterDriverError, type ClusterActionContext, type ClusterDriver, type DriverStep, type OperatorReadiness } from './clusters.drivers.ts';
 import { summaryOf, type ClusterActionPayload } from './clusters.service.ts';
@@ -20,6 +21,8 @@ export interface ClusterJobDeps {
   /** The driver for each cluster kind (LOCAL, SELF_MANAGED, MANAGED, PARTIALLY_MANAGED). */
   drivers: Readonly<Record<string, ClusterDriver>>;
   metering: ClusterMetering;
+  /** Deployment events (started, successful, failure, cancelled), published in the transaction of the move. */
+  events?: EventPublisher;
 }
 
 /** The phases an action passes through, as states of the cluster table (clusters.states.ts). */
@@ -58,7 +61,12 @@ export function createClusterActionHandler(deps: ClusterJobDeps): JobHandler {
     if (to === undefined) throw new StateMoved(`no ${event} from ${from}`);
     const now = clock.now().toISOString();
     const changes = { ...extra, status: to, updated_at: now };
-    if (!(await updateClusterInStatus(db, row.id, from, changes))) throw new StateMoved(`cluster left ${from}`);
+    const moved = await db.transaction().execute(async (trx) => {
+      if (!(await updateClusterInStatus(trx, row.id, from, changes))) return false;
+      await publishClusterTransition(deps.events ?? NO_EVENTS, trx, row, from, to, changes.status_message);
+      return true;
+    });
+    if (!moved) throw new StateMoved(`cluster left ${from}`);
     return { ...row, ...changes };
   }
 

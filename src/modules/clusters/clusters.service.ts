@@ -9,6 +9,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound, paymentRequired, unauthenticated } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
+import { NO_EVENTS, publishClusterTransition, type EventPublisher } from '../webhooks/webhooks.events.ts';
 import {
   consumeEnrollment,
   deleteLock,
@@ -82,6 +83,8 @@ export interface ClustersDeps {
   deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
   /** Checks that labels group ids name groups of the organization (400 naming the unknown ones). */
   labelsGroups: { resolveLabelsGroups(organizationId: string, ids: readonly string[], pointer?: string): Promise<unknown> };
+  /** Deployment events: a deploy cancelled while still queued is published here, in the cancel's transaction. */
+  events?: EventPublisher;
 }
 
 export function nextKubernetesVersion(version: string): string | null {
@@ -484,6 +487,7 @@ export function createClustersService(deps: ClustersDeps) {
         const now = clock.now().toISOString();
         const moved = await updateClusterInStatus(trx, clusterId, from, { status: to, updated_at: now });
         if (!moved) throw conflict('cannot cancel: the cluster state changed meanwhile; read it again');
+        await publishClusterTransition(deps.events ?? NO_EVENTS, trx, current, from, to, null);
         return { ...current, status: to, updated_at: now };
       });
       deps.wakeWorkers();

@@ -1,0 +1,16 @@
+import type { ClaimedJob } from '../../jobs/job-queue.ts';
+import type { JobHandler } from '../../jobs/job-worker.ts';
+import type { WebhookDeliveryPayload, WebhooksService } from './webhooks.service.ts';
+
+/**
+ * The `webhook.delivery` job: one attempt per run. A failed attempt throws, so the worker puts the job back with
+ * exponential backoff until its attempts are spent; the error names only the receiver's answer, never the secret.
+ */
+export function createWebhookDeliveryHandler(webhooks: Pick<WebhooksService, 'attemptDelivery'>): JobHandler {
+  return {
+    async run(job: ClaimedJob) {
+      const error = await webhooks.attemptDelivery(job.payload as unknown as WebhookDeliveryPayload, job.attempt);
+      if (error !== undefined) throw new Error(`webhook delivery failed: ${error}`);
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
+import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { NoContent, OrganizationParams } from '../../http/schema.ts';
+import {
+  OrganizationWebhookCreateRequest,
+  OrganizationWebhookCreateResponse,
+  OrganizationWebhookEditRequest,
+  OrganizationWebhookResponse,
+  OrganizationWebhookResponseList,
+  WebhookDeliveryPage,
+  WebhookDeliveryParams,
+  WebhookDeliveryQuery,
+  WebhookParams,
+  WebhookRedeliveryResponse,
+} from './webhooks.schemas.ts';
+import type { WebhooksService } from './webhooks.service.ts';
+
+const TAGS = ['Webhooks'];
+
+export function registerWebhookRoutes(app: FastifyTypeBox, webhooks: WebhooksService): void {
+  app.get(
+    '/organization/:organizationId/webhook',
+    {
+      schema: {
+        operationId: 'listOrganizationWebHooks',
+        tags: TAGS,
+        params: OrganizationParams,
+        response: { 200: OrganizationWebhookResponseList, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'webhooks:read', target: 'organization' } },
+    },
+    async (request) => ({ results: await webhooks.listOrganizationWebHooks(request.params.organizationId) }),
+  );
+
+  app.post(
+    '/organization/:organizationId/webhook',
+    {
+      schema: {
+        operationId: 'createOrganizationWebhook',
+        description:
+          'Registers an endpoint for deployment events. Without target_secret a secret is generated; either way it is ' +
+          'answered here only, and sealed at rest. Deliveries are signed as Standard Webhooks (docs/webhooks.md).',
+        tags: TAGS,
+        params: OrganizationParams,
+        body: OrganizationWebhookCreateRequest,
+        response: { 201: OrganizationWebhookCreateResponse, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'webhooks:create', target: 'organization' } },
+    },
+    async (request, reply) => {
+      const created = await webhooks.createOrganizationWebhook(request.params.organizationId, request.body);
+      return reply.code(HTTP_STATUS.created).send(created);
+    },
+  );
+
+  app.get(
+    '/organization/:organizationId/webhook/:webhookId',
+    {
+      schema: {
+        operationId: 'getOrganizationWebhook',
+        tags: TAGS,
+        params: WebhookParams,
+        response: { 200: OrganizationWebhookResponse, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'webhooks:read', target: 'organization' } },
+    },
+    async (request) => webhooks.getOrganizationWebhook(request.params.organizationId, request.params.webhookId),
+  );
+
+  app.put(
+    '/organization/:organizationId/webhook/:webhookId',
+    {
+      schema: {
+        operationId: 'editOrganizationWebhook',
+        description: 'Replaces the settings; without target_secret the stored secret is kept. Enabling a disabled webhook clears its failure count.',
+        tags: TAGS,
+        params: WebhookParams,
+        body: OrganizationWebhookEditRequest,
+        response: { 200: OrganizationWebhookResponse, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'webhooks:update', target: 'organization' } },
+    },
+    async (request) => webhooks.editOrganizationWebhook(request.params.organizationId, request.params.webhookId, request.body),
+  );
+
+  app.delete(
+    '/organization/:organizationId/webhook/:webhookId',
+    {
+      schema: {
+        operationId: 'deleteOrganizationWebhook',
+        tags: TAGS,
+        params: WebhookParams,
+        response: { 204: NoContent, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'webhooks:delete', target: 'organization' } },
+    },
+    async (request, reply) => {
+      await webhooks.deleteOrganizationWebhook(request.params.organizationId, request.params.webhookId);
+      return reply.code(HTTP_STATUS.noContent).send(null);
+    },
+  );
+
+  app.get(
+    '/organization/:organizationId/webhook/:webhookId/delivery',
+    {
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        description: 'The delivery log, one entry per attempt, newest first; next_cursor is the cursor of the next page.',
+        tags: TAGS,
+        params: WebhookParams,
+        querystring: WebhookDeliveryQuery,
+        response: { 200: WebhookDeliveryPage, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'webhooks:read', target: 'organization' } },
+    },
+    async (request) => webhooks.listWebhookDeliveries(request.params.organizationId, request.params.webhookId, request.query),
+  );
+
+  app.post(
+    '/organization/:organizationId/webhook/:webhookId/delivery/:deliveryId/redeliver',
+    {
+      schema: {
+        operationId: 'redeliverWebhookDelivery',
+        description: "Sends the delivery's event again (same webhook-id, new timestamp and signature); 409 while the webhook is disabled.",
+        tags: TAGS,
+        params: WebhookDeliveryParams,
+        response: { 202: WebhookRedeliveryResponse, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'webhooks:update', target: 'organization' } },
+    },
+    async (request, reply) => {
+      const queued = await webhooks.redeliverWebhookDelivery(request.params.organizationId, request.params.webhookId, request.params.deliveryId);
+      return reply.code(HTTP_STATUS.accepted).send(queued);
+    },
+  );
+}
