@@ -1,4 +1,5 @@
 import { AppError, badRequest } from '../lib/errors.ts';
+import type { SecretBox } from '../lib/secret-box.ts';
 import { RegistryAccessError } from './oci-distribution.ts';
 import { OutboundFailure, resolvesToNonPublic, urlProblem, type OutboundPolicy } from './outbound-http.ts';
 
@@ -52,6 +53,45 @@ export function registryReadError(error: unknown, what: string): AppError {
 /** A stored secret that no longer opens (the server's key changed) is lost, never exposed: the caller re-enters it. */
 export function unreadableSecret(what: string): AppError {
   return badRequest(`the credentials of ${what} can no longer be decrypted (the server's secret key changed); edit it with its credentials again`);
+}
+
+/** The fields of `source` named in `keys` that are set (a request's public or secret configuration fields). */
+export function pickDefined<K extends string>(source: Partial<Record<K, string | undefined>>, keys: readonly K[]): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const key of keys) {
+    const value = source[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+interface SealedRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  secret_envelope: string | null;
+}
+
+/**
+ * The secret fields of a registry or repository, sealed together as one JSON envelope bound to its row
+ * (`<table>:<organization>:<id>`), so an envelope copied onto another row does not open.
+ */
+export function sealedConfigOf<T extends object>(secrets: SecretBox, table: string, what: string) {
+  const associatedData = (row: Pick<SealedRow, 'id' | 'organization_id'>) => `${table}:${row.organization_id}:${row.id}`;
+  return {
+    /** The envelope for `values`, or null when there is nothing secret to keep. */
+    seal(values: T, row: Pick<SealedRow, 'id' | 'organization_id'>): string | null {
+      return Object.keys(values).length === 0 ? null : secrets.seal(JSON.stringify(values), associatedData(row));
+    },
+    open(row: SealedRow): T {
+      if (row.secret_envelope === null) return {} as T;
+      try {
+        return JSON.parse(secrets.open(row.secret_envelope, associatedData(row))) as T;
+      } catch {
+        throw unreadableSecret(`${what} "${row.name}"`);
+      }
+    },
+  };
 }
 
 /** Maps items a few at a time (tag lists of many repositories): faster than one by one, gentle on the registry. */

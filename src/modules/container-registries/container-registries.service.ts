@@ -9,7 +9,7 @@ import { cleanName, nameKey } from '../../lib/names.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import type { OciDistributionClient, RegistryCheck, RegistryCredentials, RegistryEndpoint } from '../../registry/oci-distribution.ts';
 import { urlProblem, type OutboundPolicy } from '../../registry/outbound-http.ts';
-import { checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, inBatches, registryReadError, unreadableSecret, type EcrAuthorizer } from '../../registry/registry-access.ts';
+import { checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, type EcrAuthorizer, inBatches, pickDefined, registryReadError, sealedConfigOf } from '../../registry/registry-access.ts';
 import {
   deleteContainerRegistry,
   findContainerRegistry,
@@ -104,21 +104,8 @@ const DOCKER_HUB_API_HOSTS = new Set(['docker.io', 'index.docker.io', 'registry.
 /** Listing every repository's tags is one request each: the listing stops at this many repositories. */
 const MAX_LISTED_IMAGES = 50;
 
-function associatedData(row: Pick<ContainerRegistryRow, 'id' | 'organization_id'>): string {
-  return `container_registries:${row.organization_id}:${row.id}`;
-}
-
 function nameTakenMessage(name: string): string {
   return `a container registry named "${name}" already exists in this organization`;
-}
-
-function pick<K extends string>(source: Partial<Record<K, string | undefined>>, keys: readonly K[]): Partial<Record<K, string>> {
-  const out: Partial<Record<K, string>> = {};
-  for (const key of keys) {
-    const value = source[key];
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
 }
 
 /**
@@ -127,6 +114,7 @@ function pick<K extends string>(source: Partial<Record<K, string | undefined>>, 
  */
 export function createContainerRegistriesService(deps: ContainerRegistriesDeps) {
   const { db, clock, secrets, oci, policy, usage } = deps;
+  const sealedConfig = sealedConfigOf<SecretConfig>(secrets, 'container_registries', 'container registry');
 
   function view(row: ContainerRegistryRow, servicesCount: number) {
     return {
@@ -146,15 +134,6 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
     const row = await findContainerRegistry(db, organizationId, registryId);
     if (row === undefined) throw notFound(`container registry ${registryId} not found`);
     return row;
-  }
-
-  function openSecrets(row: ContainerRegistryRow): SecretConfig {
-    if (row.secret_envelope === null) return {};
-    try {
-      return JSON.parse(secrets.open(row.secret_envelope, associatedData(row))) as SecretConfig;
-    } catch {
-      throw unreadableSecret(`container registry "${row.name}"`);
-    }
   }
 
   /** The stored URL: the given one (without trailing slashes) or the kind's hosted registry; 400 when required. */
@@ -193,10 +172,6 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
     }
   }
 
-  function sealSecrets(sealed: SecretConfig, row: Pick<ContainerRegistryRow, 'id' | 'organization_id'>): string | null {
-    return Object.keys(sealed).length === 0 ? null : secrets.seal(JSON.stringify(sealed), associatedData(row));
-  }
-
   async function countOf(row: ContainerRegistryRow): Promise<number> {
     return (await usage.countsByRegistry(row.organization_id, [row.id])).get(row.id) ?? 0;
   }
@@ -214,7 +189,7 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
 
   async function createContainerRegistry(organizationId: string, input: ContainerRegistryInput) {
     const config = input.config ?? {};
-    const sealed = pick<keyof SecretConfig>(config, SECRET_KEYS);
+    const sealed = pickDefined<keyof SecretConfig>(config, SECRET_KEYS);
     await validateConfig(organizationId, input.kind, config, sealed);
     const url = await urlFor(input.kind, input.url);
     const now = isoTimestamp(clock);
@@ -228,8 +203,8 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
       description: input.description ?? null,
       kind: input.kind,
       url,
-      config: writeJson(pick<keyof PublicConfig>(config, PUBLIC_KEYS)),
-      secret_envelope: sealSecrets(sealed, { id, organization_id: organizationId }),
+      config: writeJson(pickDefined<keyof PublicConfig>(config, PUBLIC_KEYS)),
+      secret_envelope: sealedConfig.seal(sealed, { id, organization_id: organizationId }),
       created_at: now,
       updated_at: now,
     };
@@ -241,7 +216,7 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
   async function editContainerRegistry(organizationId: string, registryId: string, input: ContainerRegistryInput) {
     const row = await requireRegistry(organizationId, registryId);
     const config = input.config ?? {};
-    const sealed = { ...openSecrets(row), ...pick<keyof SecretConfig>(config, SECRET_KEYS) };
+    const sealed = { ...sealedConfig.open(row), ...pickDefined<keyof SecretConfig>(config, SECRET_KEYS) };
     await validateConfig(organizationId, input.kind, config, sealed);
     const url = await urlFor(input.kind, input.url);
     const name = cleanName(input.name);
@@ -251,8 +226,8 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
       description: input.description ?? null,
       kind: input.kind,
       url,
-      config: writeJson(pick<keyof PublicConfig>(config, PUBLIC_KEYS)),
-      secret_envelope: sealSecrets(sealed, row),
+      config: writeJson(pickDefined<keyof PublicConfig>(config, PUBLIC_KEYS)),
+      secret_envelope: sealedConfig.seal(sealed, row),
       updated_at: isoTimestamp(clock),
     };
     const updated = await uniqueOrConflict(() => updateContainerRegistry(db, organizationId, registryId, changes), nameTakenMessage(name));
@@ -278,7 +253,7 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
       const authorization = await deps.ecr.authorizeEcr(row.organization_id, config.aws_credentials_id, config.region);
       return { baseUrl: new URL(row.url).origin, credentials: { username: authorization.username, password: authorization.password } };
     }
-    const sealed = openSecrets(row);
+    const sealed = sealedConfig.open(row);
     let credentials: RegistryCredentials | undefined;
     if (row.kind === 'SCALEWAY_CR' && sealed.scaleway_secret_key !== undefined) credentials = { username: 'nologin', password: sealed.scaleway_secret_key };
     else if (row.kind === 'GCP_ARTIFACT_REGISTRY' && sealed.json_credentials !== undefined) credentials = { username: '_json_key', password: sealed.json_credentials };

@@ -10,7 +10,7 @@ import type { SecretBox } from '../../lib/secret-box.ts';
 import type { HelmChartVersions, HelmIndexReader } from '../../registry/helm-index.ts';
 import { RegistryAccessError, type OciDistributionClient, type RegistryCheck, type RegistryCredentials, type RegistryEndpoint } from '../../registry/oci-distribution.ts';
 import { isNonPublicHost, OutboundFailure, type OutboundPolicy } from '../../registry/outbound-http.ts';
-import { checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, inBatches, registryReadError, unreadableSecret, type EcrAuthorizer } from '../../registry/registry-access.ts';
+import { checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, type EcrAuthorizer, inBatches, pickDefined, registryReadError, sealedConfigOf } from '../../registry/registry-access.ts';
 import type { AwsCredentialsLookup } from '../container-registries/container-registries.service.ts';
 import { deleteHelmRepository, findHelmRepository, insertHelmRepository, listHelmRepositories, updateHelmRepository, type HelmRepositoryRow } from './helm-repositories.repo.ts';
 import type { HelmRepositoryKind } from './helm-repositories.schemas.ts';
@@ -76,21 +76,8 @@ const SECRET_KEYS = ['password', 'scaleway_secret_key'] as const;
 /** Listing the charts of an OCI registry reads each chart's tags: the listing stops at this many charts. */
 const MAX_LISTED_CHARTS = 50;
 
-function associatedData(row: Pick<HelmRepositoryRow, 'id' | 'organization_id'>): string {
-  return `helm_repositories:${row.organization_id}:${row.id}`;
-}
-
 function nameTakenMessage(name: string): string {
   return `a helm repository named "${name}" already exists in this organization`;
-}
-
-function pick<K extends string>(source: Partial<Record<K, string | undefined>>, keys: readonly K[]): Partial<Record<K, string>> {
-  const out: Partial<Record<K, string>> = {};
-  for (const key of keys) {
-    const value = source[key];
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
 }
 
 /**
@@ -99,6 +86,7 @@ function pick<K extends string>(source: Partial<Record<K, string | undefined>>, 
  */
 export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
   const { db, clock, secrets, oci, index, policy, usage } = deps;
+  const sealedConfig = sealedConfigOf<SecretConfig>(secrets, 'helm_repositories', 'helm repository');
 
   function view(row: HelmRepositoryRow, servicesCount: number) {
     return {
@@ -119,15 +107,6 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
     const row = await findHelmRepository(db, organizationId, repositoryId);
     if (row === undefined) throw notFound(`helm repository ${repositoryId} not found`);
     return row;
-  }
-
-  function openSecrets(row: HelmRepositoryRow): SecretConfig {
-    if (row.secret_envelope === null) return {};
-    try {
-      return JSON.parse(secrets.open(row.secret_envelope, associatedData(row))) as SecretConfig;
-    } catch {
-      throw unreadableSecret(`helm repository "${row.name}"`);
-    }
   }
 
   async function urlFor(kind: HelmRepositoryKind, raw: string): Promise<string> {
@@ -156,10 +135,6 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
     }
   }
 
-  function sealSecrets(sealed: SecretConfig, row: Pick<HelmRepositoryRow, 'id' | 'organization_id'>): string | null {
-    return Object.keys(sealed).length === 0 ? null : secrets.seal(JSON.stringify(sealed), associatedData(row));
-  }
-
   async function countOf(row: HelmRepositoryRow): Promise<number> {
     return (await usage.countsByRepository(row.organization_id, [row.id])).get(row.id) ?? 0;
   }
@@ -177,7 +152,7 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
 
   async function createHelmRepository(organizationId: string, input: HelmRepositoryInput) {
     const config = input.config ?? {};
-    const sealed = pick<keyof SecretConfig>(config, SECRET_KEYS);
+    const sealed = pickDefined<keyof SecretConfig>(config, SECRET_KEYS);
     await validateConfig(organizationId, input.kind, config, sealed);
     const url = await urlFor(input.kind, input.url);
     const now = isoTimestamp(clock);
@@ -192,8 +167,8 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
       kind: input.kind,
       url,
       skip_tls_verification: input.skip_tls_verification === true ? 1 : 0,
-      config: writeJson(pick<keyof PublicConfig>(config, PUBLIC_KEYS)),
-      secret_envelope: sealSecrets(sealed, { id, organization_id: organizationId }),
+      config: writeJson(pickDefined<keyof PublicConfig>(config, PUBLIC_KEYS)),
+      secret_envelope: sealedConfig.seal(sealed, { id, organization_id: organizationId }),
       created_at: now,
       updated_at: now,
     };
@@ -204,7 +179,7 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
   async function editHelmRepository(organizationId: string, repositoryId: string, input: HelmRepositoryInput) {
     const row = await requireRepository(organizationId, repositoryId);
     const config = input.config ?? {};
-    const sealed = { ...openSecrets(row), ...pick<keyof SecretConfig>(config, SECRET_KEYS) };
+    const sealed = { ...sealedConfig.open(row), ...pickDefined<keyof SecretConfig>(config, SECRET_KEYS) };
     await validateConfig(organizationId, input.kind, config, sealed);
     const url = await urlFor(input.kind, input.url);
     const name = cleanName(input.name);
@@ -215,8 +190,8 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
       kind: input.kind,
       url,
       skip_tls_verification: input.skip_tls_verification === true ? 1 : 0,
-      config: writeJson(pick<keyof PublicConfig>(config, PUBLIC_KEYS)),
-      secret_envelope: sealSecrets(sealed, row),
+      config: writeJson(pickDefined<keyof PublicConfig>(config, PUBLIC_KEYS)),
+      secret_envelope: sealedConfig.seal(sealed, row),
       updated_at: isoTimestamp(clock),
     };
     const updated = await uniqueOrConflict(() => updateHelmRepository(db, organizationId, repositoryId, changes), nameTakenMessage(name));
@@ -233,7 +208,7 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
 
   function basicCredentials(row: HelmRepositoryRow): RegistryCredentials | undefined {
     const config = readJson<PublicConfig>(row.config);
-    const sealed = openSecrets(row);
+    const sealed = sealedConfig.open(row);
     if (row.kind === 'OCI_SCALEWAY_CR' && sealed.scaleway_secret_key !== undefined) return { username: 'nologin', password: sealed.scaleway_secret_key };
     if (config.username !== undefined && sealed.password !== undefined) return { username: config.username, password: sealed.password };
     return undefined;
