@@ -5,6 +5,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import type { FastifyTypeBox } from '../src/http/fastify.types.ts';
+import { nameMatches } from '../src/modules/webhooks/webhooks.service.ts';
+import { generateWebhookSecret, signWebhook } from '../src/modules/webhooks/webhooks.signing.ts';
 import { openTestDatabase, TEST_DIALECTS, type TestDatabase } from './support/databases.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.ts';
@@ -254,10 +256,42 @@ for (const dialect of TEST_DIALECTS) {
       expectErrorBody(await call({ method: 'GET', url: `${base}/${hook.id}` }), 404);
     });
 
+    it('delivers DEPLOYMENT_FAILURE of a deploy that fails, and nothing to a webhook whose filters exclude clusters', async () => {
+      const target = await receiver();
+      const filtered = await receiver();
+      const created = await call({ method: 'POST', url: base, payload: { target_url: target.url, events: ['DEPLOYMENT_STARTED', 'DEPLOYMENT_FAILURE'] } });
+      expect(created.statusCode, created.body).toBe(201);
+      const secret = created.json<WebhookView>().target_secret as string;
+      const excluded = await call({
+        method: 'POST',
+        url: base,
+        payload: { target_url: filtered.url, events: ['DEPLOYMENT_STARTED', 'DEPLOYMENT_FAILURE'], project_names_filter: ['*'] },
+      });
+      expect(excluded.statusCode, excluded.body).toBe(201);
+      // No cloud provisioner ships, so a MANAGED cluster's deploy ends in DEPLOYMENT_ERROR (docs/clusters.md).
+      const managed = await call({
+        method: 'POST',
+        url: `/organization/${organizationId}/cluster`,
+        payload: { name: uniqueName('managed'), region: 'us-east-1', cloud_provider: 'AWS', kubernetes: 'MANAGED' },
+      });
+      expect(managed.statusCode, managed.body).toBe(201);
+      const managedId = managed.json<{ id: string }>().id;
+      expect((await call({ method: 'POST', url: `/organization/${organizationId}/cluster/${managedId}/deploy` })).statusCode).toBe(201);
+      const got = await target.waitForCount(2);
+      const bodies = got.map((delivery) => JSON.parse(delivery.body) as { type: string; resource: { id: string }; data: { status: string; message: string | null } });
+      const failure = bodies.find((body) => body.type === 'DEPLOYMENT_FAILURE');
+      expect(bodies.map((body) => body.type).sort()).toEqual(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STARTED']);
+      expect(failure).toMatchObject({ resource: { id: managedId }, data: { status: 'DEPLOYMENT_ERROR' } });
+      expect(failure?.data.message).toEqual(expect.any(String));
+      for (const delivery of got) expect(verifySignature(delivery, secret)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(filtered.received).toHaveLength(0);
+    });
+
     it('never shows, logs or stores a secret in clear after creation', async () => {
       const secrets = [generatedSecret, generatedSecret.slice('whsec_'.length), OWN_SECRET];
       const laterAnswers = answers.filter((body) => !body.includes('"target_secret":'));
-      expect(answers.filter((body) => body.includes('"target_secret":'))).toHaveLength(3);
+      expect(answers.filter((body) => body.includes('"target_secret":'))).toHaveLength(5);
       for (const secret of secrets) {
         for (const body of laterAnswers) expect(body).not.toContain(secret);
         for (const line of logLines) expect(line).not.toContain(secret);
@@ -275,6 +309,27 @@ for (const dialect of TEST_DIALECTS) {
   });
 }
 
+describe('webhook signatures', () => {
+  it('match the Standard Webhooks example vector', () => {
+    // The specification's example: secret, message id, timestamp and body, and the signature its libraries compute.
+    const signature = signWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}');
+    expect(signature).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    expect(generateWebhookSecret()).not.toBe(generateWebhookSecret());
+  });
+
+  it('matches project name patterns with * wildcards, case-insensitively, in linear time', () => {
+    expect(nameMatches('product*', 'Product-API')).toBe(true);
+    expect(nameMatches('*api', 'product-api')).toBe(true);
+    expect(nameMatches('a*b*c', 'axxbyyc')).toBe(true);
+    expect(nameMatches('a*b*c', 'axxbyy')).toBe(false);
+    expect(nameMatches('shop', 'shop-2')).toBe(false);
+    expect(nameMatches('a.c', 'abc')).toBe(false);
+    const started = performance.now();
+    expect(nameMatches(`${'*a'.repeat(100)}b`, 'a'.repeat(255))).toBe(false);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+});
+
 describeEachDatabase('webhook addresses without private hosts', (ctx) => {
   it('refuses http:// and private or loopback targets with 400', async () => {
     const { owner, organizationId } = await ctx().signUpWithOrganization();
@@ -290,3 +345,31 @@ describeEachDatabase('webhook addresses without private hosts', (ctx) => {
     expect(fine.statusCode, fine.body).toBe(201);
   });
 });
+
+describeEachDatabase(
+  'webhook events with the worker held back',
+  (ctx) => {
+    it('enqueues DEPLOYMENT_CANCELLED in the transaction that cancels a queued deploy, and no STARTED', async () => {
+      const { owner, organizationId } = await ctx().signUpWithOrganization();
+      const hook = await ctx().call(owner.auth, {
+        method: 'POST',
+        url: `/organization/${organizationId}/webhook`,
+        payload: { target_url: 'https://hooks.slipway-fixture.invalid/x', events: ['DEPLOYMENT_STARTED', 'DEPLOYMENT_CANCELLED'] },
+      });
+      expect(hook.statusCode, hook.body).toBe(201);
+      const webhookId = hook.json<{ id: string }>().id;
+      const cluster = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster`, payload: { ...LOCAL_CLUSTER, name: uniqueName('c') } });
+      const clusterId = cluster.json<{ id: string }>().id;
+      expect((await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster/${clusterId}/deploy` })).statusCode).toBe(201);
+      const cancel = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster/${clusterId}/cancel` });
+      expect(cancel.statusCode, cancel.body).toBe(202);
+      const { db } = ctx().database;
+      const messages = await db.selectFrom('webhook_messages').selectAll().where('webhook_id', '=', webhookId).execute();
+      expect(messages.map((message) => message.event_type)).toEqual(['DEPLOYMENT_CANCELLED']);
+      expect(JSON.parse(messages[0]?.body ?? '{}')).toMatchObject({ type: 'DEPLOYMENT_CANCELLED', resource: { type: 'CLUSTER', id: clusterId }, data: { status: 'CANCELED' } });
+      const jobs = await db.selectFrom('jobs').selectAll().where('kind', '=', 'webhook.delivery').where('status', '=', 'QUEUED').execute();
+      expect(jobs.filter((job) => JSON.stringify(job.payload).includes(messages[0]?.id ?? 'none'))).toHaveLength(1);
+    });
+  },
+  { jobs: { run: false } },
+);

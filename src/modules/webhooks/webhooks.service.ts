@@ -101,14 +101,36 @@ function deliveryView(row: WebhookDeliveryRow) {
   };
 }
 
-/** `product*` style patterns, case-insensitive, as the original product's project_names_filter. */
-function nameMatches(pattern: string, name: string): boolean {
-  const source = pattern
-    .toLowerCase()
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`, 's').test(name.toLowerCase());
+/**
+ * `product*` style patterns, case-insensitive, as the original product's project_names_filter. Matched by the
+ * classic two-pointer wildcard walk (at most pattern × name steps), not a regular expression a pattern of many stars
+ * could make backtrack for a very long time.
+ */
+export function nameMatches(pattern: string, name: string): boolean {
+  const p = pattern.toLowerCase();
+  const n = name.toLowerCase();
+  let pi = 0;
+  let ni = 0;
+  let star = -1;
+  let resume = 0;
+  while (ni < n.length) {
+    if (pi < p.length && p[pi] !== '*' && p[pi] === n[ni]) {
+      pi += 1;
+      ni += 1;
+    } else if (pi < p.length && p[pi] === '*') {
+      star = pi;
+      resume = ni;
+      pi += 1;
+    } else if (star !== -1) {
+      pi = star + 1;
+      resume += 1;
+      ni = resume;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.length && p[pi] === '*') pi += 1;
+  return pi === p.length;
 }
 
 /** Whether a webhook wants an event: subscribed to its type, and its filters (if any) match where it comes from. */
