@@ -200,6 +200,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   });
 
   const secretKey = secretKeyOf(deps.config.secretKey);
+  /** Where notices about an organization go (billing's invoices, a disabled webhook): its owner's verified e-mail. */
+  const ownerEmail = async (organizationId: string): Promise<string | undefined> => {
+    const ownerId = (await services.members.ownersOf([organizationId])).get(organizationId);
+    return ownerId === undefined ? undefined : services.users.verifiedEmailOf(ownerId);
+  };
   const gitTokens = createGitTokensService({
     db: deps.database.db,
     clock,
@@ -245,10 +250,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     wakeWorkers: () => worker.wake(),
     ...(deps.webhooks?.disableAfterFailures === undefined ? {} : { disableAfterFailures: deps.webhooks.disableAfterFailures }),
     mailer,
-    ownerEmail: async (organizationId) => {
-      const ownerId = (await services.members.ownersOf([organizationId])).get(organizationId);
-      return ownerId === undefined ? undefined : services.users.verifiedEmailOf(ownerId);
-    },
+    ownerEmail,
     log: app.log,
   });
   const labelsGroups = createLabelsGroupsService({ db: deps.database.db, clock, usage: { itemsUsing: clusters.clustersUsingLabelsGroup } });
@@ -272,10 +274,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     organizations: {
       changeOrganizationPlan: services.organizations.changeOrganizationPlan,
       getOrganization: services.organizations.getOrganization,
-      ownerEmail: async (organizationId) => {
-        const ownerId = (await services.members.ownersOf([organizationId])).get(organizationId);
-        return ownerId === undefined ? undefined : services.users.verifiedEmailOf(ownerId);
-      },
+      ownerEmail,
     },
     payments: NO_PAYMENT_PROVIDER,
     clusters,

@@ -82,7 +82,8 @@ export async function isNonPublicHost(hostname: string): Promise<boolean> {
   return !resolved.ok && resolved.reason === 'not_public';
 }
 
-function guardedLookup(policy: OutboundPolicy): LookupFunction {
+/** A DNS lookup for sockets that refuses hosts the policy does not allow, so the address connected to is the one checked. */
+export function guardedLookup(policy: OutboundPolicy): LookupFunction {
   return (hostname, options, callback) => {
     void resolveGitHost(hostname, policy.allowPrivateHosts).then((resolved) => {
       if (!resolved.ok) {

@@ -1,8 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { resolveGitHost } from '../../git/git-addresses.ts';
-import { urlProblem, type OutboundPolicy } from '../../registry/outbound-http.ts';
+import { guardedLookup, urlProblem, type OutboundPolicy } from '../../registry/outbound-http.ts';
 
 /**
  * POSTs one webhook delivery. The address policy is the outbound one (registry/outbound-http.ts): https only, and
@@ -22,21 +20,6 @@ export interface WebhookSender {
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
-
-function guardedLookup(policy: OutboundPolicy): LookupFunction {
-  return (hostname, options, callback) => {
-    void resolveGitHost(hostname, policy.allowPrivateHosts).then((resolved) => {
-      if (!resolved.ok) {
-        const code = resolved.reason === 'unresolvable' ? 'ENOTFOUND' : 'SLIPWAY_NOT_PUBLIC';
-        callback(Object.assign(new Error(`${hostname} cannot be used`), { code }), '', 4);
-        return;
-      }
-      const family = isIP(resolved.address);
-      if (options.all === true) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: resolved.address, family }]);
-      else callback(null, resolved.address, family);
-    });
-  };
-}
 
 function failureMessage(error: unknown, host: string, timeoutMs: number): string {
   const code = (error as { code?: unknown }).code;
