@@ -214,7 +214,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     usage: NO_GIT_TOKEN_USAGE,
   });
   const aws = createAwsAccess({ endpointUrl: deps.config.awsEndpointUrl });
-  const cloudCredentials = createCloudCredentialsService({ db: deps.database.db, clock, secrets: createSecretBox(secretKey), aws });
+  const cloudCredentials = createCloudCredentialsService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    aws,
+    otherUsers: async (organizationId, credentialsId) => [
+      ...(await containerRegistries.registriesUsingAwsCredentials(organizationId, credentialsId)),
+      ...(await helmRepositories.repositoriesUsingAwsCredentials(organizationId, credentialsId)),
+    ],
+  });
 
   // Registries and repositories are user-given addresses, held to git's decision on private hosts (docs/registries.md).
   const outbound = createOutboundHttp({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false });

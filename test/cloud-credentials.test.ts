@@ -284,6 +284,7 @@ describeEachDatabase(
       const key = aws.addKey('210987654321');
       const service = createCloudCredentialsService({
         db: ctx().database.db,
+        otherUsers: async () => [],
         clock: systemClock,
         secrets: createSecretBox(Buffer.alloc(32, 1)),
         aws: createAwsAccess({ endpointUrl: aws.url }),
@@ -306,6 +307,7 @@ describeEachDatabase(
       // Sealed under this key: a server whose key changed cannot open it, and says so as a 400.
       const rekeyed = createCloudCredentialsService({
         db: ctx().database.db,
+        otherUsers: async () => [],
         clock: systemClock,
         secrets: createSecretBox(Buffer.alloc(32, 2)),
         aws: createAwsAccess({ endpointUrl: aws.url }),

@@ -334,11 +334,18 @@ for (const dialect of TEST_DIALECTS) {
         const tags = await harness.call({ method: 'GET', url: `${base}/${created.id}/images?image_name=shop/api` });
         expect(tags.json()).toEqual({ results: [{ image_name: 'shop/api', versions: ['v3'] }] });
 
+        // The credential cannot be deleted while the registry signs in with it; once the registry is gone, it can.
+        const credentialsUrl = `/organization/${harness.organizationId}/aws/credentials/${credentialsId}`;
+        const inUse = expectErrorBody(await harness.call({ method: 'DELETE', url: credentialsUrl }), 409);
+        expect(inUse.message).toContain(`container registry "${created.name}"`);
+
         // AWS refusing the login is the caller's problem to fix: a 400 saying so, never a 5xx.
         aws.setRules([{ service: 'ecr', behaviour: { kind: 'refuse', code: 'AccessDeniedException' } }]);
         const refused = expectErrorBody(await harness.call({ method: 'POST', url: `${base}/${created.id}/check` }), 400);
         expect(refused.message).toMatch(/AWS refused the credentials .* AccessDeniedException/);
         expect(refused.message).not.toContain(key.secretAccessKey);
+        expect((await harness.call({ method: 'DELETE', url: `${base}/${created.id}` })).statusCode).toBe(204);
+        expect((await harness.call({ method: 'DELETE', url: credentialsUrl })).statusCode).toBe(204);
       } finally {
         aws.setRules([]);
         await ecrRegistry.close();

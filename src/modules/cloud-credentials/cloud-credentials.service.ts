@@ -80,6 +80,8 @@ export interface CloudCredentialsDeps {
   clock: Clock;
   secrets: SecretBox;
   aws: AwsAccess;
+  /** Names of what else signs in with a credential (ECR registries, OCI ECR Helm repositories), by their modules. */
+  otherUsers: (organizationId: string, credentialsId: string) => Promise<string[]>;
 }
 
 /** GCP's default lifetime of a federated access token. */
@@ -314,6 +316,8 @@ export function createCloudCredentialsService(deps: CloudCredentialsDeps) {
       const names = clusters.map((name) => `"${name}"`).join(', ');
       throw conflict(`credentials ${credentialsId} are used by ${clusters.length} cluster(s): ${names}; delete them first`);
     }
+    const others = await deps.otherUsers(organizationId, credentialsId);
+    if (others.length > 0) throw conflict(`credentials ${credentialsId} are used by ${others.join(', ')}; change or delete them first`);
     let deleted: boolean;
     try {
       deleted = await deleteCloudCredentials(db, organizationId, credentialsId, provider);

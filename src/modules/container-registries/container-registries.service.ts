@@ -328,7 +328,16 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
     return row === undefined ? undefined : { id: row.id, name: row.name, url: row.url, kind: row.kind as ContainerRegistryKind };
   }
 
+
+  /** Names of the container registrys that sign in with an AWS credential (the credentials module refuses to delete it). */
+  async function registriesUsingAwsCredentials(organizationId: string, credentialsId: string): Promise<string[]> {
+    const rows = await listContainerRegistries(db, organizationId);
+    return rows
+      .filter((row) => readJson<{ aws_credentials_id?: string }>(row.config).aws_credentials_id === credentialsId)
+      .map((row) => `container registry "${row.name}"`);
+  }
   return {
+    registriesUsingAwsCredentials,
     listContainerRegistry,
     getContainerRegistry,
     createContainerRegistry,

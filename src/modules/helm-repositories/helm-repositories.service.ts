@@ -271,7 +271,16 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
     }
   }
 
+
+  /** Names of the helm repositorys that sign in with an AWS credential (the credentials module refuses to delete it). */
+  async function repositoriesUsingAwsCredentials(organizationId: string, credentialsId: string): Promise<string[]> {
+    const rows = await listHelmRepositories(db, organizationId);
+    return rows
+      .filter((row) => readJson<{ aws_credentials_id?: string }>(row.config).aws_credentials_id === credentialsId)
+      .map((row) => `helm repository "${row.name}"`);
+  }
   return {
+    repositoriesUsingAwsCredentials,
     listHelmRepository,
     getHelmRepository,
     createHelmRepository,
