@@ -1,4 +1,4 @@
-import { AppError, badRequest } from '../lib/errors.ts';
+import { AppError, badRequest, type FieldProblem } from '../lib/errors.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { RegistryAccessError } from './oci-distribution.ts';
 import { OutboundFailure, resolvesToNonPublic, urlProblem, type OutboundPolicy } from './outbound-http.ts';
@@ -53,6 +53,24 @@ export function registryReadError(error: unknown, what: string): AppError {
 /** A stored secret that no longer opens (the server's key changed) is lost, never exposed: the caller re-enters it. */
 export function unreadableSecret(what: string): AppError {
   return badRequest(`the credentials of ${what} can no longer be decrypted (the server's secret key changed); edit it with its credentials again`);
+}
+
+/** A username without a password (or the reverse) is a half-given basic login: the problem to report, if any. */
+export function basicLoginProblem(username: string | undefined, password: string | undefined): FieldProblem | undefined {
+  if ((username === undefined) === (password === undefined)) return undefined;
+  return { field: username === undefined ? '/config/username' : '/config/password', message: 'username and password go together' };
+}
+
+/** An ECR registry or repository names an AWS credential of its organization: 400 when there is no such credential. */
+export async function requireKnownAwsCredentials(
+  lookup: { findAwsCredentials(organizationId: string, credentialsId: string): Promise<unknown> } | undefined,
+  organizationId: string,
+  credentialsId: string | undefined,
+): Promise<void> {
+  if (lookup === undefined || credentialsId === undefined) return;
+  if ((await lookup.findAwsCredentials(organizationId, credentialsId)) === undefined) {
+    throw badRequest(`AWS credentials ${credentialsId} not found in this organization`, [{ field: '/config/aws_credentials_id', message: 'unknown AWS credentials' }]);
+  }
 }
 
 /** The fields of `source` named in `keys` that are set (a request's public or secret configuration fields). */

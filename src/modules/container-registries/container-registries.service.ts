@@ -9,7 +9,7 @@ import { cleanName, nameKey } from '../../lib/names.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import type { OciDistributionClient, RegistryCheck, RegistryCredentials, RegistryEndpoint } from '../../registry/oci-distribution.ts';
 import { urlProblem, type OutboundPolicy } from '../../registry/outbound-http.ts';
-import { checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, type EcrAuthorizer, inBatches, pickDefined, registryReadError, sealedConfigOf } from '../../registry/registry-access.ts';
+import { basicLoginProblem, checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, type EcrAuthorizer, inBatches, pickDefined, registryReadError, requireKnownAwsCredentials, sealedConfigOf } from '../../registry/registry-access.ts';
 import {
   deleteContainerRegistry,
   findContainerRegistry,
@@ -161,15 +161,12 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
       require('region', config.region !== undefined);
     } else if (kind === 'GCP_ARTIFACT_REGISTRY') {
       require('json_credentials', sealed.json_credentials !== undefined);
-    } else if ((config.username === undefined) !== (sealed.password === undefined)) {
-      problems.push({ field: config.username === undefined ? '/config/username' : '/config/password', message: 'username and password go together' });
+    } else {
+      const login = basicLoginProblem(config.username, sealed.password);
+      if (login !== undefined) problems.push(login);
     }
     if (problems.length > 0) throw badRequest(`invalid configuration for a ${kind} registry`, problems);
-    if (kind === 'ECR' && config.aws_credentials_id !== undefined && deps.awsCredentials !== undefined) {
-      if ((await deps.awsCredentials.findAwsCredentials(organizationId, config.aws_credentials_id)) === undefined) {
-        throw badRequest(`AWS credentials ${config.aws_credentials_id} not found in this organization`, [{ field: '/config/aws_credentials_id', message: 'unknown AWS credentials' }]);
-      }
-    }
+    if (kind === 'ECR') await requireKnownAwsCredentials(deps.awsCredentials, organizationId, config.aws_credentials_id);
   }
 
   async function countOf(row: ContainerRegistryRow): Promise<number> {

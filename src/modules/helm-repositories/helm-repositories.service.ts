@@ -10,7 +10,7 @@ import type { SecretBox } from '../../lib/secret-box.ts';
 import type { HelmChartVersions, HelmIndexReader } from '../../registry/helm-index.ts';
 import { RegistryAccessError, type OciDistributionClient, type RegistryCheck, type RegistryCredentials, type RegistryEndpoint } from '../../registry/oci-distribution.ts';
 import { isNonPublicHost, OutboundFailure, type OutboundPolicy } from '../../registry/outbound-http.ts';
-import { checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, type EcrAuthorizer, inBatches, pickDefined, registryReadError, sealedConfigOf } from '../../registry/registry-access.ts';
+import { basicLoginProblem, checkedTargetUrl, ECR_UNAVAILABLE_MESSAGE, type EcrAuthorizer, inBatches, pickDefined, registryReadError, requireKnownAwsCredentials, sealedConfigOf } from '../../registry/registry-access.ts';
 import type { AwsCredentialsLookup } from '../container-registries/container-registries.service.ts';
 import { deleteHelmRepository, findHelmRepository, insertHelmRepository, listHelmRepositories, updateHelmRepository, type HelmRepositoryRow } from './helm-repositories.repo.ts';
 import type { HelmRepositoryKind } from './helm-repositories.schemas.ts';
@@ -124,15 +124,12 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
       if (config.region === undefined) problems.push({ field: '/config/region', message: 'is required for an OCI_ECR repository' });
     } else if (kind === 'OCI_SCALEWAY_CR') {
       if (sealed.scaleway_secret_key === undefined) problems.push({ field: '/config/scaleway_secret_key', message: 'is required for an OCI_SCALEWAY_CR repository' });
-    } else if ((config.username === undefined) !== (sealed.password === undefined)) {
-      problems.push({ field: config.username === undefined ? '/config/username' : '/config/password', message: 'username and password go together' });
+    } else {
+      const login = basicLoginProblem(config.username, sealed.password);
+      if (login !== undefined) problems.push(login);
     }
     if (problems.length > 0) throw badRequest(`invalid configuration for a ${kind} helm repository`, problems);
-    if (kind === 'OCI_ECR' && config.aws_credentials_id !== undefined && deps.awsCredentials !== undefined) {
-      if ((await deps.awsCredentials.findAwsCredentials(organizationId, config.aws_credentials_id)) === undefined) {
-        throw badRequest(`AWS credentials ${config.aws_credentials_id} not found in this organization`, [{ field: '/config/aws_credentials_id', message: 'unknown AWS credentials' }]);
-      }
-    }
+    if (kind === 'OCI_ECR') await requireKnownAwsCredentials(deps.awsCredentials, organizationId, config.aws_credentials_id);
   }
 
   async function countOf(row: HelmRepositoryRow): Promise<number> {
