@@ -190,10 +190,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     }),
     authorize: createAuthorizer({
       membershipRole: services.members.roleOf,
-      ownerOf: {
-        project: services.projects.organizationOf,
-        cluster: clusters.organizationOf,
-        environment: (environmentId) => environments.organizationOf(environmentId),
+      placementOf: {
+        project: services.projects.placementOf,
+        cluster: clusters.placementOf,
+        environment: (environmentId) => environments.placementOf(environmentId),
+        // No module owns services yet: no service id names anything.
+        service: async () => undefined,
       },
       policyVerdict: services.policyTokens.policyVerdict,
     }),

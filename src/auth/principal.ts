@@ -26,6 +26,18 @@ export interface Access {
   roleName: string | null;
 }
 
+/**
+ * Where the resource a request addresses lives: always its organization, and as much of project and environment as
+ * the target has (a project: its id; an environment or a service: its project, environment and environment mode).
+ * Custom roles grant per project and per environment mode, so the authorizer needs the whole placement.
+ */
+export interface Placement {
+  organizationId: string;
+  projectId?: string;
+  environmentId?: string;
+  environmentMode?: 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
+}
+
 /** A display name for "who did this", recorded as the creator of tokens and in audit entries. */
 export function principalDisplayName(principal: Principal): string {
   if (principal.kind === 'user') return principal.name ?? principal.email ?? principal.userId;

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { GRANTS, grantsOfRole, requirementOf } from '../auth/permissions.ts';
-import { actingUserId, type Access, type Principal } from '../auth/principal.ts';
+import { actingUserId, type Access, type Placement, type Principal } from '../auth/principal.ts';
 import { badRequest, forbidden, notFound } from '../lib/errors.ts';
 import { isUuid } from '../lib/ids.ts';
 import type { PolicyVerdict } from '../policy/policy.engine.ts';
@@ -21,8 +21,8 @@ import { TARGET_PARAMS, type AccessTarget, type OwnedTarget, type RouteAccess } 
 export interface AuthorizationPorts {
   /** The role name of a person in an organization, or undefined when they are not a member. */
   membershipRole(organizationId: string, userId: string): Promise<string | undefined>;
-  /** The organization owning a resource addressed without its organization in the path. */
-  ownerOf: Record<OwnedTarget, (id: string) => Promise<string | undefined>>;
+  /** Where a resource addressed without its organization in the path lives (undefined: no such resource). */
+  placementOf: Record<OwnedTarget, (id: string) => Promise<Placement | undefined>>;
   /** Evaluates a policy token's policy on the input of one request. */
   policyVerdict(tokenId: string, input: PolicyInput): Promise<PolicyVerdict>;
 }
@@ -34,6 +34,7 @@ const TARGET_NOUNS: Record<Exclude<AccessTarget, 'none'>, string> = {
   project: 'project',
   cluster: 'cluster',
   environment: 'environment',
+  service: 'service',
 };
 
 async function accessIn(ports: AuthorizationPorts, principal: Principal, organizationId: string): Promise<Access | undefined> {
@@ -75,12 +76,14 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     }
 
     const noun = TARGET_NOUNS[access.target];
-    const id = (request.params as Record<string, unknown> | undefined)?.[TARGET_PARAMS[access.target]];
+    const params = (request.params ?? {}) as Record<string, unknown>;
+    const param = TARGET_PARAMS[access.target].find((name) => params[name] !== undefined) ?? TARGET_PARAMS[access.target][0];
+    const id = param === undefined ? undefined : params[param];
     if (typeof id !== 'string' || !isUuid(id)) {
-      throw badRequest(`invalid path parameters`, [{ field: `/${TARGET_PARAMS[access.target]}`, message: 'must be a uuid' }]);
+      throw badRequest(`invalid path parameters`, [{ field: `/${param ?? ''}`, message: 'must be a uuid' }]);
     }
-    const organizationId = access.target === 'organization' ? id : await ports.ownerOf[access.target](id);
-    const granted = organizationId === undefined ? undefined : await accessIn(ports, principal, organizationId);
+    const placement = access.target === 'organization' ? { organizationId: id } : await ports.placementOf[access.target](id);
+    const granted = placement === undefined ? undefined : await accessIn(ports, principal, placement.organizationId);
     if (granted === undefined) throw notFound(`${noun} ${id} not found`);
     if (principal.kind === 'policy_token') {
       await enforcePolicy(request, principal, granted.organizationId);

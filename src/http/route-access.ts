@@ -12,19 +12,22 @@ import { actingUserId, type Access, type Principal } from '../auth/principal.ts'
  *   project       the owner of the project named by the `projectId` path parameter
  *   cluster       the owner of the cluster named by the `clusterId` path parameter (`/cluster/{clusterId}/…`)
  *   environment   the owner of the environment named by the `environmentId` path parameter
+ *   service       the owner of the service named by the first of `applicationId`, `containerId`, `databaseId`,
+ *                 `jobId`, `helmId`, `terraformId`, `agenticWorkflowId` the path has (every kind lives in one table)
  */
-export type AccessTarget = 'none' | 'organization' | 'project' | 'cluster' | 'environment';
+export type AccessTarget = 'none' | 'organization' | 'project' | 'cluster' | 'environment' | 'service';
 
 export type RouteAccess = { public: true } | { permission: Permission; target: AccessTarget };
 
 /** Resources that belong to an organization and are addressed without it in the path. */
 export type OwnedTarget = Exclude<AccessTarget, 'none' | 'organization'>;
 
-export const TARGET_PARAMS: Record<Exclude<AccessTarget, 'none'>, string> = {
-  organization: 'organizationId',
-  project: 'projectId',
-  cluster: 'clusterId',
-  environment: 'environmentId',
+export const TARGET_PARAMS: Record<Exclude<AccessTarget, 'none'>, readonly string[]> = {
+  organization: ['organizationId'],
+  project: ['projectId'],
+  cluster: ['clusterId'],
+  environment: ['environmentId'],
+  service: ['applicationId', 'containerId', 'databaseId', 'jobId', 'helmId', 'terraformId', 'agenticWorkflowId'],
 };
 
 declare module 'fastify' {

@@ -1,3 +1,4 @@
+import type { Placement } from '../../auth/principal.ts';
 import type { Kysely, Transaction } from 'kysely';
 import { principalDisplayName, type Access, type Principal } from '../../auth/principal.ts';
 import { hashToken, mintToken, recogniseToken } from '../../auth/tokens.ts';
@@ -326,10 +327,10 @@ export function createClustersService(deps: ClustersDeps) {
       return row === undefined || row.status === 'DELETED' ? undefined : summaryOf(row);
     },
 
-    /** The organization of a cluster addressed without it in the path (`/cluster/{clusterId}/…`). */
-    async organizationOf(clusterId: string): Promise<string | undefined> {
+    /** Where a cluster addressed without its organization in the path (`/cluster/{clusterId}/…`) lives. */
+    async placementOf(clusterId: string): Promise<Placement | undefined> {
       const row = await findClusterById(db, clusterId);
-      return row === undefined || row.status === 'DELETED' ? undefined : row.organization_id;
+      return row === undefined || row.status === 'DELETED' ? undefined : { organizationId: row.organization_id };
     },
 
     /** The clusters a labels group is attached to (the labels groups module refuses to delete such a group). */

@@ -1,3 +1,4 @@
+import type { Placement } from '../../auth/principal.ts';
 import type { Kysely, Transaction } from 'kysely';
 import { principalDisplayName, actingUserId, type Principal } from '../../auth/principal.ts';
 import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
@@ -597,9 +598,12 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       return row === undefined ? undefined : summaryOf(row);
     },
 
-    /** The organization of an environment addressed without it in the path (`/environment/{environmentId}/…`). */
-    async organizationOf(environmentId: string): Promise<string | undefined> {
-      return (await findEnvironment(db, environmentId))?.organization_id;
+    /** Where an environment addressed without its organization in the path (`/environment/{environmentId}/…`) lives. */
+    async placementOf(environmentId: string): Promise<Placement | undefined> {
+      const row = await findEnvironment(db, environmentId);
+      return row === undefined
+        ? undefined
+        : { organizationId: row.organization_id, projectId: row.project_id, environmentId: row.id, environmentMode: row.mode as EnvironmentMode };
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { Placement } from '../../auth/principal.ts';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
@@ -125,7 +126,11 @@ export function createProjectsService(deps: ProjectsDeps) {
     projectStats,
     editProject,
     removeProject,
-    organizationOf: (projectId: string) => findProjectOrganizationId(db, projectId),
+    /** Where a project addressed without its organization in the path (`/project/{projectId}/…`) lives. */
+    async placementOf(projectId: string): Promise<Placement | undefined> {
+      const organizationId = await findProjectOrganizationId(db, projectId);
+      return organizationId === undefined ? undefined : { organizationId, projectId };
+    },
   };
 }
 
