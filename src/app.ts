@@ -6,9 +6,10 @@ import type { Principal } from './auth/principal.ts';
 import type { Database } from './db/db.client.ts';
 import { createSystemGitAccess } from './git/system-git.ts';
 import { createAuthenticator } from './http/authenticate.ts';
-import { createAuthorizer } from './http/authorize.ts';
+import { createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { registerOpenApiDocuments, registerOpenApiGenerator } from './http/openapi.ts';
+import { installAudit } from './http/audit.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { installSecurity, requireAccessDeclarations } from './http/security.ts';
@@ -16,6 +17,7 @@ import { createHttpServer } from './http/server.ts';
 import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { deriveKey } from './lib/crypto.ts';
+import { AppError } from './lib/errors.ts';
 import { createSecretBox, loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/secret-box.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { createOutboxMailer } from './mail/outbox-mailer.ts';
@@ -33,11 +35,11 @@ import { registerBillingRoutes } from './modules/billing/billing.routes.ts';
 import { createSignedLinks } from './modules/billing/billing.links.ts';
 import { installBillingSchedule } from './modules/billing/billing.schedule.ts';
 import { createBillingService, NO_PAYMENT_PROVIDER } from './modules/billing/billing.service.ts';
-import { auditLogRetentionDays } from './modules/billing/billing.plans.ts';
+import { auditLogRetentionDays, PLANS } from './modules/billing/billing.plans.ts';
 import { registerAnnotationsGroupRoutes } from './modules/annotations-groups/annotations-groups.routes.ts';
 import { createAnnotationsGroupsService } from './modules/annotations-groups/annotations-groups.service.ts';
 import { registerContainerRegistryRoutes } from './modules/container-registries/container-registries.routes.ts';
-import { createContainerRegistriesService, NO_CONTAINER_REGISTRY_USAGE } from './modules/container-registries/container-registries.service.ts';
+import { createContainerRegistriesService } from './modules/container-registries/container-registries.service.ts';
 import { createAwsAccess } from './aws/aws-access.ts';
 import { registerCloudCredentialsRoutes } from './modules/cloud-credentials/cloud-credentials.routes.ts';
 import { createCloudCredentialsService } from './modules/cloud-credentials/cloud-credentials.service.ts';
@@ -45,13 +47,13 @@ import { registerSelfManagedClusterRoutes } from './modules/self-managed-cluster
 import { createSelfManagedClustersService } from './modules/self-managed-clusters/self-managed-clusters.service.ts';
 import { registerGitTokenRoutes } from './modules/git-tokens/git-tokens.routes.ts';
 import { registerHelmRepositoryRoutes } from './modules/helm-repositories/helm-repositories.routes.ts';
-import { createHelmRepositoriesService, NO_HELM_REPOSITORY_USAGE } from './modules/helm-repositories/helm-repositories.service.ts';
+import { createHelmRepositoriesService } from './modules/helm-repositories/helm-repositories.service.ts';
 import { registerLabelsGroupRoutes } from './modules/labels-groups/labels-groups.routes.ts';
-import { createLabelsGroupsService, NO_GROUP_USAGE } from './modules/labels-groups/labels-groups.service.ts';
+import { createLabelsGroupsService } from './modules/labels-groups/labels-groups.service.ts';
 import { createHelmIndexReader } from './registry/helm-index.ts';
 import { createOciDistributionClient } from './registry/oci-distribution.ts';
 import { createOutboundHttp } from './registry/outbound-http.ts';
-import { createGitTokensService, NO_GIT_TOKEN_USAGE } from './modules/git-tokens/git-tokens.service.ts';
+import { createGitTokensService } from './modules/git-tokens/git-tokens.service.ts';
 import { registerApiTokenRoutes } from './modules/api-tokens/api-tokens.routes.ts';
 import { createApiTokensService } from './modules/api-tokens/api-tokens.service.ts';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.ts';
@@ -62,6 +64,8 @@ import { registerMemberRoutes } from './modules/members/members.routes.ts';
 import { createMembersService } from './modules/members/members.service.ts';
 import { registerOnboardingRoutes } from './modules/onboarding/onboarding.routes.ts';
 import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
+import { registerOrganizationEventRoutes } from './modules/organization-events/organization-events.routes.ts';
+import { createOrganizationEventsService } from './modules/organization-events/organization-events.service.ts';
 import { registerOrganizationRoutes } from './modules/organizations/organizations.routes.ts';
 import { createOrganizationsService } from './modules/organizations/organizations.service.ts';
 import { registerPolicyTokenRoutes } from './modules/policy-tokens/policy-tokens.routes.ts';
@@ -76,9 +80,31 @@ import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
 import { createRolesService } from './modules/roles/roles.service.ts';
 import { createUsersService } from './modules/users/users.service.ts';
 import { registerEnvironmentRoutes } from './modules/environments/environments.routes.ts';
-import { createEnvironmentsService, environmentCountsOf } from './modules/environments/environments.service.ts';
-import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes } from './modules/variables/variables.routes.ts';
-import { createVariablesService, NO_SERVICES, variablesFingerprintKey } from './modules/variables/variables.service.ts';
+import {
+  createEnvironmentsService,
+  ENVIRONMENT_ACTION_JOB,
+  environmentCountsOf,
+  type EnvironmentActionPayload,
+} from './modules/environments/environments.service.ts';
+import { createAgentDispatchHandler } from './modules/agents/agents.jobs.ts';
+import { registerAgentRoutes } from './modules/agents/agents.routes.ts';
+import { createAgentsService } from './modules/agents/agents.service.ts';
+import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, registerServiceVariableRoutes } from './modules/variables/variables.routes.ts';
+import { createVariablesService, variablesFingerprintKey } from './modules/variables/variables.service.ts';
+import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
+import { registerServiceRoutes } from './modules/services/services.routes.ts';
+import { registerServiceDeploymentRoutes } from './modules/services/services.deployments.routes.ts';
+import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
+import { createNodeDomainResolver } from './modules/custom-domains/custom-domains.dns.ts';
+import { registerCustomDomainRoutes } from './modules/custom-domains/custom-domains.routes.ts';
+import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
+import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
+import {
+  createServiceDeploymentsService,
+  SERVICE_ACTION_JOB,
+  type ServiceActionPayload,
+} from './modules/services/services.deployments.service.ts';
+import { createServicesService, existsThrough, missingThrough, serviceCountsOf } from './modules/services/services.service.ts';
 import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
 import { createWebhookDeliveryHandler } from './modules/webhooks/webhooks.jobs.ts';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
@@ -94,7 +120,7 @@ export interface AppDeps {
    */
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl'>> &
-    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir'>>;
+    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -102,6 +128,8 @@ export interface AppDeps {
   clusterOperator?: { readyTimeoutMs?: number; recheckMs?: number };
   /** Failed webhook deliveries in a row after which a webhook is disabled (20 unless given). */
   webhooks?: { disableAfterFailures?: number };
+  /** Agent protocol timings (docs/agent-protocol.md): lease, heartbeat interval, long-poll look, dispatch recheck. */
+  agents?: { leaseMs?: number; heartbeatIntervalMs?: number; pollMs?: number; recheckMs?: number };
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
 }
@@ -136,8 +164,8 @@ export function createServices(database: Database, clock: Clock = systemClock, m
   const organizations = createOrganizationsService({ db, clock, roles, members, onboarding, auditLogRetentionDays });
   const apiTokens = createApiTokensService({ db, clock, roles });
   const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
-  // Environments are counted by their module; no module owns services yet, so every project holds none.
-  const projects = createProjectsService({ db, clock, contents: environmentCountsOf(db) });
+  // Environments and services are counted by their modules (getOrganizationProjectStats).
+  const projects = createProjectsService({ db, clock, contents: environmentCountsOf(db, serviceCountsOf(db)) });
   const idempotency = createIdempotencyService({ db, clock });
   return { roles, members, invitations, onboarding, users, organizations, apiTokens, policyTokens, projects, idempotency };
 }
@@ -176,6 +204,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     labelsGroups: { resolveLabelsGroups: (organizationId, ids, pointer) => labelsGroups.resolveLabelsGroups(organizationId, ids, pointer) },
   });
 
+  // Where owned resources live: the authorizer's, and the audit log's to tell a token's own resources from others'.
+  const placementOf: AuthorizationPorts['placementOf'] = {
+    project: services.projects.placementOf,
+    cluster: clusters.placementOf,
+    environment: (environmentId) => environments.placementOf(environmentId),
+    service: (serviceId) => environmentServices.placementOf(serviceId),
+  };
   installSecurity(app, {
     authenticate: createAuthenticator({
       resolveApiToken: services.apiTokens.resolveApiToken,
@@ -189,14 +224,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
             },
     }),
     authorize: createAuthorizer({
-      membershipRole: services.members.roleOf,
-      placementOf: {
-        project: services.projects.placementOf,
-        cluster: clusters.placementOf,
-        environment: (environmentId) => environments.placementOf(environmentId),
-        // No module owns services yet: no service id names anything.
-        service: async () => undefined,
-      },
+      membership: services.members.membershipOf,
+      customRoleGrants: services.roles.customRoleGrants,
+      placementOf,
       policyVerdict: services.policyTokens.policyVerdict,
     }),
   });
@@ -212,8 +242,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clock,
     secrets: createSecretBox(secretKey),
     git: createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] }),
-    // No module owns services yet, so no service uses a git token.
-    usage: NO_GIT_TOKEN_USAGE,
+    usage: {
+      servicesUsing: (organizationId, gitTokenId) => environmentServices.servicesUsingGitToken(organizationId, gitTokenId),
+      countsByToken: (organizationId, gitTokenIds) => environmentServices.countsByGitToken(organizationId, gitTokenIds),
+    },
   });
   const aws = createAwsAccess({ endpointUrl: deps.config.awsEndpointUrl });
   const cloudCredentials = createCloudCredentialsService({
@@ -230,14 +262,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   // Registries and repositories are user-given addresses, held to git's decision on private hosts (docs/registries.md).
   const outbound = createOutboundHttp({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false });
   const oci = createOciDistributionClient(outbound);
-  // No module owns services or attaches groups yet, so nothing uses a registry, repository or group.
   const containerRegistries = createContainerRegistriesService({
     db: deps.database.db,
     clock,
     secrets: createSecretBox(secretKey),
     oci,
     policy: outbound.policy,
-    usage: NO_CONTAINER_REGISTRY_USAGE,
+    usage: { countsByRegistry: (organizationId, registryIds) => environmentServices.countsByRegistry(organizationId, registryIds) },
     ecr: cloudCredentials,
     awsCredentials: cloudCredentials,
   });
@@ -248,7 +279,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     oci,
     index: createHelmIndexReader(outbound),
     policy: outbound.policy,
-    usage: NO_HELM_REPOSITORY_USAGE,
+    usage: { countsByRepository: (organizationId, repositoryIds) => environmentServices.countsByRepository(organizationId, repositoryIds) },
     ecr: cloudCredentials,
     awsCredentials: cloudCredentials,
   });
@@ -264,8 +295,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     ownerEmail,
     log: app.log,
   });
-  const labelsGroups = createLabelsGroupsService({ db: deps.database.db, clock, usage: { itemsUsing: clusters.clustersUsingLabelsGroup } });
-  const annotationsGroups = createAnnotationsGroupsService({ db: deps.database.db, clock, usage: NO_GROUP_USAGE });
+  const labelsGroups = createLabelsGroupsService({
+    db: deps.database.db,
+    clock,
+    usage: {
+      itemsUsing: async (organizationId, groupId) => [
+        ...(await clusters.clustersUsingLabelsGroup(organizationId, groupId)),
+        ...(await environmentServices.servicesUsingLabelsGroup(organizationId, groupId)),
+      ],
+    },
+  });
+  const annotationsGroups = createAnnotationsGroupsService({
+    db: deps.database.db,
+    clock,
+    usage: { itemsUsing: (organizationId, groupId) => environmentServices.servicesUsingAnnotationsGroup(organizationId, groupId) },
+  });
 
   const platformTemplates = createPlatformTemplatesService({
     db: deps.database.db,
@@ -291,7 +335,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clusters,
     log: app.log,
   });
-  // No module owns services yet, so environments have no per-service or per-database built-ins (docs/variables.md).
   const variables = createVariablesService({
     db: deps.database.db,
     dialect: deps.database.dialect,
@@ -299,7 +342,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     secrets: createSecretBox(secretKey),
     fingerprintKey: variablesFingerprintKey(secretKey),
     environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
-    services: NO_SERVICES,
+    services: { services: (environmentId) => environmentServices.servicesForVariables(environmentId) },
     changes: { variablesChanged: (trx, change) => environments.variablesChanged(trx, change) },
   });
   const environments = createEnvironmentsService({
@@ -308,6 +351,80 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clusters,
     variables,
     deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
+    services: { listEnvironmentServices: (environmentId) => environmentServices.listEnvironmentServices(environmentId) },
+  });
+  // The seven kinds of services (docs/services.md); what their settings name is checked with the owning modules.
+  const environmentServices = createServicesService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    kinds: SERVICE_KIND_DEFINITIONS,
+    environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
+    lookups: {
+      gitTokenExists: existsThrough(gitTokens.getGitToken),
+      containerRegistryExists: existsThrough(containerRegistries.getContainerRegistry),
+      helmRepositoryExists: existsThrough(helmRepositories.getHelmRepository),
+      missingLabelsGroups: missingThrough(labelsGroups.getOrganizationLabelsGroup),
+      missingAnnotationsGroups: missingThrough(annotationsGroups.getOrganizationAnnotationsGroup),
+    },
+    variables: { deleteServiceVariables: (trx, serviceId) => variables.deleteServiceVariables(trx, serviceId) },
+    runtime: {
+      refuseBusy: (trx, serviceId) => serviceDeployments.refuseBusy(trx, serviceId),
+      serviceRemoved: (serviceId) => serviceDeployments.serviceRemoved(serviceId),
+    },
+  });
+  // Path globs deciding whether a git push deploys an application (docs/service-kinds.md).
+  const deploymentRestrictions = createDeploymentRestrictionsService({ db: deps.database.db, clock, services: environmentServices });
+  // Custom domains of applications and containers, verified in DNS (docs/service-kinds.md).
+  const customDomains = createCustomDomainsService({
+    db: deps.database.db,
+    clock,
+    appsDomain: deps.config.appsDomain ?? 'localhost',
+    resolver: createNodeDomainResolver({ servers: deps.config.dnsServers ?? [] }),
+    services: environmentServices,
+    environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
+  });
+  // Service actions, status, history and logs (docs/service-deployments.md): the deployments keep their snapshots.
+  const serviceDeployments = createServiceDeploymentsService({
+    db: deps.database.db,
+    clock,
+    services: environmentServices,
+    environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
+    variables,
+    deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
+    metering: billing.metering,
+    wakeWorkers: () => worker.wake(),
+  });
+  // Environment and service actions are carried out by their cluster's agent (docs/agent-protocol.md).
+  const agents = createAgentsService({
+    db: deps.database.db,
+    dialect: deps.database.dialect,
+    clock,
+    wakeWorkers: () => worker.wake(),
+    leaseMs: deps.agents?.leaseMs,
+    heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
+    pollMs: deps.agents?.pollMs,
+    subjects: {
+      ENVIRONMENT: {
+        recordProgress: async (environmentId, deploymentId, event, message) => ({
+          status: (await environments.recordAgentProgress(environmentId, deploymentId, event, message)).state,
+        }),
+        statusOf: (environmentId) => environments.findEnvironmentState(environmentId),
+      },
+      SERVICE: {
+        recordProgress: async (serviceId, deploymentId, event, message) => ({
+          status: (await serviceDeployments.recordServiceProgress(serviceId, deploymentId, event, message)).state,
+        }),
+        statusOf: (serviceId) => serviceDeployments.findServiceState(serviceId),
+        specOf: (serviceId, deploymentId) =>
+          serviceDeployments.deploymentSpecForAgent(serviceId, deploymentId, (variable) => variables.openSnapshotValue(variable)),
+        appendLogs: (deploymentId, lines) =>
+          serviceDeployments.appendDeploymentLog(
+            deploymentId,
+            lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
+          ),
+      },
+    },
   });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.
   const selfManagedClusters = createSelfManagedClustersService({
@@ -325,6 +442,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   if (perMinute > 0) await installRateLimit(app, perMinute);
   await installIdempotency(app, services.idempotency, deriveKey(secretKey, 'slipway/idempotency-fingerprints/v1'));
   installBillingSchedule(app, billing);
+  // After idempotency's hooks: a replay is no new write, and a claim commits before the request's event takes part.
+  const organizationEvents = createOrganizationEventsService({
+    db: deps.database.db,
+    clock,
+    retentionDaysOf: async (organizationId) => (await services.organizations.getOrganization(organizationId)).organization_plan.audit_logs_retention_in_days,
+    events,
+    wakeWorkers: () => worker.wake(),
+    projectName: (projectId) => services.projects.getProject(projectId).then((project) => project.name, unlessNotFound),
+    environmentName: async (environmentId) => (await environments.findEnvironmentSummary(environmentId))?.name,
+    maxRetentionDays: Math.max(...PLANS.map((plan) => plan.auditLogsRetentionDays)),
+  });
+  installAudit(app, { ...organizationEvents, placementOf });
 
   const clusterOperatorTimings = deps.clusterOperator ?? {};
   const worker = createJobWorker({
@@ -354,6 +483,57 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
         }),
       ],
       [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
+      [
+        ENVIRONMENT_ACTION_JOB,
+        createAgentDispatchHandler({
+          agents,
+          clock,
+          recheckMs: deps.agents?.recheckMs,
+          locate: async (job) => {
+            const payload = job.payload as unknown as EnvironmentActionPayload;
+            const environment = await environments.findEnvironmentSummary(payload.environmentId);
+            if (environment === undefined) return undefined;
+            return {
+              clusterId: environment.clusterId,
+              organizationId: environment.organizationId,
+              subjectType: 'ENVIRONMENT',
+              subjectId: environment.id,
+              deploymentId: payload.deploymentId,
+              action: payload.action,
+              payload: { environment_id: environment.id, action: payload.action, requested_at: payload.requestedAt },
+            };
+          },
+        }),
+      ],
+      [
+        SERVICE_ACTION_JOB,
+        createAgentDispatchHandler({
+          agents,
+          clock,
+          recheckMs: deps.agents?.recheckMs,
+          // The task names the deployment; the agent reads its snapshot (settings, sealed variables) through it.
+          locate: async (job) => {
+            const payload = job.payload as unknown as ServiceActionPayload;
+            if ((await serviceDeployments.findServiceState(payload.serviceId)) === undefined) return undefined;
+            return {
+              clusterId: payload.clusterId,
+              organizationId: payload.organizationId,
+              subjectType: 'SERVICE',
+              subjectId: payload.serviceId,
+              deploymentId: payload.deploymentId,
+              action: payload.action,
+              payload: {
+                service_id: payload.serviceId,
+                service_type: payload.kind,
+                environment_id: payload.environmentId,
+                deployment_id: payload.deploymentId,
+                action: payload.action,
+                requested_at: payload.requestedAt,
+              },
+            };
+          },
+        }),
+      ],
     ]),
   });
 
@@ -380,9 +560,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     registerClusterRoutes(api, clusters);
     registerSelfManagedClusterRoutes(api, selfManagedClusters);
     registerEnvironmentRoutes(api, environments);
+    registerAgentRoutes(api, {
+      agents,
+      authenticateAgent: (credential) => clusters.authenticateOperator(credential),
+      clusterExists: async (organizationId, clusterId) => (await clusters.findClusterSummary(organizationId, clusterId)) !== undefined,
+    });
     registerProjectVariableRoutes(api, variables);
     registerEnvironmentVariableRoutes(api, variables);
+    registerServiceRoutes(api, environmentServices, SERVICE_KIND_DEFINITIONS);
+    // Databases have no variables of their own: they provide built-ins to the other services (docs/variables.md).
+    for (const kind of SERVICE_KIND_DEFINITIONS.filter((definition) => definition.kind !== 'DATABASE')) {
+      registerServiceVariableRoutes(api, variables, {
+        noun: kind.operationNoun,
+        item: kind.item,
+        idParam: kind.idParam,
+        locate: (serviceId) => environmentServices.requireService(kind.kind, serviceId),
+      });
+    }
+    registerServiceDeploymentRoutes(api, serviceDeployments, SERVICE_KIND_DEFINITIONS);
+    registerDeploymentRestrictionRoutes(api, deploymentRestrictions);
+    registerCustomDomainRoutes(api, customDomains);
     registerWebhookRoutes(api, webhooks);
+    registerOrganizationEventRoutes(api, organizationEvents);
   });
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app);
@@ -391,6 +590,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   await app.ready();
   if (runWorker) worker.start();
   return app;
+}
+
+/** A lookup's answer for something that is gone: nothing, where only its name was wanted. */
+function unlessNotFound(error: unknown): undefined {
+  if (error instanceof AppError && error.kind === 'not_found') return undefined;
+  throw error;
 }
 
 /**
@@ -410,3 +615,4 @@ function createMailer(app: FastifyTypeBox, deps: AppDeps): Mailer {
   app.addHook('onClose', async () => smtp.close());
   return smtp;
 }
+

@@ -53,6 +53,16 @@ export interface Config {
    * it against one PostgreSQL database; API-only replicas set false.
    */
   runJobs: boolean;
+  /**
+   * SLIPWAY_APPS_DOMAIN (default `localhost`): the domain under which services with a public port get their host
+   * names (`<service>-<environment>.<appsDomain>`), which custom domains point at with a CNAME.
+   */
+  appsDomain: string;
+  /**
+   * SLIPWAY_DNS_SERVERS: the resolvers custom domain checks ask (`ip` or `ip:port`, comma-separated); empty = the
+   * system's.
+   */
+  dnsServers: string[];
 }
 
 export type SecretKeySource = { kind: 'value'; key: Buffer } | { kind: 'file'; file: string };
@@ -249,6 +259,34 @@ function parseGitAllowedHosts(env: Env): string[] {
   return hosts;
 }
 
+function parseAppsDomain(env: Env): string {
+  const raw = read(env, 'SLIPWAY_APPS_DOMAIN')?.toLowerCase().replace(/\.$/, '');
+  if (raw === undefined) return 'localhost';
+  if (raw.startsWith('*.') || !HOST_PATTERN.test(raw) || raw.length > 200) {
+    throw new ConfigError('SLIPWAY_APPS_DOMAIN', `"${raw}" is not a domain name such as apps.example.com`);
+  }
+  return raw;
+}
+
+/** `1.1.1.1`, `127.0.0.1:5353`, `[::1]:53` or `::1`: what node:dns Resolver.setServers accepts. */
+function parseDnsServers(env: Env): string[] {
+  const raw = read(env, 'SLIPWAY_DNS_SERVERS');
+  if (raw === undefined) return [];
+  const servers = raw
+    .split(',')
+    .map((server) => server.trim())
+    .filter((server) => server !== '');
+  for (const server of servers) {
+    const match = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(server) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(server);
+    const address = match?.[1] ?? server;
+    const port = match?.[2];
+    if (isIP(address) === 0 || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
+      throw new ConfigError('SLIPWAY_DNS_SERVERS', `"${server}" is not an IP address with an optional :port`);
+    }
+  }
+  return servers;
+}
+
 function parseRateLimit(env: Env): number {
   const raw = read(env, 'SLIPWAY_RATE_LIMIT_PER_MINUTE');
   if (raw === undefined) return 1200;
@@ -311,5 +349,7 @@ export function loadConfig(env: Env = process.env): Config {
     awsEndpointUrl: parseAwsEndpointUrl(env),
     templateCatalogUrl: parseTemplateCatalogUrl(env),
     runJobs: parseBoolean(env, 'SLIPWAY_RUN_JOBS', true),
+    appsDomain: parseAppsDomain(env),
+    dnsServers: parseDnsServers(env),
   };
 }

@@ -47,6 +47,8 @@ describe('loadConfig', () => {
       gitAllowedHosts: [],
       rateLimitPerMinute: 1200,
       runJobs: true,
+      appsDomain: 'localhost',
+      dnsServers: [],
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -73,6 +75,8 @@ describe('loadConfig', () => {
       SLIPWAY_GIT_ALLOWED_HOSTS: ' github.com, *.Example.com ,,',
       SLIPWAY_RATE_LIMIT_PER_MINUTE: '0',
       SLIPWAY_RUN_JOBS: 'false',
+      SLIPWAY_APPS_DOMAIN: 'Apps.Example.com.',
+      SLIPWAY_DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[::1]:53',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -90,6 +94,8 @@ describe('loadConfig', () => {
       gitAllowedHosts: ['github.com', '*.example.com'],
       rateLimitPerMinute: 0,
       runJobs: false,
+      appsDomain: 'apps.example.com',
+      dnsServers: ['1.1.1.1', '127.0.0.1:5353', '[::1]:53'],
     });
   });
 
@@ -105,6 +111,11 @@ describe('loadConfig', () => {
     expect(loadConfig({}).runJobs).toBe(true);
     expect(loadConfig({ SLIPWAY_RUN_JOBS: 'false' }).runJobs).toBe(false);
     expect(configErrorOf({ SLIPWAY_RUN_JOBS: 'no' }).variable).toBe('SLIPWAY_RUN_JOBS');
+  });
+
+  it('refuses an apps domain that is not a domain name and DNS servers that are not IP addresses', () => {
+    for (const value of ['*.apps.example.com', 'apps_example.com', 'https://apps.example.com']) expect(configErrorOf({ SLIPWAY_APPS_DOMAIN: value }).variable).toBe('SLIPWAY_APPS_DOMAIN');
+    for (const value of ['dns.example.com', '1.1.1.1:0', '1.1.1.1:70000', '300.1.1.1']) expect(configErrorOf({ SLIPWAY_DNS_SERVERS: value }).variable).toBe('SLIPWAY_DNS_SERVERS');
   });
 
   it('never repeats a refused secret key', () => {

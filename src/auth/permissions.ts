@@ -24,6 +24,11 @@ export const PERMISSIONS = {
   'organization:update': 'admin',
   'organization:delete': 'admin',
   'roles:read': 'read',
+  // Custom roles decide who may do what: defining, changing or deleting one is governance, like members. Anyone who
+  // reads the organization sees them (listOrganizationAvailableRoles lists them too).
+  'roles:create': 'admin',
+  'roles:update': 'admin',
+  'roles:delete': 'admin',
   'onboarding:read': 'read',
   'onboarding:update': 'person',
   'api-tokens:read': 'admin',
@@ -117,6 +122,14 @@ export const PERMISSIONS = {
   'environments:update': 'write',
   'environments:delete': 'write',
   'environments:deploy': 'deploy',
+  // Services (the seven kinds) are workload resources like environments: write to create, change and remove them;
+  // deploy, stop, redeploy, restart and cancel are actions, with deploy; their logs are read like their settings.
+  'services:read': 'read',
+  'services:create': 'write',
+  'services:update': 'write',
+  'services:delete': 'write',
+  'services:deploy': 'deploy',
+  'service-logs:read': 'read',
   // Variables and secrets configure workloads: write to change, read to list (secrets never show a value). Revealing
   // the hidden built-ins (database credentials, hostnames) takes write, checked in the handler of a listing asked
   // with ?reveal=true: whoever can write a variable can alias a hidden value into a service anyway (docs/variables.md).
@@ -135,6 +148,9 @@ export const PERMISSIONS = {
   'webhooks:create': 'admin',
   'webhooks:update': 'admin',
   'webhooks:delete': 'admin',
+  // The audit log shows who did what from which address, with masked request bodies of every write: governance,
+  // read by those who answer for the organization (as the reference keeps audit logs to admins).
+  'organization-events:read': 'admin',
 } as const satisfies Record<string, Requirement>;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -173,9 +189,18 @@ export function grantsOfRole(roleName: string): ReadonlySet<Grant> {
   return new Set(isBuiltInRole(roleName) ? ROLE_GRANTS[roleName] : []);
 }
 
-/** A token carries a role, a scope, or both; its grants are what both allow. */
-export function grantsOfToken(roleName: string | null, scope: TokenScope | null): ReadonlySet<Grant> {
-  const fromRole = roleName === null ? undefined : grantsOfRole(roleName);
+/**
+ * The most a custom role grants anywhere. Where a request acts decides what it grants there (modules/roles/
+ * roles.rules.ts, asked by the authorizer); admin is never among them, so no custom role governs the organization.
+ */
+export const CUSTOM_ROLE_CEILING: ReadonlySet<Grant> = new Set<Grant>(['read', 'write', 'deploy']);
+
+/**
+ * A token carries a role, a scope, or both; its grants are what both allow. A custom role (`roleKind` CUSTOM) counts
+ * with its ceiling here; the authorizer narrows it to what the role grants where each request acts.
+ */
+export function grantsOfToken(roleName: string | null, scope: TokenScope | null, roleKind = 'BUILT_IN'): ReadonlySet<Grant> {
+  const fromRole = roleName === null ? undefined : roleKind === 'CUSTOM' ? CUSTOM_ROLE_CEILING : grantsOfRole(roleName);
   const fromScope = scope === null ? undefined : new Set(SCOPE_GRANTS[scope]);
   if (fromRole && fromScope) return new Set([...fromRole].filter((g) => fromScope.has(g)));
   return fromRole ?? fromScope ?? new Set();

@@ -15,6 +15,11 @@ export type Principal =
       organizationId: string;
       grants: ReadonlySet<Grant>;
       creatorUserId: string | null;
+      /**
+       * A token carrying a custom role: its grants depend on where a request acts, so the authorizer asks the role
+       * and keeps what `grants` (the token's scope, never admin) also allows. Null for built-in roles and scopes.
+       */
+      customRoleId: string | null;
     }
   | { kind: 'policy_token'; tokenId: string; tokenName: string; organizationId: string };
 
@@ -36,6 +41,8 @@ export interface Placement {
   projectId?: string;
   environmentId?: string;
   environmentMode?: 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
+  /** The cluster a request addresses (`clusterId` in its path), for custom roles' per-cluster permissions. */
+  clusterId?: string;
 }
 
 /** A display name for "who did this", recorded as the creator of tokens and in audit entries. */

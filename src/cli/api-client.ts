@@ -9,6 +9,8 @@ import { CliError, requestJson, serverUrlOf, tokenFor, type CliIo } from './sign
 export interface ApiClient {
   server: string;
   call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Record<string, unknown>>;
+  /** A GET whose answer is read as it arrives (a live log): the open response, or a CliError for a refusal. */
+  stream(path: string, accept: string): Promise<Response>;
 }
 
 interface ErrorDetail {
@@ -35,7 +37,12 @@ export async function connect(options: { url?: string | undefined }, io: CliIo):
     async call(method, path, body) {
       const answer = await requestJson(`${server}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        // The user agent names the CLI: the audit log records CLI as the origin of its writes (docs/audit-log.md).
+        headers: {
+          authorization: `Bearer ${token}`,
+          'user-agent': 'slipway-cli',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       if (answer.status >= 200 && answer.status < 300) return answer.body;
@@ -44,6 +51,23 @@ export async function connect(options: { url?: string | undefined }, io: CliIo):
         throw new CliError(`${line}; ${source === 'SLIPWAY_TOKEN' ? 'check the token in SLIPWAY_TOKEN' : 'run slipway login again'}`);
       }
       throw new CliError(line);
+    },
+    async stream(path, accept) {
+      let response: Response;
+      try {
+        response = await fetch(`${server}${path}`, { headers: { authorization: `Bearer ${token}`, 'user-agent': 'slipway-cli', accept } });
+      } catch (error) {
+        throw new CliError(`cannot reach ${server}${path}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      if (response.ok) return response;
+      const text = await response.text();
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        body = {};
+      }
+      throw new CliError(describeApiError(response.status, body));
     },
   };
 }

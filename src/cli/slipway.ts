@@ -341,4 +341,116 @@ projects
   .option(...JSON_OPTION)
   .action((name: string, options: OrganizationOptions & { description?: string }) => clientCommand(() => createProject(name, options, io)));
 
+// Deployments (src/cli/services.ts, loaded when one of these commands runs).
+
+const environmentsCommand = program.command('env').description('the environments of a project');
+
+environmentsCommand
+  .command('create')
+  .description('create an environment in a project (on the organization\'s only cluster unless --cluster names one)')
+  .argument('<name>', 'its name (unique within the project)', nonBlank)
+  .requiredOption('--project <id|name>', 'the project')
+  .option('--mode <mode>', 'PRODUCTION, STAGING, DEVELOPMENT (default) or PREVIEW')
+  .option('--cluster <id>', 'the cluster it runs on')
+  .option(...ORG_OPTION)
+  .option(...SERVER_OPTION)
+  .option(...JSON_OPTION)
+  .action((name: string, options: OrganizationOptions & { project: string; mode?: string; cluster?: string }) =>
+    clientCommand(async () => (await import('./services.ts')).createEnvironment(name, options, io)),
+  );
+
+environmentsCommand
+  .command('list')
+  .description('the environments of a project')
+  .requiredOption('--project <id|name>', 'the project')
+  .option(...ORG_OPTION)
+  .option(...SERVER_OPTION)
+  .option(...JSON_OPTION)
+  .action((options: OrganizationOptions & { project: string }) => clientCommand(async () => (await import('./services.ts')).listEnvironments(options, io)));
+
+const servicesCommand = program.command('service').description('the services of an environment');
+
+servicesCommand
+  .command('create')
+  .description('create a service: --settings carries the kind\'s request fields as JSON; the git flags fill in git_repository')
+  .argument('<kind>', 'application, container, database, job, helm or terraform')
+  .argument('<name>', 'its name (unique within the environment)', nonBlank)
+  .requiredOption('--env <id>', 'the environment')
+  .option('--repository <url>', 'the git repository it is built from')
+  .option('--branch <branch>', 'the branch to build (default main)')
+  .option('--root-path <path>', 'the directory of the repository to build')
+  .option('--git-token <id>', 'the git token that reads a private repository')
+  .option('--settings <json>', 'the kind\'s other request fields, as a JSON object')
+  .option(...SERVER_OPTION)
+  .option(...JSON_OPTION)
+  .action((kind: string, name: string, options: { env: string; repository?: string; branch?: string; rootPath?: string; gitToken?: string; settings?: string; url?: string; json?: boolean }) =>
+    clientCommand(async () => (await import('./services.ts')).createService(kind, name, options, io)),
+  );
+
+servicesCommand
+  .command('list')
+  .description('the services of an environment with their states')
+  .requiredOption('--env <id>', 'the environment')
+  .option(...SERVER_OPTION)
+  .option(...JSON_OPTION)
+  .action((options: { env: string; url?: string; json?: boolean }) => clientCommand(async () => (await import('./services.ts')).listServices(options, io)));
+
+const variablesCommand = program.command('var').description('variables and secrets of a project, environment or service');
+
+variablesCommand
+  .command('set')
+  .description('set a variable at the narrowest scope named; setting a name again replaces it')
+  .argument('<key>', 'its name')
+  .argument('<value>', 'its value ($NAME makes it an alias of NAME)')
+  .option('--project <id|name>', 'on the project')
+  .option('--env <id>', 'on the environment (with --service: the environment of a service named by name)')
+  .option('--service <id|name>', 'on the service')
+  .option('--secret', 'a secret: write-only, encrypted at rest')
+  .option(...ORG_OPTION)
+  .option(...SERVER_OPTION)
+  .option(...JSON_OPTION)
+  .action((key: string, value: string, options: OrganizationOptions & { project?: string; env?: string; service?: string; secret?: boolean }) =>
+    clientCommand(async () => (await import('./services.ts')).setVariable(key, value, options, io)),
+  );
+
+const SERVICE_ARGUMENT = ['<service>', 'the service\'s id, or its name with --env'] as const;
+const ENV_OPTION = ['--env <id>', 'the environment of a service named by name'] as const;
+
+program
+  .command('deploy')
+  .description('deploy a service with its settings and variables as they are now; the cluster\'s agent carries it out')
+  .argument(...SERVICE_ARGUMENT)
+  .option(...ENV_OPTION)
+  .option('--commit <sha>', 'the git commit to build (default: the branch\'s head)')
+  .option('--tag <tag>', 'the image tag to run (containers and jobs)')
+  .option(...SERVER_OPTION)
+  .option(...JSON_OPTION)
+  .action((service: string, options: { env?: string; commit?: string; tag?: string; url?: string; json?: boolean }) =>
+    clientCommand(async () => (await import('./services.ts')).deployService(service, options, io)),
+  );
+
+program
+  .command('status')
+  .description('where a service stands: its state, and whether what runs is up to date')
+  .argument(...SERVICE_ARGUMENT)
+  .option(...ENV_OPTION)
+  .option(...SERVER_OPTION)
+  .option(...JSON_OPTION)
+  .action((service: string, options: { env?: string; url?: string; json?: boolean }) =>
+    clientCommand(async () => (await import('./services.ts')).serviceStatus(service, options, io)),
+  );
+
+program
+  .command('logs')
+  .description('the log of a service\'s newest deployment (or --deployment); --follow streams it until the deployment settles')
+  .argument(...SERVICE_ARGUMENT)
+  .option(...ENV_OPTION)
+  .option('--deployment <id>', 'another deployment of the service')
+  .option('--follow', 'keep printing new lines until the deployment settles')
+  .option(...SERVER_OPTION)
+  .option(...JSON_OPTION)
+  .action((service: string, options: { env?: string; deployment?: string; follow?: boolean; url?: string; json?: boolean }) =>
+    clientCommand(async () => (await import('./services.ts')).serviceLogs(service, options, io)),
+  );
+
 await program.parseAsync(process.argv);

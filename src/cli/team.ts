@@ -68,7 +68,7 @@ async function currentOrganization(client: ApiClient, option: string | undefined
   return organizationNamed(client, wanted);
 }
 
-async function organizationScope(options: OrganizationOptions, io: CliIo): Promise<{ client: ApiClient; organizationId: string }> {
+export async function organizationScope(options: OrganizationOptions, io: CliIo): Promise<{ client: ApiClient; organizationId: string }> {
   const client = await connect(options, io);
   return { client, organizationId: await currentOrganization(client, options.org, io) };
 }

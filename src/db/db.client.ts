@@ -3,6 +3,7 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
+import { withCommitParticipants } from './db.commit-participants.ts';
 import type { DB } from './db.schema.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -91,7 +92,7 @@ function openSqlite(file: string): Database {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<DB>({ dialect: withCommitParticipants(new SqliteDialect({ database: withStatementCache(sqlite) })) });
   return {
     db,
     dialect: 'sqlite',
@@ -106,7 +107,7 @@ function openPostgres(target: Extract<DatabaseTarget, { dialect: 'postgres' }>):
     types: { getTypeParser: pgTypeParser } as pg.CustomTypesConfig,
     options: target.schema === undefined ? '-c timezone=UTC' : `-c timezone=UTC -c search_path=${target.schema}`,
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: withCommitParticipants(new PostgresDialect({ pool })) });
   return {
     db,
     dialect: 'postgres',

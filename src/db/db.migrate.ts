@@ -14,6 +14,12 @@ import * as registries from './migrations/0011_registries.ts';
 import * as environments from './migrations/0012_environments.ts';
 import * as variables from './migrations/0013_variables.ts';
 import * as webhooks from './migrations/0014_webhooks.ts';
+import * as organizationEvents from './migrations/0016_organization_events.ts';
+import * as customRoles from './migrations/0015_custom_roles.ts';
+import * as services from './migrations/0017_services.ts';
+import * as serviceDeployments from './migrations/0018_service_deployments.ts';
+import * as serviceDomains from './migrations/0019_service_domains.ts';
+import * as agentTasks from './migrations/0020_agent_tasks.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -44,6 +50,12 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0012_environments', environments],
   ['0013_variables', variables],
   ['0014_webhooks', webhooks],
+  ['0016_organization_events', organizationEvents],
+  ['0015_custom_roles', customRoles],
+  ['0017_services', services],
+  ['0018_service_deployments', serviceDeployments],
+  ['0019_service_domains', serviceDomains],
+  ['0020_agent_tasks', agentTasks],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -43,6 +43,38 @@ export interface RolesTable {
   created_at: string;
 }
 
+/** The definition of a CUSTOM role (migrations/0015_custom_roles.ts): permissions are roles.rules.ts's enums. */
+export interface CustomRolesTable {
+  role_id: string;
+  description: string | null;
+  /** VIEWER or MANAGER: what the role may do on organization-level resources. */
+  organization_permission: string;
+  /** Per environment type, the permission on the projects the role does not list in custom_role_projects. */
+  development: string;
+  preview: string;
+  staging: string;
+  production: string;
+  updated_at: string;
+}
+
+/** A project a custom role lists: project admin (1/0) and the permission per environment type. */
+export interface CustomRoleProjectsTable {
+  role_id: string;
+  project_id: string;
+  is_admin: number;
+  development: string;
+  preview: string;
+  staging: string;
+  production: string;
+}
+
+/** A cluster a custom role lists, with its permission (VIEWER, ENV_CREATOR or ADMIN). */
+export interface CustomRoleClustersTable {
+  role_id: string;
+  cluster_id: string;
+  permission: string;
+}
+
 export interface MembersTable {
   organization_id: string;
   user_id: string;
@@ -475,11 +507,16 @@ export interface ClusterPlatformConfigurationsTable {
 }
 
 export interface DB {
+  agent_tasks: AgentTasksTable;
+  agent_presence: AgentPresenceTable;
   idempotency_keys: IdempotencyKeysTable;
   users: UsersTable;
   organizations: OrganizationsTable;
   roles: RolesTable;
   members: MembersTable;
+  custom_roles: CustomRolesTable;
+  custom_role_projects: CustomRoleProjectsTable;
+  custom_role_clusters: CustomRoleClustersTable;
   onboarding: OnboardingTable;
   api_tokens: ApiTokensTable;
   projects: ProjectsTable;
@@ -516,6 +553,14 @@ export interface DB {
   webhooks: WebhooksTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  organization_events: OrganizationEventsTable;
+  services: ServicesTable;
+  service_references: ServiceReferencesTable;
+  service_runtime: ServiceRuntimeTable;
+  service_deployments: ServiceDeploymentsTable;
+  service_deployment_logs: ServiceDeploymentLogsTable;
+  service_custom_domains: ServiceCustomDomainsTable;
+  service_deployment_restrictions: ServiceDeploymentRestrictionsTable;
 }
 
 export interface EnvironmentsTable {
@@ -638,5 +683,184 @@ export interface WebhookDeliveriesTable {
   created_at: string;
 }
 
+/** One audited write request (migrations/0016_organization_events.ts); `change` is the request body, secrets masked. */
+export interface OrganizationEventsTable {
+  id: string;
+  organization_id: string;
+  created_at: string;
+  /** The reference's OrganizationEventType (CREATE, UPDATE, DELETE, TRIGGER_DEPLOY, …). */
+  event_type: string;
+  /** The reference's OrganizationEventTargetType and OrganizationEventSubTargetType. */
+  target_type: string;
+  target_id: string | null;
+  target_name: string | null;
+  sub_target_type: string | null;
+  operation_id: string;
+  change: string | null;
+  /** The reference's OrganizationEventOrigin (API, CLI, CONSOLE, …). */
+  origin: string;
+  /** USER, API_TOKEN or POLICY_TOKEN, and that user's or token's id. */
+  author_type: string;
+  author_id: string;
+  triggered_by: string;
+  project_id: string | null;
+  environment_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string;
+  /** Null while the request that wrote the row is still being answered. */
+  status_code: number | null;
+  /** SUCCESS or FAILURE. */
+  outcome: string;
+}
+
+/** A service of any of the seven kinds (migrations/0017_services.ts); what differs per kind is in `settings`. */
+export interface ServicesTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  environment_id: string;
+  /** APPLICATION, CONTAINER, DATABASE, JOB, HELM, TERRAFORM or AGENTIC_WORKFLOW. */
+  kind: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  /** JSON object: what the kind stores (services.kinds.ts). */
+  settings: unknown;
+  /** A database's generated credentials, sealed (JSON of username, password, database name); null for other kinds. */
+  credentials_envelope: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One thing of another module a service's settings name (GIT_TOKEN, CONTAINER_REGISTRY, HELM_REPOSITORY, LABELS_GROUP, ANNOTATIONS_GROUP). */
+export interface ServiceReferencesTable {
+  service_id: string;
+  kind: string;
+  reference_id: string;
+}
+
+/** A service's place in its state machine (migrations/0018_service_deployments.ts); no row reads READY. */
+export interface ServiceRuntimeTable {
+  service_id: string;
+  /** The service state machine's current state (services.states.ts). */
+  status: string;
+  /** The newest deployment record, which the status describes. */
+  last_deployment_id: string | null;
+  /** The record that last reached DEPLOYED: its snapshot is what runs, and OUT_OF_DATE compares against it. */
+  deployed_deployment_id: string | null;
+  updated_at: string;
+}
+
+/** One action of a service (deploy, redeploy, stop, restart) with what it carries. */
+export interface ServiceDeploymentsTable {
+  id: string;
+  service_id: string;
+  /** DEPLOY, REDEPLOY, STOP or RESTART. */
+  action: string;
+  /** The state this action has reached (the service's while it is the newest record). */
+  status: string;
+  /** Why it waits or why it failed. */
+  message: string | null;
+  origin: string;
+  triggered_by: string;
+  /** The job that carries the action out; its id is the action's execution id. */
+  job_id: string;
+  git_commit_id: string | null;
+  image_tag: string | null;
+  /** SHA-256 of the service's name, kind and settings as deployed. */
+  settings_hash: string;
+  /** The variable snapshot's content hash (null for databases, which consume no variables). */
+  variables_hash: string | null;
+  /** JSON: the service as deployed and its resolved variables, secrets sealed (services.deployments.service.ts). */
+  snapshot: unknown;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+/** One line of a deployment's log, in order. */
+export interface ServiceDeploymentLogsTable {
+  id: string;
+  deployment_id: string;
+  seq: number;
+  /** stdout, stderr (the workload's or the build's) or system (Slipway's and the agent's own lines). */
+  stream: string;
+  message: string;
+  logged_at: string;
+}
+
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */
 export type Queryable = Kysely<DB> | Transaction<DB>;
+
+/** Work for a cluster's agent: one environment or service action (migrations/0020_agent_tasks.ts). */
+export interface AgentTasksTable {
+  id: string;
+  cluster_id: string;
+  organization_id: string;
+  /** ENVIRONMENT or SERVICE: whose state machine the agent's reports move. */
+  subject_type: string;
+  subject_id: string;
+  /** The environment's or service's deployment record the task carries out (one task per deployment). */
+  deployment_id: string;
+  action: string;
+  payload: unknown;
+  /** The control-plane job that dispatched the task and waits for it to settle. */
+  job_id: string;
+  /** PENDING (offered), LEASED (an agent holds it until leased_until) or DONE. */
+  status: string;
+  lease_id: string | null;
+  leased_until: string | null;
+  leases: number;
+  /** The highest progress and log sequence numbers applied: retried reports at or below them change nothing. */
+  last_report_seq: number;
+  last_log_seq: number;
+  /** How a DONE task ended: SUCCEEDED, FAILED or CANCELED. */
+  outcome: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+/** What a cluster's agent last said of itself (its heartbeats). */
+export interface AgentPresenceTable {
+  cluster_id: string;
+  agent_version: string;
+  driver: string;
+  hostname: string | null;
+  started_at: string;
+  last_seen_at: string;
+}
+
+/** A custom domain of an application or container (migrations/0019_service_domains.ts); `domain` unique overall. */
+export interface ServiceCustomDomainsTable {
+  id: string;
+  service_id: string;
+  /** Lower-case ASCII (IDNs in punycode); `*.example.com` for a wildcard. */
+  domain: string;
+  generate_certificate: number;
+  use_cdn: number;
+  /** The value the `_slipway-challenge.<domain>` TXT record may carry to prove ownership. */
+  verification_token: string;
+  /** VALIDATION_PENDING, VALIDATED or VALIDATION_FAILED: the last check's verdict. */
+  status: string;
+  /** The reference's CheckedCustomDomainStatus of the last check, and its details. */
+  check_status: string | null;
+  check_details: string | null;
+  checked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A path glob deciding whether a git push deploys an application (migrations/0019_service_domains.ts). */
+export interface ServiceDeploymentRestrictionsTable {
+  id: string;
+  service_id: string;
+  /** MATCH or EXCLUDE. */
+  mode: string;
+  /** PATH (the reference's only DeploymentRestrictionTypeEnum value). */
+  type: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+}

@@ -18,6 +18,16 @@ export interface AuthenticationPorts {
 const AUTHORIZATION = /^(Bearer|Token)\s+(\S+)\s*$/i;
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
+/**
+ * The credential of a caller that is not a principal (a cluster's operator or agent): `Bearer|Token <credential>`,
+ * checked by whoever issued it. Missing or malformed → 401.
+ */
+export function bearerCredentialOf(request: FastifyRequest, what: string): string {
+  const token = AUTHORIZATION.exec(request.headers.authorization ?? '')?.[2];
+  if (token === undefined) throw unauthenticated(`${what} is required (Authorization: Bearer <credential>)`);
+  return token;
+}
+
 export function createAuthenticator(ports: AuthenticationPorts) {
   return async function authenticate(request: FastifyRequest): Promise<Principal> {
     const header = request.headers.authorization;

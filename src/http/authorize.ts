@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { GRANTS, grantsOfRole, requirementOf } from '../auth/permissions.ts';
+import { GRANTS, grantsOfRole, requirementOf, type Grant, type Permission } from '../auth/permissions.ts';
 import { actingUserId, type Access, type Placement, type Principal } from '../auth/principal.ts';
 import { badRequest, forbidden, notFound } from '../lib/errors.ts';
 import { isUuid } from '../lib/ids.ts';
@@ -16,11 +16,17 @@ import { TARGET_PARAMS, type AccessTarget, type OwnedTarget, type RouteAccess } 
  * A policy API token holds no grants: once the organization is established as its own, its Rego policy decides
  * the request, and only `allow == true` lets it through with organization-admin reach (never beyond its
  * organization). Person-only and on-behalf-of operations stay closed to it: it acts for no one.
+ *
+ * A custom role (docs/roles.md) grants by where the addressed resource lives: the authorizer hands the role the
+ * request's placement (organization, project, environment mode, and the cluster when the path names one) and gets
+ * the grants that hold there. A token carrying a custom role keeps only what its scope also allows.
  */
 
 export interface AuthorizationPorts {
-  /** The role name of a person in an organization, or undefined when they are not a member. */
-  membershipRole(organizationId: string, userId: string): Promise<string | undefined>;
+  /** The role of a person in an organization, or undefined when they are not a member. */
+  membership(organizationId: string, userId: string): Promise<{ roleId: string; roleName: string; roleKind: string } | undefined>;
+  /** What a custom role grants where a request acts. */
+  customRoleGrants(roleId: string, placement: Placement): Promise<ReadonlySet<Grant>>;
   /** Where a resource addressed without its organization in the path lives (undefined: no such resource). */
   placementOf: Record<OwnedTarget, (id: string) => Promise<Placement | undefined>>;
   /** Evaluates a policy token's policy on the input of one request. */
@@ -37,18 +43,43 @@ const TARGET_NOUNS: Record<Exclude<AccessTarget, 'none'>, string> = {
   service: 'service',
 };
 
-async function accessIn(ports: AuthorizationPorts, principal: Principal, organizationId: string): Promise<Access | undefined> {
+function intersection(a: ReadonlySet<Grant>, b: ReadonlySet<Grant>): ReadonlySet<Grant> {
+  return new Set([...a].filter((grant) => b.has(grant)));
+}
+
+async function accessIn(ports: AuthorizationPorts, principal: Principal, placement: Placement): Promise<Access | undefined> {
+  const organizationId = placement.organizationId;
   if (principal.kind === 'api_token') {
-    return principal.organizationId === organizationId
-      ? { organizationId, grants: principal.grants, roleName: null }
-      : undefined;
+    if (principal.organizationId !== organizationId) return undefined;
+    const grants =
+      principal.customRoleId === null ? principal.grants : intersection(principal.grants, await ports.customRoleGrants(principal.customRoleId, placement));
+    return { organizationId, grants, roleName: null };
   }
   if (principal.kind === 'policy_token') {
     // The policy is asked next; reaching this organization is all the token has by itself.
     return principal.organizationId === organizationId ? { organizationId, grants: ALL_GRANTS, roleName: null } : undefined;
   }
-  const roleName = await ports.membershipRole(organizationId, principal.userId);
-  return roleName === undefined ? undefined : { organizationId, grants: grantsOfRole(roleName), roleName };
+  const membership = await ports.membership(organizationId, principal.userId);
+  if (membership === undefined) return undefined;
+  const grants = membership.roleKind === 'CUSTOM' ? await ports.customRoleGrants(membership.roleId, placement) : grantsOfRole(membership.roleName);
+  return { organizationId, grants, roleName: membership.roleName };
+}
+
+/**
+ * Creating an environment, also by cloning one (addressed by the source environment), is decided on the project: the
+ * new environment's type is in the body, which the placement does not know, so a custom role's rights on the
+ * source's type must not decide it (docs/roles.md).
+ */
+function placementForGrants(permission: Permission, placement: Placement): Placement {
+  if (permission !== 'environments:create' || placement.projectId === undefined) return placement;
+  return { organizationId: placement.organizationId, projectId: placement.projectId };
+}
+
+/** The cluster a request names: its target, or the `clusterId` of an organization-addressed cluster path. */
+function clusterIdOf(target: AccessTarget, id: string, params: Record<string, unknown>): string | undefined {
+  if (target === 'cluster') return id;
+  const clusterId = params.clusterId;
+  return typeof clusterId === 'string' && isUuid(clusterId) ? clusterId : undefined;
 }
 
 export function createAuthorizer(ports: AuthorizationPorts) {
@@ -82,8 +113,10 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     if (typeof id !== 'string' || !isUuid(id)) {
       throw badRequest(`invalid path parameters`, [{ field: `/${param ?? ''}`, message: 'must be a uuid' }]);
     }
-    const placement = access.target === 'organization' ? { organizationId: id } : await ports.placementOf[access.target](id);
-    const granted = placement === undefined ? undefined : await accessIn(ports, principal, placement.organizationId);
+    const found = access.target === 'organization' ? { organizationId: id } : await ports.placementOf[access.target](id);
+    const clusterId = clusterIdOf(access.target, id, params);
+    const placement = found === undefined ? undefined : placementForGrants(access.permission, clusterId === undefined ? found : { ...found, clusterId });
+    const granted = placement === undefined ? undefined : await accessIn(ports, principal, placement);
     if (granted === undefined) throw notFound(`${noun} ${id} not found`);
     if (principal.kind === 'policy_token') {
       await enforcePolicy(request, principal, granted.organizationId);

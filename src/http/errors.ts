@@ -52,6 +52,11 @@ export function statusOf(kind: AppErrorKind): number {
   return STATUS_OF[kind];
 }
 
+/** Whether an answer's status reports a failure (the audit log's outcome). */
+export function isFailureStatus(status: number): boolean {
+  return status >= 400;
+}
+
 interface ErrorPayload {
   status: number;
   error: string;

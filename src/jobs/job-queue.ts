@@ -185,6 +185,22 @@ export async function deferJob(db: Queryable, clock: Clock, jobId: string, worke
   return result.numUpdatedRows > 0n;
 }
 
+/**
+ * Makes a deferred job runnable now: what it waited for happened (an agent settled its task). A job that runs or
+ * ended is left alone; false then.
+ */
+export async function expediteJob(db: Queryable, clock: Clock, jobId: string): Promise<boolean> {
+  const now = clock.now().toISOString();
+  const result = await db
+    .updateTable('jobs')
+    .set({ run_at: now, updated_at: now })
+    .where('id', '=', jobId)
+    .where('status', '=', 'QUEUED')
+    .where('run_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /** Cancels a job that no worker has taken yet; false when it already runs or ended. */
 export async function cancelQueuedJob(db: Queryable, clock: Clock, jobId: string): Promise<boolean> {
   const now = clock.now().toISOString();

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Database } from '../db/db.client.ts';
+import { outsideCommitParticipants } from '../db/db.commit-participants.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import {
@@ -163,7 +164,9 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       schedule();
     },
     wake() {
-      if (running) void loop();
+      // Requests wake the worker after their commit: the runs must not carry the request's context (its audit event
+      // would otherwise ride on the job's transactions).
+      if (running) outsideCommitParticipants(() => void loop());
     },
     async stop() {
       running = false;

@@ -65,6 +65,10 @@ export interface TestAppOptions {
   /** The in-process job worker's timings (fast by default here), or `run: false` for a test that drives jobs itself. */
   jobs?: AppDeps['jobs'];
   clusterOperator?: AppDeps['clusterOperator'];
+  agents?: AppDeps['agents'];
+  /** SLIPWAY_DNS_SERVERS / SLIPWAY_APPS_DOMAIN of the app: custom domain checks against a test DNS server. */
+  dnsServers?: string[];
+  appsDomain?: string;
 }
 
 export async function startTestApp(dialect: TestDialect, options: TestAppOptions = {}): Promise<TestApp> {
@@ -77,11 +81,14 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
       egressIps: options.egressIps ?? [],
       logLevel: options.logStream === undefined ? 'silent' : 'info',
       ...(options.awsEndpointUrl === undefined ? {} : { awsEndpointUrl: options.awsEndpointUrl }),
+      ...(options.dnsServers === undefined ? {} : { dnsServers: options.dnsServers }),
+      ...(options.appsDomain === undefined ? {} : { appsDomain: options.appsDomain }),
     },
     database: testDatabase.database,
     clock,
     jobs: { pollIntervalMs: 50, retryBaseMs: 50, ...options.jobs },
     ...(options.clusterOperator === undefined ? {} : { clusterOperator: options.clusterOperator }),
+    ...(options.agents === undefined ? {} : { agents: options.agents }),
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   });
 

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { ApiTokensTable, Queryable } from '../../db/db.schema.ts';
 
 export type ApiTokenRow = Selectable<ApiTokensTable>;
-export type ApiTokenWithRole = ApiTokenRow & { role_name: string | null };
+export type ApiTokenWithRole = ApiTokenRow & { role_name: string | null; role_kind: string | null };
 
 export async function insertApiToken(db: Queryable, row: ApiTokenRow): Promise<void> {
   await db.insertInto('api_tokens').values(row).execute();
@@ -13,7 +13,7 @@ function selectWithRole(db: Queryable) {
     .selectFrom('api_tokens')
     .leftJoin('roles', 'roles.id', 'api_tokens.role_id')
     .selectAll('api_tokens')
-    .select('roles.name as role_name');
+    .select(['roles.name as role_name', 'roles.kind as role_kind']);
 }
 
 /** The authentication lookup: one indexed read by hash, run on every request that carries an API token. */

@@ -3,7 +3,7 @@ import { covers, grantsOfToken, type TokenScope } from '../../auth/permissions.t
 import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
 import { hashToken, mintToken, requestedExpiry, storedTokenIsLive } from '../../auth/tokens.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { uniqueOrConflict } from '../../db/db.errors.ts';
+import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { badRequest, forbidden, notFound, unauthenticated } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -69,8 +69,9 @@ export function createApiTokensService(deps: ApiTokensDeps) {
       tokenId: row.id,
       tokenName: row.name,
       organizationId: row.organization_id,
-      grants: grantsOfToken(row.role_name, row.scope as TokenScope | null),
+      grants: grantsOfToken(row.role_name, row.scope as TokenScope | null, row.role_kind ?? undefined),
       creatorUserId: row.creator_user_id,
+      customRoleId: row.role_kind === 'CUSTOM' ? row.role_id : null,
     };
   }
 
@@ -99,16 +100,15 @@ export function createApiTokensService(deps: ApiTokensDeps) {
     if (roleId === null && scope === null) {
       throw badRequest('a token needs a role_id, a scope, or both', [{ field: '/role_id', message: 'is required when scope is not given' }]);
     }
-    let roleName: string | null = null;
+    let role: { name: string; kind: string } | null = null;
     if (roleId !== null) {
-      const role = await deps.roles.findRole(organizationId, roleId);
-      if (role === undefined) throw badRequest('unknown role', [{ field: '/role_id', message: 'is not a role of this organization' }]);
-      if (role.name === 'OWNER') {
+      role = (await deps.roles.findRole(organizationId, roleId)) ?? null;
+      if (role === null) throw badRequest('unknown role', [{ field: '/role_id', message: 'is not a role of this organization' }]);
+      if (role.kind !== 'CUSTOM' && role.name === 'OWNER') {
         throw badRequest('a token cannot carry the OWNER role', [{ field: '/role_id', message: 'must not be the OWNER role' }]);
       }
-      roleName = role.name;
     }
-    if (!covers(access.grants, grantsOfToken(roleName, scope))) {
+    if (!covers(access.grants, grantsOfToken(role?.name ?? null, scope, role?.kind))) {
       throw forbidden('a token cannot have more rights than its creator');
     }
     const now = isoTimestamp(clock);
@@ -130,11 +130,16 @@ export function createApiTokensService(deps: ApiTokensDeps) {
       expires_at: expiresAt,
       created_at: now,
       updated_at: now,
-      role_name: roleName,
+      role_name: role?.name ?? null,
+      role_kind: role?.kind ?? null,
     };
-    const { role_name: _roleName, ...columns } = row;
+    const { role_name: _roleName, role_kind: _roleKind, ...columns } = row;
     await uniqueOrConflict(async () => {
-      await insertApiToken(db, columns);
+      await insertApiToken(db, columns).catch((error: unknown) => {
+        // A custom role deleted since it was read.
+        if (isForeignKeyViolation(error)) throw badRequest('unknown role', [{ field: '/role_id', message: 'is not a role of this organization' }]);
+        throw error;
+      });
     }, `an API token named "${name}" already exists in this organization`);
     return { ...view(row), token: minted.value };
   }

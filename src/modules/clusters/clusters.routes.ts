@@ -2,7 +2,7 @@ import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/err
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
 import { NoContent, OrganizationParams } from '../../http/schema.ts';
-import { unauthenticated } from '../../lib/errors.ts';
+import { bearerCredentialOf } from '../../http/authenticate.ts';
 import {
   BareClusterParams,
   ClusterLock,
@@ -280,10 +280,7 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
       config: { access: { public: true } },
     },
     async (request, reply) => {
-      const header = request.headers.authorization ?? '';
-      const match = /^(?:Bearer|Token) (\S+)$/.exec(header);
-      if (match?.[1] === undefined) throw unauthenticated('an operator credential is required (Authorization: Bearer <credential>)');
-      await clusters.recordOperatorReport(match[1], request.body);
+      await clusters.recordOperatorReport(bearerCredentialOf(request, 'an operator credential'), request.body);
       return reply.code(HTTP_STATUS.noContent).send(null);
     },
   );

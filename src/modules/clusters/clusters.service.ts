@@ -308,6 +308,15 @@ export function createClustersService(deps: ClustersDeps) {
     return row;
   }
 
+  /** The cluster an operator (or agent) credential acts for; 401 for anything else, deleted clusters included. */
+  async function authenticateOperator(credential: string): Promise<{ clusterId: string; organizationId: string }> {
+    if (recogniseToken(credential) !== 'operator') throw unauthenticated('invalid operator credential');
+    const operator = await findOperatorByCredential(db, hashToken(credential));
+    const cluster = operator === undefined ? undefined : await findClusterById(db, operator.cluster_id);
+    if (cluster === undefined || cluster.status === 'DELETED') throw unauthenticated('invalid operator credential');
+    return { clusterId: cluster.id, organizationId: cluster.organization_id };
+  }
+
   return {
     async listOrganizationCluster(organizationId: string): Promise<ClusterView[]> {
       return (await listClusters(db, organizationId)).filter((r) => r.status !== 'DELETED').map(clusterView);
@@ -611,6 +620,8 @@ export function createClustersService(deps: ClustersDeps) {
       return bootstrapView(deps.publicUrl, clusterId, enrollmentToken, expiresAt);
     },
 
+    authenticateOperator,
+
     /** An operator trades its one-time enrollment token for its own credential (shown once, stored hashed). */
     async enrollOperator(enrollmentToken: string): Promise<{ cluster_id: string; credential: string }> {
       if (recogniseToken(enrollmentToken) !== 'enrollment') throw unauthenticated('invalid enrollment token');
@@ -634,10 +645,8 @@ export function createClustersService(deps: ClustersDeps) {
 
     /** An enrolled operator reports on its cluster; a READY report lets a waiting deploy complete. */
     async recordOperatorReport(credential: string, report: { status: string; kubernetes_version?: string | undefined }): Promise<void> {
-      if (recogniseToken(credential) !== 'operator') throw unauthenticated('invalid operator credential');
-      const operator = await findOperatorByCredential(db, hashToken(credential));
-      if (operator === undefined) throw unauthenticated('invalid operator credential');
-      await recordOperatorReport(db, operator.cluster_id, {
+      const operator = await authenticateOperator(credential);
+      await recordOperatorReport(db, operator.clusterId, {
         reported_status: report.status,
         kubernetes_version: report.kubernetes_version ?? null,
         reported_at: clock.now().toISOString(),

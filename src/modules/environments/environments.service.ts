@@ -80,6 +80,8 @@ export interface EnvironmentsDeps {
   variables: EnvironmentVariablesCopier;
   /** Whether the organization's billing lets it deploy (billing's deploymentsAllowed); refused deploys answer 402. */
   deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
+  /** The services module: the environment's services (rebootServices names them); without it, an environment holds none. */
+  services?: { listEnvironmentServices(environmentId: string): Promise<Array<{ id: string; kind: string }>> };
 }
 
 /** Actions that start workloads, and so cost money; a stop is always allowed. */
@@ -479,12 +481,23 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     },
 
     /**
-     * Restarts the environment's services. Services arrive with issue 8 part 2: until then no id can name one of
-     * this environment's, and the request restarts the environment as a whole.
+     * Restarts the environment's services. Each id given must name a service of this environment of the field's kind
+     * (400 naming each one that does not); the restart itself is the environment's, carried out by its agent.
      */
     async rebootServices(principal: Principal, environmentId: string, body: RebootServicesBody) {
-      const named = (['application_ids', 'database_ids', 'container_ids'] as const).flatMap((field) =>
-        (body[field] ?? []).map((id, index) => ({ field: `/${field}/${index}`, message: `no service ${id} in this environment` })),
+      const fields = [
+        ['application_ids', 'APPLICATION'],
+        ['database_ids', 'DATABASE'],
+        ['container_ids', 'CONTAINER'],
+      ] as const;
+      const given = fields.some(([field]) => (body[field] ?? []).length > 0);
+      const kinds = new Map<string, string>();
+      if (given) for (const service of (await deps.services?.listEnvironmentServices(environmentId)) ?? []) kinds.set(service.id, service.kind);
+      const named = fields.flatMap(([field, kind]) =>
+        (body[field] ?? [])
+          .map((id, index) => ({ id, index }))
+          .filter(({ id }) => kinds.get(id) !== kind)
+          .map(({ id, index }) => ({ field: `/${field}/${index}`, message: `no ${kind.toLowerCase()} ${id} in this environment` })),
       );
       if (named.length > 0) {
         await requireEnvironment(db, environmentId);
@@ -593,6 +606,12 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       return environmentStatusView(row);
     },
 
+    /** The environment's state, undefined once it is gone (what the cluster's agent asks before going on). */
+    async findEnvironmentState(environmentId: string): Promise<EnvironmentState | undefined> {
+      const row = await findEnvironment(db, environmentId);
+      return row === undefined ? undefined : stateOf(row);
+    },
+
     async findEnvironmentSummary(environmentId: string): Promise<EnvironmentSummary | undefined> {
       const row = await findEnvironment(db, environmentId);
       return row === undefined ? undefined : summaryOf(row);
@@ -610,12 +629,13 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
 
 export type EnvironmentsService = ReturnType<typeof createEnvironmentsService>;
 
-/** The projects module's content port: environments per project (services are counted once they exist). */
-export function environmentCountsOf(db: Kysely<DB>) {
+/** The projects module's content port: environments per project, and the services module's count of services. */
+export function environmentCountsOf(db: Kysely<DB>, services: { countsByProject(projectIds: string[]): Promise<Map<string, number>> }) {
   return {
     async countsByProject(projectIds: string[]): Promise<Map<string, { environments: number; services: number }>> {
       const counts = await countEnvironmentsByProject(db, projectIds);
-      return new Map([...counts].map(([projectId, environments]) => [projectId, { environments, services: 0 }]));
+      const serviceCounts = await services.countsByProject(projectIds);
+      return new Map([...counts].map(([projectId, environments]) => [projectId, { environments, services: serviceCounts.get(projectId) ?? 0 }]));
     },
   };
 }

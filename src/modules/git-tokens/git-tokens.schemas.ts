@@ -46,7 +46,8 @@ export const GitTokenResponse = Type.Object(
 );
 export const GitTokenResponseList = ListOf(GitTokenResponse, 'GitTokenResponseList');
 
-export const GIT_TOKEN_SERVICE_TYPES = ['APPLICATION', 'CRON', 'LIFECYCLE', 'HELM', 'TERRAFORM'] as const;
+/** The reference's types, plus Slipway's agentic workflows, which may build from a repository too (docs/services.md). */
+export const GIT_TOKEN_SERVICE_TYPES = ['APPLICATION', 'CRON', 'LIFECYCLE', 'HELM', 'TERRAFORM', 'AGENTIC_WORKFLOW'] as const;
 export const GitTokenAssociatedServiceType = Type.Enum(GIT_TOKEN_SERVICE_TYPES, { $id: 'GitTokenAssociatedServiceType' });
 export const GitTokenAssociatedServiceResponse = Type.Object(
   {

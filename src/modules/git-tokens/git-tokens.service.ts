@@ -18,7 +18,7 @@ export interface GitTokenAssociatedService {
   environment_name: string;
   service_id: string;
   service_name: string;
-  service_type: 'APPLICATION' | 'CRON' | 'LIFECYCLE' | 'HELM' | 'TERRAFORM';
+  service_type: 'APPLICATION' | 'CRON' | 'LIFECYCLE' | 'HELM' | 'TERRAFORM' | 'AGENTIC_WORKFLOW';
 }
 
 /**

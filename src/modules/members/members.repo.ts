@@ -19,6 +19,21 @@ export async function findMemberRoleName(db: Queryable, organizationId: string, 
   return row?.name;
 }
 
+/** The role a user holds in an organization, as the authorizer needs it (a custom role answers by its id). */
+export async function findMembership(
+  db: Queryable,
+  organizationId: string,
+  userId: string,
+): Promise<{ roleId: string; roleName: string; roleKind: string } | undefined> {
+  return db
+    .selectFrom('members')
+    .innerJoin('roles', 'roles.id', 'members.role_id')
+    .select(['roles.id as roleId', 'roles.name as roleName', 'roles.kind as roleKind'])
+    .where('members.organization_id', '=', organizationId)
+    .where('members.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
 /** The organization ids a user belongs to. */
 export async function listMemberOrganizationIds(db: Queryable, userId: string): Promise<string[]> {
   const rows = await db.selectFrom('members').select('organization_id').where('user_id', '=', userId).execute();

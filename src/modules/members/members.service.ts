@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { covers, grantsOfRole } from '../../auth/permissions.ts';
 import type { Access, Principal } from '../../auth/principal.ts';
+import { isForeignKeyViolation } from '../../db/db.errors.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.ts';
@@ -9,6 +10,7 @@ import {
   deleteMemberWithRole,
   findMember,
   findMemberRoleName,
+  findMembership,
   findOwners,
   findRoleIdByName,
   hasMemberWithEmail,
@@ -99,7 +101,11 @@ export function createMembersService(deps: MembersDeps) {
       { organizationId, userId: member.user_id, expectedRoleId: member.role_id },
       role.id,
       isoTimestamp(clock),
-    );
+    ).catch((error: unknown) => {
+      // A custom role deleted since it was read.
+      if (isForeignKeyViolation(error)) throw badRequest('unknown role', [{ field: '/role_id', message: 'is not a role of this organization' }]);
+      throw error;
+    });
     if (!changed) throw conflict("the member's role changed or the member left meanwhile; read the members again");
   }
 
@@ -135,6 +141,7 @@ export function createMembersService(deps: MembersDeps) {
       await insertMember(trx, { organization_id: organizationId, user_id: userId, role_id: roleId, created_at: now, updated_at: now });
     },
     roleOf: (organizationId: string, userId: string) => findMemberRoleName(db, organizationId, userId),
+    membershipOf: (organizationId: string, userId: string) => findMembership(db, organizationId, userId),
     organizationsOf: (userId: string) => listMemberOrganizationIds(db, userId),
     ownersOf: (organizationIds: string[], trx: Queryable = db) => findOwners(trx, organizationIds),
     hasMemberWithEmail: (organizationId: string, email: string, trx: Queryable = db) => hasMemberWithEmail(trx, organizationId, email.toLowerCase()),

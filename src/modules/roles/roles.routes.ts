@@ -1,8 +1,19 @@
+import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { authenticatedErrors } from '../../http/errors.ts';
-import { OrganizationParams } from '../../http/schema.ts';
-import { OrganizationAvailableRoleList } from './roles.schemas.ts';
+import { NoContent, OrganizationParams } from '../../http/schema.ts';
+import {
+  CustomRoleParams,
+  OrganizationAvailableRoleList,
+  OrganizationCustomRole,
+  OrganizationCustomRoleCreateRequest,
+  OrganizationCustomRoleList,
+  OrganizationCustomRoleUpdateRequest,
+} from './roles.schemas.ts';
 import type { RolesService } from './roles.service.ts';
+
+const CUSTOM_ROLE_TAGS = ['Organization Custom Role'];
+const CUSTOM_ROLES = '/organization/:organizationId/customRole';
+const CUSTOM_ROLE = `${CUSTOM_ROLES}/:customRoleId`;
 
 export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): void {
   app.get(
@@ -10,6 +21,7 @@ export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): vo
     {
       schema: {
         operationId: 'listOrganizationAvailableRoles',
+        description: 'The built-in roles and the custom roles of the organization.',
         tags: ['Organization Main Calls'],
         params: OrganizationParams,
         response: { 200: OrganizationAvailableRoleList, ...authenticatedErrors() },
@@ -19,6 +31,84 @@ export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): vo
     async (request) => {
       const rows = await roles.listAvailableRoles(request.params.organizationId);
       return { results: rows.map((row) => ({ id: row.id, name: row.name })) };
+    },
+  );
+
+  app.get(
+    CUSTOM_ROLES,
+    {
+      schema: {
+        operationId: 'listOrganizationCustomRoles',
+        tags: CUSTOM_ROLE_TAGS,
+        params: OrganizationParams,
+        response: { 200: OrganizationCustomRoleList, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'roles:read', target: 'organization' } },
+    },
+    async (request) => ({ results: await roles.listCustomRoles(request.params.organizationId) }),
+  );
+
+  app.post(
+    CUSTOM_ROLES,
+    {
+      schema: {
+        operationId: 'createOrganizationCustomRole',
+        description: 'Creates a custom role; its rules are optional (no project access, read on the organization). 409 when the name is taken.',
+        tags: CUSTOM_ROLE_TAGS,
+        params: OrganizationParams,
+        body: OrganizationCustomRoleCreateRequest,
+        response: { 201: OrganizationCustomRole, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'roles:create', target: 'organization' } },
+    },
+    async (request, reply) => reply.code(HTTP_STATUS.created).send(await roles.createCustomRole(request.params.organizationId, request.body)),
+  );
+
+  app.get(
+    CUSTOM_ROLE,
+    {
+      schema: {
+        operationId: 'getOrganizationCustomRole',
+        tags: CUSTOM_ROLE_TAGS,
+        params: CustomRoleParams,
+        response: { 200: OrganizationCustomRole, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'roles:read', target: 'organization' } },
+    },
+    async (request) => roles.getCustomRole(request.params.organizationId, request.params.customRoleId),
+  );
+
+  app.put(
+    CUSTOM_ROLE,
+    {
+      schema: {
+        operationId: 'editOrganizationCustomRole',
+        description: "Replaces a custom role's name, description and project and cluster rules; takes effect on the next request of its holders.",
+        tags: CUSTOM_ROLE_TAGS,
+        params: CustomRoleParams,
+        body: OrganizationCustomRoleUpdateRequest,
+        response: { 200: OrganizationCustomRole, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'roles:update', target: 'organization' } },
+    },
+    async (request) => roles.editCustomRole(request.params.organizationId, request.params.customRoleId, request.body),
+  );
+
+  app.delete(
+    CUSTOM_ROLE,
+    {
+      schema: {
+        operationId: 'deleteOrganizationCustomRole',
+        description: 'Deletes a custom role nobody holds; 409 while members, API tokens or pending invitations carry it.',
+        tags: CUSTOM_ROLE_TAGS,
+        params: CustomRoleParams,
+        response: { 204: NoContent, ...authenticatedErrors('conflict') },
+      },
+      config: { access: { permission: 'roles:delete', target: 'organization' } },
+    },
+    async (request, reply) => {
+      await roles.deleteOrganizationCustomRole(request.params.organizationId, request.params.customRoleId);
+      return reply.code(HTTP_STATUS.noContent).send(null);
     },
   );
 }

@@ -1,5 +1,12 @@
 import type { TSchema } from 'typebox';
-import type { ServiceKind } from '../variables/variables.builtins.ts';
+import type { DatabaseType, ServiceKind } from '../variables/variables.builtins.ts';
+import { agenticWorkflowKind } from './services.kind-agentic-workflow.ts';
+import { applicationKind } from './services.kind-application.ts';
+import { containerKind } from './services.kind-container.ts';
+import { databaseKind } from './services.kind-database.ts';
+import { helmKind } from './services.kind-helm.ts';
+import { jobKind } from './services.kind-job.ts';
+import { terraformKind } from './services.kind-terraform.ts';
 
 /**
  * The seven service kinds share one table (`services`: common columns + a JSON `settings` column) and one set of
@@ -57,6 +64,21 @@ export interface ServiceReferences {
   publiclyReachable: boolean;
 }
 
+/**
+ * What a DATABASE's settings say about the server to run (the services module adds the generated credentials and
+ * the host names to build the built-in variables; the engine runs it). Other kinds have none.
+ */
+export interface DatabaseSummary {
+  type: DatabaseType;
+  version: string;
+  mode: 'CONTAINER' | 'MANAGED';
+  accessibility: 'PRIVATE' | 'PUBLIC';
+  /** The port the server listens on inside the environment (the type's usual one). */
+  port: number;
+  /** The database created inside the server, named after the service. */
+  dbName: string;
+}
+
 export interface ServiceKindDefinition {
   kind: ServiceKind;
   /** `/environment/{environmentId}/<collection>` and `/<item>/{<idParam>}`, e.g. application / applicationId. */
@@ -71,10 +93,38 @@ export interface ServiceKindDefinition {
   createBody: TSchema;
   editBody: TSchema;
   response: TSchema;
+  /** `{ results: [response…] }`, named as the reference names it (ApplicationResponseList, …). */
+  listResponse: TSchema;
   /** Checks what the schema cannot (references, cron, ports) and returns what to store; throws 4xx AppErrors. */
   fromCreate(body: unknown, context: ServiceKindContext): Promise<KindWrite>;
-  /** The same for an edit, given what is stored (the reference's edit bodies are whole objects for most kinds). */
+  /**
+   * The same for an edit, given what is stored. The fields the reference requires in an edit body are required;
+   * an optional field left out keeps its stored value (edit schemas carry no defaults, so nothing is reset).
+   */
   fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite>;
   toResponse(service: StoredService): Record<string, unknown>;
   references(settings: Record<string, unknown>): ServiceReferences;
+  /** Only the DATABASE kind has one. */
+  database?(settings: Record<string, unknown>, serviceName: string): DatabaseSummary;
+}
+
+/**
+ * Every kind the services module serves, in the order the API documentation lists them. Request bodies reach
+ * fromCreate/fromEdit already validated against createBody/editBody by the route (defaults applied, unknown fields
+ * refused): the kinds check only what a schema cannot.
+ */
+export const SERVICE_KIND_DEFINITIONS: readonly ServiceKindDefinition[] = [
+  applicationKind,
+  containerKind,
+  databaseKind,
+  jobKind,
+  helmKind,
+  terraformKind,
+  agenticWorkflowKind,
+];
+
+export function kindDefinition(kind: ServiceKind): ServiceKindDefinition {
+  const definition = SERVICE_KIND_DEFINITIONS.find((candidate) => candidate.kind === kind);
+  if (definition === undefined) throw new Error(`no definition for service kind ${kind}`);
+  return definition;
 }

@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import type { TObject } from 'typebox';
+import { Type, type TObject } from 'typebox';
 import { PERMISSIONS } from '../../auth/permissions.ts';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requireAccess, type AccessTarget } from '../../http/route-access.ts';
-import { NoContent } from '../../http/schema.ts';
+import { NoContent, Uuid } from '../../http/schema.ts';
 import { forbidden } from '../../lib/errors.ts';
 import {
   AliasRequest,
@@ -34,10 +34,10 @@ import type { VariableOwner, VariablesService } from './variables.service.ts';
 
 /** One scope's twelve operations (variables and secrets: list, create, edit, delete, override, alias). */
 interface ScopeRoutes {
-  /** `Project` or `Environment`, as the reference's operation ids spell it. */
-  noun: 'Project' | 'Environment';
+  /** `Project`, `Environment` or a service kind's noun (`Application`, `Container`, `Job`, …), as operation ids spell it. */
+  noun: string;
   base: string;
-  target: Extract<AccessTarget, 'project' | 'environment'>;
+  target: Extract<AccessTarget, 'project' | 'environment' | 'service'>;
   params: TObject;
   variableParams: TObject;
   secretParams: TObject;
@@ -332,6 +332,65 @@ export function registerEnvironmentVariableRoutes(app: FastifyTypeBox, variables
     async (request, reply) => {
       const reveal = revealRequested(request);
       const explained = await variables.explain(request.params.environmentId, undefined, reveal);
+      if (reveal) reply.header('cache-control', 'no-store');
+      return explained;
+    },
+  );
+}
+
+/** A service kind's scope, as the services module describes it (services.kinds.ts: operationNoun, item, idParam). */
+export interface ServiceVariableScope {
+  noun: string;
+  item: string;
+  idParam: string;
+  /** The service the path names, with its environment; 404 when it names no service of this kind. */
+  locate(serviceId: string): Promise<{ id: string; environmentId: string }>;
+}
+
+/**
+ * A service scope's variables and secrets (APPLICATION in the reference; CONTAINER, JOB, HELM, TERRAFORM and
+ * AGENTIC_WORKFLOW by the same pattern: list<Noun>EnvironmentVariable, create<Noun>Secret, …) and, beyond the
+ * reference, the service's resolved variables with the scope and alias chain behind each.
+ */
+export function registerServiceVariableRoutes(app: FastifyTypeBox, variables: VariablesService, scope: ServiceVariableScope): void {
+  const params = Type.Object({ [scope.idParam]: Uuid }, { additionalProperties: false });
+  const serviceIdOf = (request: FastifyRequest) => (request.params as Record<string, string>)[scope.idParam] as string;
+  registerScope(app, variables, {
+    noun: scope.noun,
+    base: `/${scope.item}/:${scope.idParam}`,
+    target: 'service',
+    params,
+    variableParams: Type.Object({ [scope.idParam]: Uuid, environmentVariableId: Uuid }, { additionalProperties: false }),
+    secretParams: Type.Object({ [scope.idParam]: Uuid, secretId: Uuid }, { additionalProperties: false }),
+    variableTags: [`${scope.noun} Environment Variable`],
+    secretTags: [`${scope.noun} Secret`],
+    revealable: true,
+    owner: async (request) => {
+      const service = await scope.locate(serviceIdOf(request));
+      return variables.serviceOwner(service.environmentId, service.id);
+    },
+  });
+
+  app.get(
+    `/${scope.item}/:${scope.idParam}/resolvedVariables`,
+    {
+      schema: {
+        operationId: `list${scope.noun}ResolvedVariables`,
+        description:
+          'Every final variable of the service: the scope that set it (its own, the environment, the project or built-in), the alias chain ' +
+          'that produced its value and what it overrides. Secret values never appear; hidden built-in values only with `reveal=true` and the ' +
+          'write permission. `content_hash` changes exactly when what a deployment would receive changes.',
+        tags: [`${scope.noun} Environment Variable`],
+        params,
+        querystring: RevealQuery,
+        response: { 200: ResolvedVariableResponseList, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'variables:read', target: 'service' } },
+    },
+    async (request, reply) => {
+      const reveal = revealRequested(request);
+      const service = await scope.locate(serviceIdOf(request));
+      const explained = await variables.explain(service.environmentId, service.id, reveal);
       if (reveal) reply.header('cache-control', 'no-store');
       return explained;
     },

@@ -318,8 +318,12 @@ export function createVariablesService(deps: VariablesDeps) {
   }
 
   /** What a consumer sees: built-ins, then its project's, environment's and service's rows. Inside a write, read in its transaction. */
-  async function visibleDefinitions(owner: Owner, trx?: Transaction<DB>): Promise<{ definitions: Definition[]; project: ProjectDefinitions | undefined }> {
-    const builtIns = (await builtInsOf(owner)).map(definitionOfBuiltIn);
+  async function visibleDefinitions(
+    owner: Owner,
+    trx?: Transaction<DB>,
+    knownBuiltIns?: BuiltInVariable[],
+  ): Promise<{ definitions: Definition[]; project: ProjectDefinitions | undefined }> {
+    const builtIns = (knownBuiltIns ?? (await builtInsOf(owner))).map(definitionOfBuiltIn);
     if (trx !== undefined) return { definitions: [...builtIns, ...(await storedDefinitions(trx, owner))], project: undefined };
     const project = await projectDefinitions(owner.projectId);
     const own = (ownerId: string | undefined) => (ownerId === undefined ? [] : (project.byOwner.get(ownerId) ?? []));
@@ -422,8 +426,12 @@ export function createVariablesService(deps: VariablesDeps) {
   }
 
   /** The answer of a write, read inside its transaction: a concurrent replacement after commit cannot make it a 404. */
-  async function viewOf(trx: Transaction<DB>, owner: Owner, kind: Kind, rowId: string) {
-    const context = (await visibleDefinitions(owner, trx)).definitions;
+  /**
+   * The answer of a write, read in its transaction. The built-ins come from the services port, which reads through
+   * its own connection: they are computed before the transaction (on SQLite it holds the one connection).
+   */
+  async function viewOf(trx: Transaction<DB>, owner: Owner, kind: Kind, rowId: string, builtIns: BuiltInVariable[]) {
+    const context = (await visibleDefinitions(owner, trx, builtIns)).definitions;
     const definition = context.find((candidate) => candidate.id === rowId);
     if (definition === undefined) throw notFound(`${kindNoun(kind)} ${rowId} not found`);
     return kind === 'secret' ? secretView(owner, definition, context) : variableView(owner, definition, context, false);
@@ -592,7 +600,7 @@ export function createVariablesService(deps: VariablesDeps) {
     const value = body.value ?? '';
     // Rule 2 concerns variable values; a secret's value is opaque (a password may well start with "$").
     const aliasOf = kind === 'variable' ? aliasTargetOf(value) : undefined;
-    const builtIns = aliasOf === undefined ? [] : await builtInsOf(owner);
+    const builtIns = await builtInsOf(owner);
     const row = rowFor(owner, {
       key: body.key,
       kind,
@@ -606,7 +614,7 @@ export function createVariablesService(deps: VariablesDeps) {
     return write(owner, takenMessage(body.key), async (trx) => {
       if (aliasOf !== undefined) await refuseUnknownAliasTarget(trx, owner, row.key, aliasOf, builtIns);
       await insertReplacing(trx, owner, row, kind);
-      return viewOf(trx, owner, kind, row.id);
+      return viewOf(trx, owner, kind, row.id, builtIns);
     });
   }
 
@@ -659,7 +667,7 @@ export function createVariablesService(deps: VariablesDeps) {
           body.enable_interpolation_in_file === undefined ? row.enable_interpolation_in_file : flagOf(body.enable_interpolation_in_file),
         updated_at: isoTimestamp(clock),
       });
-      return viewOf(trx, owner, kind, id);
+      return viewOf(trx, owner, kind, id, builtIns);
     });
   }
 
@@ -686,7 +694,7 @@ export function createVariablesService(deps: VariablesDeps) {
     }
     const value = body.value ?? '';
     const aliasOf = kind === 'variable' ? aliasTargetOf(value) : undefined;
-    const builtIns = aliasOf === undefined ? [] : await builtInsOf(owner);
+    const builtIns = await builtInsOf(owner);
     const row = rowFor(owner, {
       key: parent.key,
       kind,
@@ -700,13 +708,14 @@ export function createVariablesService(deps: VariablesDeps) {
     return write(owner, takenMessage(parent.key), async (trx) => {
       if (aliasOf !== undefined) await refuseUnknownAliasTarget(trx, owner, row.key, aliasOf, builtIns);
       await insertReplacing(trx, owner, row, kind);
-      return viewOf(trx, owner, kind, row.id);
+      return viewOf(trx, owner, kind, row.id, builtIns);
     });
   }
 
   async function alias(owner: Owner, kind: Kind, parentId: string, body: AliasBody) {
     refuseReservedKey(body.key);
     const parent = await requireVisibleParent(owner, kind, parentId);
+    const builtIns = await builtInsOf(owner);
     const row = rowFor(owner, {
       key: body.key,
       kind,
@@ -719,7 +728,7 @@ export function createVariablesService(deps: VariablesDeps) {
     });
     return write(owner, takenMessage(body.key), async (trx) => {
       await insertReplacing(trx, owner, row, kind);
-      return viewOf(trx, owner, kind, row.id);
+      return viewOf(trx, owner, kind, row.id, builtIns);
     });
   }
 

@@ -5,13 +5,21 @@ import type { Queryable } from '../../db/db.schema.ts';
  * transaction that makes the change, with that transaction: the webhooks module enqueues the deliveries there, so a
  * committed change always has its deliveries and a rolled-back one never does.
  */
-export const WEBHOOK_EVENT_TYPES = ['DEPLOYMENT_STARTED', 'DEPLOYMENT_SUCCESSFUL', 'DEPLOYMENT_FAILURE', 'DEPLOYMENT_CANCELLED'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'DEPLOYMENT_STARTED',
+  'DEPLOYMENT_SUCCESSFUL',
+  'DEPLOYMENT_FAILURE',
+  'DEPLOYMENT_CANCELLED',
+  // Each entry of the audit log (docs/audit-log.md), published once its request is answered.
+  'ORGANIZATION_EVENT',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export interface PublishedEvent {
   organizationId: string;
   type: WebhookEventType;
-  resource: { type: 'CLUSTER' | 'ENVIRONMENT'; id: string; name: string };
+  /** CLUSTER or ENVIRONMENT for deployment events; an organization event's target type (PROJECT, …) for those. */
+  resource: { type: string; id: string; name: string };
   /** Where the event comes from, for the webhooks' project and environment-mode filters (absent for clusters). */
   project?: { id: string; name: string };
   environmentMode?: string;

@@ -1,0 +1,125 @@
+import { startCommandArgv } from './app-builder.ts';
+import { findFreePort } from './free-port.ts';
+import type { ReadinessCheck } from './probes.ts';
+import type { ProcessState, ProcessSupervisor, RestartPolicy } from './process-supervisor.ts';
+import type { LocalReverseProxy } from './reverse-proxy.ts';
+
+/**
+ * Application instances: the supervisor and the reverse proxy put together for one service. An instance is one
+ * deployment of the service running as a supervised process on a port of its own, named `<serviceKey>.<instanceId>`.
+ *
+ * Deploying a new instance never interrupts the current one: the new process starts on a fresh port and must pass
+ * its readiness check; only then does the proxy switch the service's hostnames to it, wait until the previous
+ * instance has no request in flight, and stop it. A new instance that fails to start is stopped and the error
+ * thrown: the previous instance keeps serving, untouched. A service without hostnames (no public port) is not routed;
+ * its previous instance stops once the new one is ready.
+ */
+export interface ApplicationInstanceSpec {
+  /** Stable per service (its id): the proxy's route key and the prefix of its process names. */
+  serviceKey: string;
+  /** Per deployment (its id; a restart uses a new one): tells the instances of one service apart. */
+  instanceId: string;
+  /** The built source directory. */
+  sourceDir: string;
+  /** A shell line, from the build plan. */
+  startCommand: string;
+  /** The whole environment: the base environment and the deployment's variable snapshot. */
+  env: Readonly<Record<string, string>>;
+  /** Default: a TCP connection to PORT. */
+  readiness?: ReadinessCheck;
+  /** Where the proxy routes from; empty for a service without a public port. */
+  hostnames: readonly string[];
+  memoryLimitMb?: number;
+  startTimeoutMs?: number;
+  restart?: RestartPolicy | false;
+}
+
+interface CurrentInstance {
+  name: string;
+  port: number;
+}
+
+export class LocalApplications {
+  private readonly current = new Map<string, CurrentInstance>();
+
+  constructor(private readonly deps: { supervisor: ProcessSupervisor; proxy: LocalReverseProxy }) {}
+
+  static processName(serviceKey: string, instanceId: string): string {
+    return `${serviceKey}.${instanceId}`;
+  }
+
+  /** Starts the new instance, moves traffic to it, stops the previous one; resolves with the new instance's state. */
+  async deploy(spec: ApplicationInstanceSpec): Promise<ProcessState> {
+    // A retried deploy of the instance that already serves (the agent retries a job) only refreshes its route.
+    const current = this.current.get(spec.serviceKey);
+    const running = current === undefined ? undefined : this.deps.supervisor.state(current.name);
+    if (current !== undefined && current.name === LocalApplications.processName(spec.serviceKey, spec.instanceId) && running?.status === 'RUNNING') {
+      await this.switchTo(spec, current);
+      return running;
+    }
+    const port = await findFreePort();
+    const state = await this.deps.supervisor.start(this.processSpec(spec, port));
+    await this.switchTo(spec, { name: LocalApplications.processName(spec.serviceKey, spec.instanceId), port });
+    return state;
+  }
+
+  /**
+   * Takes over the instance a previous agent left running (same spec, port from its pid file) and routes to it;
+   * undefined when it no longer runs — the agent then deploys it again.
+   */
+  async adopt(spec: ApplicationInstanceSpec): Promise<ProcessState | undefined> {
+    const name = LocalApplications.processName(spec.serviceKey, spec.instanceId);
+    const port = this.deps.supervisor.recorded(name)?.port;
+    if (port === undefined) return undefined;
+    const state = await this.deps.supervisor.adopt(this.processSpec(spec, port));
+    if (state === undefined) return undefined;
+    await this.switchTo(spec, { name, port });
+    return state;
+  }
+
+  /** Stops routing to the service, lets requests in flight finish, stops its instance. */
+  async stop(serviceKey: string): Promise<void> {
+    const instance = this.current.get(serviceKey);
+    const route = this.deps.proxy.removeRoute(serviceKey);
+    if (route !== undefined) await this.deps.proxy.drain(route.target);
+    if (instance !== undefined) await this.deps.supervisor.stop(instance.name);
+    this.current.delete(serviceKey);
+  }
+
+  /** The running instance of a service, as the supervisor sees it. */
+  instance(serviceKey: string): ProcessState | undefined {
+    const instance = this.current.get(serviceKey);
+    return instance === undefined ? undefined : this.deps.supervisor.state(instance.name);
+  }
+
+  private processSpec(spec: ApplicationInstanceSpec, port: number): Parameters<ProcessSupervisor['start']>[0] {
+    return {
+      name: LocalApplications.processName(spec.serviceKey, spec.instanceId),
+      command: startCommandArgv(spec.startCommand),
+      cwd: spec.sourceDir,
+      env: spec.env,
+      port,
+      readiness: spec.readiness ?? { kind: 'tcp' },
+      ...(spec.memoryLimitMb === undefined ? {} : { memoryLimitMb: spec.memoryLimitMb }),
+      ...(spec.startTimeoutMs === undefined ? {} : { startTimeoutMs: spec.startTimeoutMs }),
+      ...(spec.restart === undefined ? {} : { restart: spec.restart }),
+    };
+  }
+
+  private async switchTo(spec: ApplicationInstanceSpec, next: CurrentInstance): Promise<void> {
+    const previous = this.current.get(spec.serviceKey);
+    const target = { host: '127.0.0.1', port: next.port };
+    const previousRoute = this.deps.proxy.route(spec.serviceKey);
+    try {
+      if (spec.hostnames.length > 0) this.deps.proxy.setRoute(spec.serviceKey, { hostnames: spec.hostnames, target });
+      else this.deps.proxy.removeRoute(spec.serviceKey);
+    } catch (error) {
+      // A hostname taken by another service: the new instance must not replace the one that still serves.
+      await this.deps.supervisor.stop(next.name);
+      throw error;
+    }
+    this.current.set(spec.serviceKey, next);
+    if (previousRoute !== undefined && previousRoute.target.port !== next.port) await this.deps.proxy.drain(previousRoute.target);
+    if (previous !== undefined && previous.name !== next.name) await this.deps.supervisor.stop(previous.name);
+  }
+}

@@ -1,0 +1,86 @@
+import { sql, type Selectable } from 'kysely';
+import type { DialectName } from '../../db/db.client.ts';
+import type { AgentPresenceTable, AgentTasksTable, Queryable } from '../../db/db.schema.ts';
+
+export type AgentTaskRow = Selectable<AgentTasksTable>;
+export type AgentPresenceRow = Selectable<AgentPresenceTable>;
+
+export async function insertAgentTask(db: Queryable, row: AgentTaskRow): Promise<void> {
+  await db.insertInto('agent_tasks').values(row).execute();
+}
+
+export function findAgentTaskByDeployment(db: Queryable, deploymentId: string): Promise<AgentTaskRow | undefined> {
+  return db.selectFrom('agent_tasks').selectAll().where('deployment_id', '=', deploymentId).executeTakeFirst();
+}
+
+export function findClusterAgentTask(db: Queryable, clusterId: string, taskId: string): Promise<AgentTaskRow | undefined> {
+  return db.selectFrom('agent_tasks').selectAll().where('cluster_id', '=', clusterId).where('id', '=', taskId).executeTakeFirst();
+}
+
+/**
+ * Leases up to `max` tasks of a cluster, oldest first: those offered (PENDING) and those whose lease ran out (the
+ * agent holding them went silent). One statement, so two agents polling at once never lease the same task.
+ */
+export async function leaseAgentTasks(
+  db: Queryable,
+  dialect: DialectName,
+  input: { clusterId: string; leaseId: string; now: string; leasedUntil: string; max: number },
+): Promise<AgentTaskRow[]> {
+  const time = (value: string) => (dialect === 'postgres' ? sql`cast(${value} as timestamptz)` : sql`${value}`);
+  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const result = await sql<AgentTaskRow>`
+    update agent_tasks
+       set status = 'LEASED', lease_id = ${input.leaseId}, leased_until = ${time(input.leasedUntil)},
+           leases = leases + 1, updated_at = ${time(input.now)}
+     where id in (
+       select candidate.id from agent_tasks candidate
+        where candidate.cluster_id = ${input.clusterId}
+          and (candidate.status = 'PENDING' or (candidate.status = 'LEASED' and candidate.leased_until < ${time(input.now)}))
+        order by candidate.id
+        limit ${input.max}
+        ${lock})
+    returning *`.execute(db);
+  return [...result.rows].sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/** Applies a change to a task still held under the given lease; false when the lease was lost or the task ended. */
+export async function updateLeasedAgentTask(db: Queryable, taskId: string, leaseId: string, changes: Partial<AgentTaskRow>): Promise<boolean> {
+  const result = await db
+    .updateTable('agent_tasks')
+    .set(changes)
+    .where('id', '=', taskId)
+    .where('lease_id', '=', leaseId)
+    .where('status', '=', 'LEASED')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function upsertAgentPresence(db: Queryable, row: AgentPresenceRow): Promise<void> {
+  await db
+    .insertInto('agent_presence')
+    .values(row)
+    .onConflict((oc) =>
+      oc.column('cluster_id').doUpdateSet({
+        agent_version: row.agent_version,
+        driver: row.driver,
+        hostname: row.hostname,
+        started_at: row.started_at,
+        last_seen_at: row.last_seen_at,
+      }),
+    )
+    .execute();
+}
+
+export function findAgentPresence(db: Queryable, clusterId: string): Promise<AgentPresenceRow | undefined> {
+  return db.selectFrom('agent_presence').selectAll().where('cluster_id', '=', clusterId).executeTakeFirst();
+}
+
+export async function countOpenAgentTasks(db: Queryable, clusterId: string): Promise<number> {
+  const row = await db
+    .selectFrom('agent_tasks')
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .where('cluster_id', '=', clusterId)
+    .where('status', '!=', 'DONE')
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}

@@ -1,0 +1,347 @@
+import type { Kysely } from 'kysely';
+import type { DialectName } from '../../db/db.client.ts';
+import { isUniqueViolation } from '../../db/db.errors.ts';
+import { readJson, writeJson } from '../../db/db.json.ts';
+import type { DB } from '../../db/db.schema.ts';
+import { expediteJob, findJob } from '../../jobs/job-queue.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import {
+  countOpenAgentTasks,
+  findAgentPresence,
+  findAgentTaskByDeployment,
+  findClusterAgentTask,
+  insertAgentTask,
+  leaseAgentTasks,
+  updateLeasedAgentTask,
+  upsertAgentPresence,
+  type AgentTaskRow,
+} from './agents.repo.ts';
+
+/**
+ * The control plane's side of the agent protocol (docs/agent-protocol.md). Environment and service actions are
+ * carried out by the agent of the subject's cluster: the action's job dispatches a task into the cluster's mailbox
+ * and waits; the agent leases tasks (long-poll), reports each phase and its log lines under the lease, and
+ * heartbeats. Reports carry a sequence number per task, so a retried report changes nothing; a report under a lost
+ * lease is refused (409), so two agents holding one credential never both drive one task.
+ */
+
+export const AGENT_SUBJECT_TYPES = ['ENVIRONMENT', 'SERVICE'] as const;
+export type AgentSubjectType = (typeof AGENT_SUBJECT_TYPES)[number];
+
+export const AGENT_PROGRESS_EVENTS = ['take', 'built', 'succeed', 'fail', 'cancel_done'] as const;
+export type AgentProgressEvent = (typeof AGENT_PROGRESS_EVENTS)[number];
+
+const SETTLING: Partial<Record<AgentProgressEvent, 'SUCCEEDED' | 'FAILED' | 'CANCELED'>> = {
+  succeed: 'SUCCEEDED',
+  fail: 'FAILED',
+  cancel_done: 'CANCELED',
+};
+
+export interface AgentLogLine {
+  seq: number;
+  at: string;
+  stream: 'stdout' | 'stderr' | 'system';
+  line: string;
+}
+
+/** What the module whose state machine a task drives (environments, services) offers the agents module. */
+export interface AgentSubject {
+  /** Moves the subject through its transition table; throws conflict when the table has no such move. */
+  recordProgress(subjectId: string, deploymentId: string, event: AgentProgressEvent, message?: string): Promise<{ status: string }>;
+  /** The subject's current status (a cancel shows as CANCELING), undefined once it is gone. */
+  statusOf(subjectId: string): Promise<string | undefined>;
+  /**
+   * What the agent needs to carry the deployment out: the subject's settings as deployed and its variables with
+   * secrets opened. Read only by the lease holder; absent where the task needs nothing beyond its payload.
+   */
+  specOf?(subjectId: string, deploymentId: string): Promise<Record<string, unknown>>;
+  /** Stores log lines of the deployment; absent where the subject keeps no logs of its own. */
+  appendLogs?(deploymentId: string, lines: Array<Omit<AgentLogLine, 'seq'>>): Promise<void>;
+}
+
+/** Until the services module reports service progress, no service task exists, and none could be reported. */
+export const NO_SERVICE_SUBJECT: AgentSubject = {
+  recordProgress: async (serviceId) => {
+    throw notFound(`service ${serviceId} not found`);
+  },
+  statusOf: async () => undefined,
+};
+
+export interface DispatchRequest {
+  clusterId: string;
+  organizationId: string;
+  subjectType: AgentSubjectType;
+  subjectId: string;
+  deploymentId: string;
+  action: string;
+  payload: Record<string, unknown>;
+  jobId: string;
+}
+
+export interface AgentsDeps {
+  db: Kysely<DB>;
+  dialect: DialectName;
+  clock: Clock;
+  subjects: Record<AgentSubjectType, AgentSubject>;
+  /** Wakes this process's job worker after a task settles (its dispatching job can finish at once). */
+  wakeWorkers(): void;
+  /** How long a lease lasts without a report (default 60 s); every accepted report renews it. */
+  leaseMs?: number | undefined;
+  /** How often agents are asked to heartbeat (default 15 s); three missed beats make the cluster unreachable. */
+  heartbeatIntervalMs?: number | undefined;
+  /** How often a long-poll looks at the database for tasks dispatched by another replica (default 1 s). */
+  pollMs?: number | undefined;
+}
+
+export const MAX_LEASE_WAIT_MS = 30_000;
+
+export function createAgentsService(deps: AgentsDeps) {
+  const { db, clock } = deps;
+  const leaseMs = deps.leaseMs ?? 60_000;
+  const heartbeatIntervalMs = deps.heartbeatIntervalMs ?? 15_000;
+  const pollMs = deps.pollMs ?? 1_000;
+  /** Long-polls of this process waiting per cluster, woken when this process dispatches to the cluster. */
+  const waiting = new Map<string, Set<() => void>>();
+
+  function notify(clusterId: string): void {
+    for (const wake of waiting.get(clusterId) ?? []) wake();
+  }
+
+  function waitForWork(clusterId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const waiters = waiting.get(clusterId) ?? new Set<() => void>();
+      waiting.set(clusterId, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0) waiting.delete(clusterId);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+      signal?.addEventListener('abort', done);
+    });
+  }
+
+  function taskView(row: AgentTaskRow) {
+    return {
+      id: row.id,
+      subject_type: row.subject_type as AgentSubjectType,
+      subject_id: row.subject_id,
+      deployment_id: row.deployment_id,
+      action: row.action,
+      payload: readJson<Record<string, unknown>>(row.payload),
+      lease_id: row.lease_id ?? '',
+      lease_expires_at: row.leased_until ?? '',
+      attempt: row.leases,
+      last_report_seq: row.last_report_seq,
+      last_log_seq: row.last_log_seq,
+      accepts_logs: deps.subjects[row.subject_type as AgentSubjectType].appendLogs !== undefined,
+    };
+  }
+
+  async function requireTask(clusterId: string, taskId: string): Promise<AgentTaskRow> {
+    const row = await findClusterAgentTask(db, clusterId, taskId);
+    if (row === undefined) throw notFound(`task ${taskId} not found`);
+    return row;
+  }
+
+  function subjectOf(row: AgentTaskRow): AgentSubject {
+    return deps.subjects[row.subject_type as AgentSubjectType];
+  }
+
+  function renewedLease(): { updated_at: string; leased_until: string } {
+    const now = clock.now();
+    return { updated_at: now.toISOString(), leased_until: new Date(now.getTime() + leaseMs).toISOString() };
+  }
+
+  function refuseLostLease(row: AgentTaskRow, leaseId: string): void {
+    if (row.status === 'DONE') throw conflict(`task ${row.id} has already ended (${row.outcome ?? 'DONE'})`);
+    if (row.lease_id !== leaseId) throw conflict(`task ${row.id} is no longer leased under ${leaseId}: lease it again`);
+  }
+
+  /**
+   * A task whose dispatching job no longer waits for it was withdrawn: the action was canceled while queued, or its
+   * subject was deleted. It ends CANCELED instead of reaching an agent that could only be refused.
+   */
+  async function withoutWithdrawn(rows: AgentTaskRow[]): Promise<AgentTaskRow[]> {
+    const live: AgentTaskRow[] = [];
+    for (const row of rows) {
+      const job = await findJob(db, row.job_id);
+      if (job !== undefined && (job.status === 'QUEUED' || job.status === 'RUNNING')) {
+        live.push(row);
+        continue;
+      }
+      const now = clock.now().toISOString();
+      await updateLeasedAgentTask(db, row.id, row.lease_id ?? '', { status: 'DONE', outcome: 'CANCELED', finished_at: now, updated_at: now, lease_id: null, leased_until: null });
+    }
+    return live;
+  }
+
+  return {
+    /**
+     * Puts an action into its cluster's mailbox once (per deployment): a dispatching job that runs again after a
+     * crash finds the task it created before.
+     */
+    async dispatchTask(request: DispatchRequest): Promise<AgentTaskRow> {
+      const existing = await findAgentTaskByDeployment(db, request.deploymentId);
+      if (existing !== undefined) return existing;
+      const now = clock.now().toISOString();
+      const row: AgentTaskRow = {
+        id: newId(),
+        cluster_id: request.clusterId,
+        organization_id: request.organizationId,
+        subject_type: request.subjectType,
+        subject_id: request.subjectId,
+        deployment_id: request.deploymentId,
+        action: request.action,
+        payload: writeJson(request.payload),
+        job_id: request.jobId,
+        status: 'PENDING',
+        lease_id: null,
+        leased_until: null,
+        leases: 0,
+        last_report_seq: 0,
+        last_log_seq: 0,
+        outcome: null,
+        created_at: now,
+        updated_at: now,
+        finished_at: null,
+      };
+      try {
+        await insertAgentTask(db, row);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        const raced = await findAgentTaskByDeployment(db, request.deploymentId);
+        if (raced === undefined) throw error;
+        return raced;
+      }
+      notify(request.clusterId);
+      return row;
+    },
+
+    /** Whether the task carrying a deployment has settled (its dispatching job may finish). */
+    async dispatchedTaskSettled(deploymentId: string): Promise<boolean> {
+      return (await findAgentTaskByDeployment(db, deploymentId))?.status === 'DONE';
+    },
+
+    /** Long-poll: leases up to `max` tasks, waiting up to `waitMs` for one to arrive when none is there. */
+    async leaseTasks(clusterId: string, options: { max: number; waitMs: number; signal?: AbortSignal }) {
+      const deadline = clock.now().getTime() + Math.min(options.waitMs, MAX_LEASE_WAIT_MS);
+      for (;;) {
+        const now = clock.now();
+        const rows = await leaseAgentTasks(db, deps.dialect, {
+          clusterId,
+          leaseId: newId(),
+          now: now.toISOString(),
+          leasedUntil: new Date(now.getTime() + leaseMs).toISOString(),
+          max: options.max,
+        });
+        const live = await withoutWithdrawn(rows);
+        const left = deadline - clock.now().getTime();
+        if (live.length > 0 || left <= 0 || options.signal?.aborted === true) return { tasks: live.map(taskView) };
+        await waitForWork(clusterId, Math.min(left, pollMs), options.signal);
+      }
+    },
+
+    /** What an agent asks before going on with a task: whether it still holds it and where its subject stands. */
+    async getTask(clusterId: string, taskId: string) {
+      const row = await requireTask(clusterId, taskId);
+      return {
+        ...taskView(row),
+        status: row.status as 'PENDING' | 'LEASED' | 'DONE',
+        outcome: row.outcome as 'SUCCEEDED' | 'FAILED' | 'CANCELED' | null,
+        subject_status: (await subjectOf(row).statusOf(row.subject_id)) ?? null,
+      };
+    },
+
+    /**
+     * Applies one phase report. `seq` numbers the reports of a task from 1: at or below the last applied one it is a
+     * retry and changes nothing. A settling report (succeed, fail, cancel_done) ends the task and lets its
+     * dispatching job finish at once.
+     */
+    async reportProgress(clusterId: string, taskId: string, report: { lease_id: string; seq: number; event: AgentProgressEvent; message?: string | undefined }) {
+      const row = await requireTask(clusterId, taskId);
+      const subject = subjectOf(row);
+      if (report.seq <= row.last_report_seq) {
+        return { applied: false, task_status: row.status, subject_status: (await subject.statusOf(row.subject_id)) ?? null };
+      }
+      refuseLostLease(row, report.lease_id);
+      if (report.seq !== row.last_report_seq + 1) {
+        throw badRequest(`report ${report.seq} skips ahead: the next report of task ${taskId} is ${row.last_report_seq + 1}`, [
+          { field: '/seq', message: `must be ${row.last_report_seq + 1}` },
+        ]);
+      }
+      const moved = await subject.recordProgress(row.subject_id, row.deployment_id, report.event, report.message);
+      const outcome = SETTLING[report.event];
+      const now = clock.now().toISOString();
+      const settled = outcome === undefined ? {} : { status: 'DONE', outcome, finished_at: now, lease_id: null, leased_until: null };
+      const kept = await updateLeasedAgentTask(db, taskId, report.lease_id, { last_report_seq: report.seq, ...renewedLease(), ...settled });
+      if (!kept) throw conflict(`task ${taskId} changed hands while its report was applied`);
+      if (outcome !== undefined && (await expediteJob(db, clock, row.job_id))) deps.wakeWorkers();
+      return { applied: true, task_status: outcome === undefined ? 'LEASED' : 'DONE', subject_status: moved.status };
+    },
+
+    /** The deployment's spec for the lease holder (secrets opened: only the holder of the live lease may read it). */
+    async getTaskSpec(clusterId: string, taskId: string, leaseId: string) {
+      const row = await requireTask(clusterId, taskId);
+      refuseLostLease(row, leaseId);
+      const subject = subjectOf(row);
+      if (subject.specOf === undefined) throw notFound(`${row.subject_type.toLowerCase()} tasks have no spec beyond their payload`);
+      return { task_id: row.id, deployment_id: row.deployment_id, spec: await subject.specOf(row.subject_id, row.deployment_id) };
+    },
+
+    /** Stores a batch of log lines; lines at or below the last stored sequence number (a retried batch) are skipped. */
+    async appendLogs(clusterId: string, taskId: string, batch: { lease_id: string; lines: AgentLogLine[] }) {
+      const row = await requireTask(clusterId, taskId);
+      const subject = subjectOf(row);
+      if (subject.appendLogs === undefined) {
+        throw badRequest(`${row.subject_type.toLowerCase()} tasks keep no logs: send the lines with the service tasks`);
+      }
+      const fresh = batch.lines.filter((line) => line.seq > row.last_log_seq).sort((a, b) => a.seq - b.seq);
+      if (fresh.length === 0) return { accepted: 0 };
+      refuseLostLease(row, batch.lease_id);
+      await subject.appendLogs(row.deployment_id, fresh.map(({ at, stream, line }) => ({ at, stream, line })));
+      const last = fresh[fresh.length - 1]?.seq ?? row.last_log_seq;
+      await updateLeasedAgentTask(db, taskId, batch.lease_id, { last_log_seq: last, ...renewedLease() });
+      return { accepted: fresh.length };
+    },
+
+    async recordHeartbeat(clusterId: string, beat: { agent_version: string; driver: string; hostname?: string | undefined; started_at: string }) {
+      const now = clock.now().toISOString();
+      await upsertAgentPresence(db, {
+        cluster_id: clusterId,
+        agent_version: beat.agent_version,
+        driver: beat.driver,
+        hostname: beat.hostname ?? null,
+        started_at: beat.started_at,
+        last_seen_at: now,
+      });
+      return { server_time: now, heartbeat_interval_seconds: heartbeatIntervalMs / 1000, lease_seconds: leaseMs / 1000 };
+    },
+
+    /** Whether the cluster's agent is there: connected once it has beaten, unreachable after three missed beats. */
+    async agentStatus(clusterId: string) {
+      const presence = await findAgentPresence(db, clusterId);
+      const openTasks = await countOpenAgentTasks(db, clusterId);
+      if (presence === undefined) {
+        return { connected: false, reachable: false, last_seen_at: null, agent_version: null, driver: null, hostname: null, open_tasks: openTasks };
+      }
+      const silentFor = clock.now().getTime() - Date.parse(presence.last_seen_at);
+      return {
+        connected: true,
+        reachable: silentFor <= 3 * heartbeatIntervalMs,
+        last_seen_at: presence.last_seen_at,
+        agent_version: presence.agent_version,
+        driver: presence.driver,
+        hostname: presence.hostname,
+        open_tasks: openTasks,
+      };
+    },
+  };
+}
+
+export type AgentsService = ReturnType<typeof createAgentsService>;

@@ -1,0 +1,37 @@
+import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { DB, ServiceCustomDomainsTable } from '../../db/db.schema.ts';
+
+type Queryable = Kysely<DB> | Transaction<DB>;
+export type CustomDomainRow = Selectable<ServiceCustomDomainsTable>;
+
+export function listDomains(db: Queryable, serviceId: string): Promise<CustomDomainRow[]> {
+  return db.selectFrom('service_custom_domains').selectAll().where('service_id', '=', serviceId).orderBy('created_at').orderBy('id').execute();
+}
+
+export function findDomain(db: Queryable, serviceId: string, id: string): Promise<CustomDomainRow | undefined> {
+  return db.selectFrom('service_custom_domains').selectAll().where('service_id', '=', serviceId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function countDomains(db: Queryable, serviceId: string): Promise<number> {
+  const row = await db.selectFrom('service_custom_domains').select((eb) => eb.fn.countAll<string | number>().as('count')).where('service_id', '=', serviceId).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function insertDomain(db: Queryable, row: Insertable<ServiceCustomDomainsTable>): Promise<void> {
+  await db.insertInto('service_custom_domains').values(row).execute();
+}
+
+export async function updateDomain(db: Queryable, serviceId: string, id: string, changes: Updateable<ServiceCustomDomainsTable>): Promise<boolean> {
+  const result = await db.updateTable('service_custom_domains').set(changes).where('service_id', '=', serviceId).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteDomain(db: Queryable, serviceId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('service_custom_domains').where('service_id', '=', serviceId).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Every VALIDATED domain with its service, for the reverse proxy's routing table. */
+export function listValidatedDomains(db: Queryable): Promise<Pick<CustomDomainRow, 'domain' | 'service_id'>[]> {
+  return db.selectFrom('service_custom_domains').select(['domain', 'service_id']).where('status', '=', 'VALIDATED').orderBy('domain').execute();
+}

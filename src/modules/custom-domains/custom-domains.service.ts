@@ -1,0 +1,204 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
+import type { DB } from '../../db/db.schema.ts';
+import { serviceHostname } from '../../engine/local/reverse-proxy.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { kindDefinition, type StoredService } from '../services/services.kinds.ts';
+import type { DomainResolver } from './custom-domains.dns.ts';
+import { countDomains, deleteDomain, findDomain, insertDomain, listDomains, listValidatedDomains, updateDomain, type CustomDomainRow } from './custom-domains.repo.ts';
+import {
+  challengeRecord,
+  checkDomain,
+  normaliseDomain,
+  type CheckedDomainStatus,
+  type CustomDomainStatus,
+  type DomainCheck,
+} from './custom-domains.verification.ts';
+
+/**
+ * Custom domains of applications and containers (the reference's Application Custom Domain operations, and the
+ * same for containers): a domain of the user's pointed at the service's own public host name, verified through DNS
+ * (custom-domains.verification.ts). Checks run when asked (getCustomDomainStatus, check…CustomDomain) and their
+ * verdict is stored, so listings show the last one and the reverse proxy routes only VALIDATED domains.
+ */
+
+/** Kinds that serve traffic on ports, hence can answer on a domain. */
+export type DomainServiceKind = 'APPLICATION' | 'CONTAINER';
+
+/** Per service: enough for a few environments' worth of names, small enough to check in one request. */
+export const MAX_DOMAINS_PER_SERVICE = 20;
+
+export interface CustomDomainsDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  /** SLIPWAY_APPS_DOMAIN: where services' own host names live. */
+  appsDomain: string;
+  resolver: DomainResolver;
+  services: { findService(serviceId: string): Promise<StoredService | undefined> };
+  environments: { findEnvironmentSummary(environmentId: string): Promise<{ name: string } | undefined> };
+}
+
+export interface CustomDomainBody {
+  domain: string;
+  generate_certificate: boolean;
+  use_cdn?: boolean;
+}
+
+const TAKEN = 'this domain is already used by a service';
+
+export function createCustomDomainsService(deps: CustomDomainsDeps) {
+  const { db, clock } = deps;
+
+  async function requireService(kind: DomainServiceKind, serviceId: string): Promise<StoredService> {
+    const service = await deps.services.findService(serviceId);
+    if (service === undefined || service.kind !== kind) throw notFound(`${kind.toLowerCase()} ${serviceId} not found`);
+    return service;
+  }
+
+  async function validationDomainOf(service: StoredService): Promise<string> {
+    const environment = await deps.environments.findEnvironmentSummary(service.environmentId);
+    if (environment === undefined) throw notFound(`environment ${service.environmentId} not found`);
+    return serviceHostname(service.name, environment.name, deps.appsDomain);
+  }
+
+  function view(row: CustomDomainRow, validationDomain: string) {
+    return {
+      id: row.id,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      domain: row.domain,
+      generate_certificate: row.generate_certificate === 1,
+      use_cdn: row.use_cdn === 1,
+      validation_domain: validationDomain,
+      status: row.status as CustomDomainStatus,
+      verification_record: { type: 'TXT' as const, ...challengeRecord(row.domain, row.verification_token) },
+      last_check:
+        row.check_status === null || row.checked_at === null
+          ? null
+          : { status: row.check_status as CheckedDomainStatus, details: row.check_details, checked_at: row.checked_at },
+    };
+  }
+
+  function domainFrom(raw: string): string {
+    const result = normaliseDomain(raw, deps.appsDomain);
+    if ('problem' in result) throw badRequest(`"${raw}" cannot be a custom domain: ${result.problem}`, [{ field: '/domain', message: result.problem }]);
+    return result.domain;
+  }
+
+  /** A write that may race another service taking the domain (409) or the service's deletion (404). */
+  async function writing<T>(service: StoredService, write: () => Promise<T>): Promise<T> {
+    try {
+      return await uniqueOrConflict(write, TAKEN);
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw notFound(`${service.kind.toLowerCase()} ${service.id} not found`);
+      throw error;
+    }
+  }
+
+  async function runCheck(row: CustomDomainRow, validationDomain: string): Promise<{ row: CustomDomainRow; check: DomainCheck }> {
+    const check = await checkDomain(deps.resolver, row.domain, validationDomain, row.verification_token);
+    const changes = {
+      status: check.status ?? row.status,
+      check_status: check.checked,
+      check_details: check.details,
+      checked_at: isoTimestamp(clock),
+    };
+    // A row removed meanwhile is simply not updated: the answer still reports what DNS said.
+    await updateDomain(db, row.service_id, row.id, changes);
+    return { row: { ...row, ...changes }, check };
+  }
+
+  return {
+    async listCustomDomains(kind: DomainServiceKind, serviceId: string) {
+      const service = await requireService(kind, serviceId);
+      const validationDomain = await validationDomainOf(service);
+      return (await listDomains(db, serviceId)).map((row) => view(row, validationDomain));
+    },
+
+    async createCustomDomain(kind: DomainServiceKind, serviceId: string, body: CustomDomainBody) {
+      const service = await requireService(kind, serviceId);
+      if (!kindDefinition(service.kind).references(service.settings).publiclyReachable) {
+        throw badRequest(`${kind.toLowerCase()} ${service.name} has no public port: a custom domain would reach nothing`, [
+          { field: '/domain', message: 'the service needs a publicly accessible port first' },
+        ]);
+      }
+      const domain = domainFrom(body.domain);
+      const validationDomain = await validationDomainOf(service);
+      const now = isoTimestamp(clock);
+      const row: CustomDomainRow = {
+        id: newId(),
+        service_id: serviceId,
+        domain,
+        generate_certificate: body.generate_certificate ? 1 : 0,
+        use_cdn: body.use_cdn === true ? 1 : 0,
+        verification_token: randomBytes(16).toString('hex'),
+        status: 'VALIDATION_PENDING',
+        check_status: null,
+        check_details: null,
+        checked_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await writing(service, () =>
+        db.transaction().execute(async (trx) => {
+          if ((await countDomains(trx, serviceId)) >= MAX_DOMAINS_PER_SERVICE) {
+            throw badRequest(`a service has at most ${MAX_DOMAINS_PER_SERVICE} custom domains`, [{ field: '/domain', message: 'too many custom domains' }]);
+          }
+          await insertDomain(trx, row);
+        }),
+      );
+      return view(row, validationDomain);
+    },
+
+    /** A whole replacement (PUT); a changed domain starts over: pending, with a new ownership token and no check yet. */
+    async editCustomDomain(kind: DomainServiceKind, serviceId: string, customDomainId: string, body: CustomDomainBody) {
+      const service = await requireService(kind, serviceId);
+      const current = await findDomain(db, serviceId, customDomainId);
+      if (current === undefined) throw notFound(`custom domain ${customDomainId} not found`);
+      const domain = domainFrom(body.domain);
+      const moved = domain !== current.domain;
+      const changes = {
+        domain,
+        generate_certificate: body.generate_certificate ? 1 : 0,
+        use_cdn: body.use_cdn === true ? 1 : 0,
+        updated_at: isoTimestamp(clock),
+        ...(moved ? { status: 'VALIDATION_PENDING', verification_token: randomBytes(16).toString('hex'), check_status: null, check_details: null, checked_at: null } : {}),
+      };
+      const updated = await writing(service, () => updateDomain(db, serviceId, customDomainId, changes));
+      if (!updated) throw notFound(`custom domain ${customDomainId} not found`);
+      return view({ ...current, ...changes }, await validationDomainOf(service));
+    },
+
+    async deleteCustomDomain(kind: DomainServiceKind, serviceId: string, customDomainId: string): Promise<void> {
+      await requireService(kind, serviceId);
+      if (!(await deleteDomain(db, serviceId, customDomainId))) throw notFound(`custom domain ${customDomainId} not found`);
+    },
+
+    /** Checks one domain in DNS now, stores the verdict, and answers the domain with it. */
+    async getCustomDomainStatus(kind: DomainServiceKind, serviceId: string, customDomainId: string) {
+      const service = await requireService(kind, serviceId);
+      const row = await findDomain(db, serviceId, customDomainId);
+      if (row === undefined) throw notFound(`custom domain ${customDomainId} not found`);
+      const validationDomain = await validationDomainOf(service);
+      return view((await runCheck(row, validationDomain)).row, validationDomain);
+    },
+
+    /** Checks every domain of the service (in parallel), stores the verdicts, answers what DNS said of each. */
+    async checkCustomDomains(kind: DomainServiceKind, serviceId: string) {
+      const service = await requireService(kind, serviceId);
+      const validationDomain = await validationDomainOf(service);
+      const checks = await Promise.all((await listDomains(db, serviceId)).map((row) => runCheck(row, validationDomain)));
+      return checks.map(({ row, check }) => ({ domain_name: row.domain, status: check.checked, error_details: check.details }));
+    },
+
+    /** The reverse proxy's port: verified domains and the service each routes to. */
+    async validatedDomains(): Promise<{ domain: string; serviceId: string }[]> {
+      return (await listValidatedDomains(db)).map((row) => ({ domain: row.domain, serviceId: row.service_id }));
+    },
+  };
+}
+
+export type CustomDomainsService = ReturnType<typeof createCustomDomainsService>;

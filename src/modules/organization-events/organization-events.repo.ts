@@ -1,0 +1,88 @@
+import type { CompiledQuery, Insertable, Selectable } from 'kysely';
+import type { OrganizationEventsTable, Queryable } from '../../db/db.schema.ts';
+
+export type OrganizationEventRow = Selectable<OrganizationEventsTable>;
+
+/** The insert, compiled only: the audit hook runs it on the connection of the transaction it commits with. */
+export function compileEventInsert(db: Queryable, row: Insertable<OrganizationEventsTable>): CompiledQuery {
+  return db.insertInto('organization_events').values(row).compile();
+}
+
+export async function insertEvent(db: Queryable, row: Insertable<OrganizationEventsTable>): Promise<void> {
+  await db.insertInto('organization_events').values(row).execute();
+}
+
+/** What the answer settles on an event written in the change's transaction; false when no such row committed. */
+export async function completeEvent(
+  db: Queryable,
+  id: string,
+  fields: Pick<OrganizationEventsTable, 'status_code' | 'outcome' | 'target_id' | 'target_name'>,
+): Promise<boolean> {
+  const result = await db.updateTable('organization_events').set(fields).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export interface EventFilter {
+  organizationId: string;
+  from?: string;
+  to?: string;
+  eventType?: string;
+  targetType?: string;
+  targetId?: string;
+  subTargetType?: string;
+  triggeredBy?: string;
+  origin?: string;
+  projectId?: string;
+  environmentId?: string;
+  outcome?: string;
+  operationId?: string;
+}
+
+/** A position in the log, newest first: events strictly after it (older) or strictly before it (newer). */
+export interface EventCursor {
+  createdAt: string;
+  id: string;
+  direction: 'older' | 'newer';
+}
+
+/** One page, newest first; `limit + 1` rows are read so the caller can tell whether more lie beyond. */
+export async function listEvents(db: Queryable, filter: EventFilter, cursor: EventCursor | undefined, limit: number): Promise<OrganizationEventRow[]> {
+  let query = db.selectFrom('organization_events').selectAll().where('organization_id', '=', filter.organizationId);
+  if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
+  if (filter.to !== undefined) query = query.where('created_at', '<=', filter.to);
+  if (filter.eventType !== undefined) query = query.where('event_type', '=', filter.eventType);
+  if (filter.targetType !== undefined) query = query.where('target_type', '=', filter.targetType);
+  if (filter.targetId !== undefined) query = query.where('target_id', '=', filter.targetId);
+  if (filter.subTargetType !== undefined) query = query.where('sub_target_type', '=', filter.subTargetType);
+  if (filter.origin !== undefined) query = query.where('origin', '=', filter.origin);
+  if (filter.projectId !== undefined) query = query.where('project_id', '=', filter.projectId);
+  if (filter.environmentId !== undefined) query = query.where('environment_id', '=', filter.environmentId);
+  if (filter.outcome !== undefined) query = query.where('outcome', '=', filter.outcome);
+  if (filter.operationId !== undefined) query = query.where('operation_id', '=', filter.operationId);
+  const triggeredBy = filter.triggeredBy;
+  if (triggeredBy !== undefined) {
+    query = query.where((eb) => eb.or([eb('triggered_by', '=', triggeredBy), eb('author_id', '=', triggeredBy)]));
+  }
+  if (cursor !== undefined) {
+    const comparison = cursor.direction === 'older' ? '<' : '>';
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', comparison, cursor.createdAt),
+        eb.and([eb('created_at', '=', cursor.createdAt), eb('id', comparison, cursor.id)]),
+      ]),
+    );
+  }
+  const order = cursor?.direction === 'newer' ? 'asc' : 'desc';
+  const rows = await query.orderBy('created_at', order).orderBy('id', order).limit(limit + 1).execute();
+  return rows;
+}
+
+/** The retention purge: an organization's events older than `before`. */
+export async function deleteEventsBefore(db: Queryable, organizationId: string, before: string): Promise<void> {
+  await db.deleteFrom('organization_events').where('organization_id', '=', organizationId).where('created_at', '<', before).execute();
+}
+
+/** The sweep: every event older than `before`, whatever its organization (and those of deleted organizations). */
+export async function deleteAllEventsBefore(db: Queryable, before: string): Promise<void> {
+  await db.deleteFrom('organization_events').where('created_at', '<', before).execute();
+}

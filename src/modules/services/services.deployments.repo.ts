@@ -1,0 +1,85 @@
+import type { Selectable, Updateable } from 'kysely';
+import type { Queryable, ServiceDeploymentLogsTable, ServiceDeploymentsTable, ServiceRuntimeTable } from '../../db/db.schema.ts';
+
+export type ServiceRuntimeRow = Selectable<ServiceRuntimeTable>;
+export type ServiceDeploymentRow = Selectable<ServiceDeploymentsTable>;
+export type ServiceDeploymentLogRow = Selectable<ServiceDeploymentLogsTable>;
+
+export function findRuntime(db: Queryable, serviceId: string): Promise<ServiceRuntimeRow | undefined> {
+  return db.selectFrom('service_runtime').selectAll().where('service_id', '=', serviceId).executeTakeFirst();
+}
+
+export async function insertRuntime(db: Queryable, row: ServiceRuntimeRow): Promise<void> {
+  await db.insertInto('service_runtime').values(row).execute();
+}
+
+/**
+ * Changes a service's runtime only if it is still in `expectedStatus`: every state change is a compare-and-set, so
+ * two requests (or a request and the agent) racing on one service cannot both move it.
+ */
+export async function updateRuntimeInStatus(db: Queryable, serviceId: string, expectedStatus: string, changes: Updateable<ServiceRuntimeTable>): Promise<boolean> {
+  const result = await db.updateTable('service_runtime').set(changes).where('service_id', '=', serviceId).where('status', '=', expectedStatus).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function insertDeployment(db: Queryable, row: ServiceDeploymentRow): Promise<void> {
+  await db.insertInto('service_deployments').values(row).execute();
+}
+
+export function findDeployment(db: Queryable, id: string): Promise<ServiceDeploymentRow | undefined> {
+  return db.selectFrom('service_deployments').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateDeployment(db: Queryable, id: string, changes: Updateable<ServiceDeploymentsTable>): Promise<void> {
+  await db.updateTable('service_deployments').set(changes).where('id', '=', id).execute();
+}
+
+/** The jobs of a service's actions that may still wait (to withdraw them when it is removed). */
+export async function listDeploymentJobIds(db: Queryable, serviceId: string): Promise<string[]> {
+  const rows = await db.selectFrom('service_deployments').select('job_id').where('service_id', '=', serviceId).where('finished_at', 'is', null).execute();
+  return rows.map((r) => r.job_id);
+}
+
+/** One page of history, newest first: the records older than `beforeId` (all when undefined). */
+export function listDeploymentsPage(db: Queryable, serviceId: string, limit: number, beforeId: string | undefined): Promise<ServiceDeploymentRow[]> {
+  let query = db.selectFrom('service_deployments').selectAll().where('service_id', '=', serviceId);
+  if (beforeId !== undefined) query = query.where('id', '<', beforeId);
+  return query.orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** How many records are newer than `id` (the page number of a cursor). */
+export async function countDeploymentsNewerThan(db: Queryable, serviceId: string, id: string): Promise<number> {
+  const row = await db
+    .selectFrom('service_deployments')
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .where('service_id', '=', serviceId)
+    .where('id', '>', id)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** The highest sequence number of a deployment's lines (0 when it has none). */
+export async function lastLogSeq(db: Queryable, deploymentId: string): Promise<number> {
+  const row = await db
+    .selectFrom('service_deployment_logs')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('deployment_id', '=', deploymentId)
+    .executeTakeFirst();
+  return Number(row?.seq ?? 0);
+}
+
+export async function insertLogLines(db: Queryable, rows: ServiceDeploymentLogRow[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('service_deployment_logs').values(rows).execute();
+}
+
+/** A deployment's lines after `afterSeq`, in order, at most `limit`. */
+export function listLogLines(db: Queryable, deploymentId: string, afterSeq: number, limit: number): Promise<ServiceDeploymentLogRow[]> {
+  return db
+    .selectFrom('service_deployment_logs')
+    .selectAll()
+    .where('deployment_id', '=', deploymentId)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+}

@@ -1,0 +1,152 @@
+import { Type, type Static } from 'typebox';
+import { ListOf, Nullable } from '../../http/schema.ts';
+import { badRequest } from '../../lib/errors.ts';
+import {
+  anyPublicPort,
+  gitSourceFrom,
+  GitRepositoryRequest,
+  GitRepositoryResponse,
+  gitSourceResponse,
+  ServiceName,
+  serviceResponseBase,
+  ServiceResponseFields,
+  settingsOf,
+  withoutDefaults,
+  type StoredGitSource,
+} from './services.kind-fields.ts';
+import { workloadResponse, WorkloadRequestFields, WorkloadResponseFields, workloadSettingsFrom, type WorkloadSettings } from './services.kind-workload.ts';
+import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+
+/**
+ * APPLICATION: built from a git repository (a Dockerfile build, the reference's only BuildModeEnum value) and run
+ * as long-lived instances. Shapes: the reference's ApplicationRequest / ApplicationEditRequest / Application.
+ * Not taken from the reference: `autoscaling` (KEDA policies; no engine here runs them, so it is refused rather
+ * than stored and ignored) and `maximum_cpu`/`maximum_memory` (a cluster's node sizes, which Slipway does not know).
+ */
+
+const DockerfilePath = Nullable(Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\x00-\\x1f\\x7f]+$' }));
+export const BuildStage = Nullable(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }));
+const DEFAULT_ICON = 'app://slipway-console/application';
+
+const buildFields = {
+  build_mode: Type.Optional(Type.Enum(['DOCKER'], { default: 'DOCKER' })),
+  dockerfile_path: Type.Optional(DockerfilePath),
+  docker_target_build_stage: Type.Optional(BuildStage),
+};
+
+export const ApplicationRequest = Type.Object(
+  { name: ServiceName, git_repository: GitRepositoryRequest, ...buildFields, ...WorkloadRequestFields },
+  { $id: 'ApplicationRequest', additionalProperties: false },
+);
+export type ApplicationBody = Static<typeof ApplicationRequest>;
+
+/** The reference's edit: every field but healthchecks may be left out, and what is left out keeps its value. */
+export const ApplicationEditRequest = Type.Object(
+  {
+    name: Type.Optional(ServiceName),
+    git_repository: Type.Optional(GitRepositoryRequest),
+    ...withoutDefaults(buildFields),
+    ...withoutDefaults(WorkloadRequestFields),
+  },
+  { $id: 'ApplicationEditRequest', additionalProperties: false },
+);
+export type ApplicationEditBody = Static<typeof ApplicationEditRequest>;
+
+export const Application = Type.Object(
+  {
+    ...ServiceResponseFields,
+    git_repository: GitRepositoryResponse,
+    build_mode: Type.Enum(['DOCKER']),
+    dockerfile_path: Nullable(Type.String()),
+    docker_target_build_stage: Nullable(Type.String()),
+    ...WorkloadResponseFields,
+    service_type: Type.Literal('APPLICATION'),
+  },
+  { $id: 'Application' },
+);
+export const ApplicationResponseList = ListOf(Application, 'ApplicationResponseList');
+
+/** What an application stores in `services.settings`. */
+export interface ApplicationSettings extends WorkloadSettings {
+  git_repository: StoredGitSource;
+  build_mode: 'DOCKER';
+  dockerfile_path: string;
+  docker_target_build_stage: string | null;
+}
+
+const DEFAULT_DOCKERFILE = 'Dockerfile';
+
+/** `./docker/Dockerfile` → `docker/Dockerfile`: a file inside the root path, never outside it. */
+export function dockerfilePathFrom(path: string | null | undefined, field = '/dockerfile_path'): string {
+  if (path === undefined || path === null) return DEFAULT_DOCKERFILE;
+  const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
+  if (segments.length === 0 || segments.includes('..')) {
+    throw badRequest(`dockerfile_path "${path}" is not a file inside the repository's root path`, [{ field, message: 'must be a relative path without .. segments' }]);
+  }
+  return segments.join('/');
+}
+
+async function applicationSettings(body: ApplicationEditBody, current: ApplicationSettings | undefined, context: ServiceKindContext): Promise<ApplicationSettings> {
+  let git: StoredGitSource;
+  if (body.git_repository !== undefined) git = await gitSourceFrom(body.git_repository, context, '/git_repository');
+  else if (current !== undefined) git = current.git_repository;
+  else throw badRequest('an application needs a git_repository', [{ field: '/git_repository', message: 'required' }]);
+  return {
+    git_repository: git,
+    build_mode: body.build_mode ?? 'DOCKER',
+    dockerfile_path: body.dockerfile_path !== undefined ? dockerfilePathFrom(body.dockerfile_path) : (current?.dockerfile_path ?? DEFAULT_DOCKERFILE),
+    docker_target_build_stage: body.docker_target_build_stage !== undefined ? body.docker_target_build_stage : (current?.docker_target_build_stage ?? null),
+    ...(await workloadSettingsFrom(body, current, context, DEFAULT_ICON)),
+  };
+}
+
+export const applicationKind: ServiceKindDefinition = {
+  kind: 'APPLICATION',
+  collection: 'application',
+  item: 'application',
+  idParam: 'applicationId',
+  operations: { list: 'listApplication', create: 'createApplication', get: 'getApplication', edit: 'editApplication', delete: 'deleteApplication' },
+  operationNoun: 'Application',
+  tags: ['Applications'],
+  createBody: ApplicationRequest,
+  editBody: ApplicationEditRequest,
+  response: Application,
+  listResponse: ApplicationResponseList,
+
+  async fromCreate(body: unknown, context: ServiceKindContext): Promise<KindWrite> {
+    const request = body as ApplicationBody;
+    return { name: request.name, description: request.description ?? null, settings: { ...(await applicationSettings(request, undefined, context)) } };
+  },
+
+  async fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite> {
+    const request = body as ApplicationEditBody;
+    const settings = await applicationSettings(request, settingsOf<ApplicationSettings>(current.settings), context);
+    return { name: request.name ?? current.name, description: request.description !== undefined ? request.description : current.description, settings: { ...settings } };
+  },
+
+  toResponse(service: StoredService): Static<typeof Application> {
+    const settings = settingsOf<ApplicationSettings>(service.settings);
+    return {
+      ...serviceResponseBase(service),
+      git_repository: gitSourceResponse(settings.git_repository),
+      build_mode: settings.build_mode,
+      dockerfile_path: settings.dockerfile_path,
+      docker_target_build_stage: settings.docker_target_build_stage,
+      ...workloadResponse(settings),
+      service_type: 'APPLICATION',
+    };
+  },
+
+  references(stored: Record<string, unknown>) {
+    const settings = settingsOf<ApplicationSettings>(stored);
+    return {
+      gitTokenId: settings.git_repository.git_token_id,
+      containerRegistryId: null,
+      helmRepositoryId: null,
+      labelsGroupIds: settings.labels_groups,
+      annotationsGroupIds: settings.annotations_groups,
+      branch: settings.git_repository.branch,
+      publiclyReachable: anyPublicPort(settings.ports),
+    };
+  },
+};

@@ -1,0 +1,455 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Placement } from '../../auth/principal.ts';
+import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
+import { readJson, writeJson } from '../../db/db.json.ts';
+import type { DB } from '../../db/db.schema.ts';
+import { isoTimestamp, type Clock } from '../../lib/clock.ts';
+import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
+import type { GitTokenAssociatedService } from '../git-tokens/git-tokens.service.ts';
+import type { GroupAssociatedItem } from '../labels-groups/labels-groups.service.ts';
+import type { DatabaseType, ServiceForVariables, ServiceKind } from '../variables/variables.builtins.ts';
+import { SERVICE_NAME_PATTERN } from './services.kind-fields.ts';
+import type { DatabaseSummary, KindWrite, ServiceKindContext, ServiceKindDefinition, ServiceReferences, StoredService } from './services.kinds.ts';
+import {
+  countServicesByProject,
+  countServicesReferencing,
+  deleteServiceRow,
+  findServiceRow,
+  insertService,
+  listServicesOfEnvironment,
+  listServicesReferencing,
+  listServicesReferencingWithPlacement,
+  replaceServiceReferences,
+  updateService,
+  type ReferenceKind,
+  type ServiceReferenceRow,
+  type ServiceRow,
+} from './services.repo.ts';
+
+/**
+ * Services (issue 8 part 2, docs/services.md): the seven kinds in one table, created, read, edited and removed
+ * through the same generic operations. A kind's definition (services.kinds.ts) turns a request into stored settings
+ * and settings into an answer; this module owns the rows, the per-environment name rule, a database's generated
+ * credentials, and what other modules ask of services (placement for the authorizer, usage of git tokens,
+ * registries, Helm repositories and groups, counts per project, the variables module's view of an environment).
+ */
+
+/** The environment a service lives in, as the environments module describes it. */
+export interface ServiceEnvironment {
+  id: string;
+  projectId: string;
+  organizationId: string;
+  name: string;
+  mode: 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
+}
+
+/** Whether what a request names exists in the organization (each module answers for its own things). */
+export interface ServiceReferenceLookups {
+  gitTokenExists(organizationId: string, gitTokenId: string): Promise<boolean>;
+  containerRegistryExists(organizationId: string, registryId: string): Promise<boolean>;
+  helmRepositoryExists(organizationId: string, repositoryId: string): Promise<boolean>;
+  missingLabelsGroups(organizationId: string, ids: string[]): Promise<string[]>;
+  missingAnnotationsGroups(organizationId: string, ids: string[]): Promise<string[]>;
+}
+
+/**
+ * The deployments side of a service (services.deployments.service.ts, issue 8 part 5). Inside the removal's
+ * transaction, `refuseBusy` refuses (409 naming the state) while the cluster's agent works on the service, withdraws
+ * its queued actions and queues the teardown of a workload; `serviceRemoved` follows the commit (metering ends).
+ * An edit needs no call: a deployment records the settings it ran, and OUT_OF_DATE compares them with the current.
+ */
+export interface ServiceRuntimePort {
+  refuseBusy(trx: Transaction<DB>, serviceId: string): Promise<void>;
+  serviceRemoved(serviceId: string): Promise<void>;
+}
+
+/** Without deployments a service never runs, so nothing is busy and nothing is metered. */
+export const NO_SERVICE_RUNTIME: ServiceRuntimePort = { refuseBusy: async () => undefined, serviceRemoved: async () => undefined };
+
+export interface ServicesDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  secrets: SecretBox;
+  kinds: readonly ServiceKindDefinition[];
+  environments: { findEnvironmentSummary(environmentId: string): Promise<ServiceEnvironment | undefined> };
+  lookups: ServiceReferenceLookups;
+  /** The variables module removes a service's own variables and secrets in the removal's transaction. */
+  variables: { deleteServiceVariables(trx: Transaction<DB>, serviceId: string): Promise<void> };
+  runtime: ServiceRuntimePort;
+}
+
+/**
+ * Checked again here, whatever a kind's schema says: a name becomes part of hostnames and of built-in variable
+ * names, and without underscores two names of one environment never give one built-in name (they differ in more
+ * than case, and the unique index is on the case-folded name).
+ */
+const SERVICE_NAME = new RegExp(SERVICE_NAME_PATTERN);
+
+/** What a database's generated credentials hold (sealed in `credentials_envelope`). */
+interface DatabaseCredentials {
+  username: string;
+  password: string;
+}
+
+/**
+ * The hostname of a service inside its environment's network. A placeholder with a fixed shape until the cluster's
+ * agent (issue 9) reports real addresses: stable per service, unique per environment, never reachable from outside.
+ */
+export function internalHostname(service: { name: string; environmentId: string }): string {
+  return `${nameKey(service.name)}.${service.environmentId}.slipway.internal`;
+}
+
+function storedOf(row: ServiceRow): StoredService {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    projectId: row.project_id,
+    environmentId: row.environment_id,
+    kind: row.kind as ServiceKind,
+    name: row.name,
+    description: row.description,
+    settings: readJson<Record<string, unknown>>(row.settings),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function referenceRows(serviceId: string, references: ServiceReferences): ServiceReferenceRow[] {
+  const rows: ServiceReferenceRow[] = [];
+  const add = (kind: ReferenceKind, id: string | null) => {
+    if (id !== null && !rows.some((row) => row.kind === kind && row.reference_id === id)) rows.push({ service_id: serviceId, kind, reference_id: id });
+  };
+  add('GIT_TOKEN', references.gitTokenId);
+  add('CONTAINER_REGISTRY', references.containerRegistryId);
+  add('HELM_REPOSITORY', references.helmRepositoryId);
+  for (const id of references.labelsGroupIds) add('LABELS_GROUP', id);
+  for (const id of references.annotationsGroupIds) add('ANNOTATIONS_GROUP', id);
+  return rows;
+}
+
+function refuseInvalidName(name: string): void {
+  if (!SERVICE_NAME.test(name)) {
+    throw badRequest(`invalid service name "${name}"`, [
+      { field: '/name', message: 'letters, digits and dashes (not first or last), 1 to 63 characters: it becomes part of hostnames and variable names' },
+    ]);
+  }
+}
+
+function nameTaken(name: string): string {
+  return `a service named "${name}" already exists in this environment`;
+}
+
+function generatedCredentials(type: DatabaseType): DatabaseCredentials {
+  return {
+    // Redis ACLs start with the `default` user; the SQL servers and MongoDB get a user of their own.
+    username: type === 'REDIS' ? 'default' : `u${randomBytes(8).toString('hex')}`,
+    password: randomBytes(24).toString('base64url'),
+  };
+}
+
+/** The sealed credentials are bound to their service, so an envelope copied into another row does not open. */
+function credentialsAssociatedData(row: Pick<ServiceRow, 'id' | 'organization_id'>): string {
+  return `services:credentials:${row.organization_id}:${row.id}`;
+}
+
+/**
+ * The git-token answer's service type: jobs are told apart by their schedule (cron or lifecycle events); containers
+ * and databases never build from git.
+ */
+function gitServiceType(kind: ServiceKind, settings: Record<string, unknown>): GitTokenAssociatedService['service_type'] | undefined {
+  switch (kind) {
+    case 'APPLICATION':
+    case 'HELM':
+    case 'TERRAFORM':
+    case 'AGENTIC_WORKFLOW':
+      return kind;
+    case 'JOB': {
+      const schedule = settings['schedule'];
+      const cron = typeof schedule === 'object' && schedule !== null && (schedule as Record<string, unknown>)['cronjob'] !== undefined;
+      return cron ? 'CRON' : 'LIFECYCLE';
+    }
+    default:
+      return undefined;
+  }
+}
+
+export function createServicesService(deps: ServicesDeps) {
+  const { db, clock, secrets } = deps;
+  const definitions = new Map<ServiceKind, ServiceKindDefinition>(deps.kinds.map((definition) => [definition.kind, definition]));
+
+  function definitionOf(kind: string): ServiceKindDefinition {
+    const definition = definitions.get(kind as ServiceKind);
+    if (definition === undefined) throw new Error(`no definition registered for service kind ${kind}`);
+    return definition;
+  }
+
+  function contextFor(organizationId: string, environmentId: string): ServiceKindContext {
+    const { lookups } = deps;
+    return {
+      organizationId,
+      environmentId,
+      gitTokenExists: (id) => lookups.gitTokenExists(organizationId, id),
+      containerRegistryExists: (id) => lookups.containerRegistryExists(organizationId, id),
+      helmRepositoryExists: (id) => lookups.helmRepositoryExists(organizationId, id),
+      missingLabelsGroups: (ids) => lookups.missingLabelsGroups(organizationId, ids),
+      missingAnnotationsGroups: (ids) => lookups.missingAnnotationsGroups(organizationId, ids),
+    };
+  }
+
+  async function requireEnvironment(environmentId: string): Promise<ServiceEnvironment> {
+    const environment = await deps.environments.findEnvironmentSummary(environmentId);
+    if (environment === undefined) throw notFound(`environment ${environmentId} not found`);
+    return environment;
+  }
+
+  /** The service a kind's path names: a service of another kind is not found there (a job id under /application). */
+  async function requireServiceOfKind(kind: ServiceKind, serviceId: string): Promise<ServiceRow> {
+    const row = await findServiceRow(db, serviceId);
+    if (row === undefined || row.kind !== kind) throw notFound(`${definitionOf(kind).item} ${serviceId} not found`);
+    return row;
+  }
+
+  function responseOf(row: ServiceRow): Record<string, unknown> {
+    return definitionOf(row.kind).toResponse(storedOf(row));
+  }
+
+  function cleanWrite(write: KindWrite): KindWrite {
+    const name = cleanName(write.name);
+    refuseInvalidName(name);
+    return { ...write, name };
+  }
+
+  /** What a database's settings say of its server (the DATABASE kind's `database`); undefined for other kinds. */
+  function databaseSummaryOf(kind: string, settings: Record<string, unknown>, name: string): DatabaseSummary | undefined {
+    return definitions.get(kind as ServiceKind)?.database?.(settings, name);
+  }
+
+  function openCredentials(row: ServiceRow): DatabaseCredentials | undefined {
+    if (row.credentials_envelope === null) return undefined;
+    let plaintext: string;
+    try {
+      plaintext = secrets.open(row.credentials_envelope, credentialsAssociatedData(row));
+    } catch {
+      // Sealed under another key (SLIPWAY_SECRET_KEY or the key file changed): the credentials are lost, not exposed.
+      throw conflict(`the credentials of database "${row.name}" can no longer be decrypted (the server's secret key changed)`);
+    }
+    return JSON.parse(plaintext) as DatabaseCredentials;
+  }
+
+  function sealCredentials(row: Pick<ServiceRow, 'id' | 'organization_id'>, credentials: DatabaseCredentials): string {
+    return secrets.seal(JSON.stringify(credentials), credentialsAssociatedData(row));
+  }
+
+  /** What the variables module's built-ins say of one service (hostname, branch, a database's connection). */
+  function forVariables(row: ServiceRow): ServiceForVariables {
+    const kind = row.kind as ServiceKind;
+    const settings = readJson<Record<string, unknown>>(row.settings);
+    const references = definitions.get(kind)?.references(settings);
+    const hostname = internalHostname({ name: row.name, environmentId: row.environment_id });
+    const service: ServiceForVariables = { id: row.id, kind, name: row.name, branch: references?.branch ?? null };
+    if (kind === 'APPLICATION' || kind === 'CONTAINER') service.hostname = hostname;
+    const database = databaseSummaryOf(kind, settings, row.name);
+    const credentials = database === undefined ? undefined : openCredentials(row);
+    if (database !== undefined && credentials !== undefined) {
+      service.database = {
+        type: database.type,
+        version: database.version,
+        host: hostname,
+        fqdn: null,
+        port: database.port,
+        username: credentials.username,
+        password: credentials.password,
+        dbName: database.dbName,
+      };
+    }
+    return service;
+  }
+
+  /** Inserts or rewrites a service's settings and references in one transaction; a taken name is a 409. */
+  async function writeOrRefuse(name: string, write: (trx: Transaction<DB>) => Promise<void>): Promise<void> {
+    try {
+      await uniqueOrConflict(() => db.transaction().execute(write), nameTaken(name));
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw notFound('the environment of this service no longer exists');
+      throw error;
+    }
+  }
+
+  async function listServices(kind: ServiceKind, environmentId: string) {
+    await requireEnvironment(environmentId);
+    return (await listServicesOfEnvironment(db, environmentId, kind)).map(responseOf);
+  }
+
+  async function createService(kind: ServiceKind, environmentId: string, body: unknown) {
+    const definition = definitionOf(kind);
+    const environment = await requireEnvironment(environmentId);
+    const write = cleanWrite(await definition.fromCreate(body, contextFor(environment.organizationId, environment.id)));
+    const now = isoTimestamp(clock);
+    const id = newId();
+    const row: ServiceRow = {
+      id,
+      organization_id: environment.organizationId,
+      project_id: environment.projectId,
+      environment_id: environment.id,
+      kind,
+      name: write.name,
+      name_key: nameKey(write.name),
+      description: write.description,
+      settings: writeJson(write.settings),
+      credentials_envelope: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const database = databaseSummaryOf(kind, write.settings, write.name);
+    if (database !== undefined) row.credentials_envelope = sealCredentials(row, generatedCredentials(database.type));
+    await writeOrRefuse(write.name, async (trx) => {
+      await insertService(trx, row);
+      await replaceServiceReferences(trx, id, referenceRows(id, definition.references(write.settings)));
+    });
+    return responseOf(row);
+  }
+
+  async function getService(kind: ServiceKind, serviceId: string) {
+    return responseOf(await requireServiceOfKind(kind, serviceId));
+  }
+
+  async function editService(kind: ServiceKind, serviceId: string, body: unknown) {
+    const definition = definitionOf(kind);
+    const current = await requireServiceOfKind(kind, serviceId);
+    const write = cleanWrite(await definition.fromEdit(storedOf(current), body, contextFor(current.organization_id, current.environment_id)));
+    const changes: Partial<ServiceRow> = {
+      name: write.name,
+      name_key: nameKey(write.name),
+      description: write.description,
+      settings: writeJson(write.settings),
+      updated_at: isoTimestamp(clock),
+    };
+    // A database whose type changes needs credentials of the new server's shape (a Redis user is `default`).
+    const before = databaseSummaryOf(kind, readJson<Record<string, unknown>>(current.settings), current.name);
+    const after = databaseSummaryOf(kind, write.settings, write.name);
+    if (after !== undefined && (before?.type !== after.type || current.credentials_envelope === null)) {
+      changes.credentials_envelope = sealCredentials(current, generatedCredentials(after.type));
+    }
+    await writeOrRefuse(write.name, async (trx) => {
+      if (!(await updateService(trx, serviceId, changes))) throw notFound(`${definition.item} ${serviceId} not found`);
+      await replaceServiceReferences(trx, serviceId, referenceRows(serviceId, definition.references(write.settings)));
+    });
+    return responseOf({ ...current, ...changes });
+  }
+
+  /** Removes the service with its own variables and, by foreign keys, what other modules keep for it. */
+  async function deleteService(kind: ServiceKind, serviceId: string): Promise<void> {
+    const definition = definitionOf(kind);
+    await requireServiceOfKind(kind, serviceId);
+    await db.transaction().execute(async (trx) => {
+      await deps.runtime.refuseBusy(trx, serviceId);
+      await deps.variables.deleteServiceVariables(trx, serviceId);
+      if (!(await deleteServiceRow(trx, serviceId))) throw notFound(`${definition.item} ${serviceId} not found`);
+    });
+    await deps.runtime.serviceRemoved(serviceId);
+  }
+
+  async function itemsReferencing(organizationId: string, kind: ReferenceKind, id: string): Promise<GroupAssociatedItem[]> {
+    return (await listServicesReferencing(db, organizationId, kind, id)).map((row) => ({ item_id: row.id, item_name: row.name, item_type: row.kind }));
+  }
+
+  return {
+    listServices,
+    createService,
+    getService,
+    editService,
+    deleteService,
+
+    /** A service of any kind, for the modules built on services (deployments, custom domains, restrictions). */
+    async findService(serviceId: string): Promise<StoredService | undefined> {
+      const row = await findServiceRow(db, serviceId);
+      return row === undefined ? undefined : storedOf(row);
+    },
+
+    /** The service a kind's path names, 404 when it names none of that kind. */
+    async requireService(kind: ServiceKind, serviceId: string): Promise<StoredService> {
+      return storedOf(await requireServiceOfKind(kind, serviceId));
+    },
+
+    async listEnvironmentServices(environmentId: string): Promise<StoredService[]> {
+      return (await listServicesOfEnvironment(db, environmentId)).map(storedOf);
+    },
+
+    /** Where a service addressed without its organization in the path (`/application/{applicationId}/…`) lives. */
+    async placementOf(serviceId: string): Promise<Placement | undefined> {
+      const row = await findServiceRow(db, serviceId);
+      if (row === undefined) return undefined;
+      const environment = await deps.environments.findEnvironmentSummary(row.environment_id);
+      if (environment === undefined) return undefined;
+      return { organizationId: row.organization_id, projectId: row.project_id, environmentId: row.environment_id, environmentMode: environment.mode };
+    },
+
+    /** The variables module's ServiceVariableContext: every service of an environment as the built-ins see it. */
+    async servicesForVariables(environmentId: string): Promise<ServiceForVariables[]> {
+      return (await listServicesOfEnvironment(db, environmentId)).map(forVariables);
+    },
+
+    /** The git tokens module's usage port (getGitTokenAssociatedServices, and its 409 on deleting a used token). */
+    async servicesUsingGitToken(organizationId: string, gitTokenId: string): Promise<GitTokenAssociatedService[]> {
+      const rows = await listServicesReferencingWithPlacement(db, organizationId, 'GIT_TOKEN', gitTokenId);
+      const out: GitTokenAssociatedService[] = [];
+      for (const row of rows) {
+        const type = gitServiceType(row.kind as ServiceKind, readJson<Record<string, unknown>>(row.settings));
+        if (type === undefined) continue;
+        out.push({
+          project_id: row.project_id,
+          project_name: row.project_name,
+          environment_id: row.environment_id,
+          environment_name: row.environment_name,
+          service_id: row.id,
+          service_name: row.name,
+          service_type: type,
+        });
+      }
+      return out;
+    },
+
+    countsByGitToken: (organizationId: string, ids: string[]) => countServicesReferencing(db, organizationId, 'GIT_TOKEN', ids),
+    countsByRegistry: (organizationId: string, ids: string[]) => countServicesReferencing(db, organizationId, 'CONTAINER_REGISTRY', ids),
+    countsByRepository: (organizationId: string, ids: string[]) => countServicesReferencing(db, organizationId, 'HELM_REPOSITORY', ids),
+    servicesUsingLabelsGroup: (organizationId: string, groupId: string) => itemsReferencing(organizationId, 'LABELS_GROUP', groupId),
+    servicesUsingAnnotationsGroup: (organizationId: string, groupId: string) => itemsReferencing(organizationId, 'ANNOTATIONS_GROUP', groupId),
+  };
+}
+
+export type ServicesService = ReturnType<typeof createServicesService>;
+
+/** The projects module's content port, services side: services per project (getOrganizationProjectStats). */
+export function serviceCountsOf(db: Kysely<DB>) {
+  return { countsByProject: (projectIds: string[]) => countServicesByProject(db, projectIds) };
+}
+
+/**
+ * An existence check over another module's get-one operation (for ServiceReferenceLookups): its 404 means "no such
+ * thing in this organization", any other failure stays a failure.
+ */
+export function existsThrough(get: (organizationId: string, id: string) => Promise<unknown>) {
+  return async (organizationId: string, id: string): Promise<boolean> => {
+    try {
+      await get(organizationId, id);
+      return true;
+    } catch (error) {
+      if (error instanceof AppError && error.kind === 'not_found') return false;
+      throw error;
+    }
+  };
+}
+
+/** The ids of the list that name nothing, over the same kind of get-one operation. */
+export function missingThrough(get: (organizationId: string, id: string) => Promise<unknown>) {
+  const exists = existsThrough(get);
+  return async (organizationId: string, ids: string[]): Promise<string[]> => {
+    const missing: string[] = [];
+    for (const id of ids) if (!(await exists(organizationId, id))) missing.push(id);
+    return missing;
+  };
+}

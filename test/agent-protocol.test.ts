@@ -1,0 +1,294 @@
+import type { AddressInfo } from 'node:net';
+import { expect, it } from 'vitest';
+import { createAgentClient, enrollAgent, type AgentTask } from '../src/agent/agent.client.ts';
+import { startAgent, type AgentDriver, type RunningAgent } from '../src/agent/agent.runtime.ts';
+import { createClustersService } from '../src/modules/clusters/clusters.service.ts';
+import { expectErrorBody } from './support/error-body.ts';
+import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+
+/**
+ * The agent protocol end to end on a listening server: a real agent runtime (src/agent/) enrolls with the cluster's
+ * one-time token, heartbeats, leases an environment's deploy by long-poll and drives it to DEPLOYED through a
+ * scripted driver (a test double standing for the local driver of issue 9, which does the real work there).
+ */
+
+interface EnvironmentStatus {
+  state: string;
+  message?: string | null;
+}
+
+/** A driver that reports the phases a real one would, with log lines, or fails when told to. */
+function scriptedDriver(script: { failWith?: string } = {}): AgentDriver & { performed: AgentTask[] } {
+  const performed: AgentTask[] = [];
+  return {
+    name: 'scripted',
+    performed,
+    async perform(session) {
+      performed.push(session.task);
+      await session.report('take', 'starting');
+      session.log('stdout', `building ${session.task.subject_id}`);
+      session.log('stderr', 'a warning');
+      if (script.failWith !== undefined) throw new Error(script.failWith);
+      await session.report('built');
+      await session.report('succeed', 'all services answer');
+    },
+  };
+}
+
+describeEachDatabase(
+  'the agent protocol',
+  (ctx) => {
+    let baseUrl = '';
+    const running: RunningAgent[] = [];
+
+    async function listen(): Promise<string> {
+      if (baseUrl === '') {
+        await ctx().app.listen({ port: 0, host: '127.0.0.1' });
+        baseUrl = `http://127.0.0.1:${(ctx().app.server.address() as AddressInfo).port}`;
+      }
+      return baseUrl;
+    }
+
+    async function clusterWithEnrollment(organizationId: string, owner: TestUser) {
+      const clusters = createClustersService({
+        db: ctx().database.db,
+        clock: ctx().clock,
+        wakeWorkers: () => undefined,
+        deletePlatformConfiguration: async () => undefined,
+        publicUrl: 'http://127.0.0.1:8080',
+        deploymentGate: async () => ({ allowed: true, reason: '' }),
+        labelsGroups: { resolveLabelsGroups: async () => [] },
+      });
+      return ctx().database.db.transaction().execute((trx) =>
+        clusters.createSelfManagedClusterRecords(trx, {
+          organizationId,
+          name: uniqueName('agent-cluster'),
+          description: null,
+          region: 'eu-west-3',
+          credentialsId: '0190f0b2-6c5e-7000-8000-000000000001',
+          dnsProvider: 'PLATFORM',
+          buildProvider: 'PLATFORM',
+          production: false,
+          createdBy: { kind: 'user', userId: owner.id, email: owner.email, name: null },
+        }),
+      );
+    }
+
+    /** An organization with an enrolled cluster and an environment on it. */
+    async function world() {
+      const url = await listen();
+      const { owner, organizationId } = await ctx().signUpWithOrganization();
+      const { clusterId, enrollmentToken } = await clusterWithEnrollment(organizationId, owner);
+      const { credential } = await enrollAgent(url, enrollmentToken);
+      const project = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/project`, payload: { name: uniqueName('p') } });
+      const projectId = project.json<{ id: string }>().id;
+      const environment = await ctx().call(owner.auth, {
+        method: 'POST',
+        url: `/project/${projectId}/environment`,
+        payload: { name: uniqueName('env'), cluster: clusterId, mode: 'STAGING' },
+      });
+      expect(environment.statusCode, environment.body).toBe(201);
+      return { owner, organizationId, clusterId, credential, environmentId: environment.json<{ id: string }>().id, client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }) };
+    }
+
+    async function environmentStatus(auth: string, environmentId: string): Promise<EnvironmentStatus> {
+      return (await ctx().call(auth, { method: 'GET', url: `/environment/${environmentId}/status` })).json<EnvironmentStatus>();
+    }
+
+    async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const value = await read();
+        if (done(value)) return value;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    }
+
+    async function deploy(auth: string, environmentId: string): Promise<void> {
+      const response = await ctx().call(auth, { method: 'POST', url: `/environment/${environmentId}/deploy` });
+      expect(response.statusCode, response.body).toBe(202);
+    }
+
+    /** Waits for the dispatching job to put the deploy into the cluster's mailbox. */
+    async function dispatched(environmentId: string) {
+      const row = await eventually(
+        () => ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', environmentId).orderBy('id', 'desc').executeTakeFirst(),
+        (candidate) => candidate !== undefined,
+        'the task to be dispatched',
+      );
+      if (row === undefined) throw new Error('unreachable: eventually returned no task');
+      return row;
+    }
+
+    it('enrolls, heartbeats and drives a queued deploy to DEPLOYED; the job that dispatched it finishes', async () => {
+      const { owner, organizationId, clusterId, environmentId, client } = await world();
+      const before = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${clusterId}/agent` });
+      expect(before.json()).toMatchObject({ connected: false, reachable: false, open_tasks: 0 });
+
+      await deploy(owner.auth, environmentId);
+      const waiting = await environmentStatus(owner.auth, environmentId);
+      expect(waiting.state).toBe('QUEUED');
+      expect(waiting.message).toContain("waiting for the cluster's agent");
+
+      const driver = scriptedDriver();
+      const agent = startAgent({ client, driver, version: '1.0.0-test', pollWaitSeconds: 1 });
+      running.push(agent);
+      const deployed = await eventually(() => environmentStatus(owner.auth, environmentId), (status) => status.state === 'DEPLOYED', 'DEPLOYED');
+      expect(deployed.state).toBe('DEPLOYED');
+      expect(driver.performed).toHaveLength(1);
+      expect(driver.performed[0]).toMatchObject({ subject_type: 'ENVIRONMENT', subject_id: environmentId, action: 'deploy', attempt: 1 });
+
+      const task = await ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', environmentId).executeTakeFirstOrThrow();
+      expect(task).toMatchObject({ status: 'DONE', outcome: 'SUCCEEDED', last_report_seq: 3 });
+      const job = await eventually(
+        () => ctx().database.db.selectFrom('jobs').selectAll().where('id', '=', task.job_id).executeTakeFirstOrThrow(),
+        (row) => row.status === 'SUCCEEDED',
+        'the dispatching job to finish',
+      );
+      expect(job.status).toBe('SUCCEEDED');
+
+      const status = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${clusterId}/agent` });
+      expect(status.json()).toMatchObject({ connected: true, reachable: true, agent_version: '1.0.0-test', driver: 'scripted', open_tasks: 0 });
+      const history = await ctx().call(owner.auth, { method: 'GET', url: `/environment/${environmentId}/deploymentHistoryV2` });
+      expect(JSON.stringify(history.json())).toContain('DEPLOYED');
+      await agent.stop();
+    });
+
+    it('reports a driver failure as the action failing, with its reason', async () => {
+      const { owner, environmentId, client } = await world();
+      await deploy(owner.auth, environmentId);
+      const agent = startAgent({ client, driver: scriptedDriver({ failWith: 'npm run build exited with 1' }), version: '1.0.0-test', pollWaitSeconds: 1 });
+      running.push(agent);
+      const failed = await eventually(() => environmentStatus(owner.auth, environmentId), (status) => status.state.endsWith('_ERROR'), 'an error state');
+      expect(failed.state).toBe('BUILD_ERROR');
+      const task = await ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', environmentId).executeTakeFirstOrThrow();
+      expect(task.outcome).toBe('FAILED');
+      await agent.stop();
+    });
+
+    it('applies a retried report once, refuses a skipped sequence, a lost lease, another cluster and a bad credential', async () => {
+      const { owner, organizationId, environmentId, client, credential } = await world();
+      await deploy(owner.auth, environmentId);
+      await dispatched(environmentId);
+      const [task] = (await client.leaseTasks(1)).tasks;
+      if (task === undefined) throw new Error('no task leased');
+
+      const take = { lease_id: task.lease_id, seq: 1, event: 'take' as const };
+      expect(await client.reportProgress(task.id, take)).toMatchObject({ applied: true, subject_status: 'BUILDING' });
+      expect(await client.reportProgress(task.id, take)).toMatchObject({ applied: false, subject_status: 'BUILDING' });
+
+      const url = `/operator/v1/tasks/${task.id}/progress`;
+      const auth = `Bearer ${credential}`;
+      const skipped = await ctx().call(auth, { method: 'POST', url, payload: { lease_id: task.lease_id, seq: 5, event: 'built' } });
+      expectErrorBody(skipped, 400);
+      const stolen = await ctx().call(auth, { method: 'POST', url, payload: { lease_id: '0190f0b2-6c5e-7000-8000-00000000abcd', seq: 2, event: 'built' } });
+      expect(expectErrorBody(stolen, 409).message).toContain('no longer leased');
+      const badEvent = await ctx().call(auth, { method: 'POST', url, payload: { lease_id: task.lease_id, seq: 2, event: 'explode' } });
+      expectErrorBody(badEvent, 400);
+      // An event the state table has no move for from BUILDING: 409, and the sequence number stays unused.
+      const impossible = await ctx().call(auth, { method: 'POST', url, payload: { lease_id: task.lease_id, seq: 2, event: 'cancel_done' } });
+      expectErrorBody(impossible, 409);
+
+      const logs = await client.appendLogs(task.id, {
+        lease_id: task.lease_id,
+        lines: [{ seq: 1, at: new Date().toISOString(), stream: 'stdout', line: 'x' }],
+      }).catch((error: Error) => error);
+      expect(logs).toBeInstanceOf(Error);
+      expect((logs as Error).message).toContain('keep no logs');
+
+      const spec = await ctx().call(auth, { method: 'GET', url: `/operator/v1/tasks/${task.id}/spec?lease_id=${task.lease_id}` });
+      expect(expectErrorBody(spec, 404).message).toContain('no spec');
+      expectErrorBody(await ctx().call(auth, { method: 'GET', url: `/operator/v1/tasks/${task.id}/spec?lease_id=0190f0b2-6c5e-7000-8000-00000000abcd` }), 409);
+      expectErrorBody(await ctx().call(undefined, { method: 'GET', url: '/operator/v1/tasks?wait_seconds=0' }), 401);
+      expectErrorBody(await ctx().call('Bearer slwo_not-a-real-credential', { method: 'GET', url: '/operator/v1/tasks?wait_seconds=0' }), 401);
+      expectErrorBody(await ctx().call(`Bearer ${owner.jwt}`, { method: 'GET', url: '/operator/v1/tasks?wait_seconds=0' }), 401);
+      expectErrorBody(await ctx().call(auth, { method: 'GET', url: '/operator/v1/tasks?wait_seconds=99' }), 400);
+
+      const other = await world();
+      expectErrorBody(await ctx().call(`Bearer ${other.credential}`, { method: 'GET', url: `/operator/v1/tasks/${task.id}` }), 404);
+      expectErrorBody(await ctx().call(other.owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${other.clusterId}/agent` }), 404);
+
+      await client.reportProgress(task.id, { lease_id: task.lease_id, seq: 2, event: 'built' });
+      await client.reportProgress(task.id, { lease_id: task.lease_id, seq: 3, event: 'succeed' });
+      expect((await environmentStatus(owner.auth, environmentId)).state).toBe('DEPLOYED');
+      const late = await ctx().call(auth, { method: 'POST', url, payload: { lease_id: task.lease_id, seq: 4, event: 'fail' } });
+      expect(expectErrorBody(late, 409).message).toContain('already ended');
+    });
+
+    it('offers a task again once its lease runs out, and the old holder is refused', async () => {
+      const { owner, environmentId, client } = await world();
+      await deploy(owner.auth, environmentId);
+      await dispatched(environmentId);
+      const [first] = (await client.leaseTasks(0)).tasks;
+      if (first === undefined) throw new Error('no task leased');
+      expect((await client.leaseTasks(0)).tasks).toHaveLength(0);
+      await client.reportProgress(first.id, { lease_id: first.lease_id, seq: 1, event: 'take' });
+
+      ctx().clock.advance(61_000);
+      const [again] = (await client.leaseTasks(0)).tasks;
+      expect(again).toMatchObject({ id: first.id, attempt: 2, last_report_seq: 1 });
+      expect(again?.lease_id).not.toBe(first.lease_id);
+      const stale = await client.reportProgress(first.id, { lease_id: first.lease_id, seq: 2, event: 'built' }).catch((error: Error) => error);
+      expect((stale as Error).message).toContain('no longer leased');
+      if (again === undefined) throw new Error('unreachable');
+      await client.reportProgress(again.id, { lease_id: again.lease_id, seq: 2, event: 'built' });
+      await client.reportProgress(again.id, { lease_id: again.lease_id, seq: 3, event: 'succeed' });
+      expect((await environmentStatus(owner.auth, environmentId)).state).toBe('DEPLOYED');
+    });
+
+    it('withdraws the task of a deploy canceled while queued, so no agent ever receives it', async () => {
+      const { owner, environmentId, client } = await world();
+      await deploy(owner.auth, environmentId);
+      const task = await dispatched(environmentId);
+      const cancel = await ctx().call(owner.auth, { method: 'POST', url: `/environment/${environmentId}/cancelDeployment` });
+      expect(cancel.statusCode, cancel.body).toBe(202);
+      expect((await environmentStatus(owner.auth, environmentId)).state).toBe('CANCELED');
+      expect((await client.leaseTasks(0)).tasks).toHaveLength(0);
+      const ended = await ctx().database.db.selectFrom('agent_tasks').selectAll().where('id', '=', task.id).executeTakeFirstOrThrow();
+      expect(ended).toMatchObject({ status: 'DONE', outcome: 'CANCELED' });
+    });
+
+    it('shows a cluster whose agent went silent as unreachable', async () => {
+      const { owner, organizationId, clusterId, client } = await world();
+      await client.heartbeat({ agent_version: '1.0.0-test', driver: 'scripted', started_at: new Date().toISOString() });
+      const url = `/organization/${organizationId}/cluster/${clusterId}/agent`;
+      expect((await ctx().call(owner.auth, { method: 'GET', url })).json()).toMatchObject({ connected: true, reachable: true });
+      ctx().clock.advance(46_000);
+      expect((await ctx().call(owner.auth, { method: 'GET', url })).json()).toMatchObject({ connected: true, reachable: false });
+    });
+
+    it('answers a long-poll as soon as work is dispatched, not at the end of its wait', async () => {
+      const { owner, environmentId, client } = await world();
+      const polling = client.leaseTasks(20);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await deploy(owner.auth, environmentId);
+      const { tasks } = await polling;
+      expect(tasks.map((task) => task.subject_id)).toEqual([environmentId]);
+    });
+
+    it('never leases one task to two agents polling at once', async () => {
+      const { owner, clusterId, environmentId, client, credential } = await world();
+      const project = (await ctx().call(owner.auth, { method: 'GET', url: `/environment/${environmentId}` })).json<{ project: { id: string } }>().project.id;
+      const environments = [environmentId];
+      for (let i = 0; i < 5; i += 1) {
+        const created = await ctx().call(owner.auth, { method: 'POST', url: `/project/${project}/environment`, payload: { name: uniqueName('env'), cluster: clusterId } });
+        environments.push(created.json<{ id: string }>().id);
+      }
+      for (const id of environments) await deploy(owner.auth, id);
+      for (const id of environments) await dispatched(id);
+      const second = createAgentClient({ controlPlaneUrl: await listen(), credential, retryBaseMs: 20 });
+      const leased = await Promise.all([client.leaseTasks(0), second.leaseTasks(0), client.leaseTasks(0), second.leaseTasks(0)]);
+      const ids = leased.flatMap((answer) => answer.tasks.map((task) => task.subject_id));
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBeLessThanOrEqual(environments.length);
+      const rest = [...(await client.leaseTasks(0)).tasks, ...(await client.leaseTasks(0)).tasks].map((task) => task.subject_id);
+      expect([...ids, ...rest].sort()).toEqual([...environments].sort());
+    });
+
+    it('cleans up its agents', async () => {
+      await Promise.all(running.map((agent) => agent.stop()));
+    });
+  },
+  { agents: { heartbeatIntervalMs: 15_000, leaseMs: 60_000, pollMs: 100, recheckMs: 30_000 } },
+);

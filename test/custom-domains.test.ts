@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceHostname } from '../src/engine/local/reverse-proxy.ts';
+import { normaliseDomain } from '../src/modules/custom-domains/custom-domains.verification.ts';
+import { startTestDnsServer } from './support/dns-server.ts';
+import { expectErrorBody } from './support/error-body.ts';
+import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+
+/**
+ * Custom domains of applications and containers (issue 8 part 3): CRUD with the reference's operation ids, one
+ * service per domain in the whole installation (409), bad domains 400, and verification through real DNS: the app's
+ * resolver asks a DNS server this test runs (support/dns-server.ts) and edits between checks.
+ */
+
+const APPS_DOMAIN = 'apps.slipway.test';
+const dns = await startTestDnsServer();
+afterAll(() => dns.close());
+
+interface DomainView {
+  id: string;
+  domain: string;
+  status: string;
+  validation_domain: string;
+  generate_certificate: boolean;
+  use_cdn: boolean;
+  verification_record: { type: string; name: string; value: string };
+  last_check: { status: string; details: string | null; checked_at: string } | null;
+}
+
+describe('custom domain names', () => {
+  it('normalises and refuses as documented', () => {
+    expect(normaliseDomain('WWW.Example.COM.', APPS_DOMAIN)).toEqual({ domain: 'www.example.com' });
+    expect(normaliseDomain('bücher.example', APPS_DOMAIN)).toEqual({ domain: 'xn--bcher-kva.example' });
+    expect(normaliseDomain('*.shop.example.com', APPS_DOMAIN)).toEqual({ domain: '*.shop.example.com' });
+    for (const bad of ['example', '10.0.0.1', 'a.*.example.com', 'foo*.example.com', '-a.example.com', 'a_b.example.com', 'x.localhost', APPS_DOMAIN, `web.${APPS_DOMAIN}`, 'example.123', `${'a'.repeat(64)}.com`]) {
+      expect('problem' in normaliseDomain(bad, APPS_DOMAIN), bad).toBe(true);
+    }
+  });
+});
+
+describeEachDatabase(
+  'custom domains',
+  (ctx) => {
+    let owner: TestUser;
+    let environmentId: string;
+    let environmentName: string;
+    let applicationId: string;
+    let applicationName: string;
+
+    async function call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, auth = owner.auth) {
+      return ctx().call(auth, { method, url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+    }
+
+    async function ok<T>(method: 'GET' | 'POST' | 'PUT', url: string, payload: unknown, status: number): Promise<T> {
+      const response = await call(method, url, payload);
+      expect(response.statusCode, response.body).toBe(status);
+      return response.json<T>();
+    }
+
+    async function createApplication(publicPort: boolean): Promise<{ id: string; name: string }> {
+      const name = uniqueName('web');
+      const body = {
+        name,
+        git_repository: { url: 'https://github.com/acme/shop', provider: 'GITHUB' },
+        healthchecks: {},
+        ports: [{ internal_port: 8080, publicly_accessible: publicPort }],
+      };
+      return ok('POST', `/environment/${environmentId}/application`, body, 201);
+    }
+
+    beforeAll(async () => {
+      let organizationId: string;
+      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      const projectId = (await ok<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: uniqueName('project') }, 200)).id;
+      const clusterId = (await ok<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: uniqueName('cluster'), region: 'eu-west-3', cloud_provider: 'AWS', kubernetes: 'MANAGED' }, 201)).id;
+      environmentName = uniqueName('prod');
+      environmentId = (await ok<{ id: string }>('POST', `/project/${projectId}/environment`, { name: environmentName, cluster: clusterId }, 201)).id;
+      ({ id: applicationId, name: applicationName } = await createApplication(true));
+    });
+
+    it('creates (201), lists, edits and deletes (204) a domain that starts VALIDATION_PENDING', async () => {
+      const domain = `${uniqueName('shop')}.example.com`.toLowerCase();
+      const created = await ok<DomainView>('POST', `/application/${applicationId}/customDomain`, { domain: domain.toUpperCase(), generate_certificate: true }, 201);
+      expect(created).toMatchObject({
+        domain,
+        status: 'VALIDATION_PENDING',
+        generate_certificate: true,
+        use_cdn: false,
+        validation_domain: serviceHostname(applicationName, environmentName, APPS_DOMAIN),
+        verification_record: { type: 'TXT', name: `_slipway-challenge.${domain}` },
+        last_check: null,
+      });
+      expect(created.validation_domain.endsWith(`.${APPS_DOMAIN}`)).toBe(true);
+      expect(created.verification_record.value).toMatch(/^slipway-verification=[0-9a-f]{32}$/);
+
+      const listed = await ok<{ results: DomainView[] }>('GET', `/application/${applicationId}/customDomain`, undefined, 200);
+      expect(listed.results.map((item) => item.id)).toContain(created.id);
+
+      const kept = await ok<DomainView>('PUT', `/application/${applicationId}/customDomain/${created.id}`, { domain, generate_certificate: false, use_cdn: true }, 200);
+      expect(kept).toMatchObject({ domain, generate_certificate: false, use_cdn: true, verification_record: created.verification_record });
+      const moved = await ok<DomainView>('PUT', `/application/${applicationId}/customDomain/${created.id}`, { domain: `www.${domain}`, generate_certificate: false }, 200);
+      expect(moved.status).toBe('VALIDATION_PENDING');
+      expect(moved.use_cdn).toBe(false);
+      expect(moved.verification_record.value).not.toBe(created.verification_record.value);
+
+      const removed = await call('DELETE', `/application/${applicationId}/customDomain/${created.id}`);
+      expect(removed.statusCode, removed.body).toBe(204);
+      expectErrorBody(await call('DELETE', `/application/${applicationId}/customDomain/${created.id}`), 404);
+      expectErrorBody(await call('GET', `/application/${applicationId}/customDomain/${created.id}/status`), 404);
+    });
+
+    it('refuses bad domains (400), a service without a public port (400), and a domain taken by any service (409)', async () => {
+      const before = await ctx().database.db.selectFrom('service_custom_domains').selectAll().execute();
+      for (const domain of ['localhost', 'not a domain', 'http://x.example.com', '10.1.2.3', `api.${APPS_DOMAIN}`, 'x..example.com', '']) {
+        const response = await call('POST', `/application/${applicationId}/customDomain`, { domain, generate_certificate: true });
+        expect(response.statusCode, `${domain}: ${response.body}`).toBe(400);
+        expectErrorBody(response, 400);
+      }
+      expectErrorBody(await call('POST', `/application/${applicationId}/customDomain`, { domain: 'ok.example.com' }), 400);
+      const privateApp = await createApplication(false);
+      expectErrorBody(await call('POST', `/application/${privateApp.id}/customDomain`, { domain: 'private.example.com', generate_certificate: true }), 400);
+      expect(await ctx().database.db.selectFrom('service_custom_domains').selectAll().execute()).toEqual(before);
+
+      const domain = `${uniqueName('taken')}.example.org`.toLowerCase();
+      await ok('POST', `/application/${applicationId}/customDomain`, { domain, generate_certificate: true }, 201);
+      const other = await createApplication(true);
+      expectErrorBody(await call('POST', `/application/${other.id}/customDomain`, { domain, generate_certificate: true }), 409);
+      expectErrorBody(await call('POST', `/application/${applicationId}/customDomain`, { domain: `${domain}.`, generate_certificate: true }), 409);
+
+      // Two services racing for one domain: exactly one wins.
+      const raced = `${uniqueName('race')}.example.net`.toLowerCase();
+      const answers = await Promise.all([applicationId, other.id].map((id) => call('POST', `/application/${id}/customDomain`, { domain: raced, generate_certificate: true })));
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([201, 409]);
+
+      // A container id under /application is not found, nor an application's domain under another application.
+      expectErrorBody(await call('GET', `/application/${crypto.randomUUID()}/customDomain`), 404);
+    });
+
+    it('verifies through DNS: not configured, wrong host, CNAME to the service, apex with addresses and TXT, DNS failure', async () => {
+      const app = await createApplication(true);
+      const target = serviceHostname(app.name, environmentName, APPS_DOMAIN);
+      dns.zone.set(target, { a: ['192.0.2.10'] });
+      const create = async (domain: string) => ok<DomainView>('POST', `/application/${app.id}/customDomain`, { domain, generate_certificate: true }, 201);
+      const status = async (created: DomainView) => ok<DomainView>('GET', `/application/${app.id}/customDomain/${created.id}/status`, undefined, 200);
+
+      const www = await create(`www.${uniqueName('brand')}.test`.toLowerCase());
+      expect(await status(www)).toMatchObject({ status: 'VALIDATION_PENDING', last_check: { status: 'DOMAIN_NOT_CONFIGURED' } });
+      dns.zone.set(www.domain, { cname: 'elsewhere.example.net' });
+      expect(await status(www)).toMatchObject({ status: 'VALIDATION_FAILED', last_check: { status: 'DOMAIN_LINKED_TO_WRONG_HOST' } });
+      dns.zone.set(www.domain, { cname: target });
+      const validated = await status(www);
+      expect(validated).toMatchObject({ status: 'VALIDATED', last_check: { status: 'MATCHES_LOAD_BALANCER_HOST', details: null } });
+      // A resolver failure says nothing about the domain: the status stays, the check says what went wrong.
+      dns.zone.set(www.domain, { fail: true });
+      expect(await status(www)).toMatchObject({ status: 'VALIDATED', last_check: { status: 'GENERIC_FAILURE' } });
+
+      const apex = await create(`${uniqueName('apex')}.test`.toLowerCase());
+      dns.zone.set(apex.domain, { a: ['192.0.2.10'] });
+      expect(await status(apex)).toMatchObject({ status: 'VALIDATION_PENDING', last_check: { status: 'RESOLVES_TO_IP' } });
+      dns.zone.set(apex.verification_record.name, { txt: ['unrelated', apex.verification_record.value] });
+      expect(await status(apex)).toMatchObject({ status: 'VALIDATED', last_check: { status: 'RESOLVES_TO_IP' } });
+      dns.zone.set(apex.domain, { a: ['198.51.100.7'] });
+      expect(await status(apex)).toMatchObject({ status: 'VALIDATION_FAILED', last_check: { status: 'RESOLVES_TO_IP' } });
+
+      const wildcard = await create(`*.${uniqueName('wild')}.test`.toLowerCase());
+      dns.zone.set(`slipway-wildcard-check.${wildcard.domain.slice(2)}`, { cname: target });
+
+      const checked = await ok<{ results: { domain_name: string; status: string; error_details: string | null }[] }>('GET', `/application/${app.id}/checkCustomDomain`, undefined, 200);
+      expect(Object.fromEntries(checked.results.map((result) => [result.domain_name, result.status]))).toEqual({
+        [www.domain]: 'GENERIC_FAILURE',
+        [apex.domain]: 'RESOLVES_TO_IP',
+        [wildcard.domain]: 'MATCHES_LOAD_BALANCER_HOST',
+      });
+      const listed = await ok<{ results: DomainView[] }>('GET', `/application/${app.id}/customDomain`, undefined, 200);
+      expect(Object.fromEntries(listed.results.map((item) => [item.domain, item.status]))).toEqual({
+        [www.domain]: 'VALIDATED',
+        [apex.domain]: 'VALIDATION_FAILED',
+        [wildcard.domain]: 'VALIDATED',
+      });
+    });
+
+    it('serves containers under their own operation ids, and a domain goes with its service', async () => {
+      const registryId = (
+        await ok<{ id: string }>(
+          'POST',
+          `/organization/${(await ctx().database.db.selectFrom('environments').select('organization_id').where('id', '=', environmentId).executeTakeFirstOrThrow()).organization_id}/containerRegistry`,
+          { name: uniqueName('registry'), kind: 'DOCKER_HUB', url: 'https://docker.io' },
+          201,
+        )
+      ).id;
+      const container = await ok<{ id: string }>(
+        'POST',
+        `/environment/${environmentId}/container`,
+        { name: uniqueName('ctr'), registry_id: registryId, image_name: 'library/nginx', tag: '1.27', healthchecks: {}, ports: [{ internal_port: 80, publicly_accessible: true }] },
+        201,
+      );
+      const domain = await ok<DomainView>('POST', `/container/${container.id}/customDomain`, { domain: `${uniqueName('ctr')}.example.com`.toLowerCase(), generate_certificate: true }, 201);
+      expectErrorBody(await call('GET', `/application/${container.id}/customDomain`), 404);
+      expect((await ok<{ results: DomainView[] }>('GET', `/container/${container.id}/customDomain`, undefined, 200)).results).toHaveLength(1);
+      const removed = await call('DELETE', `/container/${container.id}`);
+      expect(removed.statusCode, removed.body).toBe(204);
+      expect(await ctx().database.db.selectFrom('service_custom_domains').selectAll().where('id', '=', domain.id).execute()).toEqual([]);
+    });
+
+    it('hides a service from people outside its organization (404) and writes nothing for them', async () => {
+      const outsider = await ctx().signUp(uniqueName('outsider'));
+      const before = await ctx().database.db.selectFrom('service_custom_domains').selectAll().execute();
+      expectErrorBody(await call('GET', `/application/${applicationId}/customDomain`, undefined, outsider.auth), 404);
+      expectErrorBody(await call('POST', `/application/${applicationId}/customDomain`, { domain: 'nope.example.com', generate_certificate: true }, outsider.auth), 404);
+      expect(await ctx().database.db.selectFrom('service_custom_domains').selectAll().execute()).toEqual(before);
+    });
+  },
+  { dnsServers: [dns.address], appsDomain: APPS_DOMAIN },
+);
