@@ -410,12 +410,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           status: (await environments.recordAgentProgress(environmentId, deploymentId, event, message)).state,
         }),
         statusOf: (environmentId) => environments.findEnvironmentState(environmentId),
+        deploymentOpen: (environmentId, deploymentId) => environments.isDeploymentOpen(environmentId, deploymentId),
       },
       SERVICE: {
         recordProgress: async (serviceId, deploymentId, event, message) => ({
           status: (await serviceDeployments.recordServiceProgress(serviceId, deploymentId, event, message)).state,
         }),
         statusOf: (serviceId) => serviceDeployments.findServiceState(serviceId),
+        deploymentOpen: (serviceId, deploymentId) => serviceDeployments.isDeploymentOpen(serviceId, deploymentId),
         specOf: (serviceId, deploymentId) =>
           serviceDeployments.deploymentSpecForAgent(serviceId, deploymentId, (variable) => variables.openSnapshotValue(variable)),
         appendLogs: (deploymentId, lines) =>

@@ -667,4 +667,8 @@ describeEachDatabase('environments', (ctx) => {
       expectErrorBody(await post(`/environment/${env.id}/cancelDeployment`, undefined, readToken), 403);
     });
   });
-});
+},
+  // These tests read what a request writes (its job QUEUED, a cancel withdrawing it): no worker races them. The worker's
+  // side — dispatching the job to the cluster's agent — is test/agent-protocol.test.ts's.
+  { jobs: { run: false } },
+);

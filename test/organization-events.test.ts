@@ -493,6 +493,10 @@ describe('change summaries', () => {
       pem: MASK,
     });
     expect(JSON.parse(changeSummary('editEnvironmentSecret', { key: 'K', value: 'v' }) ?? 'null')).toEqual({ key: 'K', value: MASK });
+    // Credentials in URLs, whatever the field: the user information goes, the rest of the address stays.
+    expect(
+      JSON.parse(changeSummary('listDirectoriesFromGitRepository', { url: 'https://me:glpat-s3cret@git.example.com/a.git', note: 'see http://x@y/z' }) ?? 'null'),
+    ).toEqual({ url: `https://${MASK}@git.example.com/a.git`, note: `see http://${MASK}@y/z` });
     expect(JSON.parse(changeSummary('createOrganizationWebhook', { target_url: 'https://x', target_secret: 's' }) ?? 'null')).toEqual({
       target_url: 'https://x',
       target_secret: MASK,

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { AgentsService, DispatchRequest } from './agents.service.ts';
 
 export interface AgentDispatchDeps {
-  agents: Pick<AgentsService, 'dispatchTask' | 'dispatchedTaskSettled'>;
+  agents: Pick<AgentsService, 'dispatchTask' | 'dispatchedTaskOutcome'>;
   clock: Clock;
   /**
    * Where the job's action goes: the subject, its cluster and the deployment record, read from the job's payload and
@@ -18,7 +18,8 @@ export interface AgentDispatchDeps {
 /**
  * The handler of an action job whose work is the cluster agent's (environment.action, service.action): it puts the
  * task into the cluster's mailbox and waits, deferred, until the agent settles it. Waiting keeps the job's serial
- * key busy, so the next action on the same subject is dispatched only after this one ended. No agent, no progress:
+ * key busy, so the next action on the same subject is dispatched only after this one ended; an action canceled or a
+ * subject deleted while the task waited withdraws the task and ends the job. No agent, no progress:
  * the subject stays QUEUED and says it waits for its cluster's agent.
  */
 export function createAgentDispatchHandler(deps: AgentDispatchDeps): JobHandler {
@@ -28,7 +29,7 @@ export function createAgentDispatchHandler(deps: AgentDispatchDeps): JobHandler 
       const request = await deps.locate(job);
       if (request === undefined) return undefined;
       await deps.agents.dispatchTask({ ...request, jobId: job.id });
-      if (await deps.agents.dispatchedTaskSettled(request.deploymentId)) return undefined;
+      if ((await deps.agents.dispatchedTaskOutcome(request.deploymentId)) !== 'waiting') return undefined;
       return { deferUntil: new Date(deps.clock.now().getTime() + recheckMs) };
     },
   };

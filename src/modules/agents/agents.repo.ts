@@ -55,6 +55,11 @@ export async function updateLeasedAgentTask(db: Queryable, taskId: string, lease
   return result.numUpdatedRows > 0n;
 }
 
+/** Ends a task that has not ended, whoever holds it. */
+export async function closeAgentTask(db: Queryable, taskId: string, changes: Partial<AgentTaskRow>): Promise<void> {
+  await db.updateTable('agent_tasks').set(changes).where('id', '=', taskId).where('status', '!=', 'DONE').execute();
+}
+
 export async function upsertAgentPresence(db: Queryable, row: AgentPresenceRow): Promise<void> {
   await db
     .insertInto('agent_presence')

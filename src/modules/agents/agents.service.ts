@@ -14,6 +14,7 @@ import {
   findClusterAgentTask,
   insertAgentTask,
   leaseAgentTasks,
+  closeAgentTask,
   updateLeasedAgentTask,
   upsertAgentPresence,
   type AgentTaskRow,
@@ -50,6 +51,11 @@ export interface AgentLogLine {
 export interface AgentSubject {
   /** Moves the subject through its transition table; throws conflict when the table has no such move. */
   recordProgress(subjectId: string, deploymentId: string, event: AgentProgressEvent, message?: string): Promise<{ status: string }>;
+  /**
+   * Whether the deployment still waits to be carried out: the subject exists and the record has not ended (it ends
+   * when the action settles, and at once when it is canceled while queued). A task whose deployment closed is withdrawn.
+   */
+  deploymentOpen(subjectId: string, deploymentId: string): Promise<boolean>;
   /** The subject's current status (a cancel shows as CANCELING), undefined once it is gone. */
   statusOf(subjectId: string): Promise<string | undefined>;
   /**
@@ -62,13 +68,6 @@ export interface AgentSubject {
 }
 
 /** Until the services module reports service progress, no service task exists, and none could be reported. */
-export const NO_SERVICE_SUBJECT: AgentSubject = {
-  recordProgress: async (serviceId) => {
-    throw notFound(`service ${serviceId} not found`);
-  },
-  statusOf: async () => undefined,
-};
-
 export interface DispatchRequest {
   clusterId: string;
   organizationId: string;
@@ -164,19 +163,27 @@ export function createAgentsService(deps: AgentsDeps) {
   }
 
   /**
-   * A task whose dispatching job no longer waits for it was withdrawn: the action was canceled while queued, or its
-   * subject was deleted. It ends CANCELED instead of reaching an agent that could only be refused.
+   * Whether a task is still wanted: its dispatching job waits for it and its deployment is open. The action may
+   * have been canceled while queued, or its subject deleted, after the task was dispatched.
    */
+  async function stillWanted(row: AgentTaskRow): Promise<boolean> {
+    const job = await findJob(db, row.job_id);
+    if (job === undefined || (job.status !== 'QUEUED' && job.status !== 'RUNNING')) return false;
+    return subjectOf(row).deploymentOpen(row.subject_id, row.deployment_id);
+  }
+
+  /** Ends a task no one wants any more as CANCELED, whoever holds it. */
+  async function withdraw(row: AgentTaskRow): Promise<void> {
+    const now = clock.now().toISOString();
+    await closeAgentTask(db, row.id, { status: 'DONE', outcome: 'CANCELED', finished_at: now, updated_at: now, lease_id: null, leased_until: null });
+  }
+
+  /** Leased tasks minus the withdrawn ones, which end instead of reaching an agent that could only be refused. */
   async function withoutWithdrawn(rows: AgentTaskRow[]): Promise<AgentTaskRow[]> {
     const live: AgentTaskRow[] = [];
     for (const row of rows) {
-      const job = await findJob(db, row.job_id);
-      if (job !== undefined && (job.status === 'QUEUED' || job.status === 'RUNNING')) {
-        live.push(row);
-        continue;
-      }
-      const now = clock.now().toISOString();
-      await updateLeasedAgentTask(db, row.id, row.lease_id ?? '', { status: 'DONE', outcome: 'CANCELED', finished_at: now, updated_at: now, lease_id: null, leased_until: null });
+      if (await stillWanted(row)) live.push(row);
+      else await withdraw(row);
     }
     return live;
   }
@@ -223,9 +230,16 @@ export function createAgentsService(deps: AgentsDeps) {
       return row;
     },
 
-    /** Whether the task carrying a deployment has settled (its dispatching job may finish). */
-    async dispatchedTaskSettled(deploymentId: string): Promise<boolean> {
-      return (await findAgentTaskByDeployment(db, deploymentId))?.status === 'DONE';
+    /**
+     * Where a dispatched task stands, for its job: settled by the agent, withdrawn now because its deployment closed
+     * without it (canceled while queued, subject deleted), or still waiting. The job finishes unless it waits.
+     */
+    async dispatchedTaskOutcome(deploymentId: string): Promise<'settled' | 'withdrawn' | 'waiting'> {
+      const row = await findAgentTaskByDeployment(db, deploymentId);
+      if (row === undefined || row.status === 'DONE') return 'settled';
+      if (await subjectOf(row).deploymentOpen(row.subject_id, row.deployment_id)) return 'waiting';
+      await withdraw(row);
+      return 'withdrawn';
     },
 
     /** Long-poll: leases up to `max` tasks, waiting up to `waitMs` for one to arrive when none is there. */

@@ -606,6 +606,12 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       return environmentStatusView(row);
     },
 
+    /** Whether an action's deployment record still waits to be carried out (exists, this environment's, not ended). */
+    async isDeploymentOpen(environmentId: string, deploymentId: string): Promise<boolean> {
+      const record = await findDeployment(db, deploymentId);
+      return record !== undefined && record.environment_id === environmentId && record.finished_at === null;
+    },
+
     /** The environment's state, undefined once it is gone (what the cluster's agent asks before going on). */
     async findEnvironmentState(environmentId: string): Promise<EnvironmentState | undefined> {
       const row = await findEnvironment(db, environmentId);

@@ -8,7 +8,8 @@ import { TOKEN_PREFIXES } from '../../auth/tokens.ts';
  *                   depth (names of ids, names and types — `git_token_id`, `token_name` — are not secrets)
  *   by operation    the `value` of a secret (operations on secrets), or of a variable sent with `is_secret: true`;
  *                   the `number` of a credit card
- *   by value        text that is a secret whatever its field: Slipway tokens, PEM blocks, JWTs, card numbers
+ *   by value        text that is a secret whatever its field: Slipway tokens, PEM blocks, JWTs, card numbers, and
+ *                   the user information of URLs (`https://user:password@host`)
  *
  * A summary larger than MAX_CHANGE_CHARS keeps its top-level field names only, and anything nested deeper than
  * MAX_CHANGE_DEPTH is a marker: the log shows what was sent, not megabytes of it.
@@ -51,8 +52,16 @@ function isCardNumber(text: string): boolean {
   return sum % 10 === 0;
 }
 
+/** `scheme://user:password@host…` anywhere in a text: the user information is a credential (git and registry URLs). */
+const URL_USER_INFO = /([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi;
+
+function maskText(text: string): string {
+  if (SECRET_VALUE.test(text) || isCardNumber(text)) return MASK;
+  return text.replace(URL_USER_INFO, `$1${MASK}@`);
+}
+
 function maskValue(value: unknown, secretValueFields: ReadonlySet<string>, depth: number): unknown {
-  if (typeof value === 'string') return SECRET_VALUE.test(value) || isCardNumber(value) ? MASK : value;
+  if (typeof value === 'string') return maskText(value);
   if (value !== null && typeof value === 'object' && depth >= MAX_CHANGE_DEPTH) return TOO_DEEP;
   if (Array.isArray(value)) return value.map((item) => maskValue(item, secretValueFields, depth + 1));
   if (value === null || typeof value !== 'object') return value;

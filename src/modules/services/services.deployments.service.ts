@@ -492,6 +492,12 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
     },
 
     /** A service's state for the agents module; undefined once the service is gone. */
+    /** Whether an action's deployment record still waits to be carried out (exists, this service's, not ended). */
+    async isDeploymentOpen(serviceId: string, deploymentId: string): Promise<boolean> {
+      const record = await findDeployment(db, deploymentId);
+      return record !== undefined && record.service_id === serviceId && record.finished_at === null;
+    },
+
     async findServiceState(serviceId: string): Promise<ServiceState | undefined> {
       if ((await deps.services.findService(serviceId)) === undefined) return undefined;
       return stateOf(await runtimeOf(db, serviceId), serviceId);

@@ -13,13 +13,14 @@ import {
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
+  kindWrites,
   settingsOf,
   withoutDefaults,
   type StoredGitSource,
 } from './services.kind-fields.ts';
 import { cronExpressionFrom, timezoneFrom } from './services.kind-job.ts';
 import { IconUri } from './services.kind-workload.ts';
-import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * AGENTIC_WORKFLOW: an LLM agent run by the environment — instructions, a model of a provider, the tools it may
@@ -225,16 +226,7 @@ export const agenticWorkflowKind: ServiceKindDefinition = {
   response: AgenticWorkflowResponse,
   listResponse: AgenticWorkflowResponseList,
 
-  async fromCreate(body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as WorkflowBody;
-    return { name: request.name, description: request.description ?? null, settings: { ...(await workflowSettings(request, undefined, context)) } };
-  },
-
-  async fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as WorkflowEditBody;
-    const settings = await workflowSettings(request, settingsOf<AgenticWorkflowSettings>(current.settings), context);
-    return { name: request.name, description: request.description !== undefined ? request.description : current.description, settings: { ...settings } };
-  },
+  ...kindWrites<WorkflowBody, WorkflowEditBody, AgenticWorkflowSettings>(workflowSettings),
 
   toResponse(service: StoredService): Static<typeof AgenticWorkflowResponse> {
     const settings = settingsOf<AgenticWorkflowSettings>(service.settings);

@@ -10,12 +10,13 @@ import {
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
+  kindWrites,
   settingsOf,
   withoutDefaults,
   type StoredGitSource,
 } from './services.kind-fields.ts';
 import { workloadResponse, WorkloadRequestFields, WorkloadResponseFields, workloadSettingsFrom, type WorkloadSettings } from './services.kind-workload.ts';
-import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * APPLICATION: built from a git repository (a Dockerfile build, the reference's only BuildModeEnum value) and run
@@ -113,16 +114,7 @@ export const applicationKind: ServiceKindDefinition = {
   response: Application,
   listResponse: ApplicationResponseList,
 
-  async fromCreate(body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as ApplicationBody;
-    return { name: request.name, description: request.description ?? null, settings: { ...(await applicationSettings(request, undefined, context)) } };
-  },
-
-  async fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as ApplicationEditBody;
-    const settings = await applicationSettings(request, settingsOf<ApplicationSettings>(current.settings), context);
-    return { name: request.name ?? current.name, description: request.description !== undefined ? request.description : current.description, settings: { ...settings } };
-  },
+  ...kindWrites<ApplicationBody, ApplicationEditBody, ApplicationSettings>(applicationSettings),
 
   toResponse(service: StoredService): Static<typeof Application> {
     const settings = settingsOf<ApplicationSettings>(service.settings);

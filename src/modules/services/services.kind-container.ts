@@ -8,11 +8,12 @@ import {
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
+  kindWrites,
   settingsOf,
   withoutDefaults,
 } from './services.kind-fields.ts';
 import { workloadResponse, WorkloadRequestFields, WorkloadResponseFields, workloadSettingsFrom, type WorkloadSettings } from './services.kind-workload.ts';
-import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * CONTAINER: an image pulled from one of the organization's container registries and run as long-lived instances.
@@ -81,16 +82,7 @@ export const containerKind: ServiceKindDefinition = {
   response: ContainerResponse,
   listResponse: ContainerResponseList,
 
-  async fromCreate(body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as ContainerBody;
-    return { name: request.name, description: request.description ?? null, settings: { ...(await containerSettings(request, undefined, context)) } };
-  },
-
-  async fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as ContainerEditBody;
-    const settings = await containerSettings(request, settingsOf<ContainerSettings>(current.settings), context);
-    return { name: request.name, description: request.description !== undefined ? request.description : current.description, settings: { ...settings } };
-  },
+  ...kindWrites<ContainerBody, ContainerEditBody, ContainerSettings>(containerSettings),
 
   toResponse(service: StoredService): Static<typeof ContainerResponse> {
     const settings = settingsOf<ContainerSettings>(service.settings);

@@ -3,7 +3,7 @@ import { GIT_PROVIDERS, type GitProvider } from '../../git/git-access.ts';
 import { Description, Nullable, Uuid } from '../../http/schema.ts';
 import { badRequest, notFound, type FieldProblem } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import type { ServiceKindContext, StoredService } from './services.kinds.ts';
+import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * Wire pieces and checks shared by several service kinds: names, git sources, ports, healthchecks, storage,
@@ -637,4 +637,33 @@ export function serviceResponseBase(service: StoredService) {
 /** Settings are written by a kind and read back by the same kind: the one place that trusts the stored JSON. */
 export function settingsOf<T>(settings: Record<string, unknown>): T {
   return settings as unknown as T;
+}
+
+/**
+ * A kind's fromCreate and fromEdit when its settings come from one function of the body and what is stored (nothing
+ * on create): the name and description are the body's, an edit keeping what it leaves out.
+ */
+export function kindWrites<Body extends { name: string; description?: string | null | undefined }, EditBody extends { name?: string | undefined; description?: string | null | undefined }, Settings extends object>(
+  settingsFrom: (request: Body | EditBody, current: Settings | undefined, context: ServiceKindContext) => Promise<Settings>,
+): Pick<ServiceKindDefinition, 'fromCreate' | 'fromEdit'> {
+  return {
+    async fromCreate(body, context) {
+      const request = body as Body;
+      return { name: request.name, description: request.description ?? null, settings: storedSettings(await settingsFrom(request, undefined, context)) };
+    },
+    async fromEdit(current, body, context) {
+      const request = body as EditBody;
+      const settings = await settingsFrom(request, settingsOf<Settings>(current.settings), context);
+      return {
+        name: request.name ?? current.name,
+        description: request.description !== undefined ? request.description : current.description,
+        settings: storedSettings(settings),
+      };
+    },
+  };
+}
+
+/** Settings as the services table keeps them (a JSON object): the inverse of settingsOf. */
+function storedSettings(settings: object): Record<string, unknown> {
+  return { ...settings } as Record<string, unknown>;
 }

@@ -18,12 +18,13 @@ import {
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
+  kindWrites,
   settingsOf,
   withoutDefaults,
   type StoredGitSource,
 } from './services.kind-fields.ts';
 import { IconUri } from './services.kind-workload.ts';
-import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * HELM: a chart installed into the environment's namespace, from one of the organization's Helm repositories
@@ -315,16 +316,7 @@ export const helmKind: ServiceKindDefinition = {
   response: HelmResponse,
   listResponse: HelmResponseList,
 
-  async fromCreate(body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as HelmBody;
-    return { name: request.name, description: request.description ?? null, settings: { ...(await helmSettings(request, undefined, context)) } };
-  },
-
-  async fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as HelmEditBody;
-    const settings = await helmSettings(request, settingsOf<HelmSettings>(current.settings), context);
-    return { name: request.name, description: request.description !== undefined ? request.description : current.description, settings: { ...settings } };
-  },
+  ...kindWrites<HelmBody, HelmEditBody, HelmSettings>(helmSettings),
 
   toResponse(service: StoredService): Static<typeof HelmResponse> {
     const settings = settingsOf<HelmSettings>(service.settings);

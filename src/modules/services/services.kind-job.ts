@@ -29,6 +29,7 @@ import {
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
+  kindWrites,
   settingsOf,
   withoutDefaults,
   type StoredGitSource,
@@ -36,7 +37,7 @@ import {
   type ProbedPort,
 } from './services.kind-fields.ts';
 import { IconUri } from './services.kind-workload.ts';
-import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * JOB: a run-to-completion workload, either a CRON job (schedule.cronjob) or a LIFECYCLE job run on environment
@@ -364,16 +365,7 @@ export const jobKind: ServiceKindDefinition = {
   response: JobResponse,
   listResponse: JobResponseList,
 
-  async fromCreate(body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as JobBody;
-    return { name: request.name, description: request.description ?? null, settings: { ...(await jobSettings(request, undefined, context)) } };
-  },
-
-  async fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as JobEditBody;
-    const settings = await jobSettings(request, settingsOf<JobSettings>(current.settings), context);
-    return { name: request.name, description: request.description !== undefined ? request.description : current.description, settings: { ...settings } };
-  },
+  ...kindWrites<JobBody, JobEditBody, JobSettings>(jobSettings),
 
   toResponse(service: StoredService): Static<typeof JobResponse> {
     const settings = settingsOf<JobSettings>(service.settings);

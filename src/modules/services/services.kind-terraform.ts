@@ -11,12 +11,13 @@ import {
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
+  kindWrites,
   settingsOf,
   withoutDefaults,
   type StoredGitSource,
 } from './services.kind-fields.ts';
 import { IconUri } from './services.kind-workload.ts';
-import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * TERRAFORM: a Terraform (or OpenTofu) root module in a git repository, planned and applied by a job of the
@@ -223,16 +224,7 @@ export const terraformKind: ServiceKindDefinition = {
   response: TerraformResponse,
   listResponse: TerraformResponseList,
 
-  async fromCreate(body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as TerraformBody;
-    return { name: request.name, description: request.description ?? null, settings: { ...(await terraformSettings(request, undefined, context)) } };
-  },
-
-  async fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite> {
-    const request = body as TerraformEditBody;
-    const settings = await terraformSettings(request, settingsOf<TerraformSettings>(current.settings), context);
-    return { name: request.name, description: request.description !== undefined ? request.description : current.description, settings: { ...settings } };
-  },
+  ...kindWrites<TerraformBody, TerraformEditBody, TerraformSettings>(terraformSettings),
 
   toResponse(service: StoredService): Static<typeof TerraformResponse> {
     const settings = settingsOf<TerraformSettings>(service.settings);

@@ -1,0 +1,112 @@
+import { conflict } from '../lib/errors.ts';
+
+/**
+ * The deployment state machine of environments and services (issue 8 part 5): one table, the only place that moves
+ * either from one state to another. A user's action request is legal only where the table has it (else 409 naming
+ * the current state), and the cluster's agent reports its progress through the same table (docs/agent-protocol.md).
+ *
+ *   create ─▶ READY (never deployed)
+ *   deploy, redeploy ─▶ QUEUED ─agent takes it▶ BUILDING ─built▶ DEPLOYING ─▶ DEPLOYED
+ *                       failures: BUILDING ▶ BUILD_ERROR · DEPLOYING ▶ DEPLOYMENT_ERROR
+ *   stop             ─▶ QUEUED ─agent takes it▶ STOPPING ─▶ STOPPED | STOP_ERROR
+ *   restart          ─▶ QUEUED ─agent takes it▶ RESTARTING ─▶ RESTARTED | RESTART_ERROR
+ *   cancel: QUEUED ─▶ CANCELED at once (its job is withdrawn); BUILDING/DEPLOYING ─▶ CANCELING ─▶ CANCELED when the
+ *           agent reaches its next step
+ *   delete: from any state in which no agent is working on it ─▶ DELETED (the row goes at once; a service that may
+ *           have a workload leaves a teardown job for the agent)
+ *
+ * QUEUED is one state for every action: the deployment record says which action waits. Until the cluster's agent
+ * takes the job, nothing leaves QUEUED except a cancel or a delete. DELETING and DELETE_ERROR are the reference's
+ * states; nothing moves into them here (deletion is immediate), so they only ever allow a delete.
+ */
+
+export const DEPLOYMENT_STATES = [
+  'READY',
+  'QUEUED',
+  'BUILDING',
+  'BUILD_ERROR',
+  'DEPLOYING',
+  'DEPLOYMENT_ERROR',
+  'DEPLOYED',
+  'STOPPING',
+  'STOP_ERROR',
+  'STOPPED',
+  'RESTARTING',
+  'RESTART_ERROR',
+  'RESTARTED',
+  'CANCELING',
+  'CANCELED',
+  'DELETING',
+  'DELETE_ERROR',
+  'DELETED',
+] as const;
+export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
+
+/** What a user asks for. */
+export type DeploymentAction = 'deploy' | 'redeploy' | 'stop' | 'restart' | 'cancel' | 'delete';
+/** What the cluster's agent reports while carrying an action out. */
+export type DeploymentProgress = 'take_deploy' | 'take_stop' | 'take_restart' | 'built' | 'succeed' | 'fail' | 'cancel_done';
+export type DeploymentEvent = DeploymentAction | DeploymentProgress;
+
+/** Actions that queue work for the agent; cancel and delete act at once. */
+export type QueuedAction = Extract<DeploymentAction, 'deploy' | 'redeploy' | 'stop' | 'restart'>;
+
+/** After a settled outcome, everything may be asked again (stop and restart only of what was deployed). */
+const SETTLED = { deploy: 'QUEUED', redeploy: 'QUEUED', stop: 'QUEUED', restart: 'QUEUED', delete: 'DELETED' } as const;
+
+export const DEPLOYMENT_TRANSITIONS: Readonly<Record<DeploymentState, Partial<Record<DeploymentEvent, DeploymentState>>>> = {
+  READY: { deploy: 'QUEUED', delete: 'DELETED' },
+  QUEUED: { take_deploy: 'BUILDING', take_stop: 'STOPPING', take_restart: 'RESTARTING', cancel: 'CANCELED', delete: 'DELETED' },
+
+  BUILDING: { built: 'DEPLOYING', fail: 'BUILD_ERROR', cancel: 'CANCELING' },
+  DEPLOYING: { succeed: 'DEPLOYED', fail: 'DEPLOYMENT_ERROR', cancel: 'CANCELING' },
+  CANCELING: { cancel_done: 'CANCELED' },
+  DEPLOYED: SETTLED,
+  BUILD_ERROR: SETTLED,
+  DEPLOYMENT_ERROR: SETTLED,
+  CANCELED: SETTLED,
+
+  STOPPING: { succeed: 'STOPPED', fail: 'STOP_ERROR' },
+  STOPPED: { deploy: 'QUEUED', redeploy: 'QUEUED', delete: 'DELETED' },
+  STOP_ERROR: SETTLED,
+
+  RESTARTING: { succeed: 'RESTARTED', fail: 'RESTART_ERROR' },
+  RESTARTED: SETTLED,
+  RESTART_ERROR: SETTLED,
+
+  DELETING: {},
+  DELETE_ERROR: { delete: 'DELETED' },
+  DELETED: {},
+};
+
+/** Redeploy, stop and restart act on what a previous deployment put on the cluster. */
+const NEEDS_DEPLOYED: ReadonlySet<DeploymentAction> = new Set(['redeploy', 'stop', 'restart']);
+
+/** The event with which the agent takes a queued action. */
+export const TAKE_EVENT: Record<QueuedAction, DeploymentProgress> = {
+  deploy: 'take_deploy',
+  redeploy: 'take_deploy',
+  stop: 'take_stop',
+  restart: 'take_restart',
+};
+
+export function transitionOf(state: DeploymentState, event: DeploymentEvent): DeploymentState | undefined {
+  return DEPLOYMENT_TRANSITIONS[state][event];
+}
+
+/** The state an action request moves an environment or a service to, or a 409 that names the current state. */
+export function requestedStateOf(noun: 'environment' | 'service', state: DeploymentState, action: DeploymentAction, hasBeenDeployed: boolean): DeploymentState {
+  const next = transitionOf(state, action);
+  if (next === undefined) throw conflict(`cannot ${action} ${noun}: it is ${state}`);
+  if (NEEDS_DEPLOYED.has(action) && !hasBeenDeployed) throw conflict(`cannot ${action} ${noun}: it has never been deployed (it is ${state})`);
+  return next;
+}
+
+export function isDeploymentState(value: string): value is DeploymentState {
+  return (DEPLOYMENT_STATES as readonly string[]).includes(value);
+}
+
+/** States that end an action: its deployment record is finished, and a live log stream of it ends. */
+export function isSettled(state: DeploymentState): boolean {
+  return ['DEPLOYED', 'BUILD_ERROR', 'DEPLOYMENT_ERROR', 'STOPPED', 'STOP_ERROR', 'RESTARTED', 'RESTART_ERROR', 'CANCELED', 'DELETED'].includes(state);
+}
