@@ -249,6 +249,34 @@ describeEachDatabase(
       expect(ended).toMatchObject({ status: 'DONE', outcome: 'CANCELED' });
     });
 
+    it('ends the job and withdraws the task of a deploy canceled while its job was running (the job could not be withdrawn)', async () => {
+      const { owner, environmentId, client } = await world();
+      await deploy(owner.auth, environmentId);
+      const task = await dispatched(environmentId);
+      const { db } = ctx().database;
+      // The race, written directly: the cancel closed the deployment while the job ran, so the job was left waiting.
+      const closedAt = new Date().toISOString();
+      await db.updateTable('environment_deployments').set({ status: 'CANCELED', finished_at: closedAt }).where('id', '=', task.deployment_id).execute();
+      await db.updateTable('environments').set({ status: 'CANCELED' }).where('id', '=', environmentId).execute();
+      await db.updateTable('jobs').set({ run_at: closedAt }).where('id', '=', task.job_id).where('status', '=', 'QUEUED').execute();
+      const job = await eventually(
+        () => db.selectFrom('jobs').selectAll().where('id', '=', task.job_id).executeTakeFirstOrThrow(),
+        (row) => row.status === 'SUCCEEDED',
+        'the job to end',
+      );
+      expect(job.status).toBe('SUCCEEDED');
+      expect(await db.selectFrom('agent_tasks').selectAll().where('id', '=', task.id).executeTakeFirstOrThrow()).toMatchObject({ status: 'DONE', outcome: 'CANCELED' });
+      expect((await client.leaseTasks(0)).tasks).toHaveLength(0);
+      // The environment's next action is dispatched: its serial key is free again.
+      await deploy(owner.auth, environmentId);
+      const next = await eventually(
+        () => db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', environmentId).where('status', '=', 'PENDING').executeTakeFirst(),
+        (row) => row !== undefined,
+        'the next deploy to be dispatched',
+      );
+      expect(next?.deployment_id).not.toBe(task.deployment_id);
+    });
+
     it('shows a cluster whose agent went silent as unreachable', async () => {
       const { owner, organizationId, clusterId, client } = await world();
       await client.heartbeat({ agent_version: '1.0.0-test', driver: 'scripted', started_at: new Date().toISOString() });
