@@ -17,7 +17,7 @@ import { createHttpServer } from './http/server.ts';
 import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { deriveKey } from './lib/crypto.ts';
-import { AppError } from './lib/errors.ts';
+import { AppError, notFound } from './lib/errors.ts';
 import { createSecretBox, loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/secret-box.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { createOutboxMailer } from './mail/outbox-mailer.ts';
@@ -352,6 +352,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     variables,
     deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
     services: { listEnvironmentServices: (environmentId) => environmentServices.listEnvironmentServices(environmentId) },
+    events: {
+      publisher: events,
+      sourceOf: async (environment) => ({
+        organizationId: environment.organizationId,
+        resource: { type: 'ENVIRONMENT', id: environment.id, name: environment.name },
+        project: { id: environment.projectId, name: (await services.projects.getProject(environment.projectId)).name },
+        environmentMode: environment.mode,
+      }),
+    },
   });
   // The seven kinds of services (docs/services.md); what their settings name is checked with the owning modules.
   const environmentServices = createServicesService({
@@ -394,6 +403,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
     metering: billing.metering,
     wakeWorkers: () => worker.wake(),
+    events: {
+      publisher: events,
+      sourceOf: async (service) => {
+        const environment = await environments.findEnvironmentSummary(service.environmentId);
+        if (environment === undefined) throw notFound(`environment ${service.environmentId} not found`);
+        return {
+          organizationId: service.organizationId,
+          resource: { type: 'SERVICE', id: service.id, name: service.name },
+          project: { id: service.projectId, name: (await services.projects.getProject(service.projectId)).name },
+          environmentMode: environment.mode,
+          serviceKind: service.kind,
+        };
+      },
+    },
   });
   // Environment and service actions are carried out by their cluster's agent (docs/agent-protocol.md).
   const agents = createAgentsService({

@@ -522,5 +522,52 @@ describeEachDatabase('service deployments', (ctx) => {
     expect((await ctx().call(viewer.auth, { method: 'GET', url: `/application/${w.applicationId}/log` })).statusCode).toBe(200);
     expectErrorBody(await post(viewer.auth, `/application/${w.applicationId}/deploy`, {}), 403);
   });
+
+  it('publishes deployment events of services and environments to the webhooks, in the moves themselves', async () => {
+    const w = await world();
+    const webhook = await post(w.owner.auth, `/organization/${w.organizationId}/webhook`, {
+      target_url: 'https://hooks.example.com/slipway',
+      events: ['DEPLOYMENT_STARTED', 'DEPLOYMENT_SUCCESSFUL', 'DEPLOYMENT_FAILURE', 'DEPLOYMENT_CANCELLED'],
+      environment_types_filter: ['STAGING'],
+    });
+    expect(webhook.statusCode, webhook.body).toBe(201);
+    const webhookId = webhook.json<{ id: string }>().id;
+    const messages = async () =>
+      (await ctx().database.db.selectFrom('webhook_messages').select(['event_type', 'body']).where('webhook_id', '=', webhookId).orderBy('id').execute()).map(
+        (row) => ({ type: row.event_type, body: JSON.parse(row.body) as { data?: Record<string, unknown> } }),
+      );
+
+    await deployToRunning(w);
+    const afterService = await messages();
+    expect(afterService.map((message) => message.type)).toEqual(['DEPLOYMENT_STARTED', 'DEPLOYMENT_SUCCESSFUL']);
+    expect(JSON.stringify(afterService[1]?.body)).toContain(w.applicationId);
+    expect(JSON.stringify(afterService[1]?.body)).toContain('APPLICATION');
+
+    // A queued deploy canceled at once is a cancelled deployment; a stop is no deployment at all.
+    const queued = await deploy(w);
+    expect(queued.deployment_request_id).toBeTruthy();
+    expect((await post(w.owner.auth, `/application/${w.applicationId}/cancelDeployment`)).statusCode).toBe(202);
+    expect((await messages()).map((message) => message.type).slice(2)).toEqual(['DEPLOYMENT_CANCELLED']);
+
+    // The environment's own deploy, carried out by the agent, publishes as well.
+    expect((await post(w.owner.auth, `/environment/${w.environmentId}/deploy`)).statusCode).toBe(202);
+    const task = await leaseEnvironmentTask(w);
+    const agent = agentReporter(w, task);
+    await agent.report('take');
+    await agent.report('built');
+    await agent.report('fail', 'the chart did not install');
+    const last = (await messages()).slice(3);
+    expect(last.map((message) => message.type)).toEqual(['DEPLOYMENT_STARTED', 'DEPLOYMENT_FAILURE']);
+    expect(JSON.stringify(last[1]?.body)).toContain('the chart did not install');
+  });
+
+  async function leaseEnvironmentTask(w: World): Promise<AgentTask> {
+    for (let attempt = 0; attempt < 40; attempt++) {
+      const response = await ctx().call(`Bearer ${w.credential}`, { method: 'GET', url: '/operator/v1/tasks?wait_seconds=1' });
+      const task = response.json<{ tasks: AgentTask[] }>().tasks.find((candidate) => candidate.subject_id === w.environmentId);
+      if (task !== undefined) return task;
+    }
+    throw new Error('no task was dispatched for the environment');
+  }
 });
 

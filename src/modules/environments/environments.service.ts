@@ -9,6 +9,7 @@ import { badRequest, conflict, notFound, paymentRequired } from '../../lib/error
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
+import { publishDeploymentTransition, type DeploymentEventSource, type EventPublisher } from '../webhooks/webhooks.events.ts';
 import {
   bumpConfigRevision,
   countDeploymentsNewerThan,
@@ -82,6 +83,8 @@ export interface EnvironmentsDeps {
   deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
   /** The services module: the environment's services (rebootServices names them); without it, an environment holds none. */
   services?: { listEnvironmentServices(environmentId: string): Promise<Array<{ id: string; kind: string }>> };
+  /** Deployment events for the webhooks, published in the transaction of each move (none unless given). */
+  events?: { publisher: EventPublisher; sourceOf(environment: EnvironmentSummary): Promise<DeploymentEventSource> };
 }
 
 /** Actions that start workloads, and so cost money; a stop is always allowed. */
@@ -247,6 +250,17 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
 
   async function lastDeployment(row: EnvironmentRow, executor: Queryable = db): Promise<EnvironmentDeploymentRow | undefined> {
     return row.last_deployment_id === null ? undefined : findDeployment(executor, row.last_deployment_id);
+  }
+
+  /** Where an environment lives, for its deployment events (read before a transaction: it asks other modules). */
+  async function eventSourceOf(environmentId: string): Promise<DeploymentEventSource | undefined> {
+    if (deps.events === undefined) return undefined;
+    const row = await findEnvironment(db, environmentId);
+    return row === undefined ? undefined : deps.events.sourceOf(summaryOf(row));
+  }
+
+  async function publishMove(trx: Transaction<DB>, source: DeploymentEventSource | undefined, move: Parameters<typeof publishDeploymentTransition>[3]) {
+    if (source !== undefined && deps.events !== undefined) await publishDeploymentTransition(deps.events.publisher, trx, source, move);
   }
 
   async function environmentStatusView(row: EnvironmentRow) {
@@ -508,6 +522,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
 
     /** Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step. */
     async cancelEnvironmentDeployment(environmentId: string) {
+      const source = await eventSourceOf(environmentId);
       const row = await db.transaction().execute(async (trx) => {
         const current = await requireEnvironment(trx, environmentId);
         const from = stateOf(current);
@@ -523,6 +538,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
             updated_at: now,
             ...(to === 'CANCELED' ? { finished_at: now } : {}),
           });
+          if (to === 'CANCELED') await publishMove(trx, source, { action: last.action, deploymentId: last.id, from, to, message: 'canceled before the agent took it' });
         }
         const moved = await updateEnvironmentInStatus(trx, environmentId, from, { status: to, updated_at: now });
         if (!moved) throw conflict('cannot cancel: the environment state changed meanwhile; read it again');
@@ -582,6 +598,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
      * the table has no such move) and the history record with it.
      */
     async recordAgentProgress(environmentId: string, deploymentId: string, event: EnvironmentProgress | 'take', message?: string) {
+      const source = await eventSourceOf(environmentId);
       const row = await db.transaction().execute(async (trx) => {
         const current = await requireEnvironment(trx, environmentId);
         if (current.last_deployment_id !== deploymentId) throw conflict(`deployment ${deploymentId} is not the environment's current action`);
@@ -601,6 +618,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
           updated_at: now,
           ...(isSettled(to) ? { finished_at: now } : {}),
         });
+        await publishMove(trx, source, { action: record.action, deploymentId, from, to, message });
         return { ...current, status: to, updated_at: now, ...deployed };
       });
       return environmentStatusView(row);

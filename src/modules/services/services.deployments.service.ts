@@ -11,6 +11,7 @@ import { badRequest, conflict, notFound, paymentRequired } from '../../lib/error
 import { newId } from '../../lib/ids.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import type { SnapshotVariable, VariableSnapshot } from '../variables/variables.service.ts';
+import { publishDeploymentTransition, type DeploymentEventSource, type EventPublisher } from '../webhooks/webhooks.events.ts';
 import type { StoredService } from './services.kinds.ts';
 import {
   countDeploymentsNewerThan,
@@ -116,6 +117,8 @@ export interface ServiceDeploymentsDeps {
   metering: ServiceMetering;
   /** Wakes the in-process job worker after a commit (the agent's dispatcher may be waiting). */
   wakeWorkers?: () => void;
+  /** Deployment events for the webhooks, published in the transaction of each move (none unless given). */
+  events?: { publisher: EventPublisher; sourceOf(service: StoredService): Promise<DeploymentEventSource> };
 }
 
 export type LogStream = 'stdout' | 'stderr' | 'system';
@@ -466,7 +469,22 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
   }
 
   /** Moves the service by one agent report, inside one transaction; answers the rows before and after. */
-  async function applyProgress(serviceId: string, deploymentId: string, event: ServiceProgress | 'take', message: string | undefined) {
+  /** Where a service lives, for its deployment events (read before a transaction: it asks other modules). */
+  async function eventSourceOf(service: StoredService): Promise<DeploymentEventSource | undefined> {
+    return deps.events === undefined ? undefined : deps.events.sourceOf(service);
+  }
+
+  async function publishMove(trx: Transaction<DB>, source: DeploymentEventSource | undefined, move: Parameters<typeof publishDeploymentTransition>[3]) {
+    if (source !== undefined && deps.events !== undefined) await publishDeploymentTransition(deps.events.publisher, trx, source, move);
+  }
+
+  async function applyProgress(
+    serviceId: string,
+    deploymentId: string,
+    event: ServiceProgress | 'take',
+    message: string | undefined,
+    source: DeploymentEventSource | undefined,
+  ) {
     return db.transaction().execute(async (trx) => {
       const current = await findRuntime(trx, serviceId);
       if (current === undefined || current.last_deployment_id !== deploymentId) throw conflict(`deployment ${deploymentId} is not the service's current action`);
@@ -481,6 +499,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
       if (!(await updateRuntimeInStatus(trx, serviceId, from, { status: to, updated_at: now, ...deployed }))) throw conflict('the service state changed meanwhile');
       await updateDeployment(trx, deploymentId, { status: to, message: message ?? null, updated_at: now, ...(isSettled(to) ? { finished_at: now } : {}) });
       await writeLines(trx, deploymentId, [{ stream: 'system', message: `${from} → ${to}${message === undefined ? '' : `: ${message}`}` }]);
+      await publishMove(trx, source, { action: record.action, deploymentId, from, to, message });
       return { runtime: { ...current, status: to, updated_at: now, ...deployed }, to, at: now };
     });
   }
@@ -512,6 +531,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
     /** Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step. */
     async cancelServiceDeployment(kind: ServiceKind, serviceId: string) {
       const service = await requireService(serviceId, kind);
+      const source = await eventSourceOf(service);
       const runtime = await db.transaction().execute(async (trx) => {
         const current = await runtimeOf(trx, serviceId);
         const from = stateOf(current, serviceId);
@@ -524,6 +544,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
           const message = to === 'CANCELED' ? 'canceled before the agent took it' : 'cancel requested: the agent stops at its next step';
           await updateDeployment(trx, last.id, { status: to, message, updated_at: now, ...(to === 'CANCELED' ? { finished_at: now } : {}) });
           await writeLines(trx, last.id, [{ stream: 'system', message }]);
+          if (to === 'CANCELED') await publishMove(trx, source, { action: last.action, deploymentId: last.id, from, to, message });
         }
         if (!(await updateRuntimeInStatus(trx, serviceId, from, { status: to, updated_at: now }))) {
           throw conflict('cannot cancel: the service state changed meanwhile; read it again');
@@ -718,7 +739,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
      */
     async recordServiceProgress(serviceId: string, deploymentId: string, event: ServiceProgress | 'take', message?: string) {
       const service = await requireService(serviceId);
-      const { runtime, to, at } = await applyProgress(serviceId, deploymentId, event, message);
+      const { runtime, to, at } = await applyProgress(serviceId, deploymentId, event, message, await eventSourceOf(service));
       changes.emit(deploymentId);
       if (to === 'DEPLOYED') {
         const size = meteredSize(service);

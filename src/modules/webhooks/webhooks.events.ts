@@ -65,3 +65,53 @@ export async function publishClusterTransition(
     data: { status: to, previous_status: from, message: message ?? null },
   });
 }
+
+/** Where an environment or a service lives, for the webhooks' project and environment-mode filters. */
+export interface DeploymentEventSource {
+  organizationId: string;
+  resource: { type: 'ENVIRONMENT' | 'SERVICE'; id: string; name: string };
+  project: { id: string; name: string };
+  environmentMode: string;
+  /** The kind of a service (APPLICATION, DATABASE, …), carried in the event's data. */
+  serviceKind?: string;
+}
+
+/**
+ * The deployment event an environment's or a service's move is, if any (the shared deployment state machine): only
+ * deploy and redeploy actions are deployments. One starts when the agent takes it (→ BUILDING), succeeds in
+ * DEPLOYED, fails in BUILD_ERROR or DEPLOYMENT_ERROR, and is cancelled in CANCELED (queued or under way).
+ */
+export function deploymentTransitionEvent(action: string, to: string): WebhookEventType | undefined {
+  const kind = action.toLowerCase();
+  if (kind !== 'deploy' && kind !== 'redeploy') return undefined;
+  if (to === 'BUILDING') return 'DEPLOYMENT_STARTED';
+  if (to === 'DEPLOYED') return 'DEPLOYMENT_SUCCESSFUL';
+  if (to === 'BUILD_ERROR' || to === 'DEPLOYMENT_ERROR') return 'DEPLOYMENT_FAILURE';
+  if (to === 'CANCELED') return 'DEPLOYMENT_CANCELLED';
+  return undefined;
+}
+
+/** Publishes the deployment event of an environment's or service's move, when it is one, in the move's transaction. */
+export async function publishDeploymentTransition(
+  events: EventPublisher,
+  executor: Queryable,
+  source: DeploymentEventSource,
+  move: { action: string; deploymentId: string; from: string; to: string; message: string | null | undefined },
+): Promise<void> {
+  const type = deploymentTransitionEvent(move.action, move.to);
+  if (type === undefined) return;
+  await events.publish(executor, {
+    organizationId: source.organizationId,
+    type,
+    resource: source.resource,
+    project: source.project,
+    environmentMode: source.environmentMode,
+    data: {
+      status: move.to,
+      previous_status: move.from,
+      message: move.message ?? null,
+      deployment_id: move.deploymentId,
+      ...(source.serviceKind === undefined ? {} : { service_type: source.serviceKind }),
+    },
+  });
+}
