@@ -110,3 +110,34 @@ export function isDeploymentState(value: string): value is DeploymentState {
 export function isSettled(state: DeploymentState): boolean {
   return ['DEPLOYED', 'BUILD_ERROR', 'DEPLOYMENT_ERROR', 'STOPPED', 'STOP_ERROR', 'RESTARTED', 'RESTART_ERROR', 'CANCELED', 'DELETED'].includes(state);
 }
+
+/** The reference's ServiceActionStatusEnum / DeploymentHistoryActionStatus of a state. */
+export function actionStatusOf(state: DeploymentState): 'QUEUED' | 'ONGOING' | 'SUCCESS' | 'ERROR' | 'CANCELED' | 'CANCELING' | 'NEVER' {
+  switch (state) {
+    case 'QUEUED':
+      return 'QUEUED';
+    case 'BUILDING':
+    case 'DEPLOYING':
+    case 'STOPPING':
+    case 'RESTARTING':
+    case 'DELETING':
+      return 'ONGOING';
+    case 'DEPLOYED':
+    case 'STOPPED':
+    case 'RESTARTED':
+    case 'DELETED':
+      return 'SUCCESS';
+    case 'BUILD_ERROR':
+    case 'DEPLOYMENT_ERROR':
+    case 'STOP_ERROR':
+    case 'RESTART_ERROR':
+    case 'DELETE_ERROR':
+      return 'ERROR';
+    case 'CANCELED':
+      return 'CANCELED';
+    case 'CANCELING':
+      return 'CANCELING';
+    case 'READY':
+      return 'NEVER';
+  }
+}

@@ -30,6 +30,7 @@ import {
 } from './environments.repo.ts';
 import { MAX_PAGE_SIZE, type CloneEnvironmentBody, type CreateEnvironmentBody, type EditEnvironmentBody, type RebootServicesBody } from './environments.schemas.ts';
 import {
+  actionStatusOf,
   isEnvironmentState,
   isSettled,
   requestedState,
@@ -107,37 +108,6 @@ function queuedActionOf(action: string): QueuedAction {
   if (action === 'STOP') return 'stop';
   if (action === 'RESTART') return 'restart';
   return action === 'REDEPLOY' ? 'redeploy' : 'deploy';
-}
-
-/** The reference's action status (ServiceActionStatusEnum / DeploymentHistoryActionStatus) of a state. */
-function actionStatusOf(state: EnvironmentState): 'QUEUED' | 'ONGOING' | 'SUCCESS' | 'ERROR' | 'CANCELED' | 'CANCELING' | 'NEVER' {
-  switch (state) {
-    case 'QUEUED':
-      return 'QUEUED';
-    case 'BUILDING':
-    case 'DEPLOYING':
-    case 'STOPPING':
-    case 'RESTARTING':
-    case 'DELETING':
-      return 'ONGOING';
-    case 'DEPLOYED':
-    case 'STOPPED':
-    case 'RESTARTED':
-    case 'DELETED':
-      return 'SUCCESS';
-    case 'BUILD_ERROR':
-    case 'DEPLOYMENT_ERROR':
-    case 'STOP_ERROR':
-    case 'RESTART_ERROR':
-    case 'DELETE_ERROR':
-      return 'ERROR';
-    case 'CANCELED':
-      return 'CANCELED';
-    case 'CANCELING':
-      return 'CANCELING';
-    case 'READY':
-      return 'NEVER';
-  }
 }
 
 function waitingMessage(action: QueuedAction): string {

@@ -10,7 +10,7 @@ import {
 } from '../../engine/deployment-states.ts';
 
 /** Environments move through the deployment state machine they share with services (src/engine/deployment-states.ts). */
-export { isSettled, TAKE_EVENT, transitionOf, type QueuedAction } from '../../engine/deployment-states.ts';
+export { actionStatusOf, isSettled, TAKE_EVENT, transitionOf, type QueuedAction } from '../../engine/deployment-states.ts';
 
 export const ENVIRONMENT_STATES = DEPLOYMENT_STATES;
 export const ENVIRONMENT_TRANSITIONS = DEPLOYMENT_TRANSITIONS;

@@ -15,7 +15,7 @@ import {
  * a service without a runtime row reads READY. Deleting one leaves a teardown job for the agent when a workload may
  * exist (docs/service-deployments.md).
  */
-export { isSettled, TAKE_EVENT, transitionOf } from '../../engine/deployment-states.ts';
+export { actionStatusOf, isSettled, TAKE_EVENT, transitionOf } from '../../engine/deployment-states.ts';
 
 export const SERVICE_STATES = DEPLOYMENT_STATES;
 export const SERVICE_TRANSITIONS = DEPLOYMENT_TRANSITIONS;
@@ -30,35 +30,4 @@ export const isServiceState = isDeploymentState;
 /** The state an action request moves the service to, or a 409 that names the current state. */
 export function requestedState(state: ServiceState, action: ServiceAction, hasBeenDeployed: boolean): ServiceState {
   return requestedStateOf('service', state, action, hasBeenDeployed);
-}
-
-/** The reference's ServiceActionStatusEnum / DeploymentHistoryActionStatus of a state. */
-export function actionStatusOf(state: ServiceState): 'QUEUED' | 'ONGOING' | 'SUCCESS' | 'ERROR' | 'CANCELED' | 'CANCELING' | 'NEVER' {
-  switch (state) {
-    case 'QUEUED':
-      return 'QUEUED';
-    case 'BUILDING':
-    case 'DEPLOYING':
-    case 'STOPPING':
-    case 'RESTARTING':
-    case 'DELETING':
-      return 'ONGOING';
-    case 'DEPLOYED':
-    case 'STOPPED':
-    case 'RESTARTED':
-    case 'DELETED':
-      return 'SUCCESS';
-    case 'BUILD_ERROR':
-    case 'DEPLOYMENT_ERROR':
-    case 'STOP_ERROR':
-    case 'RESTART_ERROR':
-    case 'DELETE_ERROR':
-      return 'ERROR';
-    case 'CANCELED':
-      return 'CANCELED';
-    case 'CANCELING':
-      return 'CANCELING';
-    case 'READY':
-      return 'NEVER';
-  }
 }
