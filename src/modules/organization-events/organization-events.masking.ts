@@ -52,8 +52,11 @@ function isCardNumber(text: string): boolean {
   return sum % 10 === 0;
 }
 
-/** `scheme://user:password@host…` anywhere in a text: the user information is a credential (git and registry URLs). */
-const URL_USER_INFO = /([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi;
+/**
+ * `scheme://user:password@host…` anywhere in a text: the user information is a credential (git and registry URLs).
+ * Both parts are bounded so that a long run of letters costs linear time, not a scan to the end from every position.
+ */
+const URL_USER_INFO = /([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@]{0,1024}@/gi;
 
 function maskText(text: string): string {
   if (SECRET_VALUE.test(text) || isCardNumber(text)) return MASK;
