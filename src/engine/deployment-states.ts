@@ -141,3 +141,29 @@ export function actionStatusOf(state: DeploymentState): 'QUEUED' | 'ONGOING' | '
       return 'NEVER';
   }
 }
+
+/** How a deployment record stores the action it carries out. */
+export const HISTORY_ACTION: Record<QueuedAction, 'DEPLOY' | 'REDEPLOY' | 'STOP' | 'RESTART'> = {
+  deploy: 'DEPLOY',
+  redeploy: 'REDEPLOY',
+  stop: 'STOP',
+  restart: 'RESTART',
+};
+
+/** The reference's ServiceActionEnum / DeploymentHistoryTriggerAction of a stored action (a redeploy is a deploy). */
+export function wireAction(action: string): 'DEPLOY' | 'STOP' | 'RESTART' {
+  if (action === 'STOP' || action === 'RESTART') return action;
+  return 'DEPLOY';
+}
+
+/** The queued action a stored action stands for. */
+export function queuedActionOf(action: string): QueuedAction {
+  if (action === 'STOP') return 'stop';
+  if (action === 'RESTART') return 'restart';
+  return action === 'REDEPLOY' ? 'redeploy' : 'deploy';
+}
+
+/** What a queued action's status says until the cluster's agent takes it. */
+export function waitingMessage(action: QueuedAction): string {
+  return `${action} queued: waiting for the cluster's agent to take it`;
+}

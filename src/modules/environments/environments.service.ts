@@ -1,3 +1,4 @@
+import { HISTORY_ACTION, queuedActionOf, waitingMessage, wireAction } from '../../engine/deployment-states.ts';
 import type { Placement } from '../../auth/principal.ts';
 import type { Kysely, Transaction } from 'kysely';
 import { principalDisplayName, actingUserId, type Principal } from '../../auth/principal.ts';
@@ -90,29 +91,6 @@ export interface EnvironmentsDeps {
 
 /** Actions that start workloads, and so cost money; a stop is always allowed. */
 const COSTS_MONEY: ReadonlySet<QueuedAction> = new Set(['deploy', 'redeploy', 'restart']);
-
-const HISTORY_ACTION: Record<QueuedAction, 'DEPLOY' | 'REDEPLOY' | 'STOP' | 'RESTART'> = {
-  deploy: 'DEPLOY',
-  redeploy: 'REDEPLOY',
-  stop: 'STOP',
-  restart: 'RESTART',
-};
-
-/** The reference's ServiceActionEnum / DeploymentHistoryTriggerAction for a stored action (a redeploy is a deploy). */
-function wireAction(action: string): 'DEPLOY' | 'STOP' | 'RESTART' {
-  if (action === 'STOP' || action === 'RESTART') return action;
-  return 'DEPLOY';
-}
-
-function queuedActionOf(action: string): QueuedAction {
-  if (action === 'STOP') return 'stop';
-  if (action === 'RESTART') return 'restart';
-  return action === 'REDEPLOY' ? 'redeploy' : 'deploy';
-}
-
-function waitingMessage(action: QueuedAction): string {
-  return `${action} queued: waiting for the cluster's agent to take it`;
-}
 
 function stateOf(row: { id: string; status: string }): EnvironmentState {
   if (!isEnvironmentState(row.status)) throw new Error(`environment ${row.id} holds an unknown status ${row.status}`);

@@ -1,3 +1,4 @@
+import { HISTORY_ACTION, queuedActionOf, waitingMessage, wireAction } from '../../engine/deployment-states.ts';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Kysely, Transaction } from 'kysely';
@@ -141,32 +142,9 @@ export const MAX_HISTORY_PAGE_SIZE = 100;
 /** Actions that start workloads, and so cost money; a stop is always allowed. */
 const COSTS_MONEY: ReadonlySet<QueuedServiceAction> = new Set(['deploy', 'redeploy', 'restart']);
 
-const HISTORY_ACTION: Record<QueuedServiceAction, 'DEPLOY' | 'REDEPLOY' | 'STOP' | 'RESTART'> = {
-  deploy: 'DEPLOY',
-  redeploy: 'REDEPLOY',
-  stop: 'STOP',
-  restart: 'RESTART',
-};
-
 /** Kinds whose deploy may name a git commit, and kinds whose deploy may name an image tag. */
 const GIT_KINDS: ReadonlySet<ServiceKind> = new Set(['APPLICATION', 'JOB', 'HELM', 'TERRAFORM', 'AGENTIC_WORKFLOW']);
 const IMAGE_KINDS: ReadonlySet<ServiceKind> = new Set(['CONTAINER', 'JOB']);
-
-/** The reference's ServiceActionEnum / DeploymentHistoryTriggerAction of a stored action (a redeploy is a deploy). */
-function wireAction(action: string): 'DEPLOY' | 'STOP' | 'RESTART' {
-  if (action === 'STOP' || action === 'RESTART') return action;
-  return 'DEPLOY';
-}
-
-function queuedActionOf(action: string): QueuedServiceAction {
-  if (action === 'STOP') return 'stop';
-  if (action === 'RESTART') return 'restart';
-  return action === 'REDEPLOY' ? 'redeploy' : 'deploy';
-}
-
-function waitingMessage(action: QueuedServiceAction): string {
-  return `${action} queued: waiting for the cluster's agent to take it`;
-}
 
 function stateOf(row: { status: string }, id: string): ServiceState {
   if (!isServiceState(row.status)) throw new Error(`service ${id} holds an unknown status ${row.status}`);
