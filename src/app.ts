@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Config, SecretKeySource } from './config.ts';
 import { createOidcVerifier } from './auth/oidc.ts';
 import type { Principal } from './auth/principal.ts';
@@ -89,6 +90,11 @@ import {
 import { createAgentDispatchHandler } from './modules/agents/agents.jobs.ts';
 import { registerAgentRoutes } from './modules/agents/agents.routes.ts';
 import { createAgentsService } from './modules/agents/agents.service.ts';
+import { createInProcessAgentClient } from './modules/agents/agents.in-process.ts';
+import { createServiceAgentSpecs } from './modules/services/services.agent-spec.ts';
+import { startLocalAgent, type RunningLocalAgent } from './agent/local-agent.ts';
+import { serviceHostname } from './engine/local/reverse-proxy.ts';
+import { SLIPWAY_VERSION } from './lib/version.ts';
 import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, registerServiceVariableRoutes } from './modules/variables/variables.routes.ts';
 import { createVariablesService, variablesFingerprintKey } from './modules/variables/variables.service.ts';
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
@@ -102,7 +108,9 @@ import { createDeploymentRestrictionsService } from './modules/deployment-restri
 import {
   createServiceDeploymentsService,
   SERVICE_ACTION_JOB,
+  SERVICE_TEARDOWN_JOB,
   type ServiceActionPayload,
+  type ServiceTeardownPayload,
 } from './modules/services/services.deployments.service.ts';
 import { createServicesService, existsThrough, missingThrough, serviceCountsOf } from './modules/services/services.service.ts';
 import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
@@ -120,7 +128,7 @@ export interface AppDeps {
    */
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl'>> &
-    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers'>>;
+    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'host' | 'localPostgresUrl'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -130,6 +138,8 @@ export interface AppDeps {
   webhooks?: { disableAfterFailures?: number };
   /** Agent protocol timings (docs/agent-protocol.md): lease, heartbeat interval, long-poll look, dispatch recheck. */
   agents?: { leaseMs?: number; heartbeatIntervalMs?: number; pollMs?: number; recheckMs?: number };
+  /** Called with the apps proxy's address once the in-process local agent (config.localAgent) serves. */
+  onLocalAgent?: (agent: RunningLocalAgent) => void;
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
 }
@@ -237,11 +247,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     const ownerId = (await services.members.ownersOf([organizationId])).get(organizationId);
     return ownerId === undefined ? undefined : services.users.verifiedEmailOf(ownerId);
   };
+  const git = createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] });
   const gitTokens = createGitTokensService({
     db: deps.database.db,
     clock,
     secrets: createSecretBox(secretKey),
-    git: createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] }),
+    git,
     usage: {
       servicesUsing: (organizationId, gitTokenId) => environmentServices.servicesUsingGitToken(organizationId, gitTokenId),
       countsByToken: (organizationId, gitTokenIds) => environmentServices.countsByGitToken(organizationId, gitTokenIds),
@@ -381,6 +392,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       refuseBusy: (trx, serviceId) => serviceDeployments.refuseBusy(trx, serviceId),
       serviceRemoved: (serviceId) => serviceDeployments.serviceRemoved(serviceId),
     },
+    localDatabases: {
+      clusterRunsLocally: (clusterId) => clusters.isLocalCluster(clusterId),
+      sharedPostgres: sharedPostgresAddress(deps.config.localPostgresUrl),
+    },
   });
   // Path globs deciding whether a git push deploys an application (docs/service-kinds.md).
   const deploymentRestrictions = createDeploymentRestrictionsService({ db: deps.database.db, clock, services: environmentServices });
@@ -441,15 +456,43 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
         }),
         statusOf: (serviceId) => serviceDeployments.findServiceState(serviceId),
         deploymentOpen: (serviceId, deploymentId) => serviceDeployments.isDeploymentOpen(serviceId, deploymentId),
-        specOf: (serviceId, deploymentId) =>
-          serviceDeployments.deploymentSpecForAgent(serviceId, deploymentId, (variable) => variables.openSnapshotValue(variable)),
+        specOf: (serviceId, deploymentId) => serviceAgentSpecs.serviceTaskSpec(serviceId, deploymentId),
         appendLogs: (deploymentId, lines) =>
           serviceDeployments.appendDeploymentLog(
             deploymentId,
             lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
           ),
       },
+      // A deleted service's remains: nothing of it is left to move through states; its job waits for the outcome.
+      SERVICE_TEARDOWN: {
+        recordProgress: async (serviceId, _jobId, event, message) => {
+          if (event === 'fail') app.log.warn({ serviceId }, `tearing a deleted service down failed: ${message ?? 'no reason given'}`);
+          return { status: event === 'succeed' ? 'DELETED' : event === 'fail' ? 'DELETE_ERROR' : 'DELETING' };
+        },
+        statusOf: async () => 'DELETING',
+        deploymentOpen: async () => true,
+      },
     },
+    workloadLogs: {
+      append: (serviceId, clusterId, lines) =>
+        serviceDeployments.appendWorkloadLog(
+          serviceId,
+          clusterId,
+          lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
+        ),
+    },
+  });
+  // What a service task's agent reads: the deployment's snapshot plus git token, database credentials and routes.
+  const serviceAgentSpecs = createServiceAgentSpecs({
+    deployments: serviceDeployments,
+    kinds: SERVICE_KIND_DEFINITIONS,
+    databaseConnection: (serviceId) => environmentServices.databaseConnection(serviceId),
+    environmentOf: (environmentId) => environments.findEnvironmentSummary(environmentId),
+    gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
+    verifiedDomainsOf: async (serviceId) =>
+      (await customDomains.validatedDomains()).filter((domain) => domain.serviceId === serviceId).map((domain) => domain.domain),
+    hostnameOf: (serviceName, environmentName) => serviceHostname(serviceName, environmentName, deps.config.appsDomain ?? 'localhost'),
+    openValue: (variable) => variables.openSnapshotValue(variable),
   });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.
   const selfManagedClusters = createSelfManagedClustersService({
@@ -509,6 +552,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       ],
       [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
       [
+        SERVICE_TEARDOWN_JOB,
+        createAgentDispatchHandler({
+          agents,
+          clock,
+          recheckMs: deps.agents?.recheckMs,
+          locate: async (job) => {
+            const payload = job.payload as unknown as ServiceTeardownPayload;
+            return {
+              clusterId: payload.clusterId,
+              organizationId: payload.organizationId,
+              subjectType: 'SERVICE_TEARDOWN',
+              subjectId: payload.serviceId,
+              // A teardown has no deployment record: its job stands for it.
+              deploymentId: job.id,
+              action: 'delete',
+              payload: { service_id: payload.serviceId, service_type: payload.kind, environment_id: payload.environmentId, name: payload.name },
+            };
+          },
+        }),
+      ],
+      [
         ENVIRONMENT_ACTION_JOB,
         createAgentDispatchHandler({
           agents,
@@ -518,6 +582,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
             const payload = job.payload as unknown as EnvironmentActionPayload;
             const environment = await environments.findEnvironmentSummary(payload.environmentId);
             if (environment === undefined) return undefined;
+            // The environment's action becomes its services' own deployments, once: before its task exists.
+            if (!(await agents.taskDispatched(payload.deploymentId))) {
+              const outcomes = await serviceDeployments.requestEnvironmentServicesAction(
+                environment.id,
+                payload.action,
+                payload.triggeredBy ?? 'Slipway',
+                payload.serviceIds,
+              );
+              for (const skipped of outcomes.filter((outcome) => outcome.skipped !== undefined)) {
+                app.log.info({ environmentId: environment.id, serviceId: skipped.serviceId }, `${payload.action} of ${skipped.name} skipped: ${skipped.skipped}`);
+              }
+            }
             return {
               clusterId: environment.clusterId,
               organizationId: environment.organizationId,
@@ -612,9 +688,33 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   await registerOpenApiDocuments(app);
   const runWorker = deps.jobs?.run !== false;
   if (runWorker) app.addHook('onClose', async () => worker.stop());
+  let localAgent: RunningLocalAgent | undefined;
+  // Stopping the agent leaves its workloads running: the next start of the server takes them over.
+  app.addHook('onClose', async () => localAgent?.stop());
   await app.ready();
   if (runWorker) worker.start();
+  if (deps.config.localAgent === true) {
+    localAgent = await startLocalAgent({
+      client: createInProcessAgentClient({ agents, clusterIds: () => clusters.listLocalClusterIds() }),
+      stateDir: path.join(deps.config.dataDir ?? tmpdir(), 'agent'),
+      appsHost: deps.config.host ?? '127.0.0.1',
+      appsPort: deps.config.appsPort ?? 8000,
+      git,
+      externalPostgresUrl: deps.config.localPostgresUrl,
+      version: SLIPWAY_VERSION,
+      onTrouble: (message) => app.log.warn({ agent: 'local' }, message),
+    });
+    app.log.info({ apps: `http://${localAgent.appsAddress.address}:${localAgent.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
+    deps.onLocalAgent?.(localAgent);
+  }
   return app;
+}
+
+/** The host and port of SLIPWAY_LOCAL_POSTGRES_URL, which the built-ins of POSTGRESQL databases on it name. */
+function sharedPostgresAddress(url: string | undefined): { host: string; port: number } | undefined {
+  if (url === undefined) return undefined;
+  const parsed = new URL(url);
+  return { host: parsed.hostname === '' ? '127.0.0.1' : parsed.hostname, port: parsed.port === '' ? 5432 : Number(parsed.port) };
 }
 
 /** A lookup's answer for something that is gone: nothing, where only its name was wanted. */

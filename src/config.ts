@@ -63,6 +63,21 @@ export interface Config {
    * system's.
    */
   dnsServers: string[];
+  /**
+   * SLIPWAY_LOCAL_AGENT (default true): whether this process runs the agent of the LOCAL clusters, which deploys
+   * their services on this host (docs/local-engine.md). Off: LOCAL deployments wait for an agent, as others do.
+   */
+  localAgent: boolean;
+  /**
+   * SLIPWAY_APPS_PORT (default 8000; 0 = any free port): where the local agent's reverse proxy serves the services
+   * with a public port, by host name (`<service>-<environment>.<appsDomain>`), on SLIPWAY_HOST.
+   */
+  appsPort: number;
+  /**
+   * SLIPWAY_LOCAL_POSTGRES_URL: a PostgreSQL server (an account allowed to create roles and databases) on which the
+   * local agent creates POSTGRESQL databases, instead of running a server of their own for each.
+   */
+  localPostgresUrl: string | undefined;
 }
 
 export type SecretKeySource = { kind: 'value'; key: Buffer } | { kind: 'file'; file: string };
@@ -94,6 +109,30 @@ function parsePort(env: Env): number {
     throw new ConfigError('SLIPWAY_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function parseAppsPort(env: Env): number {
+  const raw = read(env, 'SLIPWAY_APPS_PORT');
+  if (raw === undefined) return 8000;
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError('SLIPWAY_APPS_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function parseLocalPostgresUrl(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_LOCAL_POSTGRES_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SLIPWAY_LOCAL_POSTGRES_URL', 'must be a URL such as postgres://admin@127.0.0.1:5432/postgres');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError('SLIPWAY_LOCAL_POSTGRES_URL', `must use postgres:// or postgresql://, got "${url.protocol}//"`);
+  }
+  return raw;
 }
 
 function parseDatabaseUrl(env: Env): string | undefined {
@@ -351,5 +390,8 @@ export function loadConfig(env: Env = process.env): Config {
     runJobs: parseBoolean(env, 'SLIPWAY_RUN_JOBS', true),
     appsDomain: parseAppsDomain(env),
     dnsServers: parseDnsServers(env),
+    localAgent: parseBoolean(env, 'SLIPWAY_LOCAL_AGENT', true),
+    appsPort: parseAppsPort(env),
+    localPostgresUrl: parseLocalPostgresUrl(env),
   };
 }

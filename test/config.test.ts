@@ -49,6 +49,9 @@ describe('loadConfig', () => {
       runJobs: true,
       appsDomain: 'localhost',
       dnsServers: [],
+      localAgent: true,
+      appsPort: 8000,
+      localPostgresUrl: undefined,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -77,6 +80,9 @@ describe('loadConfig', () => {
       SLIPWAY_RUN_JOBS: 'false',
       SLIPWAY_APPS_DOMAIN: 'Apps.Example.com.',
       SLIPWAY_DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[::1]:53',
+      SLIPWAY_LOCAL_AGENT: 'false',
+      SLIPWAY_APPS_PORT: '8443',
+      SLIPWAY_LOCAL_POSTGRES_URL: 'postgres://admin@127.0.0.1:5432/postgres',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -96,6 +102,9 @@ describe('loadConfig', () => {
       runJobs: false,
       appsDomain: 'apps.example.com',
       dnsServers: ['1.1.1.1', '127.0.0.1:5353', '[::1]:53'],
+      localAgent: false,
+      appsPort: 8443,
+      localPostgresUrl: 'postgres://admin@127.0.0.1:5432/postgres',
     });
   });
 
@@ -116,6 +125,13 @@ describe('loadConfig', () => {
   it('refuses an apps domain that is not a domain name and DNS servers that are not IP addresses', () => {
     for (const value of ['*.apps.example.com', 'apps_example.com', 'https://apps.example.com']) expect(configErrorOf({ SLIPWAY_APPS_DOMAIN: value }).variable).toBe('SLIPWAY_APPS_DOMAIN');
     for (const value of ['dns.example.com', '1.1.1.1:0', '1.1.1.1:70000', '300.1.1.1']) expect(configErrorOf({ SLIPWAY_DNS_SERVERS: value }).variable).toBe('SLIPWAY_DNS_SERVERS');
+  });
+
+  it('refuses an apps port out of range, a local agent switch that is not a boolean and a shared PostgreSQL that is not postgres://', () => {
+    for (const value of ['-1', '65536', 'http']) expect(configErrorOf({ SLIPWAY_APPS_PORT: value }).variable).toBe('SLIPWAY_APPS_PORT');
+    expect(configErrorOf({ SLIPWAY_LOCAL_AGENT: 'off' }).variable).toBe('SLIPWAY_LOCAL_AGENT');
+    for (const value of ['mysql://root@127.0.0.1/db', 'not a url']) expect(configErrorOf({ SLIPWAY_LOCAL_POSTGRES_URL: value }).variable).toBe('SLIPWAY_LOCAL_POSTGRES_URL');
+    expect(loadConfig({ SLIPWAY_APPS_PORT: '0' }).appsPort).toBe(0);
   });
 
   it('never repeats a refused secret key', () => {

@@ -6,7 +6,7 @@
 
 export interface AgentTask {
   id: string;
-  subject_type: 'ENVIRONMENT' | 'SERVICE';
+  subject_type: 'ENVIRONMENT' | 'SERVICE' | 'SERVICE_TEARDOWN';
   subject_id: string;
   deployment_id: string;
   action: string;
@@ -94,6 +94,8 @@ export function createAgentClient(options: AgentClientOptions) {
       call<{ applied: boolean; task_status: string; subject_status: string | null }>('POST', `/operator/v1/tasks/${taskId}/progress`, report),
     appendLogs: (taskId: string, batch: { lease_id: string; lines: AgentLogLine[] }) =>
       call<{ accepted: number }>('POST', `/operator/v1/tasks/${taskId}/logs`, batch),
+    appendWorkloadLogs: (serviceId: string, lines: Array<Omit<AgentLogLine, 'seq'>>) =>
+      call<{ accepted: number }>('POST', `/operator/v1/workloads/${serviceId}/logs`, { lines }),
     heartbeat: (beat: { agent_version: string; driver: string; hostname?: string; started_at: string }) =>
       call<{ server_time: string; heartbeat_interval_seconds: number; lease_seconds: number }>('POST', '/operator/v1/heartbeat', beat),
   };

@@ -17,6 +17,8 @@ export interface TaskSession {
   log(stream: AgentLogLine['stream'], line: string): void;
   /** Whether the control plane asks the work to stop (its subject is CANCELING). */
   cancelRequested(): Promise<boolean>;
+  /** The deployment's spec (settings as deployed, variables with secrets opened); read once per task and kept. */
+  spec(): Promise<Record<string, unknown>>;
 }
 
 /** What runs the work on the cluster: the local driver on this host, a Kubernetes driver in a cluster. */
@@ -69,6 +71,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
     let settled = false;
     let pending: AgentLogLine[] = [];
     let flushTimer: NodeJS.Timeout | undefined;
+    let spec: Promise<Record<string, unknown>> | undefined;
 
     async function flush(): Promise<void> {
       if (flushTimer !== undefined) clearTimeout(flushTimer);
@@ -103,6 +106,10 @@ export function startAgent(options: AgentOptions): RunningAgent {
       },
       async cancelRequested() {
         return (await client.getTask(task.id)).subject_status === 'CANCELING';
+      },
+      spec() {
+        spec ??= client.getTaskSpec(task.id, task.lease_id).then((answer) => answer.spec);
+        return spec;
       },
     };
 

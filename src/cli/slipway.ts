@@ -47,6 +47,28 @@ program
     await runServer(loadConfigOrExit());
   });
 
+program
+  .command('agent')
+  .description("run a cluster's agent on this host (enrolls once with the cluster's one-time token)")
+  .requiredOption('--control-plane <url>', 'the Slipway API the agent works for, e.g. https://slipway.example.com')
+  .option('--enrollment-token <token>', "the one-time token of the cluster's operator bootstrap (first start only)")
+  .option('--driver <driver>', 'what runs the workloads: local (processes on this host)', 'local')
+  .option('--state-dir <dir>', 'where workloads, data and the credential live (default: $SLIPWAY_DATA_DIR/agent)')
+  .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string }) => {
+    const { loadConfigOrExit } = await import('../main.ts');
+    const { runAgentCommand } = await import('./agent-command.ts');
+    try {
+      await runAgentCommand(loadConfigOrExit(), options, (line) => process.stdout.write(`${line}\n`));
+    } catch (error) {
+      if (error instanceof CliError) {
+        process.stderr.write(`slipway: ${error.message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      throw error;
+    }
+  });
+
 const admin = program.command('admin').description('installation administration (works on the database directly)');
 
 admin

@@ -20,6 +20,7 @@ import * as services from './migrations/0017_services.ts';
 import * as serviceDeployments from './migrations/0018_service_deployments.ts';
 import * as serviceDomains from './migrations/0019_service_domains.ts';
 import * as agentTasks from './migrations/0020_agent_tasks.ts';
+import * as serviceLocalPorts from './migrations/0021_service_local_ports.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -56,6 +57,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0018_service_deployments', serviceDeployments],
   ['0019_service_domains', serviceDomains],
   ['0020_agent_tasks', agentTasks],
+  ['0021_service_local_ports', serviceLocalPorts],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -729,6 +729,8 @@ export interface ServicesTable {
   settings: unknown;
   /** A database's generated credentials, sealed (JSON of username, password, database name); null for other kinds. */
   credentials_envelope: string | null;
+  /** A database's port on a local-driver host, chosen at creation (0021_service_local_ports); null for other kinds. */
+  local_port: number | null;
   created_at: string;
   updated_at: string;
 }

@@ -46,7 +46,7 @@ async function onPostgres(url: string, statement: string): Promise<void> {
 
 /**
  * Starts `slipway server` with the built-in identity provider and `env` (e.g. SLIPWAY_SMTP_URL); resolves once it
- * listens. Only PATH and SLIPWAY_* variables reach the process, so the developer's own settings cannot leak in.
+ * listens. The local agent is off unless `env` turns it on. Only PATH and SLIPWAY_* variables reach the process, so the developer's own settings cannot leak in.
  */
 export async function startSlipwayServer(dialect: TestDialect, env: Record<string, string>): Promise<SlipwayServer> {
   const port = await freePort();
@@ -69,6 +69,10 @@ export async function startSlipwayServer(dialect: TestDialect, env: Record<strin
       SLIPWAY_PORT: String(port),
       SLIPWAY_PUBLIC_URL: baseUrl,
       SLIPWAY_LOG_LEVEL: 'info',
+      // The local agent deploys for real: only the suites about it turn it on (SLIPWAY_LOCAL_AGENT=true in `env`),
+      // and then on a free apps port, as parallel suites must not contend for one.
+      SLIPWAY_LOCAL_AGENT: 'false',
+      SLIPWAY_APPS_PORT: '0',
       ...database,
       ...env,
     },

@@ -16,6 +16,8 @@ import {
   AgentTaskSpec,
   AgentTaskSpecQuery,
   AgentTaskState,
+  AgentWorkloadLogBatch,
+  AgentWorkloadParams,
   ClusterAgentStatus,
   LeaseAgentTasksQuery,
 } from './agents.schemas.ts';
@@ -126,6 +128,23 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
       config: { access: { public: true } },
     },
     async (request) => agents.appendLogs(await clusterOf(request), request.params.taskId, request.body),
+  );
+
+  app.post(
+    '/operator/v1/workloads/:serviceId/logs',
+    {
+      schema: {
+        operationId: 'appendAgentWorkloadLogs',
+        description: "Output of a deployed workload of the cluster (its processes, a cron job's runs), kept with the service's running deployment.",
+        tags: AGENT_TAGS,
+        security: [],
+        params: AgentWorkloadParams,
+        body: AgentWorkloadLogBatch,
+        response: { 200: AgentLogAnswer, ...AGENT_ERRORS },
+      },
+      config: { access: { public: true } },
+    },
+    async (request) => agents.appendWorkloadLogs(await clusterOf(request), request.params.serviceId, request.body.lines),
   );
 
   app.post(

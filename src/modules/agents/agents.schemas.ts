@@ -84,6 +84,21 @@ export const AgentLogBatch = Type.Object(
 
 export const AgentLogAnswer = Type.Object({ accepted: Type.Integer() }, { $id: 'AgentLogAnswer' });
 
+export const AgentWorkloadParams = Type.Object({ serviceId: Uuid }, { additionalProperties: false });
+
+export const AgentWorkloadLogBatch = Type.Object(
+  {
+    lines: Type.Array(
+      Type.Object(
+        { at: Timestamp, stream: Type.Enum(['stdout', 'stderr', 'system']), line: Type.String({ maxLength: 16_384 }) },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 1000 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const AgentHeartbeat = Type.Object(
   {
     agent_version: Type.String({ minLength: 1, maxLength: 64 }),

@@ -28,7 +28,8 @@ import {
  * lease is refused (409), so two agents holding one credential never both drive one task.
  */
 
-export const AGENT_SUBJECT_TYPES = ['ENVIRONMENT', 'SERVICE'] as const;
+/** SERVICE_TEARDOWN: removing what a deleted service left on the cluster (its record is gone; the payload says what). */
+export const AGENT_SUBJECT_TYPES = ['ENVIRONMENT', 'SERVICE', 'SERVICE_TEARDOWN'] as const;
 export type AgentSubjectType = (typeof AGENT_SUBJECT_TYPES)[number];
 
 export const AGENT_PROGRESS_EVENTS = ['take', 'built', 'succeed', 'fail', 'cancel_done'] as const;
@@ -84,6 +85,10 @@ export interface AgentsDeps {
   dialect: DialectName;
   clock: Clock;
   subjects: Record<AgentSubjectType, AgentSubject>;
+  /** Keeps the runtime output of deployed workloads (the services module's appendWorkloadLog); 404 without it. */
+  workloadLogs?: {
+    append(serviceId: string, clusterId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string }>): Promise<void>;
+  };
   /** Wakes this process's job worker after a task settles (its dispatching job can finish at once). */
   wakeWorkers(): void;
   /** How long a lease lasts without a report (default 60 s); every accepted report renews it. */
@@ -188,6 +193,11 @@ export function createAgentsService(deps: AgentsDeps) {
     return live;
   }
 
+  /** What a heartbeat is answered: the server's time and the protocol's timings. */
+  function heartbeatAnswer() {
+    return { server_time: clock.now().toISOString(), heartbeat_interval_seconds: heartbeatIntervalMs / 1000, lease_seconds: leaseMs / 1000 };
+  }
+
   return {
     /**
      * Puts an action into its cluster's mailbox once (per deployment): a dispatching job that runs again after a
@@ -228,6 +238,11 @@ export function createAgentsService(deps: AgentsDeps) {
       }
       notify(request.clusterId);
       return row;
+    },
+
+    /** Whether the deployment's task was put into its cluster's mailbox already (by an earlier run of its job). */
+    async taskDispatched(deploymentId: string): Promise<boolean> {
+      return (await findAgentTaskByDeployment(db, deploymentId)) !== undefined;
     },
 
     /**
@@ -324,6 +339,13 @@ export function createAgentsService(deps: AgentsDeps) {
       return { accepted: fresh.length };
     },
 
+    /** Runtime output of a deployed workload of the agent's cluster (not part of any task, so under no lease). */
+    async appendWorkloadLogs(clusterId: string, serviceId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string }>) {
+      if (deps.workloadLogs === undefined) throw notFound('this control plane keeps no workload logs');
+      await deps.workloadLogs.append(serviceId, clusterId, lines);
+      return { accepted: lines.length };
+    },
+
     async recordHeartbeat(clusterId: string, beat: { agent_version: string; driver: string; hostname?: string | undefined; started_at: string }) {
       const now = clock.now().toISOString();
       await upsertAgentPresence(db, {
@@ -334,8 +356,10 @@ export function createAgentsService(deps: AgentsDeps) {
         started_at: beat.started_at,
         last_seen_at: now,
       });
-      return { server_time: now, heartbeat_interval_seconds: heartbeatIntervalMs / 1000, lease_seconds: leaseMs / 1000 };
+      return heartbeatAnswer();
     },
+
+    heartbeatAnswer,
 
     /** Whether the cluster's agent is there: connected once it has beaten, unreachable after three missed beats. */
     async agentStatus(clusterId: string) {

@@ -30,6 +30,12 @@ export function listClusters(db: Queryable, organizationId: string): Promise<Clu
  * Changes a cluster only if it is still in `expectedStatus`: every state change is a compare-and-set, so two
  * requests (or a request and the worker) racing on one cluster cannot both move it.
  */
+/** The ids of every cluster of a kind across organizations (the in-process agent serves all LOCAL ones). */
+export async function listClusterIdsOfKind(db: Queryable, kubernetes: string): Promise<string[]> {
+  const rows = await db.selectFrom('clusters').select('id').where('kubernetes', '=', kubernetes).where('status', '!=', 'DELETED').orderBy('created_at').execute();
+  return rows.map((row) => row.id);
+}
+
 export async function updateClusterInStatus(
   db: Queryable,
   id: string,
@@ -57,9 +63,15 @@ export function listLocks(db: Queryable, organizationId: string): Promise<Cluste
   return db.selectFrom('cluster_locks').selectAll().where('organization_id', '=', organizationId).orderBy('locked_at').execute();
 }
 
-/** One lock per cluster: a new lock replaces an expired one (the caller has checked it is expired or absent). */
-export async function replaceLock(db: Queryable, row: ClusterLockRow): Promise<void> {
-  await db.deleteFrom('cluster_locks').where('cluster_id', '=', row.cluster_id).execute();
+/**
+ * One lock per cluster. A new lock takes the place of the expired lock the caller saw (matched by its locked_at, so a
+ * live lock committed meanwhile by a concurrent request is never removed); with no expired lock it is a plain insert.
+ * Either way a concurrent winner makes the insert collide on the cluster id.
+ */
+export async function replaceLock(db: Queryable, row: ClusterLockRow, expired: ClusterLockRow | undefined): Promise<void> {
+  if (expired !== undefined) {
+    await db.deleteFrom('cluster_locks').where('cluster_id', '=', row.cluster_id).where('locked_at', '=', expired.locked_at).execute();
+  }
   await db.insertInto('cluster_locks').values(row).execute();
 }
 

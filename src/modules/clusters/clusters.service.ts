@@ -18,6 +18,7 @@ import {
   findCluster,
   findClusterById,
   findLock,
+  listClusterIdsOfKind,
   findOperatorByCredential,
   insertCluster,
   insertEnrollment,
@@ -336,6 +337,17 @@ export function createClustersService(deps: ClustersDeps) {
       return row === undefined || row.status === 'DELETED' ? undefined : summaryOf(row);
     },
 
+    /** Whether the cluster is a LOCAL one: its workloads run on this host, by the in-process agent's local driver. */
+    async isLocalCluster(clusterId: string): Promise<boolean> {
+      const row = await findClusterById(db, clusterId);
+      return row !== undefined && row.status !== 'DELETED' && row.kubernetes === 'LOCAL';
+    },
+
+    /** Every LOCAL cluster of the installation, for the in-process agent. */
+    listLocalClusterIds(): Promise<string[]> {
+      return listClusterIdsOfKind(db, 'LOCAL');
+    },
+
     /** Where a cluster addressed without its organization in the path (`/cluster/{clusterId}/…`) lives. */
     async placementOf(clusterId: string): Promise<Placement | undefined> {
       const row = await findClusterById(db, clusterId);
@@ -525,8 +537,9 @@ export function createClustersService(deps: ClustersDeps) {
       await uniqueOrConflict(
         () =>
           db.transaction().execute(async (trx) => {
-            if ((await liveLock(trx, clusterId)) !== undefined) throw conflict('cluster is already locked');
-            await replaceLock(trx, lock);
+            const current = await findLock(trx, clusterId);
+            if (current !== undefined && lockIsLive(current, clock.now())) throw conflict('cluster is already locked');
+            await replaceLock(trx, lock, current);
           }),
         'cluster is already locked',
       );

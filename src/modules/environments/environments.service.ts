@@ -63,6 +63,10 @@ export interface EnvironmentActionPayload {
   deploymentId: string;
   action: QueuedAction;
   requestedAt: string;
+  /** Who asked (the services' deployments it fans out into name them); absent in jobs written before it existed. */
+  triggeredBy?: string;
+  /** rebootServices naming services: only those restart. */
+  serviceIds?: string[];
 }
 
 /** The variables module's part of a clone: copies the ENVIRONMENT-scoped variables and secrets, in the clone's transaction. */
@@ -256,7 +260,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
    * Moves an environment into QUEUED for an action and writes its history record and the job that carries it out,
    * in one transaction. The job waits for the cluster's agent; nothing here pretends to do its work.
    */
-  async function requestAction(principal: Principal, environmentId: string, action: QueuedAction): Promise<EnvironmentRow> {
+  async function requestAction(principal: Principal, environmentId: string, action: QueuedAction, serviceIds?: string[]): Promise<EnvironmentRow> {
     // Clusters and billing read their own tables: asked before the transaction, which on SQLite holds the one connection.
     const before = await requireEnvironment(db, environmentId);
     if ((await deps.clusters.findClusterSummary(before.organization_id, before.cluster_id)) === undefined) {
@@ -272,7 +276,14 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       const to = requestedState(from, action, current.deployed_revision !== null);
       const now = clock.now().toISOString();
       const deploymentId = newId();
-      const payload: EnvironmentActionPayload = { environmentId, deploymentId, action, requestedAt: now };
+      const payload: EnvironmentActionPayload = {
+        environmentId,
+        deploymentId,
+        action,
+        requestedAt: now,
+        triggeredBy: principalDisplayName(principal),
+        ...(serviceIds === undefined ? {} : { serviceIds }),
+      };
       const jobId = await enqueueJob(trx, clock, { kind: ENVIRONMENT_ACTION_JOB, payload: { ...payload }, serialKey: `environment:${environmentId}` });
       await insertDeployment(trx, {
         id: deploymentId,
@@ -443,8 +454,9 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     },
 
     /**
-     * Restarts the environment's services. Each id given must name a service of this environment of the field's kind
-     * (400 naming each one that does not); the restart itself is the environment's, carried out by its agent.
+     * Restarts the environment's services: those named, or all of them. Each id given must name a service of this
+     * environment of the field's kind (400 naming each one that does not); the environment's restart job carries the
+     * restart into the named services' own deployments.
      */
     async rebootServices(principal: Principal, environmentId: string, body: RebootServicesBody) {
       const fields = [
@@ -455,17 +467,18 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       const given = fields.some(([field]) => (body[field] ?? []).length > 0);
       const kinds = new Map<string, string>();
       if (given) for (const service of (await deps.services?.listEnvironmentServices(environmentId)) ?? []) kinds.set(service.id, service.kind);
-      const named = fields.flatMap(([field, kind]) =>
+      const unknown = fields.flatMap(([field, kind]) =>
         (body[field] ?? [])
           .map((id, index) => ({ id, index }))
           .filter(({ id }) => kinds.get(id) !== kind)
           .map(({ id, index }) => ({ field: `/${field}/${index}`, message: `no ${kind.toLowerCase()} ${id} in this environment` })),
       );
-      if (named.length > 0) {
+      if (unknown.length > 0) {
         await requireEnvironment(db, environmentId);
-        throw badRequest('unknown services', named);
+        throw badRequest('unknown services', unknown);
       }
-      return actionStatusView(await requestAction(principal, environmentId, 'restart'));
+      const named = given ? fields.flatMap(([field]) => body[field] ?? []) : undefined;
+      return actionStatusView(await requestAction(principal, environmentId, 'restart', named));
     },
 
     /** Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step. */

@@ -8,7 +8,7 @@ import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound, paymentRequired } from '../../lib/errors.ts';
+import { AppError, badRequest, conflict, notFound, paymentRequired } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import type { SnapshotVariable, VariableSnapshot } from '../variables/variables.service.ts';
@@ -106,7 +106,10 @@ export interface ServiceMetering {
 export interface ServiceDeploymentsDeps {
   db: Kysely<DB>;
   clock: Clock;
-  services: { findService(serviceId: string): Promise<StoredService | undefined> };
+  services: {
+    findService(serviceId: string): Promise<StoredService | undefined>;
+    listEnvironmentServices(environmentId: string): Promise<StoredService[]>;
+  };
   environments: { findEnvironmentSummary(environmentId: string): Promise<{ clusterId: string } | undefined> };
   /** The variables module: the snapshot a deployment stores, and the content hash OUT_OF_DATE compares with. */
   variables: {
@@ -303,7 +306,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
    * lines and the job that carries it out, in one transaction. The job waits for the cluster's agent.
    */
   async function requestAction(
-    principal: Principal,
+    triggeredBy: string,
     kind: ServiceKind,
     serviceId: string,
     action: QueuedServiceAction,
@@ -361,7 +364,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
             status: to,
             message: waitingMessage(action),
             origin: 'API',
-            triggered_by: principalDisplayName(principal),
+            triggered_by: triggeredBy,
             job_id: jobId,
             git_commit_id: snapshot.git_commit_id,
             image_tag: snapshot.image_tag,
@@ -374,7 +377,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
           });
           const variableCount = snapshot.variables?.variables.length ?? 0;
           await writeLines(trx, deploymentId, [
-            { stream: 'system', message: `${action} of ${service.kind.toLowerCase()} ${service.name} requested by ${principalDisplayName(principal)}` },
+            { stream: 'system', message: `${action} of ${service.kind.toLowerCase()} ${service.name} requested by ${triggeredBy}` },
             ...(snapshot.variables === null
               ? []
               : [{ stream: 'system' as const, message: `variables snapshot ${snapshot.variables.content_hash.slice(0, 12)}: ${variableCount} variable(s)` }]),
@@ -482,6 +485,29 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
     });
   }
 
+  /**
+   * For the cluster's agent (issue 9): appends lines to a deployment's log (stdout/stderr of the build or the
+   * workload, or the agent's own as `system`). At most MAX_LOG_LINES_PER_APPEND per call, each cut to
+   * MAX_LOG_LINE_CHARS; retries are the caller's to deduplicate (the agent protocol numbers its batches).
+   */
+  async function appendDeploymentLog(deploymentId: string, lines: LogLineInput[]): Promise<void> {
+    if (lines.length > MAX_LOG_LINES_PER_APPEND) throw badRequest(`at most ${MAX_LOG_LINES_PER_APPEND} log lines per call, got ${lines.length}`);
+    for (const [index, line] of lines.entries()) {
+      if (line.timestamp !== undefined && Number.isNaN(Date.parse(line.timestamp))) {
+        throw badRequest('invalid log line timestamp', [{ field: `/lines/${index}/timestamp`, message: 'must be an ISO-8601 date-time' }]);
+      }
+    }
+    await uniqueOrConflict(
+      () =>
+        db.transaction().execute(async (trx) => {
+          if ((await findDeployment(trx, deploymentId)) === undefined) throw notFound(`deployment ${deploymentId} not found`);
+          await writeLines(trx, deploymentId, lines);
+        }),
+      'log lines were appended to this deployment at the same time; send them again',
+    );
+    changes.emit(deploymentId);
+  }
+
   return {
     async getServiceStatus(kind: ServiceKind, serviceId: string) {
       const service = await requireService(serviceId, kind);
@@ -501,10 +527,40 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
     },
 
     deployService: (principal: Principal, kind: ServiceKind, serviceId: string, input: { git_commit_id?: string | undefined; image_tag?: string | undefined }) =>
-      requestAction(principal, kind, serviceId, 'deploy', input),
-    redeployService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principal, kind, serviceId, 'redeploy'),
-    stopService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principal, kind, serviceId, 'stop'),
-    restartService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principal, kind, serviceId, 'restart'),
+      requestAction(principalDisplayName(principal), kind, serviceId, 'deploy', input),
+    redeployService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'redeploy'),
+    stopService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'stop'),
+    restartService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'restart'),
+
+    /**
+     * An environment's action carried into its services (docs/service-deployments.md, "Environment actions"): deploy
+     * and redeploy deploy each service (a deployed one is redeployed), databases first so that their tasks reach the
+     * agent before the applications that connect to them; stop and restart act on the deployed ones (restart on
+     * `only` when given). A service whose state refuses its action (busy, already stopped) is skipped with the
+     * reason. Runs from the environment's action job, so a retry after a crash skips what the first run requested.
+     */
+    async requestEnvironmentServicesAction(environmentId: string, action: QueuedServiceAction, triggeredBy: string, only?: readonly string[]) {
+      const services = (await deps.services.listEnvironmentServices(environmentId))
+        .filter((service) => only === undefined || only.includes(service.id))
+        .sort((a, b) => Number(b.kind === 'DATABASE') - Number(a.kind === 'DATABASE'));
+      const outcomes: Array<{ serviceId: string; name: string; action: QueuedServiceAction | null; skipped?: string }> = [];
+      for (const service of services) {
+        const deployed = (await runtimeOf(db, service.id)).deployed_deployment_id !== null;
+        const own: QueuedServiceAction | null = action === 'deploy' || action === 'redeploy' ? (deployed ? 'redeploy' : 'deploy') : deployed ? action : null;
+        if (own === null) {
+          outcomes.push({ serviceId: service.id, name: service.name, action: null, skipped: 'never deployed' });
+          continue;
+        }
+        try {
+          await requestAction(triggeredBy, service.kind, service.id, own);
+          outcomes.push({ serviceId: service.id, name: service.name, action: own });
+        } catch (error) {
+          if (!(error instanceof AppError) || (error.kind !== 'conflict' && error.kind !== 'payment_required')) throw error;
+          outcomes.push({ serviceId: service.id, name: service.name, action: null, skipped: error.message });
+        }
+      }
+      return outcomes;
+    },
 
     /** Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step. */
     async cancelServiceDeployment(kind: ServiceKind, serviceId: string) {
@@ -686,28 +742,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
       }
     },
 
-    /**
-     * For the cluster's agent (issue 9): appends lines to a deployment's log (stdout/stderr of the build or the
-     * workload, or the agent's own as `system`). At most MAX_LOG_LINES_PER_APPEND per call, each cut to
-     * MAX_LOG_LINE_CHARS; retries are the caller's to deduplicate (the agent protocol numbers its batches).
-     */
-    async appendDeploymentLog(deploymentId: string, lines: LogLineInput[]): Promise<void> {
-      if (lines.length > MAX_LOG_LINES_PER_APPEND) throw badRequest(`at most ${MAX_LOG_LINES_PER_APPEND} log lines per call, got ${lines.length}`);
-      for (const [index, line] of lines.entries()) {
-        if (line.timestamp !== undefined && Number.isNaN(Date.parse(line.timestamp))) {
-          throw badRequest('invalid log line timestamp', [{ field: `/lines/${index}/timestamp`, message: 'must be an ISO-8601 date-time' }]);
-        }
-      }
-      await uniqueOrConflict(
-        () =>
-          db.transaction().execute(async (trx) => {
-            if ((await findDeployment(trx, deploymentId)) === undefined) throw notFound(`deployment ${deploymentId} not found`);
-            await writeLines(trx, deploymentId, lines);
-          }),
-        'log lines were appended to this deployment at the same time; send them again',
-      );
-      changes.emit(deploymentId);
-    },
+    appendDeploymentLog,
 
     /**
      * What the cluster's agent (issue 9) reports while it carries out a service's newest action: it takes the queued
@@ -715,6 +750,19 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
      * through the transition table (409 when the table has no such move) and the deployment record with it;
      * reaching DEPLOYED starts the service's metered running time, STOPPED ends it.
      */
+    /**
+     * Output of a deployed workload after its deployment settled (its process's stdout and stderr, the runs of a cron
+     * job), sent by the agent of the service's cluster: kept with the deployment that runs, so the service's logs show
+     * it. A service of another cluster, or one never deployed, is a 404.
+     */
+    async appendWorkloadLog(serviceId: string, clusterId: string, lines: LogLineInput[]): Promise<void> {
+      const runtime = await findRuntime(db, serviceId);
+      const deploymentId = runtime?.deployed_deployment_id ?? null;
+      const record = deploymentId === null ? undefined : await findDeployment(db, deploymentId);
+      if (record === undefined || snapshotOf(record).service.clusterId !== clusterId) throw notFound(`no deployed service ${serviceId} on this cluster`);
+      await appendDeploymentLog(record.id, lines);
+    },
+
     async recordServiceProgress(serviceId: string, deploymentId: string, event: ServiceProgress | 'take', message?: string) {
       const service = await requireService(serviceId);
       const { runtime, to, at } = await applyProgress(serviceId, deploymentId, event, message, await eventSourceOf(service));
@@ -753,6 +801,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
           value: openValue(variable),
           mount_path: variable.mount_path,
           scope: variable.scope,
+          secret: variable.sealed !== undefined,
         })),
       };
     },

@@ -119,6 +119,15 @@ export interface StoredGitSource {
   git_token_id: string | null;
 }
 
+/**
+ * The git source a service builds from, wherever its kind keeps it: `git_repository` (applications, Terraform,
+ * agentic workflows) or its source's (jobs built from a Dockerfile, Helm charts from git); null for the others.
+ */
+export function storedGitSourceOf(settings: Record<string, unknown>): StoredGitSource | null {
+  const source = settings.source as { git_repository?: StoredGitSource } | null | undefined;
+  return (settings.git_repository as StoredGitSource | null | undefined) ?? source?.git_repository ?? null;
+}
+
 /** The reference's ApplicationGitRepository, as far as Slipway knows it (deployed commit fields come with builds). */
 export const GitRepositoryResponse = Type.Object({
   provider: Type.Enum(GIT_PROVIDERS),

@@ -26,6 +26,12 @@ export async function updateService(db: Queryable, id: string, changes: Updateab
   return result.numUpdatedRows > 0n;
 }
 
+/** Gives a database its local port once (a port taken by another service is a unique violation). */
+export async function claimLocalPort(db: Queryable, id: string, port: number): Promise<boolean> {
+  const result = await db.updateTable('services').set({ local_port: port }).where('id', '=', id).where('local_port', 'is', null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export async function deleteServiceRow(db: Queryable, id: string): Promise<boolean> {
   const result = await db.deleteFrom('services').where('id', '=', id).executeTakeFirst();
   return result.numDeletedRows > 0n;

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Placement } from '../../auth/principal.ts';
-import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
+import { isForeignKeyViolation, isUniqueViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
+import { findFreePort } from '../../engine/local/free-port.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -15,6 +16,7 @@ import type { DatabaseType, ServiceForVariables, ServiceKind } from '../variable
 import { SERVICE_NAME_PATTERN } from './services.kind-fields.ts';
 import type { DatabaseSummary, KindWrite, ServiceKindContext, ServiceKindDefinition, ServiceReferences, StoredService } from './services.kinds.ts';
 import {
+  claimLocalPort,
   countServicesByProject,
   countServicesReferencing,
   deleteServiceRow,
@@ -45,6 +47,32 @@ export interface ServiceEnvironment {
   organizationId: string;
   name: string;
   mode: 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
+  clusterId: string;
+}
+
+/**
+ * Where a local-driver agent runs databases (docs/local-engine.md, "Addresses"): on its own host, 127.0.0.1 on the
+ * port chosen when the database was created; PostgreSQL databases on a shared server instead when one is configured
+ * (SLIPWAY_LOCAL_POSTGRES_URL). Clusters of other kinds keep the placeholder address until their driver exists.
+ */
+export interface LocalDatabaseAddressing {
+  clusterRunsLocally(clusterId: string): Promise<boolean>;
+  sharedPostgres?: { host: string; port: number } | undefined;
+}
+
+/** A database's connection as its built-ins and its agent see it. */
+export interface DatabaseConnection {
+  type: DatabaseType;
+  version: string;
+  host: string;
+  port: number;
+  username: string;
+  password: string;
+  databaseName: string;
+  /** Whether a local-driver agent runs it on its host (else the address is a placeholder). */
+  local: boolean;
+  /** PostgreSQL on the shared server of SLIPWAY_LOCAL_POSTGRES_URL rather than a server of its own. */
+  shared: boolean;
 }
 
 /** Whether what a request names exists in the organization (each module answers for its own things). */
@@ -80,6 +108,7 @@ export interface ServicesDeps {
   /** The variables module removes a service's own variables and secrets in the removal's transaction. */
   variables: { deleteServiceVariables(trx: Transaction<DB>, serviceId: string): Promise<void> };
   runtime: ServiceRuntimePort;
+  localDatabases?: LocalDatabaseAddressing | undefined;
 }
 
 /**
@@ -96,8 +125,8 @@ interface DatabaseCredentials {
 }
 
 /**
- * The hostname of a service inside its environment's network. A placeholder with a fixed shape until the cluster's
- * agent (issue 9) reports real addresses: stable per service, unique per environment, never reachable from outside.
+ * The hostname of a service inside its environment's network: a placeholder with a fixed shape (stable per service,
+ * unique per environment, never reachable from outside) where no driver gives real addresses.
  */
 export function internalHostname(service: { name: string; environmentId: string }): string {
   return `${nameKey(service.name)}.${service.environmentId}.slipway.internal`;
@@ -244,26 +273,66 @@ export function createServicesService(deps: ServicesDeps) {
     return secrets.seal(JSON.stringify(credentials), credentialsAssociatedData(row));
   }
 
+  /**
+   * A database's port on a local-driver host: a port free on this host now, unique among services. Claimed once, right
+   * after the database's creation (and again by whoever needs it, should a crash have come between).
+   */
+  async function claimFreeLocalPort(serviceId: string): Promise<number> {
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await findServiceRow(db, serviceId);
+      if (current === undefined) throw notFound(`service ${serviceId} not found`);
+      if (current.local_port !== null) return current.local_port;
+      try {
+        if (await claimLocalPort(db, serviceId, await findFreePort())) return (await findServiceRow(db, serviceId))?.local_port ?? 0;
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt >= 5) throw error;
+      }
+    }
+  }
+
+  async function runsLocally(clusterId: string): Promise<boolean> {
+    return (await deps.localDatabases?.clusterRunsLocally(clusterId)) ?? false;
+  }
+
+  function databaseConnectionOf(row: ServiceRow, local: boolean): DatabaseConnection | undefined {
+    const database = databaseSummaryOf(row.kind, readJson<Record<string, unknown>>(row.settings), row.name);
+    const credentials = database === undefined ? undefined : openCredentials(row);
+    if (database === undefined || credentials === undefined) return undefined;
+    const shared = local && database.type === 'POSTGRESQL' ? deps.localDatabases?.sharedPostgres : undefined;
+    const placeholder = { host: internalHostname({ name: row.name, environmentId: row.environment_id }), port: database.port };
+    const address = shared ?? (local && row.local_port !== null ? { host: '127.0.0.1', port: row.local_port } : placeholder);
+    return {
+      type: database.type,
+      version: database.version,
+      host: address.host,
+      port: address.port,
+      username: credentials.username,
+      password: credentials.password,
+      // Names on a shared server must not collide between services: the service's id goes into them.
+      databaseName: shared === undefined ? database.dbName : `${database.dbName}_${row.id.replaceAll('-', '').slice(0, 12)}`,
+      local: local && (shared !== undefined || row.local_port !== null),
+      shared: shared !== undefined,
+    };
+  }
+
   /** What the variables module's built-ins say of one service (hostname, branch, a database's connection). */
-  function forVariables(row: ServiceRow): ServiceForVariables {
+  function forVariables(row: ServiceRow, local: boolean): ServiceForVariables {
     const kind = row.kind as ServiceKind;
     const settings = readJson<Record<string, unknown>>(row.settings);
     const references = definitions.get(kind)?.references(settings);
-    const hostname = internalHostname({ name: row.name, environmentId: row.environment_id });
     const service: ServiceForVariables = { id: row.id, kind, name: row.name, branch: references?.branch ?? null };
-    if (kind === 'APPLICATION' || kind === 'CONTAINER') service.hostname = hostname;
-    const database = databaseSummaryOf(kind, settings, row.name);
-    const credentials = database === undefined ? undefined : openCredentials(row);
-    if (database !== undefined && credentials !== undefined) {
+    if (kind === 'APPLICATION' || kind === 'CONTAINER') service.hostname = internalHostname({ name: row.name, environmentId: row.environment_id });
+    const connection = databaseConnectionOf(row, local);
+    if (connection !== undefined) {
       service.database = {
-        type: database.type,
-        version: database.version,
-        host: hostname,
+        type: connection.type,
+        version: connection.version,
+        host: connection.host,
         fqdn: null,
-        port: database.port,
-        username: credentials.username,
-        password: credentials.password,
-        dbName: database.dbName,
+        port: connection.port,
+        username: connection.username,
+        password: connection.password,
+        dbName: connection.databaseName,
       };
     }
     return service;
@@ -301,6 +370,7 @@ export function createServicesService(deps: ServicesDeps) {
       description: write.description,
       settings: writeJson(write.settings),
       credentials_envelope: null,
+      local_port: null,
       created_at: now,
       updated_at: now,
     };
@@ -310,6 +380,7 @@ export function createServicesService(deps: ServicesDeps) {
       await insertService(trx, row);
       await replaceServiceReferences(trx, id, referenceRows(id, definition.references(write.settings)));
     });
+    if (database !== undefined) row.local_port = await claimFreeLocalPort(id);
     return responseOf(row);
   }
 
@@ -390,7 +461,19 @@ export function createServicesService(deps: ServicesDeps) {
 
     /** The variables module's ServiceVariableContext: every service of an environment as the built-ins see it. */
     async servicesForVariables(environmentId: string): Promise<ServiceForVariables[]> {
-      return (await listServicesOfEnvironment(db, environmentId)).map(forVariables);
+      const environment = await deps.environments.findEnvironmentSummary(environmentId);
+      const local = environment !== undefined && (await runsLocally(environment.clusterId));
+      return (await listServicesOfEnvironment(db, environmentId)).map((row) => forVariables(row, local));
+    },
+
+    /** A database's connection for its agent (what to run, on which port, with which credentials). */
+    async databaseConnection(serviceId: string): Promise<DatabaseConnection | undefined> {
+      let row = await findServiceRow(db, serviceId);
+      if (row === undefined || row.kind !== 'DATABASE') return undefined;
+      const environment = await deps.environments.findEnvironmentSummary(row.environment_id);
+      const local = environment !== undefined && (await runsLocally(environment.clusterId));
+      if (local && row.local_port === null) row = { ...row, local_port: await claimFreeLocalPort(serviceId) };
+      return databaseConnectionOf(row, local);
     },
 
     /** The git tokens module's usage port (getGitTokenAssociatedServices, and its 409 on deleting a used token). */

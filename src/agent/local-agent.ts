@@ -1,0 +1,70 @@
+import type { AddressInfo } from 'node:net';
+import { createLocalDriver } from '../engine/local/local-driver.ts';
+import { LocalReverseProxy } from '../engine/local/reverse-proxy.ts';
+import type { GitAccess } from '../git/git-access.ts';
+import type { AgentClient } from './agent.client.ts';
+import { startAgent } from './agent.runtime.ts';
+
+/**
+ * An agent with the local driver (docs/local-engine.md): the reverse proxy on the apps port, the driver re-adopting
+ * whatever its state directory says still runs, and the agent loop. `slipway server` runs one for its LOCAL clusters
+ * (in-process client); `slipway agent --driver local` runs one against a control plane over HTTPS. Stopping it
+ * leaves the workloads running: the next agent over the same state directory takes them over.
+ */
+export interface LocalAgentOptions {
+  client: AgentClient;
+  /** Where workloads, sources, database data and the driver's records live. */
+  stateDir: string;
+  appsHost: string;
+  /** 0: any free port (tests); the address is answered. */
+  appsPort: number;
+  git: GitAccess;
+  externalPostgresUrl?: string | undefined;
+  version: string;
+  /** The agent's and the proxy's complaints (network trouble, a refused report, an instance not answering). */
+  onTrouble(message: string): void;
+  /** Long-poll wait per lease request (the runtime's default when absent). */
+  pollWaitSeconds?: number;
+}
+
+export interface RunningLocalAgent {
+  appsAddress: AddressInfo;
+  /** Stops leasing and following; workloads keep running. */
+  stop(): Promise<void>;
+  /** Stops every workload too (tests and benchmarks): no process or port left. */
+  stopWithWorkloads(): Promise<void>;
+}
+
+export async function startLocalAgent(options: LocalAgentOptions): Promise<RunningLocalAgent> {
+  const proxy = new LocalReverseProxy({ onError: (message) => options.onTrouble(`proxy: ${message}`) });
+  const appsAddress = await proxy.listen(options.appsPort, options.appsHost);
+  const driver = createLocalDriver({
+    stateDir: options.stateDir,
+    proxy,
+    git: options.git,
+    externalPostgresUrl: options.externalPostgresUrl,
+    workloadLogs: async (serviceId, lines) => void (await options.client.appendWorkloadLogs(serviceId, lines)),
+    onTrouble: options.onTrouble,
+  });
+  try {
+    await driver.recover();
+  } catch (error) {
+    options.onTrouble(`re-adopting workloads failed: ${(error as Error).message}`);
+  }
+  const agent = startAgent({
+    client: options.client,
+    driver,
+    version: options.version,
+    onTrouble: options.onTrouble,
+    ...(options.pollWaitSeconds === undefined ? {} : { pollWaitSeconds: options.pollWaitSeconds }),
+  });
+  let stopped: Promise<void> | undefined;
+  const stop = (withWorkloads: boolean) =>
+    (stopped ??= (async () => {
+      await agent.stop();
+      if (withWorkloads) await driver.stopAll();
+      else await driver.detach();
+      await proxy.close();
+    })());
+  return { appsAddress, stop: () => stop(false), stopWithWorkloads: () => stop(true) };
+}

@@ -1,0 +1,88 @@
+import { ControlPlaneRefusal, type AgentClient, type AgentTask } from '../../agent/agent.client.ts';
+import { statusOf } from '../../http/errors.ts';
+import { AppError } from '../../lib/errors.ts';
+import type { AgentsService } from './agents.service.ts';
+
+/**
+ * The agent protocol without the network, for the agent `slipway server` runs in its own process for the LOCAL
+ * clusters (SLIPWAY_LOCAL_AGENT): the same runtime and driver as `slipway agent`, calling the agents service
+ * directly. LOCAL clusters have no operator enrollment (their "cluster" is this host), so instead of one credential
+ * per cluster this client serves every LOCAL cluster of the installation: it leases from each in turn and
+ * remembers which cluster each task came from. The control plane's refusals arrive as they would over HTTP
+ * (ControlPlaneRefusal with the status the API would answer), so the runtime treats a lost lease the same way.
+ */
+export interface InProcessAgentOptions {
+  agents: AgentsService;
+  /** The clusters this agent serves, asked again on every lease round (clusters come and go). */
+  clusterIds(): Promise<string[]>;
+  /** How often an idle lease round looks again (default 250 ms). */
+  pollMs?: number;
+}
+
+async function asRefusal<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof AppError) throw new ControlPlaneRefusal(statusOf(error.kind), error.message);
+    throw error;
+  }
+}
+
+export function createInProcessAgentClient(options: InProcessAgentOptions): AgentClient {
+  const { agents } = options;
+  const pollMs = options.pollMs ?? 250;
+  const clusterOfTask = new Map<string, string>();
+
+  function clusterOf(taskId: string): string {
+    const clusterId = clusterOfTask.get(taskId);
+    if (clusterId === undefined) throw new ControlPlaneRefusal(statusOf('not_found'), `task ${taskId} not found`);
+    return clusterId;
+  }
+
+  return {
+    async leaseTasks(waitSeconds, signal) {
+      const deadline = Date.now() + waitSeconds * 1000;
+      for (;;) {
+        for (const clusterId of await options.clusterIds()) {
+          const { tasks } = await agents.leaseTasks(clusterId, { max: 1, waitMs: 0 });
+          for (const task of tasks) clusterOfTask.set(task.id, clusterId);
+          if (tasks.length > 0) return { tasks: tasks as AgentTask[] };
+        }
+        if (Date.now() >= deadline || signal?.aborted === true) return { tasks: [] };
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, pollMs);
+          function done() {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', done);
+            resolve();
+          }
+          signal?.addEventListener('abort', done);
+        });
+      }
+    },
+    getTask: (taskId) => asRefusal(() => agents.getTask(clusterOf(taskId), taskId)),
+    getTaskSpec: (taskId, leaseId) => asRefusal(() => agents.getTaskSpec(clusterOf(taskId), taskId, leaseId)),
+    async reportProgress(taskId, report) {
+      const answer = await asRefusal(() => agents.reportProgress(clusterOf(taskId), taskId, report));
+      if (answer.task_status === 'DONE') clusterOfTask.delete(taskId);
+      return answer;
+    },
+    appendLogs: (taskId, batch) => asRefusal(() => agents.appendLogs(clusterOf(taskId), taskId, batch)),
+    async appendWorkloadLogs(serviceId, lines) {
+      // A workload belongs to one of the served clusters; the services module checks which.
+      let refusal: unknown;
+      for (const clusterId of await options.clusterIds()) {
+        try {
+          return await asRefusal(() => agents.appendWorkloadLogs(clusterId, serviceId, lines));
+        } catch (error) {
+          refusal = error;
+        }
+      }
+      throw refusal ?? new ControlPlaneRefusal(statusOf('not_found'), `no deployed service ${serviceId} on this host`);
+    },
+    async heartbeat(beat) {
+      for (const clusterId of await options.clusterIds()) await agents.recordHeartbeat(clusterId, beat);
+      return agents.heartbeatAnswer();
+    },
+  };
+}

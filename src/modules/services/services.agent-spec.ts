@@ -1,0 +1,75 @@
+import type { GitCredentials } from '../../git/git-access.ts';
+import { notFound } from '../../lib/errors.ts';
+import type { SnapshotVariable } from '../variables/variables.service.ts';
+import type { ServiceDeploymentsService } from './services.deployments.service.ts';
+import { storedGitSourceOf } from './services.kind-fields.ts';
+import type { ServiceKindDefinition } from './services.kinds.ts';
+import type { ServiceKind } from '../variables/variables.builtins.ts';
+import type { DatabaseConnection } from './services.service.ts';
+
+/**
+ * The spec of a service task (docs/agent-protocol.md, "Task spec"): what the cluster's agent needs to carry one
+ * deployment out, read by the lease holder only. It is the deployment's snapshot (settings as deployed, variables
+ * with secrets opened) plus what the agent cannot know by itself: the git source with its token, the database's
+ * credentials and port, and the hostnames the reverse proxy routes to the service.
+ */
+export interface ServiceAgentSpecDeps {
+  deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent'>;
+  kinds: readonly ServiceKindDefinition[];
+  databaseConnection(serviceId: string): Promise<DatabaseConnection | undefined>;
+  environmentOf(environmentId: string): Promise<{ id: string; name: string; mode: string } | undefined>;
+  gitCredentialsOf(organizationId: string, gitTokenId: string): Promise<GitCredentials | undefined>;
+  /** The service's custom domains whose DNS check passed. */
+  verifiedDomainsOf(serviceId: string): Promise<string[]>;
+  /** `<service>-<environment>.<SLIPWAY_APPS_DOMAIN>`. */
+  hostnameOf(serviceName: string, environmentName: string): string;
+  openValue(variable: SnapshotVariable): string;
+}
+
+export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
+  const definitions = new Map(deps.kinds.map((definition) => [definition.kind, definition]));
+
+  return {
+    async serviceTaskSpec(serviceId: string, deploymentId: string): Promise<Record<string, unknown>> {
+      const snapshot = await deps.deployments.deploymentSpecForAgent(serviceId, deploymentId, deps.openValue);
+      const { service } = snapshot;
+      const environment = await deps.environmentOf(service.environmentId);
+      if (environment === undefined) throw notFound(`environment ${service.environmentId} not found`);
+      const source = storedGitSourceOf(service.settings);
+      let credentials: GitCredentials | null = null;
+      if (source?.git_token_id !== null && source?.git_token_id !== undefined) {
+        credentials = (await deps.gitCredentialsOf(service.organizationId, source.git_token_id)) ?? null;
+        if (credentials === null) throw notFound(`git token ${source.git_token_id} of service ${service.name} no longer exists`);
+      }
+      const database = await deps.databaseConnection(serviceId);
+      const publiclyReachable = definitions.get(service.kind as ServiceKind)?.references(service.settings).publiclyReachable ?? false;
+      return {
+        ...snapshot,
+        environment: { id: environment.id, name: environment.name, mode: environment.mode },
+        git:
+          source === null
+            ? null
+            : { url: source.url, branch: source.branch, commit_id: snapshot.git_commit_id, root_path: source.root_path, credentials },
+        database:
+          database === undefined
+            ? null
+            : {
+                type: database.type,
+                version: database.version,
+                username: database.username,
+                password: database.password,
+                database_name: database.databaseName,
+                host: database.host,
+                port: database.port,
+                shared: database.shared,
+              },
+        // Only a service with a public port is reachable from outside (issue 8): the others get no route.
+        routing: {
+          hostnames: publiclyReachable
+            ? [deps.hostnameOf(service.name, environment.name), ...(await deps.verifiedDomainsOf(serviceId))]
+            : [],
+        },
+      };
+    },
+  };
+}
