@@ -393,7 +393,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       serviceRemoved: (serviceId) => serviceDeployments.serviceRemoved(serviceId),
     },
     localDatabases: {
-      clusterRunsLocally: (clusterId) => clusters.isLocalCluster(clusterId),
+      // LOCAL clusters, and clusters whose agent runs the local driver (`slipway agent --driver local`).
+      clusterRunsLocally: async (clusterId) => (await clusters.isLocalCluster(clusterId)) || (await agents.agentStatus(clusterId)).driver === 'local',
       sharedPostgres: sharedPostgresAddress(deps.config.localPostgresUrl),
     },
   });
@@ -567,6 +568,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
               // A teardown has no deployment record: its job stands for it.
               deploymentId: job.id,
               action: 'delete',
+              requestedAt: payload.requestedAt,
               payload: { service_id: payload.serviceId, service_type: payload.kind, environment_id: payload.environmentId, name: payload.name },
             };
           },
@@ -582,7 +584,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
             const payload = job.payload as unknown as EnvironmentActionPayload;
             const environment = await environments.findEnvironmentSummary(payload.environmentId);
             if (environment === undefined) return undefined;
-            // The environment's action becomes its services' own deployments, once: before its task exists.
+            // The environment's action becomes its services' own deployments, once: before its task exists. Its task
+            // is offered by its dispatch time, after theirs.
             if (!(await agents.taskDispatched(payload.deploymentId))) {
               const outcomes = await serviceDeployments.requestEnvironmentServicesAction(
                 environment.id,
@@ -623,6 +626,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
               subjectId: payload.serviceId,
               deploymentId: payload.deploymentId,
               action: payload.action,
+              requestedAt: payload.requestedAt,
               payload: {
                 service_id: payload.serviceId,
                 service_type: payload.kind,

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { readJson } from '../src/db/db.json.ts';
-import { createClustersService } from '../src/modules/clusters/clusters.service.ts';
 import { SERVICE_ACTION_JOB, type DeploymentSnapshot } from '../src/modules/services/services.deployments.service.ts';
 import { requestedState, SERVICE_STATES, SERVICE_TRANSITIONS, transitionOf } from '../src/modules/services/services.states.ts';
+import { enrolledCluster } from './support/agent-cluster.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
 
@@ -83,32 +83,8 @@ describe('service state machine', () => {
 
 describeEachDatabase('service deployments', (ctx) => {
   /** A self-managed cluster with its operator enrolled: the agent credential drives tasks over the agent protocol. */
-  async function clusterWithAgent(organizationId: string, owner: TestUser): Promise<{ clusterId: string; credential: string }> {
-    const clusters = createClustersService({
-      db: ctx().database.db,
-      clock: ctx().clock,
-      wakeWorkers: () => undefined,
-      deletePlatformConfiguration: async () => undefined,
-      publicUrl: 'http://127.0.0.1:8080',
-      deploymentGate: async () => ({ allowed: true, reason: '' }),
-      labelsGroups: { resolveLabelsGroups: async () => [] },
-    });
-    const { clusterId, enrollmentToken } = await ctx().database.db.transaction().execute((trx) =>
-      clusters.createSelfManagedClusterRecords(trx, {
-        organizationId,
-        name: uniqueName('byo'),
-        description: null,
-        region: 'eu-west-3',
-        credentialsId: '0190f0b2-6c5e-7000-8000-000000000001',
-        dnsProvider: 'PLATFORM',
-        buildProvider: 'PLATFORM',
-        production: false,
-        createdBy: { kind: 'user', userId: owner.id, email: owner.email, name: null },
-      }),
-    );
-    const enroll = await ctx().call(undefined, { method: 'POST', url: '/operator/v1/enroll', payload: { enrollment_token: enrollmentToken } });
-    expect(enroll.statusCode, enroll.body).toBe(200);
-    return { clusterId, credential: enroll.json<{ credential: string }>().credential };
+  function clusterWithAgent(organizationId: string, owner: TestUser): Promise<{ clusterId: string; credential: string }> {
+    return enrolledCluster(ctx(), organizationId, owner);
   }
 
   interface World {

@@ -21,6 +21,7 @@ import * as serviceDeployments from './migrations/0018_service_deployments.ts';
 import * as serviceDomains from './migrations/0019_service_domains.ts';
 import * as agentTasks from './migrations/0020_agent_tasks.ts';
 import * as serviceLocalPorts from './migrations/0021_service_local_ports.ts';
+import * as agentTaskOrder from './migrations/0022_agent_task_order.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -58,6 +59,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0019_service_domains', serviceDomains],
   ['0020_agent_tasks', agentTasks],
   ['0021_service_local_ports', serviceLocalPorts],
+  ['0022_agent_task_order', agentTaskOrder],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

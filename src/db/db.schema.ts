@@ -819,6 +819,8 @@ export interface AgentTasksTable {
   last_log_seq: number;
   /** How a DONE task ended: SUCCEEDED, FAILED or CANCELED. */
   outcome: string | null;
+  /** When the action it carries out was requested: tasks are offered in this order (0022_agent_task_order). */
+  requested_at: string | null;
   created_at: string;
   updated_at: string;
   finished_at: string | null;

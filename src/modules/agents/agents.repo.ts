@@ -17,8 +17,13 @@ export function findClusterAgentTask(db: Queryable, clusterId: string, taskId: s
   return db.selectFrom('agent_tasks').selectAll().where('cluster_id', '=', clusterId).where('id', '=', taskId).executeTakeFirst();
 }
 
+/** The key tasks are offered by: their request's time (ISO-8601 UTC text on both dialects), then their id. */
+function offerOrder(row: AgentTaskRow): string {
+  return new Date(row.requested_at ?? row.created_at).toISOString();
+}
+
 /**
- * Leases up to `max` tasks of a cluster, oldest first: those offered (PENDING) and those whose lease ran out (the
+ * Leases up to `max` tasks of a cluster, in the order of their requests: those offered (PENDING) and those whose lease ran out (the
  * agent holding them went silent). One statement, so two agents polling at once never lease the same task.
  */
 export async function leaseAgentTasks(
@@ -36,11 +41,11 @@ export async function leaseAgentTasks(
        select candidate.id from agent_tasks candidate
         where candidate.cluster_id = ${input.clusterId}
           and (candidate.status = 'PENDING' or (candidate.status = 'LEASED' and candidate.leased_until < ${time(input.now)}))
-        order by candidate.id
+        order by coalesce(candidate.requested_at, candidate.created_at), candidate.id
         limit ${input.max}
         ${lock})
     returning *`.execute(db);
-  return [...result.rows].sort((a, b) => (a.id < b.id ? -1 : 1));
+  return [...result.rows].sort((a, b) => offerOrder(a).localeCompare(offerOrder(b)) || (a.id < b.id ? -1 : 1));
 }
 
 /** Applies a change to a task still held under the given lease; false when the lease was lost or the task ended. */

@@ -78,6 +78,8 @@ export interface DispatchRequest {
   action: string;
   payload: Record<string, unknown>;
   jobId: string;
+  /** When the action was requested (tasks are offered in this order); the dispatch time when absent. */
+  requestedAt?: string | undefined;
 }
 
 export interface AgentsDeps {
@@ -224,6 +226,7 @@ export function createAgentsService(deps: AgentsDeps) {
         last_report_seq: 0,
         last_log_seq: 0,
         outcome: null,
+        requested_at: request.requestedAt ?? now,
         created_at: now,
         updated_at: now,
         finished_at: null,

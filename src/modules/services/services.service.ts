@@ -53,7 +53,7 @@ export interface ServiceEnvironment {
 /**
  * Where a local-driver agent runs databases (docs/local-engine.md, "Addresses"): on its own host, 127.0.0.1 on the
  * port chosen when the database was created; PostgreSQL databases on a shared server instead when one is configured
- * (SLIPWAY_LOCAL_POSTGRES_URL). Clusters of other kinds keep the placeholder address until their driver exists.
+ * (SLIPWAY_LOCAL_POSTGRES_URL). Other clusters keep the placeholder address until a driver of theirs gives one.
  */
 export interface LocalDatabaseAddressing {
   clusterRunsLocally(clusterId: string): Promise<boolean>;

@@ -1,0 +1,231 @@
+import type { AddressInfo } from 'node:net';
+import { expect, it } from 'vitest';
+import { createAgentClient, ControlPlaneRefusal, type AgentClient, type AgentTask } from '../src/agent/agent.client.ts';
+import { enrolledCluster } from './support/agent-cluster.ts';
+import { expectErrorBody } from './support/error-body.ts';
+import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+
+/**
+ * What the control plane gives and takes from an agent for services (issue 9), over the real agent protocol on a
+ * listening server: an environment's action fanned out into its services' deployments (databases first), the
+ * spec of a service task (git source with its token opened, database credentials and local port, routes only for
+ * a public port), the runtime output of a deployed workload, the teardown of a deleted service, and rebootServices
+ * restarting only the services it names.
+ */
+
+interface SpecAnswer {
+  spec: {
+    service: { id: string; kind: string; name: string };
+    variables: Array<{ key: string; value: string; secret: boolean }>;
+    environment: { id: string; name: string; mode: string };
+    git: { url: string; branch: string; commit_id: string | null; root_path: string; credentials: { provider: string; token: string } | null } | null;
+    database: { type: string; username: string; password: string; database_name: string; host: string; port: number; shared: boolean } | null;
+    routing: { hostnames: string[] };
+  };
+}
+
+const GIT_TOKEN_VALUE = 'ghp_AgentReadsThisToken0123456789';
+
+describeEachDatabase('services through the agent', (ctx) => {
+  let baseUrl = '';
+
+  async function listen(): Promise<string> {
+    if (baseUrl === '') {
+      await ctx().app.listen({ port: 0, host: '127.0.0.1' });
+      baseUrl = `http://127.0.0.1:${(ctx().app.server.address() as AddressInfo).port}`;
+    }
+    return baseUrl;
+  }
+
+  async function post(auth: string, url: string, payload?: Record<string, unknown>) {
+    return ctx().call(auth, { method: 'POST', url, ...(payload === undefined ? {} : { payload }) });
+  }
+
+  async function created(auth: string, url: string, payload: Record<string, unknown>, status = 201): Promise<string> {
+    const response = await post(auth, url, payload);
+    expect(response.statusCode, response.body).toBe(status);
+    return response.json<{ id: string }>().id;
+  }
+
+  interface World {
+    owner: TestUser;
+    environmentId: string;
+    environmentName: string;
+    webId: string;
+    workerId: string;
+    databaseId: string;
+    client: AgentClient;
+  }
+
+  /** An environment on an enrolled cluster with a public web application (git token), a private worker and a database. */
+  async function world(): Promise<World> {
+    const url = await listen();
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
+    const { clusterId, credential } = await enrolledCluster(ctx(), organizationId, owner);
+    const projectId = await created(owner.auth, `/organization/${organizationId}/project`, { name: uniqueName('project') }, 200);
+    const environmentName = uniqueName('env');
+    const environmentId = await created(owner.auth, `/project/${projectId}/environment`, { name: environmentName, cluster: clusterId, mode: 'STAGING' });
+    const gitTokenId = await created(owner.auth, `/organization/${organizationId}/gitToken`, { name: uniqueName('token'), type: 'GITHUB', token: GIT_TOKEN_VALUE });
+    const webId = await created(owner.auth, `/environment/${environmentId}/application`, {
+      name: 'web',
+      git_repository: { url: 'https://github.com/acme/web', provider: 'GITHUB', branch: 'release', git_token_id: gitTokenId },
+      ports: [{ internal_port: 8080, publicly_accessible: true }],
+      healthchecks: {},
+    });
+    const workerId = await created(owner.auth, `/environment/${environmentId}/application`, {
+      name: 'worker',
+      git_repository: { url: 'https://github.com/acme/worker', provider: 'GITHUB' },
+      healthchecks: {},
+    });
+    const databaseId = await created(owner.auth, `/environment/${environmentId}/database`, { name: 'orders', type: 'POSTGRESQL', version: '16', mode: 'CONTAINER' });
+    return { owner, environmentId, environmentName, webId, workerId, databaseId, client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }) };
+  }
+
+  /** Leases tasks until `count` arrived (in lease order). */
+  async function leaseTasks(w: World, count: number): Promise<AgentTask[]> {
+    const tasks: AgentTask[] = [];
+    for (let round = 0; round < 60 && tasks.length < count; round++) tasks.push(...(await w.client.leaseTasks(1)).tasks);
+    expect(tasks.length).toBe(count);
+    return tasks;
+  }
+
+  async function settle(w: World, task: AgentTask, events: Array<'take' | 'built' | 'succeed' | 'fail'>): Promise<void> {
+    let seq = task.last_report_seq;
+    for (const event of events) {
+      seq += 1;
+      await w.client.reportProgress(task.id, { lease_id: task.lease_id, seq, event });
+    }
+  }
+
+  async function state(w: World, noun: 'application' | 'database', id: string): Promise<string> {
+    return (await ctx().call(w.owner.auth, { method: 'GET', url: `/${noun}/${id}/status` })).json<{ state: string }>().state;
+  }
+
+  /** Deploys the environment and has the agent carry out every task it fans out into; answers the tasks. */
+  async function deployEnvironment(w: World): Promise<AgentTask[]> {
+    expect((await post(w.owner.auth, `/environment/${w.environmentId}/deploy`)).statusCode).toBe(202);
+    const tasks = await leaseTasks(w, 4);
+    for (const task of tasks) await settle(w, task, ['take', 'built', 'succeed']);
+    return tasks;
+  }
+
+  it("fans an environment's deploy out into its services' deployments, databases first, and each gets its spec", async () => {
+    const w = await world();
+    // The agent says it runs the local driver: the database's built-ins then name its address on the agent's host.
+    await w.client.heartbeat({ agent_version: 'test', driver: 'local', started_at: new Date().toISOString() });
+    const tasks = await deployEnvironment(w);
+    const serviceTasks = tasks.filter((task) => task.subject_type === 'SERVICE');
+    expect(serviceTasks.map((task) => task.subject_id)).toEqual([w.databaseId, w.webId, w.workerId]);
+    expect(serviceTasks.map((task) => task.action)).toEqual(['deploy', 'deploy', 'deploy']);
+    expect(tasks.filter((task) => task.subject_type === 'ENVIRONMENT').map((task) => task.subject_id)).toEqual([w.environmentId]);
+    for (const [noun, id] of [['application', w.webId], ['application', w.workerId], ['database', w.databaseId]] as const) expect(await state(w, noun, id)).toBe('DEPLOYED');
+
+    const [databaseTask, webTask, workerTask] = serviceTasks as [AgentTask, AgentTask, AgentTask];
+    // The spec is the lease holder's only: after the task settled its lease is gone.
+    await expect(w.client.getTaskSpec(webTask.id, webTask.lease_id)).rejects.toBeInstanceOf(ControlPlaneRefusal);
+
+    // A redeploy of the environment redeploys every deployed service; read the specs while their leases are live.
+    expect((await post(w.owner.auth, `/environment/${w.environmentId}/redeploy`)).statusCode).toBe(202);
+    const again = (await leaseTasks(w, 4)).filter((task) => task.subject_type === 'SERVICE');
+    expect(again.map((task) => [task.subject_id, task.action])).toEqual([
+      [w.databaseId, 'redeploy'],
+      [w.webId, 'redeploy'],
+      [w.workerId, 'redeploy'],
+    ]);
+    const specOf = async (task: AgentTask) => ((await w.client.getTaskSpec(task.id, task.lease_id)) as unknown as SpecAnswer).spec;
+    const [database, web, worker] = [await specOf(again[0] as AgentTask), await specOf(again[1] as AgentTask), await specOf(again[2] as AgentTask)];
+
+    expect(web.environment).toEqual({ id: w.environmentId, name: w.environmentName, mode: 'STAGING' });
+    expect(web.git).toEqual({ url: 'https://github.com/acme/web', branch: 'release', commit_id: null, root_path: '/', credentials: { provider: 'GITHUB', token: GIT_TOKEN_VALUE } });
+    expect(web.routing.hostnames).toEqual([`web-${w.environmentName}.localhost`]);
+    // Without a public port a service is not routed.
+    expect(worker.routing.hostnames).toEqual([]);
+    expect(worker.git?.credentials).toBeNull();
+    expect(database.git).toBeNull();
+    expect(database.database).toMatchObject({ type: 'POSTGRESQL', host: '127.0.0.1', database_name: 'orders', shared: false });
+    const port = database.database?.port ?? 0;
+    expect(port).toBeGreaterThan(1024);
+    expect(port).not.toBe(5432);
+    // The application's built-ins name the same address, with the same credentials, and say which values are secret.
+    const uri = web.variables.find((variable) => variable.key === 'PLATFORM_DATABASE_ORDERS_CONNECTION_URI');
+    expect(uri?.value).toBe(`postgresql://${database.database?.username}:${database.database?.password}@127.0.0.1:${port}/orders`);
+    expect(uri?.secret).toBe(true);
+    expect(web.variables.find((variable) => variable.key === 'PLATFORM_DATABASE_ORDERS_NAME')).toMatchObject({ value: 'orders', secret: false });
+    expect(databaseTask.payload).toMatchObject({ service_id: w.databaseId, service_type: 'DATABASE', environment_id: w.environmentId });
+    expect(workerTask.payload).toMatchObject({ service_type: 'APPLICATION' });
+  });
+
+  it('gives databases of clusters without a local-driver agent their placeholder address, and a local port kept for life', async () => {
+    const w = await world();
+    const resolved = await ctx().call(w.owner.auth, { method: 'GET', url: `/application/${w.webId}/resolvedVariables?reveal=true` });
+    expect(resolved.statusCode, resolved.body).toBe(200);
+    const host = resolved.json<{ results: Array<{ key: string; value: string }> }>().results.find((variable) => variable.key === 'PLATFORM_DATABASE_ORDERS_HOST');
+    expect(host?.value).toMatch(/^orders\..*\.slipway\.internal$/);
+    const row = await ctx().database.db.selectFrom('services').select(['local_port', 'kind']).where('id', '=', w.databaseId).executeTakeFirstOrThrow();
+    expect(row.local_port).toBeGreaterThan(0);
+    // Only databases get one.
+    expect((await ctx().database.db.selectFrom('services').select('local_port').where('id', '=', w.webId).executeTakeFirstOrThrow()).local_port).toBeNull();
+  });
+
+  it("keeps a deployed workload's output with its running deployment, for its own cluster's agent only", async () => {
+    const w = await world();
+    // Never deployed: nothing runs that could print.
+    await expect(w.client.appendWorkloadLogs(w.webId, [{ at: new Date().toISOString(), stream: 'stdout', line: 'early' }])).rejects.toMatchObject({ status: 404 });
+    await deployEnvironment(w);
+    await w.client.appendWorkloadLogs(w.webId, [
+      { at: new Date().toISOString(), stream: 'stdout', line: 'listening on 8080' },
+      { at: new Date().toISOString(), stream: 'stderr', line: 'GET / 200' },
+    ]);
+    const logs = await ctx().call(w.owner.auth, { method: 'GET', url: `/application/${w.webId}/log` });
+    const lines = logs.json<{ results: Array<{ message: string; stream: string }> }>().results;
+    expect(lines.slice(-2).map((line) => [line.stream, line.message])).toEqual([
+      ['stdout', 'listening on 8080'],
+      ['stderr', 'GET / 200'],
+    ]);
+    // Another cluster's agent cannot write into this service's logs.
+    const other = await world();
+    await expect(other.client.appendWorkloadLogs(w.webId, [{ at: new Date().toISOString(), stream: 'stdout', line: 'forged' }])).rejects.toMatchObject({ status: 404 });
+    const refused = await post(`Bearer ${'slwo_not-a-credential'}`, `/operator/v1/workloads/${w.webId}/logs`, { lines: [{ at: new Date().toISOString(), stream: 'stdout', line: 'x' }] });
+    expect(refused.statusCode).toBe(401);
+    expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, `/operator/v1/workloads/not-a-uuid/logs`, { lines: [] }), 400);
+  });
+
+  it('hands the teardown of a deleted service to the agent, which settles it', async () => {
+    const w = await world();
+    await deployEnvironment(w);
+    const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/application/${w.workerId}` });
+    expect(removed.statusCode, removed.body).toBe(204);
+    const [teardown] = await leaseTasks(w, 1);
+    expect(teardown).toMatchObject({ subject_type: 'SERVICE_TEARDOWN', subject_id: w.workerId, action: 'delete', accepts_logs: false });
+    expect(teardown?.payload).toEqual({ service_id: w.workerId, service_type: 'APPLICATION', environment_id: w.environmentId, name: 'worker' });
+    await expect(w.client.getTaskSpec(teardown?.id ?? '', teardown?.lease_id ?? '')).rejects.toMatchObject({ status: 404 });
+    await settle(w, teardown as AgentTask, ['take', 'succeed']);
+    const row = await ctx().database.db.selectFrom('agent_tasks').select(['status', 'outcome']).where('id', '=', teardown?.id ?? '').executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'DONE', outcome: 'SUCCEEDED' });
+  });
+
+  it('restarts only the services rebootServices names, and stops only deployed ones', async () => {
+    const w = await world();
+    await deployEnvironment(w);
+    const reboot = await post(w.owner.auth, `/environment/${w.environmentId}/service/restart-service`, { application_ids: [w.webId] });
+    expect(reboot.statusCode, reboot.body).toBe(202);
+    const restart = await leaseTasks(w, 2);
+    expect(restart.map((task) => [task.subject_type, task.subject_id, task.action])).toEqual([
+      ['SERVICE', w.webId, 'restart'],
+      ['ENVIRONMENT', w.environmentId, 'restart'],
+    ]);
+    for (const task of restart) await settle(w, task, ['take', 'succeed']);
+
+    // A database added after the deploy was never deployed: the environment's stop leaves it alone.
+    const cacheId = await created(w.owner.auth, `/environment/${w.environmentId}/database`, { name: 'cache', type: 'REDIS', version: '7', mode: 'CONTAINER' });
+    expect((await post(w.owner.auth, `/environment/${w.environmentId}/stop`)).statusCode).toBe(202);
+    const stops = await leaseTasks(w, 4);
+    expect(stops.map((task) => [task.subject_id, task.action])).toEqual([
+      [w.databaseId, 'stop'],
+      [w.webId, 'stop'],
+      [w.workerId, 'stop'],
+      [w.environmentId, 'stop'],
+    ]);
+    expect(stops.some((task) => task.subject_id === cacheId)).toBe(false);
+  });
+});
