@@ -698,6 +698,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   await app.ready();
   if (runWorker) worker.start();
   if (deps.config.localAgent === true) {
+    // This process is the LOCAL clusters' only agent (docs/agent-protocol.md): what it held before a crash resumes now.
+    await agents.releaseLeases(await clusters.listLocalClusterIds());
     localAgent = await startLocalAgent({
       client: createInProcessAgentClient({ agents, clusterIds: () => clusters.listLocalClusterIds() }),
       stateDir: path.join(deps.config.dataDir ?? tmpdir(), 'agent'),

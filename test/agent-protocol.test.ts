@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { createAgentClient, enrollAgent, type AgentTask } from '../src/agent/agent.client.ts';
 import { startAgent, type AgentDriver, type RunningAgent } from '../src/agent/agent.runtime.ts';
+import { expireAgentTaskLeases } from '../src/modules/agents/agents.repo.ts';
 import { createClustersService } from '../src/modules/clusters/clusters.service.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
@@ -232,9 +233,37 @@ describeEachDatabase(
       const stale = await client.reportProgress(first.id, { lease_id: first.lease_id, seq: 2, event: 'built' }).catch((error: Error) => error);
       expect((stale as Error).message).toContain('no longer leased');
       if (again === undefined) throw new Error('unreachable');
-      await client.reportProgress(again.id, { lease_id: again.lease_id, seq: 2, event: 'built' });
-      await client.reportProgress(again.id, { lease_id: again.lease_id, seq: 3, event: 'succeed' });
+      // The new holder starts over: the take its predecessor reported is acknowledged, not refused.
+      const retaken = await client.reportProgress(again.id, { lease_id: again.lease_id, seq: 2, event: 'take' });
+      expect(retaken).toMatchObject({ applied: true, subject_status: 'BUILDING' });
+      await client.reportProgress(again.id, { lease_id: again.lease_id, seq: 3, event: 'built' });
+      await client.reportProgress(again.id, { lease_id: again.lease_id, seq: 4, event: 'succeed' });
       expect((await environmentStatus(owner.auth, environmentId)).state).toBe('DEPLOYED');
+    });
+
+    it('refuses a repeated take on a first lease, where nothing explains it', async () => {
+      const { owner, environmentId, client } = await world();
+      await deploy(owner.auth, environmentId);
+      await dispatched(environmentId);
+      const [task] = (await client.leaseTasks(0)).tasks;
+      if (task === undefined) throw new Error('no task leased');
+      await client.reportProgress(task.id, { lease_id: task.lease_id, seq: 1, event: 'take' });
+      const repeated = await client.reportProgress(task.id, { lease_id: task.lease_id, seq: 2, event: 'take' }).catch((error: Error) => error);
+      expect(repeated).toMatchObject({ status: 409 });
+    });
+
+    it('offers the tasks of a restarted sole agent again at once (what the in-process agent does at start)', async () => {
+      const { owner, environmentId, clusterId, client } = await world();
+      await deploy(owner.auth, environmentId);
+      await dispatched(environmentId);
+      const [held] = (await client.leaseTasks(0)).tasks;
+      expect(held).toBeDefined();
+      expect((await client.leaseTasks(0)).tasks).toHaveLength(0);
+      await expireAgentTaskLeases(ctx().database.db, [clusterId], ctx().clock.now().toISOString());
+      ctx().clock.advance(1);
+      const [again] = (await client.leaseTasks(0)).tasks;
+      expect(again).toMatchObject({ id: held?.id, attempt: 2 });
+      expect((await environmentStatus(owner.auth, environmentId)).state).toBe('QUEUED');
     });
 
     it('withdraws the task of a deploy canceled while queued, so no agent ever receives it', async () => {

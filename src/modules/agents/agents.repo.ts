@@ -60,6 +60,11 @@ export async function updateLeasedAgentTask(db: Queryable, taskId: string, lease
   return result.numUpdatedRows > 0n;
 }
 
+/** Makes the leased tasks of these clusters offered again (their lease runs out now). */
+export async function expireAgentTaskLeases(db: Queryable, clusterIds: readonly string[], now: string): Promise<void> {
+  await db.updateTable('agent_tasks').set({ leased_until: now, updated_at: now }).where('cluster_id', 'in', clusterIds).where('status', '=', 'LEASED').execute();
+}
+
 /** Ends a task that has not ended, whoever holds it. */
 export async function closeAgentTask(db: Queryable, taskId: string, changes: Partial<AgentTaskRow>): Promise<void> {
   await db.updateTable('agent_tasks').set(changes).where('id', '=', taskId).where('status', '!=', 'DONE').execute();

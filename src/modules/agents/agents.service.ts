@@ -5,7 +5,7 @@ import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { expediteJob, findJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import {
   countOpenAgentTasks,
@@ -15,6 +15,7 @@ import {
   insertAgentTask,
   leaseAgentTasks,
   closeAgentTask,
+  expireAgentTaskLeases,
   updateLeasedAgentTask,
   upsertAgentPresence,
   type AgentTaskRow,
@@ -195,6 +196,23 @@ export function createAgentsService(deps: AgentsDeps) {
     return live;
   }
 
+  /**
+   * Applies a phase to the subject. A task offered again after its holder went silent (attempt 2 and later) starts
+   * over, so its new holder repeats the phases the first one already reported (`take` of a deploy now BUILDING,
+   * `built` of one now DEPLOYING): those are acknowledged as they stand rather than refused, or the task could never
+   * be carried out again. Settling phases and first attempts get the transition table's answer as it is.
+   */
+  async function recordOrRepeat(row: AgentTaskRow, subject: AgentSubject, report: { event: AgentProgressEvent; message?: string | undefined }) {
+    try {
+      return await subject.recordProgress(row.subject_id, row.deployment_id, report.event, report.message);
+    } catch (error) {
+      const repeatable = row.leases > 1 && (report.event === 'take' || report.event === 'built');
+      const status = repeatable && error instanceof AppError && error.kind === 'conflict' ? await subject.statusOf(row.subject_id) : undefined;
+      if (status === undefined) throw error;
+      return { status };
+    }
+  }
+
   /** What a heartbeat is answered: the server's time and the protocol's timings. */
   function heartbeatAnswer() {
     return { server_time: clock.now().toISOString(), heartbeat_interval_seconds: heartbeatIntervalMs / 1000, lease_seconds: leaseMs / 1000 };
@@ -241,6 +259,16 @@ export function createAgentsService(deps: AgentsDeps) {
       }
       notify(request.clusterId);
       return row;
+    },
+
+    /**
+     * Offers again, at once, the tasks of these clusters that an agent holds: for an agent that knows it is the only
+     * one of its clusters and was restarted (the in-process agent of the LOCAL clusters), so work its previous run
+     * held resumes without waiting for the lease to run out.
+     */
+    async releaseLeases(clusterIds: readonly string[]): Promise<void> {
+      if (clusterIds.length === 0) return;
+      await expireAgentTaskLeases(db, clusterIds, clock.now().toISOString());
     },
 
     /** Whether the deployment's task was put into its cluster's mailbox already (by an earlier run of its job). */
@@ -307,7 +335,7 @@ export function createAgentsService(deps: AgentsDeps) {
           { field: '/seq', message: `must be ${row.last_report_seq + 1}` },
         ]);
       }
-      const moved = await subject.recordProgress(row.subject_id, row.deployment_id, report.event, report.message);
+      const moved = await recordOrRepeat(row, subject, report);
       const outcome = SETTLING[report.event];
       const now = clock.now().toISOString();
       const settled = outcome === undefined ? {} : { status: 'DONE', outcome, finished_at: now, lease_id: null, leased_until: null };
