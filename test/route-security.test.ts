@@ -8,6 +8,9 @@ import type { RegisteredRoute } from '../src/http/server.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
 import { isDocumentationRoute, isOperatorRoute, isPublicRoute } from './support/public-routes.ts';
 
+/** A sweep sends a request (with its audit write and snapshot reads) for every route of the API, several hundred. */
+const SWEEP_TIMEOUT_MS = 120_000;
+
 /**
  * The route-security table. It walks every route the server has registered (the server's own onRoute listing, so
  * routes of future modules are covered without editing this file) and proves, for each one:
@@ -545,7 +548,7 @@ describeEachDatabase('route security', (ctx) => {
     );
   });
 
-  it('refuses every kind of invalid credential on every non-public route with 401 and the error body', async () => {
+  it('refuses every kind of invalid credential on every non-public route with 401 and the error body', { timeout: SWEEP_TIMEOUT_MS }, async () => {
     const forgedJwt = await ctx().issuer.signToken({ sub: 'sub-forger', email: 'forger@example.com', email_verified: true }, { foreignKey: true });
     const expiredJwt = await ctx().issuer.signToken({ sub: 'sub-expired', email: 'expired@example.com', email_verified: true }, { expiresIn: -600 });
     const wrongAudienceJwt = await ctx().issuer.signToken({ sub: 'sub-other-audience' }, { audience: 'some-other-service' });
@@ -619,5 +622,5 @@ describeEachDatabase('route security', (ctx) => {
     }
     expect(problems).toEqual([]);
     expect(await victimSnapshot(ctx(), seeds())).toEqual(before);
-  });
+  }, SWEEP_TIMEOUT_MS);
 });

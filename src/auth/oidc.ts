@@ -29,8 +29,22 @@ function stringClaim(payload: JWTPayload, name: string): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
+/**
+ * Whether a fetch failed on a pooled keep-alive connection the server had just closed (it reset it, or the socket
+ * ended as the request went out): the request never reached the server, and a GET on a new connection is safe.
+ */
+function staleConnection(error: unknown): boolean {
+  const code = ((error as { cause?: { code?: unknown } }).cause?.code ?? '') as string;
+  return error instanceof TypeError && ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'].includes(code);
+}
+
 async function fetchJson(url: string | URL, timeoutMs: number): Promise<unknown> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+  const signal = AbortSignal.timeout(timeoutMs);
+  const get = () => fetch(url, { signal, headers: { accept: 'application/json' } });
+  const response = await get().catch((error: unknown) => {
+    if (staleConnection(error)) return get();
+    throw error;
+  });
   if (!response.ok) throw new Error(`${String(url)} answered ${response.status}`);
   return response.json();
 }

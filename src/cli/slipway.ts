@@ -69,6 +69,26 @@ program
     }
   });
 
+program
+  .command('git')
+  .description('git helpers for local work')
+  .command('serve <directory>')
+  .description('serve the bare repositories under <directory> (<name>.git) over HTTP, to deploy local work to a local Slipway')
+  .option('--port <port>', 'port to listen on (0: any free port)', '9418')
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .action(async (directory: string, options: { port: string; host: string }) => {
+    const port = Number(options.port);
+    if (!/^\d+$/.test(options.port) || port > 65535) {
+      process.stderr.write(`slipway: --port must be an integer from 0 to 65535, got "${options.port}"\n`);
+      process.exitCode = 1;
+      return;
+    }
+    const { resolve } = await import('node:path');
+    const { startGitHttpServer } = await import('../git/git-http-server.ts');
+    const { address } = await startGitHttpServer(resolve(directory), port, options.host);
+    process.stdout.write(`serving the repositories under ${resolve(directory)} at http://${address.address}:${address.port}/<name>.git\n`);
+  });
+
 const admin = program.command('admin').description('installation administration (works on the database directly)');
 
 admin

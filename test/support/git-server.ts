@@ -1,24 +1,22 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gitServerEnvironment, serveWithHttpBackend } from '../../src/git/git-http-server.ts';
 
 /**
- * A real git server for tests: bare repositories served over smart HTTP by `git http-backend` (as a CGI program)
- * behind a small Node HTTP server that asks for HTTP basic authentication on private repositories. Repositories are
+ * A real git server for tests: bare repositories served over smart HTTP by `git http-backend` (src/git/
+ * git-http-server.ts, what `slipway git serve` runs) behind a check of HTTP basic authentication on private
+ * repositories. Repositories are
  * made with real git commands (argv arrays only).
  */
 
 /** Git with no user or system configuration, so the machine's settings never change a fixture. */
 function gitEnvironment(home: string): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    LC_ALL: 'C',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
+    ...gitServerEnvironment(home),
     GIT_AUTHOR_NAME: 'Fixture',
     GIT_AUTHOR_EMAIL: 'fixture@example.com',
     GIT_COMMITTER_NAME: 'Fixture',
@@ -97,55 +95,6 @@ function credentialsOf(request: IncomingMessage): { user: string; password: stri
   const colon = decoded.indexOf(':');
   if (colon < 0) return undefined;
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
-}
-
-/** Runs git http-backend for one request and relays its CGI answer (Status header, other headers, body). */
-function serveWithHttpBackend(root: string, request: IncomingMessage, response: ServerResponse, remoteUser: string | undefined): void {
-  const url = new URL(request.url ?? '/', 'http://localhost');
-  const env: NodeJS.ProcessEnv = {
-    ...gitEnvironment(root),
-    GIT_PROJECT_ROOT: root,
-    GIT_HTTP_EXPORT_ALL: '1',
-    PATH_INFO: decodeURIComponent(url.pathname),
-    QUERY_STRING: url.search.replace(/^\?/, ''),
-    REQUEST_METHOD: request.method ?? 'GET',
-    CONTENT_TYPE: request.headers['content-type'] ?? '',
-    REMOTE_ADDR: request.socket.remoteAddress ?? '127.0.0.1',
-    // Partial clones need the server to honour --filter.
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'uploadpack.allowFilter',
-    GIT_CONFIG_VALUE_0: 'true',
-  };
-  if (remoteUser !== undefined) env.REMOTE_USER = remoteUser;
-  const encoding = request.headers['content-encoding'];
-  if (typeof encoding === 'string') env.HTTP_CONTENT_ENCODING = encoding;
-  const protocol = request.headers['git-protocol'];
-  if (typeof protocol === 'string') env.GIT_PROTOCOL = protocol;
-
-  const backend = spawn('git', ['http-backend'], { env });
-  const chunks: Buffer[] = [];
-  backend.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-  backend.on('close', () => {
-    const output = Buffer.concat(chunks);
-    const separator = output.indexOf('\r\n\r\n') >= 0 ? '\r\n\r\n' : '\n\n';
-    const headerEnd = output.indexOf(separator);
-    if (headerEnd < 0) {
-      response.writeHead(500).end();
-      return;
-    }
-    let status = 200;
-    const headers: Record<string, string> = {};
-    for (const line of output.subarray(0, headerEnd).toString('latin1').split(/\r?\n/)) {
-      const colon = line.indexOf(':');
-      if (colon < 0) continue;
-      const name = line.slice(0, colon).trim();
-      const value = line.slice(colon + 1).trim();
-      if (name.toLowerCase() === 'status') status = Number(value.split(' ')[0]);
-      else headers[name] = value;
-    }
-    response.writeHead(status, headers).end(output.subarray(headerEnd + separator.length));
-  });
-  request.pipe(backend.stdin);
 }
 
 export async function startGitServer(options: GitServerOptions): Promise<TestGitServer> {
