@@ -1,6 +1,6 @@
 /**
  * The git access port: everything in Slipway that reads a repository (listing directories for a Terraform root path,
- * later cloning for builds) goes through it, so credentials handling, address checks and limits live in one place.
+ * checking out a commit for a build) goes through it, so credentials handling, address checks and limits live in one place.
  * The implementation speaks the git protocol (system-git.ts), never a provider's REST API, so any git host works.
  */
 export const GIT_PROVIDERS = ['BITBUCKET', 'GITHUB', 'GITLAB'] as const;
@@ -23,6 +23,21 @@ export interface DirectoryListingRequest {
   credentials?: GitCredentials | undefined;
 }
 
+export interface CheckoutRequest {
+  /** The repository's HTTPS clone URL. */
+  url: string;
+  /** Absent: the repository's default branch (its HEAD). Ignored for the fetch when `commitId` is given. */
+  branch?: string | undefined;
+  /** A full commit id (40 hex digits) to check out; absent: the head of `branch`. */
+  commitId?: string | undefined;
+  /** Absent for a public repository. */
+  credentials?: GitCredentials | undefined;
+  /** Where the working tree goes: a directory that does not exist yet or is empty. */
+  destination: string;
+  /** Aborting ends git at once (a canceled deployment); the checkout then rejects. */
+  signal?: AbortSignal | undefined;
+}
+
 export interface GitAccess {
   /**
    * The names of the immediate subdirectories at `rootPath` on `branch`, sorted. Every failure the caller can fix
@@ -30,6 +45,12 @@ export interface GitAccess {
    * bad-request AppError whose message says which.
    */
   listDirectories(request: DirectoryListingRequest): Promise<string[]>;
+  /**
+   * Fetches one commit (`commitId`, else the head of `branch`) without history into `destination` and checks it
+   * out; answers the id of the commit checked out. Failures the user can fix are bad-request AppErrors as for
+   * listDirectories; the credentials never reach the destination's git configuration.
+   */
+  checkout(request: CheckoutRequest): Promise<string>;
 }
 
 /** The HTTPS user name each provider expects in front of a token (the password). */

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { badRequest } from '../lib/errors.ts';
-import { TOKEN_USER_NAME, type DirectoryListingRequest, type GitAccess, type GitCredentials } from './git-access.ts';
+import { TOKEN_USER_NAME, type CheckoutRequest, type DirectoryListingRequest, type GitAccess, type GitCredentials } from './git-access.ts';
 import { resolveGitHost } from './git-addresses.ts';
 
 export interface SystemGitOptions {
@@ -13,6 +13,8 @@ export interface SystemGitOptions {
   allowedHosts?: readonly string[];
   /** Upper bound of one git command; a host that does not answer is reported unreachable after it. */
   timeoutMs?: number;
+  /** Upper bound of the fetch of a checkout (a whole commit's files, not a listing); default 10 minutes. */
+  checkoutTimeoutMs?: number;
   /** Upper bound of what one git command may print (the tree listing); more is refused rather than buffered. */
   maxOutputBytes?: number;
   /** Upper bound of the number of entries of a listed directory. */
@@ -22,6 +24,8 @@ export interface SystemGitOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_CHECKOUT_TIMEOUT_MS = 10 * 60_000;
+const COMMIT_ID_PATTERN = /^[0-9a-f]{40}$/;
 const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_ENTRIES = 10_000;
 
@@ -32,6 +36,7 @@ interface GitResult {
   code: number | null;
   killed: boolean;
   outputTooLarge: boolean;
+  aborted: boolean;
 }
 
 interface RepositoryTarget {
@@ -124,6 +129,7 @@ function basicAuthorization(credentials: GitCredentials): string {
 /** The system `git` behind the git access port: argv arrays only, credentials in the environment, never in argv. */
 export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const checkoutTimeoutMs = options.checkoutTimeoutMs ?? DEFAULT_CHECKOUT_TIMEOUT_MS;
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const gitBinary = options.gitBinary ?? 'git';
@@ -156,15 +162,24 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
     return env;
   }
 
-  function runGit(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<GitResult> {
+  function runGit(args: string[], cwd: string, env: NodeJS.ProcessEnv, limits: { timeoutMs?: number; signal?: AbortSignal | undefined } = {}): Promise<GitResult> {
     return new Promise((resolve, reject) => {
       execFile(
         gitBinary,
         args,
-        { cwd, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: maxOutputBytes, encoding: 'utf8', windowsHide: true },
+        {
+          cwd,
+          env,
+          timeout: limits.timeoutMs ?? timeoutMs,
+          killSignal: 'SIGKILL',
+          maxBuffer: maxOutputBytes,
+          encoding: 'utf8',
+          windowsHide: true,
+          ...(limits.signal === undefined ? {} : { signal: limits.signal }),
+        },
         (error, stdout, stderr) => {
           if (error === null) {
-            resolve({ stdout, stderr, code: 0, killed: false, outputTooLarge: false });
+            resolve({ stdout, stderr, code: 0, killed: false, outputTooLarge: false, aborted: false });
             return;
           }
           const failure = error as NodeJS.ErrnoException & { code?: unknown; killed?: boolean };
@@ -178,6 +193,7 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
             code: typeof failure.code === 'number' ? failure.code : null,
             killed: failure.killed === true,
             outputTooLarge: failure.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER',
+            aborted: limits.signal?.aborted === true,
           });
         },
       );
@@ -185,10 +201,10 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
   }
 
   /** Turns a failed fetch into the 400 the user can act on; git's own text is not echoed (it may name internals). */
-  function fetchFailure(result: GitResult, target: RepositoryTarget, branch: string | undefined, credentials: GitCredentials | undefined): Error {
+  function fetchFailure(result: GitResult, target: RepositoryTarget, branch: string | undefined, credentials: GitCredentials | undefined, limitMs = timeoutMs): Error {
     const text = result.stderr;
     if (result.killed && !result.outputTooLarge) {
-      return badRequest(`git host ${target.host} did not answer within ${Math.round(timeoutMs / 1000)} s`, [{ field: '/url', message: 'host unreachable' }]);
+      return badRequest(`git host ${target.host} did not answer within ${Math.round(limitMs / 1000)} s`, [{ field: '/url', message: 'host unreachable' }]);
     }
     if (/couldn't find remote ref/i.test(text)) {
       return badRequest(`${describeBranch(branch)} does not exist in ${target.url}`, [{ field: '/branch', message: 'unknown branch' }]);
@@ -212,6 +228,69 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
     return badRequest(`git could not read ${target.url} (${describeBranch(branch)})`, [{ field: '/url', message: 'repository unreadable' }]);
   }
 
+  /** The configuration of a command that reaches the repository: pinned address, no redirects, the token if any. */
+  function remoteConfigOf(target: RepositoryTarget, credentials: GitCredentials | undefined): Array<[string, string]> {
+    const config: Array<[string, string]> = [
+      ['credential.helper', ''],
+      // A redirect could lead to an address that was never checked; the repository's own URL is expected.
+      ['http.followRedirects', 'false'],
+      // A host that stalls below 1 KB/s for 10 s is given up before the overall timeout.
+      ['http.lowSpeedLimit', '1024'],
+      ['http.lowSpeedTime', '10'],
+      ['protocol.version', '2'],
+    ];
+    if (target.pinnedResolve !== undefined) config.push(['http.curloptResolve', target.pinnedResolve]);
+    if (credentials !== undefined) config.push(['http.extraHeader', basicAuthorization(credentials)]);
+    return config;
+  }
+
+  async function checkBranch(branch: string | undefined, cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+    if (branch === undefined) return;
+    const refCheck = isBranchShaped(branch) ? await runGit(['check-ref-format', `refs/heads/${branch}`], cwd, env) : undefined;
+    if (refCheck === undefined || refCheck.code !== 0) {
+      throw badRequest(`branch ${JSON.stringify(branch)} is not a valid branch name`, [{ field: '/branch', message: 'invalid branch name' }]);
+    }
+  }
+
+  async function checkout(request: CheckoutRequest): Promise<string> {
+    const { branch, commitId, credentials, destination, signal } = request;
+    if (commitId !== undefined && !COMMIT_ID_PATTERN.test(commitId)) {
+      throw badRequest(`commit ${JSON.stringify(commitId)} is not a full commit id (40 hexadecimal digits)`, [{ field: '/git_commit_id', message: 'invalid commit id' }]);
+    }
+    const target = await targetOf(request.url, options.allowPrivateHosts, options.allowedHosts ?? []);
+    await mkdir(destination, { recursive: true });
+    if ((await readdir(destination)).length > 0) throw new Error(`the checkout destination ${destination} is not empty`);
+    // git's HOME (no configuration is read from it) lives beside the working tree, never inside it.
+    const home = await mkdtemp(path.join(tmpdir(), 'slipway-git-'));
+    try {
+      const localEnv = gitEnvironment(home, [], false);
+      await checkBranch(branch, home, localEnv);
+      const init = await runGit(['init', '--quiet', destination], home, localEnv);
+      if (init.code !== 0) throw new Error(`git init failed: ${init.stderr.trim()}`);
+      const wanted = commitId ?? (branch === undefined ? 'HEAD' : `refs/heads/${branch}`);
+      const fetch = await runGit(['fetch', '--quiet', '--no-tags', '--depth=1', '--', target.url, wanted], destination, gitEnvironment(home, remoteConfigOf(target, credentials), true), {
+        timeoutMs: checkoutTimeoutMs,
+        signal,
+      });
+      if (fetch.aborted) throw new Error(`the checkout of ${target.url} was canceled`);
+      if (fetch.code !== 0) {
+        if (commitId !== undefined && /not our ref|unadvertised object|no such remote ref|couldn't find remote ref|upload-pack: not our/i.test(fetch.stderr)) {
+          throw badRequest(`commit ${commitId} does not exist in ${target.url}`, [{ field: '/git_commit_id', message: 'unknown commit' }]);
+        }
+        throw fetchFailure(fetch, target, branch, credentials, checkoutTimeoutMs);
+      }
+      const switched = await runGit(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', 'FETCH_HEAD'], destination, localEnv, { timeoutMs: checkoutTimeoutMs, signal });
+      if (switched.aborted) throw new Error(`the checkout of ${target.url} was canceled`);
+      if (switched.code !== 0) throw new Error(`git checkout failed: ${switched.stderr.trim()}`);
+      const head = await runGit(['rev-parse', 'HEAD'], destination, localEnv);
+      const checkedOut = head.stdout.trim();
+      if (head.code !== 0 || !COMMIT_ID_PATTERN.test(checkedOut)) throw new Error(`git rev-parse failed: ${head.stderr.trim()}`);
+      return checkedOut;
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  }
+
   async function listDirectories(request: DirectoryListingRequest): Promise<string[]> {
     const { branch, credentials } = request;
     const repositoryPath = normaliseRepositoryPath(request.rootPath);
@@ -230,18 +309,7 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
       const init = await runGit(['init', '--bare', '--quiet', repository], workDir, localEnv);
       if (init.code !== 0) throw new Error(`git init failed: ${init.stderr.trim()}`);
 
-      const remoteConfig: Array<[string, string]> = [
-        ['credential.helper', ''],
-        // A redirect could lead to an address that was never checked; the repository's own URL is expected.
-        ['http.followRedirects', 'false'],
-        // A host that stalls below 1 KB/s for 10 s is given up before the overall timeout.
-        ['http.lowSpeedLimit', '1024'],
-        ['http.lowSpeedTime', '10'],
-        ['protocol.version', '2'],
-      ];
-      if (target.pinnedResolve !== undefined) remoteConfig.push(['http.curloptResolve', target.pinnedResolve]);
-      if (credentials !== undefined) remoteConfig.push(['http.extraHeader', basicAuthorization(credentials)]);
-      const remoteEnv = gitEnvironment(workDir, remoteConfig, true);
+      const remoteEnv = gitEnvironment(workDir, remoteConfigOf(target, credentials), true);
       const fetch = await runGit(
         ['fetch', '--quiet', '--no-tags', '--depth=1', '--filter=blob:none', '--', target.url, branch === undefined ? 'HEAD' : `refs/heads/${branch}`],
         repository,
@@ -285,5 +353,5 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
     }
   }
 
-  return { listDirectories };
+  return { listDirectories, checkout };
 }

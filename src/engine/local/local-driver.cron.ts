@@ -1,0 +1,64 @@
+import { createRequire } from 'node:module';
+import type { ProcessSpec } from './process-supervisor.ts';
+
+/**
+ * Cron jobs on the local cluster. The schedule is not kept by the agent but by a small supervised Node process per
+ * job (the cron runner, `cron-<serviceId>`) that fires the schedule with croner and runs the job's command for each
+ * firing. So the schedule, like any workload, outlives an agent restart (the runner is re-adopted, and lines printed
+ * meanwhile arrive late rather than never), and the job's variables, secrets included, live only in that process's
+ * environment, never on disk.
+ *
+ * Each run: `/bin/sh -c <command>` in the job's source directory with the runner's environment, its output on the
+ * runner's stdout/stderr (the supervisor's log files, then the workload logs); the runner says when a run starts and
+ * how it ended on lines starting with CRON_MARKER (the driver sends them as `system` lines). A firing while the
+ * previous run still runs is skipped (Kubernetes' concurrencyPolicy Forbid); a run longer than the job's
+ * max_duration_seconds is killed. Runs are in the runner's process group: stopping the runner ends them.
+ */
+export const CRON_MARKER = 'slipway-cron: ';
+
+/** CommonJS, run with `node -e`; its arguments: croner's path, pattern, timezone, command, max seconds. */
+const CRON_RUNNER_SCRIPT = `
+const { spawn } = require('node:child_process');
+const [cronerPath, pattern, timezone, command, maxSeconds] = process.argv.slice(1);
+const { Cron } = require(cronerPath);
+const say = (text) => process.stdout.write(${JSON.stringify(CRON_MARKER)} + text + '\\n');
+let count = 0;
+let current;
+new Cron(pattern, { timezone }, () => {
+  if (current !== undefined) { say('run skipped: run ' + current + ' is still running'); return; }
+  const run = ++count;
+  const started = Date.now();
+  current = run;
+  say('run ' + run + ' started');
+  const child = spawn('/bin/sh', ['-c', command], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const timer = setTimeout(() => { say('run ' + run + ' ran longer than ' + maxSeconds + ' s: killed'); child.kill('SIGKILL'); }, Number(maxSeconds) * 1000);
+  child.on('error', (error) => say('run ' + run + ' could not start: ' + error.message));
+  child.on('close', (code, signal) => {
+    clearTimeout(timer);
+    current = undefined;
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    say('run ' + run + (code === null ? ' was killed by ' + signal : ' exited with code ' + code) + ' after ' + seconds + ' s');
+  });
+});
+say('schedule "' + pattern + '" (' + timezone + ') armed');
+`;
+
+export interface CronRunnerSpec {
+  processName: string;
+  sourceDir: string;
+  pattern: string;
+  timezone: string;
+  command: string;
+  maxDurationSeconds: number;
+  env: Readonly<Record<string, string>>;
+}
+
+export function cronRunnerProcess(spec: CronRunnerSpec): ProcessSpec {
+  const cronerPath = createRequire(import.meta.url).resolve('croner');
+  return {
+    name: spec.processName,
+    command: [process.execPath, '-e', CRON_RUNNER_SCRIPT, '--', cronerPath, spec.pattern, spec.timezone, spec.command, String(spec.maxDurationSeconds)],
+    cwd: spec.sourceDir,
+    env: spec.env,
+  };
+}

@@ -1,0 +1,119 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LocalDatabaseEngine } from './database-servers.ts';
+import type { ReadinessCheck } from './probes.ts';
+
+/**
+ * The local driver's record of each service it runs: `<stateDir>/services/<serviceId>.json`, written after every
+ * action so that a new agent (recover) knows what to re-adopt and a delete task (which has no spec) knows what to tear
+ * down. It never holds a secret: no password, no token, and of the variables only the non-secret ones (for a later
+ * on_stop / on_delete run). The environment of a running process, secrets included, is read back from the process
+ * itself (/proc/<pid>/environ) when it is re-adopted.
+ */
+export interface ApplicationRecord {
+  /** The instance id of the running instance (the task id that started it). */
+  instanceId: string;
+  sourceDir: string;
+  startCommand: string;
+  hostnames: string[];
+  readiness: ReadinessCheck | undefined;
+  memoryLimitMb: number | undefined;
+}
+
+export interface DatabaseRecord {
+  engine: LocalDatabaseEngine;
+  /** LOCAL: a server of our own under `dataDir`; EXTERNAL: a role and a database on SLIPWAY_LOCAL_POSTGRES_URL. */
+  mode: 'LOCAL' | 'EXTERNAL';
+  processName: string;
+  dataDir: string;
+  username: string;
+  databaseName: string;
+  port: number | undefined;
+}
+
+export interface JobRecord {
+  sourceDir: string;
+  /** What an event without a command of its own runs (the build plan's start command). */
+  defaultCommand: string;
+  /** The process that fires the cron schedule (CRON jobs). */
+  cron: { processName: string; pattern: string; timezone: string; command: string } | undefined;
+  onStop: string | undefined;
+  onDelete: string | undefined;
+  maxDurationSeconds: number;
+  /** The non-secret variables, for on_stop / on_delete runs without a spec. */
+  environment: Record<string, string>;
+}
+
+export interface ServiceRecord {
+  serviceId: string;
+  kind: 'APPLICATION' | 'DATABASE' | 'JOB';
+  name: string;
+  /** Whether the service should be running (false after a stop: recover leaves it stopped). */
+  running: boolean;
+  application?: ApplicationRecord;
+  database?: DatabaseRecord;
+  job?: JobRecord;
+  updatedAt: string;
+}
+
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+export class ServiceRecords {
+  private readonly dir: string;
+
+  constructor(stateDir: string) {
+    this.dir = join(stateDir, 'services');
+    mkdirSync(this.dir, { recursive: true });
+  }
+
+  private file(serviceId: string): string {
+    if (!ID_PATTERN.test(serviceId)) throw new Error(`"${serviceId}" cannot name a service record`);
+    return join(this.dir, `${serviceId}.json`);
+  }
+
+  read(serviceId: string): ServiceRecord | undefined {
+    try {
+      return JSON.parse(readFileSync(this.file(serviceId), 'utf8')) as ServiceRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  write(record: Omit<ServiceRecord, 'updatedAt'>): void {
+    const path = this.file(record.serviceId);
+    writeFileSync(`${path}.tmp`, JSON.stringify({ ...record, updatedAt: new Date().toISOString() }, null, 2), { mode: 0o600 });
+    renameSync(`${path}.tmp`, path);
+  }
+
+  remove(serviceId: string): void {
+    rmSync(this.file(serviceId), { force: true });
+  }
+
+  list(): ServiceRecord[] {
+    return readdirSync(this.dir)
+      .filter((name) => name.endsWith('.json'))
+      .map((name) => this.read(name.slice(0, -'.json'.length)))
+      .filter((record): record is ServiceRecord => record !== undefined);
+  }
+}
+
+/**
+ * The environment a live process was started with, read from /proc (memory, not disk), less the names the engine
+ * or the shell set themselves; undefined when the process is gone or unreadable.
+ */
+export function processEnvironment(pid: number, engineNames: ReadonlySet<string>): Record<string, string> | undefined {
+  let raw: string;
+  try {
+    raw = readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const env: Record<string, string> = {};
+  for (const entry of raw.split('\0')) {
+    const equals = entry.indexOf('=');
+    if (equals <= 0) continue;
+    const key = entry.slice(0, equals);
+    if (!engineNames.has(key)) env[key] = entry.slice(equals + 1);
+  }
+  return env;
+}

@@ -1,0 +1,541 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentTask } from '../src/agent/agent.client.ts';
+import type { TaskSession } from '../src/agent/agent.runtime.ts';
+import { noLocalEngineMessage } from '../src/engine/local/database-engines.ts';
+import { findFreePort } from '../src/engine/local/free-port.ts';
+import { createLocalDriver, unsupportedKindMessage, type LocalDriver } from '../src/engine/local/local-driver.ts';
+import type { WorkloadLogLine } from '../src/engine/local/local-driver.logs.ts';
+import { tcpProbe } from '../src/engine/local/probes.ts';
+import { isProcessAlive, processGroupAlive } from '../src/engine/local/process-table.ts';
+import { LocalReverseProxy } from '../src/engine/local/reverse-proxy.ts';
+import { createSystemGitAccess } from '../src/git/system-git.ts';
+import { startGitServer, type TestGitServer } from './support/git-server.ts';
+
+/**
+ * The local driver with real parts: applications checked out from a real git server (private, with a token),
+ * built and run as real processes behind a real reverse proxy; a real PostgreSQL server; lifecycle and cron jobs
+ * running real commands. Tasks come through TaskSessionHarness, which stands where the agent runtime's session
+ * stands and records what the driver reports and logs.
+ */
+
+const TOKEN = 'driver-test-token';
+const SECRET = 'greeting-s3cr3t-value';
+const HOSTNAME = 'web-prod.apps.test';
+
+const SERVER = `
+const http = require('node:http');
+const version = require('node:fs').readFileSync('version.txt', 'utf8').trim();
+console.log('listening as version ' + version);
+http.createServer((req, res) => {
+  if (req.url === '/crash') process.exit(7);
+  if (req.url !== '/health') console.log('served ' + req.url);
+  res.end(JSON.stringify({ version, greeting: process.env.GREETING, plain: process.env.PLAIN, pid: process.pid }));
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+/** What the driver reports and logs for one task: the agent runtime's session, recorded. */
+class TaskSessionHarness implements TaskSession {
+  readonly reports: Array<{ event: string; message: string | undefined }> = [];
+  readonly lines: Array<{ stream: string; line: string }> = [];
+  cancel = false;
+
+  constructor(
+    readonly task: AgentTask,
+    private readonly specification: Record<string, unknown> | undefined,
+  ) {}
+
+  async report(event: 'take' | 'built' | 'succeed' | 'fail' | 'cancel_done', message?: string): Promise<{ subjectStatus: string | null }> {
+    this.reports.push({ event, message });
+    return { subjectStatus: this.cancel ? 'CANCELING' : null };
+  }
+
+  log(stream: 'stdout' | 'stderr' | 'system', line: string): void {
+    this.lines.push({ stream, line });
+  }
+
+  async cancelRequested(): Promise<boolean> {
+    return this.cancel;
+  }
+
+  async spec(): Promise<Record<string, unknown>> {
+    if (this.specification === undefined) throw new Error('404: a deleted service has no spec');
+    return this.specification;
+  }
+
+  events(): string[] {
+    return this.reports.map((report) => report.event);
+  }
+
+  text(): string {
+    return this.lines.map((entry) => entry.line).join('\n');
+  }
+}
+
+let root: string;
+let stateDir: string;
+let gitServer: TestGitServer;
+let proxy: LocalReverseProxy;
+let proxyPort: number;
+let driver: LocalDriver;
+const commits: Record<'one' | 'two' | 'slow', string> = { one: '', two: '', slow: '' };
+const workloadLines: Array<{ serviceId: string } & WorkloadLogLine> = [];
+const environmentId = randomUUID();
+
+function runGit(args: string[], cwd: string): Promise<string> {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, LC_ALL: 'C', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 't@example.com' };
+  return new Promise((resolve, reject) => {
+    execFile('git', args, { cwd, env }, (error, stdout, stderr) => (error === null ? resolve(stdout.trim()) : reject(new Error(`git ${args.join(' ')}: ${stderr}`))));
+  });
+}
+
+async function commit(work: string, files: Record<string, string>, message: string): Promise<string> {
+  for (const [file, content] of Object.entries(files)) await writeFile(path.join(work, file), content);
+  await runGit(['add', '--all'], work);
+  await runGit(['commit', '--quiet', '-m', message], work);
+  return runGit(['rev-parse', 'HEAD'], work);
+}
+
+/** `apps.git`: main has version one then two of the server; branch slow has a build that takes long. */
+async function createAppRepository(reposDir: string): Promise<void> {
+  const work = await mkdtemp(path.join(tmpdir(), 'slipway-driver-work-'));
+  try {
+    await runGit(['init', '--quiet', '--initial-branch=main', work], work);
+    const pkg = JSON.stringify({ name: 'sample', private: true, scripts: { start: 'node server.js' } });
+    commits.one = await commit(work, { 'package.json': pkg, 'server.js': SERVER, 'version.txt': 'one\n' }, 'one');
+    commits.two = await commit(work, { 'version.txt': 'two\n' }, 'two');
+    await runGit(['checkout', '--quiet', '-b', 'slow'], work);
+    commits.slow = await commit(work, { 'package.json': JSON.stringify({ name: 'sample', private: true, scripts: { build: 'sleep 60', start: 'node server.js' } }) }, 'slow');
+    await runGit(['clone', '--quiet', '--bare', work, path.join(reposDir, 'apps.git')], reposDir);
+    await runGit(['symbolic-ref', 'HEAD', 'refs/heads/main'], path.join(reposDir, 'apps.git'));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+function newDriver(): LocalDriver {
+  return createLocalDriver({
+    stateDir,
+    proxy,
+    git: createSystemGitAccess({ allowPrivateHosts: true }),
+    workloadLogs: async (serviceId, lines) => {
+      workloadLines.push(...lines.map((line) => ({ serviceId, ...line })));
+    },
+    cancelPollMs: 100,
+  });
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'slipway-driver-'));
+  // Database servers run as the engine's account when the tests run as root: it must pass through.
+  await chmod(root, 0o711);
+  stateDir = path.join(root, 'agent');
+  const reposDir = path.join(root, 'repos');
+  await mkdir(reposDir);
+  await createAppRepository(reposDir);
+  gitServer = await startGitServer({ root: reposDir, privateRepositories: { apps: TOKEN } });
+  proxy = new LocalReverseProxy({ drainTimeoutMs: 5_000 });
+  proxyPort = (await proxy.listen(0)).port;
+  driver = newDriver();
+});
+
+afterAll(async () => {
+  await driver.stopAll();
+  await proxy.close();
+  await gitServer.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+function task(serviceId: string, action: string, serviceType: string, subjectType: AgentTask['subject_type'] = 'SERVICE'): AgentTask {
+  return {
+    id: randomUUID(),
+    subject_type: subjectType,
+    subject_id: serviceId,
+    deployment_id: randomUUID(),
+    action,
+    payload: { service_id: serviceId, service_type: serviceType, environment_id: environmentId, action },
+    lease_id: randomUUID(),
+    lease_expires_at: new Date(Date.now() + 60_000).toISOString(),
+    attempt: 1,
+    last_report_seq: 0,
+    last_log_seq: 0,
+    accepts_logs: true,
+  };
+}
+
+async function perform(agentTask: AgentTask, spec: Record<string, unknown> | undefined, beforeStart?: (session: TaskSessionHarness) => void): Promise<TaskSessionHarness> {
+  const session = new TaskSessionHarness(agentTask, spec);
+  beforeStart?.(session);
+  await driver.perform(session);
+  return session;
+}
+
+function serviceSpec(serviceId: string, kind: string, name: string, settings: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    service: { id: serviceId, kind, name, organizationId: randomUUID(), environmentId, clusterId: randomUUID(), settings },
+    git_commit_id: null,
+    image_tag: null,
+    variables: [
+      { key: 'GREETING', value: SECRET, mount_path: null, scope: 'ENVIRONMENT', secret: true },
+      { key: 'PLAIN', value: 'plain-value', mount_path: null, scope: 'SERVICE', secret: false },
+    ],
+    environment: { id: environmentId, name: 'prod', mode: 'PRODUCTION' },
+    git: null,
+    database: null,
+    routing: { hostnames: [] },
+    ...extra,
+  };
+}
+
+function gitSource(commitId: string | null, branch = 'main'): Record<string, unknown> {
+  return { url: gitServer.urlOf('apps'), branch, commit_id: commitId, root_path: '/', credentials: { provider: 'GITHUB', token: TOKEN } };
+}
+
+const webId = randomUUID();
+function webSpec(commitId: string | null, branch = 'main'): Record<string, unknown> {
+  const settings = {
+    memory: 512,
+    entrypoint: null,
+    arguments: [],
+    healthchecks: { readiness_probe: { type: { kind: 'http', port: 8080, path: '/health', scheme: 'HTTP' }, initial_delay_seconds: 0, period_seconds: 10, timeout_seconds: 5, success_threshold: 1, failure_threshold: 3 }, liveness_probe: null },
+  };
+  return serviceSpec(webId, 'APPLICATION', 'web', settings, { git_commit_id: commitId, git: gitSource(commitId, branch), routing: { hostnames: [HOSTNAME] } });
+}
+
+/** GET through the proxy with a Host header (fetch cannot set one). */
+function get(hostname: string, pathname = '/'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: proxyPort, path: pathname, headers: { host: hostname }, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Waits (at most 20 s) until the hostname answers 200 (an instance being restarted answers 502 meanwhile). */
+async function answerOf(hostname: string): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const answer = await get(hostname);
+    if (answer.status === 200) return answer.body;
+    if (Date.now() > deadline) throw new Error(`${hostname} answered ${answer.status}: ${answer.body}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Waits (at most 20 s) until a workload line of the service matches, among the lines from index `since` on. */
+async function workloadLine(serviceId: string, pattern: RegExp, since = 0): Promise<WorkloadLogLine> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const found = workloadLines.slice(since).find((entry) => entry.serviceId === serviceId && pattern.test(entry.line));
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`no workload line of ${serviceId} matched ${pattern}; got:\n${workloadLines.filter((entry) => entry.serviceId === serviceId).map((entry) => entry.line).join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function pidFileOf(name: string): Promise<{ pid: number; port: number }> {
+  return JSON.parse(await readFile(path.join(stateDir, 'processes', `${name}.pid.json`), 'utf8')) as { pid: number; port: number };
+}
+
+async function currentInstance(serviceId: string): Promise<string> {
+  const record = JSON.parse(await readFile(path.join(stateDir, 'services', `${serviceId}.json`), 'utf8')) as { application: { instanceId: string } };
+  return `${serviceId}.${record.application.instanceId}`;
+}
+
+describe('local driver: applications', () => {
+  let firstPid = 0;
+
+  it('deploys an application from git: checkout, build log, start, served by hostname through the proxy', async () => {
+    const session = await perform(task(webId, 'deploy', 'APPLICATION'), webSpec(commits.one));
+    expect(session.reports).toEqual([
+      { event: 'take', message: undefined },
+      { event: 'built', message: undefined },
+      { event: 'succeed', message: undefined },
+    ]);
+    expect(session.text()).toContain(`checked out commit ${commits.one}`);
+    expect(session.text()).toContain('starting npm start');
+    // The instance's first line is the deployment's log or, read after it settled, the workload's: once either way.
+    const deploymentCopies = session.lines.filter((entry) => entry.line === 'listening as version one').length;
+    if (deploymentCopies === 0) await workloadLine(webId, /^listening as version one$/);
+    expect(deploymentCopies + workloadLines.filter((entry) => entry.serviceId === webId && entry.line === 'listening as version one').length).toBe(1);
+
+    const answer = await get(HOSTNAME);
+    expect(answer.status).toBe(200);
+    const body = JSON.parse(answer.body) as { version: string; greeting: string; plain: string; pid: number };
+    expect(body).toMatchObject({ version: 'one', greeting: SECRET, plain: 'plain-value' });
+    firstPid = body.pid;
+
+    // Output after the deployment settled is the workload's log, not the deployment's.
+    await get(HOSTNAME, '/after-deploy');
+    expect((await workloadLine(webId, /served \/after-deploy/)).stream).toBe('stdout');
+    expect(session.text()).not.toContain('/after-deploy');
+  });
+
+  it('keeps secrets off the disk: the state files hold the non-secret parts only', async () => {
+    for (const dir of ['services', 'processes']) {
+      for (const file of (await readdir(path.join(stateDir, dir))).filter((name) => name.endsWith('.json'))) {
+        expect(await readFile(path.join(stateDir, dir, file), 'utf8')).not.toContain(SECRET);
+      }
+    }
+  });
+
+  it('redeploys a newer commit in a new instance and removes the superseded checkout', async () => {
+    const before = await currentInstance(webId);
+    const oldPid = (await pidFileOf(before)).pid;
+    const session = await perform(task(webId, 'redeploy', 'APPLICATION'), webSpec(commits.two));
+    expect(session.events()).toEqual(['take', 'built', 'succeed']);
+    const body = JSON.parse((await get(HOSTNAME)).body) as { version: string; pid: number };
+    expect(body.version).toBe('two');
+    expect(body.pid).not.toBe(firstPid);
+    expect(processGroupAlive(oldPid)).toBe(false);
+    expect(await readdir(path.join(stateDir, 'sources', webId))).toEqual([session.task.id]);
+  });
+
+  it('fails a deployment whose instance does not start, saying how it ended, and keeps the current one', async () => {
+    const serving = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
+    const spec = webSpec(commits.two);
+    (spec.service as { settings: Record<string, unknown> }).settings.entrypoint = 'sh';
+    (spec.service as { settings: Record<string, unknown> }).settings.arguments = ['-c', 'echo cannot reach the database >&2; exit 4'];
+    const session = await perform(task(webId, 'redeploy', 'APPLICATION'), spec);
+    expect(session.events()).toEqual(['take', 'built', 'fail']);
+    expect(session.reports.at(-1)?.message).toContain('exited with code 4 before it was ready');
+    expect(session.reports.at(-1)?.message).toContain('cannot reach the database');
+    expect(existsSync(path.join(stateDir, 'sources', webId, session.task.id))).toBe(false);
+    expect((JSON.parse((await get(HOSTNAME)).body) as { pid: number }).pid).toBe(serving.pid);
+  });
+
+  it('shows a crash of a deployed instance in its workload logs, and the supervisor restarts it', async () => {
+    const crashingId = randomUUID();
+    const crashingHost = 'crashing-prod.apps.test';
+    const spec = webSpec(commits.two);
+    Object.assign(spec, { routing: { hostnames: [crashingHost] } });
+    Object.assign(spec.service as Record<string, unknown>, { id: crashingId, name: 'crashing' });
+    Object.assign((spec.service as { settings: Record<string, unknown> }).settings, { entrypoint: 'node', arguments: ['server.js'] });
+    const session = await perform(task(crashingId, 'deploy', 'APPLICATION'), spec);
+    expect(session.events()).toEqual(['take', 'built', 'succeed']);
+    expect(session.text()).toContain('starting node server.js');
+    const before = JSON.parse((await get(crashingHost)).body) as { pid: number };
+
+    await get(crashingHost, '/crash').catch(() => undefined);
+    expect((await workloadLine(crashingId, /exited with code 7; restarting in \d+ ms$/)).stream).toBe('system');
+    const restarted = await answerOf(crashingHost);
+    expect((JSON.parse(restarted) as { pid: number }).pid).not.toBe(before.pid);
+    expect((await perform(task(crashingId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
+  });
+
+  it('restarts without a build: a new instance of the same checkout', async () => {
+    const before = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
+    const session = await perform(task(webId, 'restart', 'APPLICATION'), webSpec(commits.two));
+    expect(session.events()).toEqual(['take', 'succeed']);
+    const after = JSON.parse((await get(HOSTNAME)).body) as { version: string; pid: number };
+    expect(after.version).toBe('two');
+    expect(after.pid).not.toBe(before.pid);
+  });
+
+  it('cancels a build when the control plane asks, leaving the running instance serving', async () => {
+    const serving = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
+    const session = await perform(task(webId, 'redeploy', 'APPLICATION'), webSpec(commits.slow, 'slow'), (harness) => {
+      const timer = setInterval(() => {
+        if (harness.text().includes('$ npm run build')) {
+          harness.cancel = true;
+          clearInterval(timer);
+        }
+      }, 50);
+    });
+    expect(session.events()).toEqual(['take', 'cancel_done']);
+    expect(existsSync(path.join(stateDir, 'sources', webId, session.task.id))).toBe(false);
+    expect((JSON.parse((await get(HOSTNAME)).body) as { pid: number }).pid).toBe(serving.pid);
+  });
+
+  it('is taken over by a new driver over the same state directory without a restart', async () => {
+    const name = await currentInstance(webId);
+    const { pid } = await pidFileOf(name);
+    await driver.detach();
+    proxy.removeRoute(webId);
+    expect((await get(HOSTNAME)).status).toBe(404);
+
+    driver = newDriver();
+    await driver.recover();
+    const answer = JSON.parse((await get(HOSTNAME)).body) as { pid: number; greeting: string };
+    expect((await pidFileOf(name)).pid).toBe(pid);
+    expect(isProcessAlive(pid)).toBe(true);
+    // The environment, secret included, came back from the live process, so it is the same process.
+    expect(answer.greeting).toBe(SECRET);
+    await get(HOSTNAME, '/after-recover');
+    await workloadLine(webId, /served \/after-recover/);
+  });
+
+  it('stops: no route, no process, no port', async () => {
+    const name = await currentInstance(webId);
+    const { pid, port } = await pidFileOf(name);
+    const session = await perform(task(webId, 'stop', 'APPLICATION'), webSpec(commits.two));
+    expect(session.events()).toEqual(['take', 'succeed']);
+    expect((await get(HOSTNAME)).status).toBe(404);
+    expect(processGroupAlive(pid)).toBe(false);
+    expect(await tcpProbe('127.0.0.1', port)).toBe(false);
+  });
+
+  it('deletes: a teardown without a spec removes the checkouts and the record', async () => {
+    await perform(task(webId, 'deploy', 'APPLICATION'), webSpec(commits.one));
+    const { pid } = await pidFileOf(await currentInstance(webId));
+    const session = await perform(task(webId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined);
+    expect(session.events()).toEqual(['take', 'succeed']);
+    expect(processGroupAlive(pid)).toBe(false);
+    expect((await get(HOSTNAME)).status).toBe(404);
+    expect(existsSync(path.join(stateDir, 'sources', webId))).toBe(false);
+    expect(existsSync(path.join(stateDir, 'services', `${webId}.json`))).toBe(false);
+  });
+});
+
+describe('local driver: databases', () => {
+  const databaseId = randomUUID();
+  const credentials = { username: 'udrivertest', password: 'Driver-Test-Password-123' };
+
+  it('starts PostgreSQL on the given port with the given credentials, and destroys it on delete', async () => {
+    const port = await findFreePort();
+    const spec = serviceSpec(databaseId, 'DATABASE', 'db', { memory: 512 }, {
+      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: 'appdata', host: '127.0.0.1', port },
+    });
+    const session = await perform(task(databaseId, 'deploy', 'DATABASE'), spec);
+    expect(session.reports.at(-1)).toEqual({ event: 'succeed', message: undefined });
+    const client = new pg.Client({ host: '127.0.0.1', port, user: credentials.username, password: credentials.password, database: 'appdata' });
+    await client.connect();
+    const result = await client.query<{ user: string }>('SELECT current_user AS user');
+    await client.end();
+    expect(result.rows[0]?.user).toBe(credentials.username);
+
+    // A new agent takes the running server over (its password is not on disk, its port answering is enough).
+    const { pid } = await pidFileOf(`database-${databaseId}`);
+    await driver.detach();
+    driver = newDriver();
+    await driver.recover();
+    expect((await pidFileOf(`database-${databaseId}`)).pid).toBe(pid);
+    const again = new pg.Client({ host: '127.0.0.1', port, user: credentials.username, password: credentials.password, database: 'appdata' });
+    await again.connect();
+    expect((await again.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1);
+    await again.end();
+
+    const teardown = await perform(task(databaseId, 'delete', 'DATABASE', 'SERVICE_TEARDOWN'), undefined);
+    expect(teardown.events()).toEqual(['take', 'succeed']);
+    expect(await tcpProbe('127.0.0.1', port)).toBe(false);
+    expect(existsSync(path.join(stateDir, 'databases', databaseId))).toBe(false);
+  });
+
+  it('fails a MONGODB database with the reason', async () => {
+    const mongoId = randomUUID();
+    const spec = serviceSpec(mongoId, 'DATABASE', 'documents', {}, {
+      database: { type: 'MONGODB', version: '7', ...credentials, database_name: 'documents', host: '127.0.0.1', port: 27_017 },
+    });
+    const session = await perform(task(mongoId, 'deploy', 'DATABASE'), spec);
+    expect(session.reports.at(-1)).toEqual({ event: 'fail', message: noLocalEngineMessage('MONGODB') });
+  });
+});
+
+const SHARED_POSTGRES_URL = process.env.SLIPWAY_TEST_DATABASE_URL;
+
+describe.skipIf(SHARED_POSTGRES_URL === undefined || SHARED_POSTGRES_URL === '')('local driver: POSTGRESQL on the shared server (SLIPWAY_LOCAL_POSTGRES_URL)', () => {
+  it('creates the role and the database on deploy and drops both on delete', async () => {
+    const adminUrl = SHARED_POSTGRES_URL as string;
+    const shared = createLocalDriver({ stateDir: path.join(root, 'shared-agent'), proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), externalPostgresUrl: adminUrl, workloadLogs: async () => undefined });
+    const serviceId = randomUUID();
+    const suffix = Date.now().toString(36);
+    const credentials = { username: `slw_driver_${suffix}`, password: 'Shared-Driver-Password-1' };
+    const admin = new URL(adminUrl);
+    const spec = serviceSpec(serviceId, 'DATABASE', 'shared', {}, {
+      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: `slw_driver_db_${suffix}`, host: admin.hostname, port: Number(admin.port || 5432) },
+    });
+    const deployed = new TaskSessionHarness(task(serviceId, 'deploy', 'DATABASE'), spec);
+    await shared.perform(deployed);
+    expect(deployed.events()).toEqual(['take', 'built', 'succeed']);
+    const client = new pg.Client({ host: admin.hostname, port: Number(admin.port || 5432), user: credentials.username, password: credentials.password, database: `slw_driver_db_${suffix}` });
+    await client.connect();
+    expect((await client.query<{ user: string }>('SELECT current_user AS user')).rows[0]?.user).toBe(credentials.username);
+    await client.end();
+
+    const deleted = new TaskSessionHarness(task(serviceId, 'delete', 'DATABASE', 'SERVICE_TEARDOWN'), undefined);
+    await shared.perform(deleted);
+    expect(deleted.events()).toEqual(['take', 'succeed']);
+    const adminClient = new pg.Client({ connectionString: adminUrl });
+    await adminClient.connect();
+    const left = await adminClient.query('SELECT 1 FROM pg_roles WHERE rolname = $1 UNION ALL SELECT 1 FROM pg_database WHERE datname = $2', [credentials.username, `slw_driver_db_${suffix}`]);
+    await adminClient.end();
+    expect(left.rowCount).toBe(0);
+    await shared.stopAll();
+  });
+});
+
+describe('local driver: jobs and other kinds', () => {
+  function jobSpec(jobId: string, schedule: Record<string, unknown>): Record<string, unknown> {
+    const settings = { memory: 512, max_duration_seconds: 60, source: { kind: 'docker', git_repository: {} }, schedule };
+    return serviceSpec(jobId, 'JOB', 'job', settings, { git: gitSource(commits.one) });
+  }
+
+  it('runs a lifecycle job\'s on_start to its end: exit code 0 succeeds, another fails', async () => {
+    const passing = randomUUID();
+    const ok = await perform(
+      task(passing, 'deploy', 'JOB'),
+      jobSpec(passing, {
+        kind: 'LIFECYCLE',
+        lifecycle_type: 'GENERIC',
+        on_start: { entrypoint: 'sh', arguments: ['-c', 'echo "starting with $PLAIN"; cat version.txt'] },
+        on_stop: null,
+        on_delete: { entrypoint: 'sh', arguments: ['-c', 'echo "deleting with $PLAIN and [$GREETING]"'] },
+      }),
+    );
+    expect(ok.events()).toEqual(['take', 'built', 'succeed']);
+    expect(ok.text()).toContain('starting with plain-value');
+    expect(ok.text()).toContain('on_start exited with code 0');
+
+    // The delete has no spec: on_delete runs from the kept checkout with the non-secret variables only.
+    const deleted = await perform(task(passing, 'delete', 'JOB', 'SERVICE_TEARDOWN'), undefined);
+    expect(deleted.events()).toEqual(['take', 'succeed']);
+    expect(deleted.text()).toContain('deleting with plain-value and []');
+    expect(existsSync(path.join(stateDir, 'sources', passing))).toBe(false);
+
+    const failing = randomUUID();
+    const bad = await perform(task(failing, 'deploy', 'JOB'), jobSpec(failing, { kind: 'LIFECYCLE', lifecycle_type: 'GENERIC', on_start: { entrypoint: 'sh', arguments: ['-c', 'exit 3'] }, on_stop: null, on_delete: null }));
+    expect(bad.reports.at(-1)).toEqual({ event: 'fail', message: "on_start (sh -c 'exit 3') exited with code 3" });
+  });
+
+  it('arms a cron job whose runs and exit codes reach the workload logs, and stops it', async () => {
+    const cronId = randomUUID();
+    const session = await perform(task(cronId, 'deploy', 'JOB'), jobSpec(cronId, { kind: 'CRON', cronjob: { entrypoint: 'sh', arguments: ['-c', 'echo tick $PLAIN'], timezone: 'Etc/UTC', scheduled_at: '* * * * * *' } }));
+    expect(session.events()).toEqual(['take', 'built', 'succeed']);
+    expect((await workloadLine(cronId, /^run \d+ exited with code 0 after/)).stream).toBe('system');
+    expect((await workloadLine(cronId, /^tick plain-value$/)).stream).toBe('stdout');
+
+    // A new agent re-adopts the schedule's runner: same process, and its runs keep reaching the logs.
+    const { pid } = await pidFileOf(`cron-${cronId}`);
+    await driver.detach();
+    driver = newDriver();
+    await driver.recover();
+    expect((await pidFileOf(`cron-${cronId}`)).pid).toBe(pid);
+    const since = workloadLines.length;
+    await workloadLine(cronId, /^run \d+ exited with code 0 after/, since);
+
+    const stopped = await perform(task(cronId, 'stop', 'JOB'), undefined);
+    expect(stopped.events()).toEqual(['take', 'succeed']);
+    expect(processGroupAlive(pid)).toBe(false);
+  });
+
+  it('fails kinds the local cluster cannot run, and takes environment tasks', async () => {
+    const containerId = randomUUID();
+    const container = await perform(task(containerId, 'deploy', 'CONTAINER'), serviceSpec(containerId, 'CONTAINER', 'box', {}));
+    expect(container.reports.at(-1)).toEqual({ event: 'fail', message: unsupportedKindMessage('CONTAINER') });
+
+    const environment = await perform(task(environmentId, 'deploy', 'ENVIRONMENT', 'ENVIRONMENT'), undefined);
+    expect(environment.events()).toEqual(['take', 'succeed']);
+  });
+});
