@@ -1,4 +1,6 @@
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { createLocalDriver } from '../engine/local/local-driver.ts';
 import { LocalReverseProxy } from '../engine/local/reverse-proxy.ts';
 import type { GitAccess } from '../git/git-access.ts';
@@ -35,9 +37,27 @@ export interface RunningLocalAgent {
   stopWithWorkloads(): Promise<void>;
 }
 
+/**
+ * Running as root (as in containers), the agent runs database servers as their engines' own accounts, which must
+ * pass through the state directory and the one holding it: those two get the execute (search) bit for everyone —
+ * no read bit, so nobody else can list them — when they lack it.
+ */
+async function letServerAccountsThrough(stateDir: string): Promise<void> {
+  await mkdir(stateDir, { recursive: true, mode: 0o711 });
+  if (process.getuid?.() !== 0) return;
+  for (const dir of [path.dirname(stateDir), stateDir]) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o011) !== 0o011) await chmod(dir, (mode & 0o7777) | 0o011);
+  }
+}
+
 export async function startLocalAgent(options: LocalAgentOptions): Promise<RunningLocalAgent> {
+  await letServerAccountsThrough(options.stateDir);
   const proxy = new LocalReverseProxy({ onError: (message) => options.onTrouble(`proxy: ${message}`) });
-  const appsAddress = await proxy.listen(options.appsPort, options.appsHost);
+  const appsAddress = await proxy.listen(options.appsPort, options.appsHost).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE') throw new Error(`the apps port ${options.appsHost}:${options.appsPort} is in use: choose another with SLIPWAY_APPS_PORT`);
+    throw error;
+  });
   const driver = createLocalDriver({
     stateDir: options.stateDir,
     proxy,
