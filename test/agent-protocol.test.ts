@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { createAgentClient, enrollAgent, type AgentTask } from '../src/agent/agent.client.ts';
 import { startAgent, type AgentDriver, type RunningAgent } from '../src/agent/agent.runtime.ts';
 import { expireAgentTaskLeases } from '../src/modules/agents/agents.repo.ts';
-import { createClustersService } from '../src/modules/clusters/clusters.service.ts';
+import { clusterWithEnrollmentToken } from './support/agent-cluster.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
 
@@ -50,29 +50,8 @@ describeEachDatabase(
       return baseUrl;
     }
 
-    async function clusterWithEnrollment(organizationId: string, owner: TestUser) {
-      const clusters = createClustersService({
-        db: ctx().database.db,
-        clock: ctx().clock,
-        wakeWorkers: () => undefined,
-        deletePlatformConfiguration: async () => undefined,
-        publicUrl: 'http://127.0.0.1:8080',
-        deploymentGate: async () => ({ allowed: true, reason: '' }),
-        labelsGroups: { resolveLabelsGroups: async () => [] },
-      });
-      return ctx().database.db.transaction().execute((trx) =>
-        clusters.createSelfManagedClusterRecords(trx, {
-          organizationId,
-          name: uniqueName('agent-cluster'),
-          description: null,
-          region: 'eu-west-3',
-          credentialsId: '0190f0b2-6c5e-7000-8000-000000000001',
-          dnsProvider: 'PLATFORM',
-          buildProvider: 'PLATFORM',
-          production: false,
-          createdBy: { kind: 'user', userId: owner.id, email: owner.email, name: null },
-        }),
-      );
+    function clusterWithEnrollment(organizationId: string, owner: TestUser) {
+      return clusterWithEnrollmentToken(ctx(), organizationId, owner);
     }
 
     /** An organization with an enrolled cluster and an environment on it. */

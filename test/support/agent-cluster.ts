@@ -7,6 +7,14 @@ import { uniqueName, type TestApp, type TestUser } from './test-app.ts';
  * called): the credential an agent of that cluster uses over the agent protocol.
  */
 export async function enrolledCluster(app: TestApp, organizationId: string, owner: TestUser): Promise<{ clusterId: string; credential: string }> {
+  const { clusterId, enrollmentToken } = await clusterWithEnrollmentToken(app, organizationId, owner);
+  const enroll = await app.call(undefined, { method: 'POST', url: '/operator/v1/enroll', payload: { enrollment_token: enrollmentToken } });
+  expect(enroll.statusCode, enroll.body).toBe(200);
+  return { clusterId, credential: enroll.json<{ credential: string }>().credential };
+}
+
+/** A self-managed cluster and the one-time enrollment token of its operator bootstrap, not used yet. */
+export async function clusterWithEnrollmentToken(app: TestApp, organizationId: string, owner: TestUser): Promise<{ clusterId: string; enrollmentToken: string }> {
   const clusters = createClustersService({
     db: app.database.db,
     clock: app.clock,
@@ -16,7 +24,7 @@ export async function enrolledCluster(app: TestApp, organizationId: string, owne
     deploymentGate: async () => ({ allowed: true, reason: '' }),
     labelsGroups: { resolveLabelsGroups: async () => [] },
   });
-  const { clusterId, enrollmentToken } = await app.database.db.transaction().execute((trx) =>
+  return app.database.db.transaction().execute((trx) =>
     clusters.createSelfManagedClusterRecords(trx, {
       organizationId,
       name: uniqueName('byo'),
@@ -29,7 +37,4 @@ export async function enrolledCluster(app: TestApp, organizationId: string, owne
       createdBy: { kind: 'user', userId: owner.id, email: owner.email, name: null },
     }),
   );
-  const enroll = await app.call(undefined, { method: 'POST', url: '/operator/v1/enroll', payload: { enrollment_token: enrollmentToken } });
-  expect(enroll.statusCode, enroll.body).toBe(200);
-  return { clusterId, credential: enroll.json<{ credential: string }>().credential };
 }
