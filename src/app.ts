@@ -362,7 +362,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clusters,
     variables,
     deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
-    services: { listEnvironmentServices: (environmentId) => environmentServices.listEnvironmentServices(environmentId) },
+    services: {
+      listEnvironmentServices: (environmentId) => environmentServices.listEnvironmentServices(environmentId),
+      removeEnvironmentServices: (trx, environmentId) => environmentServices.removeEnvironmentServices(trx, environmentId),
+      servicesRemoved: (serviceIds) => environmentServices.servicesRemoved(serviceIds),
+    },
     events: {
       publisher: events,
       sourceOf: async (environment) => ({

@@ -204,6 +204,21 @@ describeEachDatabase('services through the agent', (ctx) => {
     expect(row).toEqual({ status: 'DONE', outcome: 'SUCCEEDED' });
   });
 
+  it("hands every deployed service's teardown to the agent when their environment is deleted", async () => {
+    const w = await world();
+    await deployEnvironment(w);
+    const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/environment/${w.environmentId}` });
+    expect(removed.statusCode, removed.body).toBe(204);
+    const teardowns = await leaseTasks(w, 3);
+    expect(teardowns.map((task) => [task.subject_type, task.action])).toEqual([
+      ['SERVICE_TEARDOWN', 'delete'],
+      ['SERVICE_TEARDOWN', 'delete'],
+      ['SERVICE_TEARDOWN', 'delete'],
+    ]);
+    expect(teardowns.map((task) => task.subject_id).sort()).toEqual([w.webId, w.workerId, w.databaseId].sort());
+    expect(await ctx().database.db.selectFrom('services').select('id').where('environment_id', '=', w.environmentId).execute()).toEqual([]);
+  });
+
   it('restarts only the services rebootServices names, and stops only deployed ones', async () => {
     const w = await world();
     await deployEnvironment(w);

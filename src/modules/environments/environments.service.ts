@@ -88,7 +88,12 @@ export interface EnvironmentsDeps {
   /** Whether the organization's billing lets it deploy (billing's deploymentsAllowed); refused deploys answer 402. */
   deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
   /** The services module: the environment's services (rebootServices names them); without it, an environment holds none. */
-  services?: { listEnvironmentServices(environmentId: string): Promise<Array<{ id: string; kind: string }>> };
+  services?: {
+    listEnvironmentServices(environmentId: string): Promise<Array<{ id: string; kind: string }>>;
+    /** Removes the environment's services in its delete's transaction (their workloads' teardown queued). */
+    removeEnvironmentServices(trx: Transaction<DB>, environmentId: string): Promise<string[]>;
+    servicesRemoved(serviceIds: readonly string[]): Promise<void>;
+  };
   /** Deployment events for the webhooks, published in the transaction of each move (none unless given). */
   events?: { publisher: EventPublisher; sourceOf(environment: EnvironmentSummary): Promise<DeploymentEventSource> };
 }
@@ -397,12 +402,15 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
      * jobs are withdrawn. Refused while the cluster's agent is working on it.
      */
     async deleteEnvironment(environmentId: string): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      const removed = await db.transaction().execute(async (trx) => {
         const current = await requireEnvironment(trx, environmentId);
         requestedState(stateOf(current), 'delete', current.deployed_revision !== null);
         for (const jobId of await listDeploymentJobIds(trx, environmentId)) await cancelQueuedJob(trx, clock, jobId);
+        const serviceIds = (await deps.services?.removeEnvironmentServices(trx, environmentId)) ?? [];
         await deleteEnvironmentRow(trx, environmentId);
+        return serviceIds;
       });
+      await deps.services?.servicesRemoved(removed);
     },
 
     /** A new environment in the same project with the source's settings, never its history; variables when asked. */

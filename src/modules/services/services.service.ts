@@ -424,11 +424,30 @@ export function createServicesService(deps: ServicesDeps) {
     await deps.runtime.serviceRemoved(serviceId);
   }
 
+  /**
+   * For the environments module's delete, inside its transaction: removes every service of the environment as
+   * deleteService does (409 while the agent works on one; a deployed one's teardown queued for the agent), so that
+   * no workload outlives its environment. Answers the removed ids for `servicesRemoved` after the commit.
+   */
+  async function removeEnvironmentServices(trx: Transaction<DB>, environmentId: string): Promise<string[]> {
+    const rows = await listServicesOfEnvironment(trx, environmentId);
+    for (const row of rows) {
+      await deps.runtime.refuseBusy(trx, row.id);
+      await deps.variables.deleteServiceVariables(trx, row.id);
+      await deleteServiceRow(trx, row.id);
+    }
+    return rows.map((row) => row.id);
+  }
+
   async function itemsReferencing(organizationId: string, kind: ReferenceKind, id: string): Promise<GroupAssociatedItem[]> {
     return (await listServicesReferencing(db, organizationId, kind, id)).map((row) => ({ item_id: row.id, item_name: row.name, item_type: row.kind }));
   }
 
   return {
+    removeEnvironmentServices,
+    async servicesRemoved(serviceIds: readonly string[]): Promise<void> {
+      for (const serviceId of serviceIds) await deps.runtime.serviceRemoved(serviceId);
+    },
     listServices,
     createService,
     getService,
