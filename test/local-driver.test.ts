@@ -535,7 +535,10 @@ describe('local driver: jobs and other kinds', () => {
     const container = await perform(task(containerId, 'deploy', 'CONTAINER'), serviceSpec(containerId, 'CONTAINER', 'box', {}));
     expect(container.reports.at(-1)).toEqual({ event: 'fail', message: unsupportedKindMessage('CONTAINER') });
 
+    // The environment's state machine passes a deploy through its build phase; a stop has none.
     const environment = await perform(task(environmentId, 'deploy', 'ENVIRONMENT', 'ENVIRONMENT'), undefined);
-    expect(environment.events()).toEqual(['take', 'succeed']);
+    expect(environment.events()).toEqual(['take', 'built', 'succeed']);
+    const stopped = await perform(task(environmentId, 'stop', 'ENVIRONMENT', 'ENVIRONMENT'), undefined);
+    expect(stopped.events()).toEqual(['take', 'succeed']);
   });
 });

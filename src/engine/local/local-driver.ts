@@ -512,7 +512,9 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   async function perform(session: TaskSession): Promise<void> {
     await session.report('take');
     if (session.task.subject_type === 'ENVIRONMENT') {
-      // The control plane fans an environment action out into service tasks of its own.
+      // The control plane fans an environment action out into service tasks of its own, offered before this one:
+      // this agent carries tasks out one at a time, so they have run. A deploy passes through its build phase.
+      if (session.task.action === 'deploy' || session.task.action === 'redeploy') await session.report('built');
       await session.report('succeed');
       return;
     }
