@@ -18,4 +18,8 @@ export default tseslint.config(
     files: ['bin/**/*.js'],
     languageOptions: { globals: { process: 'readonly' } },
   },
+  {
+    files: ['examples/**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
 );
