@@ -87,7 +87,7 @@ import {
   environmentCountsOf,
   type EnvironmentActionPayload,
 } from './modules/environments/environments.service.ts';
-import { createAgentDispatchHandler } from './modules/agents/agents.jobs.ts';
+import { createAgentDispatchHandler, type AgentDispatchDeps } from './modules/agents/agents.jobs.ts';
 import { registerAgentRoutes } from './modules/agents/agents.routes.ts';
 import { createAgentsService } from './modules/agents/agents.service.ts';
 import { createInProcessAgentClient } from './modules/agents/agents.in-process.ts';
@@ -529,6 +529,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   installAudit(app, { ...organizationEvents, placementOf });
 
   const clusterOperatorTimings = deps.clusterOperator ?? {};
+  const dispatchToAgent = (handler: Pick<AgentDispatchDeps, 'locate'>) =>
+    createAgentDispatchHandler({ agents, clock, recheckMs: deps.agents?.recheckMs, locate: handler.locate });
   const worker = createJobWorker({
     database: deps.database,
     clock,
@@ -558,10 +560,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
       [
         SERVICE_TEARDOWN_JOB,
-        createAgentDispatchHandler({
-          agents,
-          clock,
-          recheckMs: deps.agents?.recheckMs,
+        dispatchToAgent({
           locate: async (job) => {
             const payload = job.payload as unknown as ServiceTeardownPayload;
             return {
@@ -580,10 +579,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       ],
       [
         ENVIRONMENT_ACTION_JOB,
-        createAgentDispatchHandler({
-          agents,
-          clock,
-          recheckMs: deps.agents?.recheckMs,
+        dispatchToAgent({
           locate: async (job) => {
             const payload = job.payload as unknown as EnvironmentActionPayload;
             const environment = await environments.findEnvironmentSummary(payload.environmentId);
@@ -615,10 +611,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       ],
       [
         SERVICE_ACTION_JOB,
-        createAgentDispatchHandler({
-          agents,
-          clock,
-          recheckMs: deps.agents?.recheckMs,
+        dispatchToAgent({
           // The task names the deployment; the agent reads its snapshot (settings, sealed variables) through it.
           locate: async (job) => {
             const payload = job.payload as unknown as ServiceActionPayload;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createClustersService } from '../src/modules/clusters/clusters.service.ts';
 import { CLUSTER_STATES, CLUSTER_TRANSITIONS, requestedState, transitionOf } from '../src/modules/clusters/clusters.states.ts';
 import { expectErrorBody } from './support/error-body.ts';
+import { clusterWithEnrollmentToken } from './support/agent-cluster.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
 
 /**
@@ -351,29 +351,8 @@ describeEachDatabase(
 describeEachDatabase(
   'self-managed clusters and their operator',
   (ctx) => {
-    async function selfManagedCluster(organizationId: string, owner: TestUser): Promise<{ clusterId: string; enrollmentToken: string }> {
-      const clusters = createClustersService({
-        db: ctx().database.db,
-        clock: ctx().clock,
-        wakeWorkers: () => undefined,
-        deletePlatformConfiguration: async () => undefined,
-        publicUrl: 'http://127.0.0.1:8080',
-        deploymentGate: async () => ({ allowed: true, reason: '' }),
-        labelsGroups: { resolveLabelsGroups: async () => [] },
-      });
-      return ctx().database.db.transaction().execute((trx) =>
-        clusters.createSelfManagedClusterRecords(trx, {
-          organizationId,
-          name: uniqueName('byo'),
-          description: null,
-          region: 'eu-west-3',
-          credentialsId: '0190f0b2-6c5e-7000-8000-000000000001',
-          dnsProvider: 'PLATFORM',
-          buildProvider: 'PLATFORM',
-          production: false,
-          createdBy: { kind: 'user', userId: owner.id, email: owner.email, name: null },
-        }),
-      );
+    function selfManagedCluster(organizationId: string, owner: TestUser): Promise<{ clusterId: string; enrollmentToken: string }> {
+      return clusterWithEnrollmentToken(ctx(), organizationId, owner);
     }
 
     it('enrolls the operator once, completes a deploy only on its READY report, and refuses bad credentials', async () => {
