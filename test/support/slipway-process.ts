@@ -16,8 +16,14 @@ export const SLIPWAY_BIN = path.resolve('bin/slipway.js');
 export interface SlipwayServer {
   /** http://127.0.0.1:<port>, also its SLIPWAY_PUBLIC_URL (the built-in issuer is `${baseUrl}/oidc`). */
   baseUrl: string;
-  /** What the process printed so far (its JSON log lines and anything on stderr). */
+  /** Its SLIPWAY_DATA_DIR (the local agent's state is under `agent/`). */
+  dataDir: string;
+  /** What the process printed so far (its JSON log lines and anything on stderr), across restarts. */
   output(): string;
+  /** `kill -9`: the process ends at once, with whatever it was doing. */
+  crash(): Promise<void>;
+  /** Starts the server again on the same port, data directory and database. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,55 +52,89 @@ async function onPostgres(url: string, statement: string): Promise<void> {
 
 /**
  * Starts `slipway server` with the built-in identity provider and `env` (e.g. SLIPWAY_SMTP_URL); resolves once it
- * listens. The local agent is off unless `env` turns it on. Only PATH and SLIPWAY_* variables reach the process, so the developer's own settings cannot leak in.
+ * listens. The local agent is off unless `env` turns it on. Only PATH and SLIPWAY_* variables reach the process, so
+ * the developer's own settings cannot leak in. With `bootstrap`, `slipway admin bootstrap` runs first on the same
+ * data directory and database, and its organization and ADMIN API token are answered with the server.
  */
-export async function startSlipwayServer(dialect: TestDialect, env: Record<string, string>): Promise<SlipwayServer> {
+export async function startSlipwayServer(dialect: TestDialect, env: Record<string, string>): Promise<SlipwayServer>;
+export async function startSlipwayServer(
+  dialect: TestDialect,
+  env: Record<string, string>,
+  options: { bootstrap: true },
+): Promise<SlipwayServer & { organizationId: string; apiToken: string }>;
+export async function startSlipwayServer(dialect: TestDialect, env: Record<string, string>, options?: { bootstrap: true }) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const dataDir = await mkdtemp(path.join(tmpdir(), 'slipway-server-'));
   const postgresUrl = process.env.SLIPWAY_TEST_DATABASE_URL;
   const schema = `test_${newId().replaceAll('-', '')}`;
-  const database: Record<string, string> = {};
+  const database: Record<string, string> = { SLIPWAY_DATA_DIR: dataDir };
   if (dialect === 'postgres') {
     if (postgresUrl === undefined || postgresUrl === '') throw new Error('SLIPWAY_TEST_DATABASE_URL is not set');
     await onPostgres(postgresUrl, `CREATE SCHEMA ${schema}`);
     database.SLIPWAY_DATABASE_URL = urlWithSchema(postgresUrl, schema);
   }
-  const child: ChildProcess = spawn(process.execPath, [SLIPWAY_BIN, 'server'], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: dataDir,
-      SLIPWAY_DATA_DIR: dataDir,
-      SLIPWAY_HOST: '127.0.0.1',
-      SLIPWAY_PORT: String(port),
-      SLIPWAY_PUBLIC_URL: baseUrl,
-      SLIPWAY_LOG_LEVEL: 'info',
-      // The local agent deploys for real: only the suites about it turn it on (SLIPWAY_LOCAL_AGENT=true in `env`),
-      // and then on a free apps port, as parallel suites must not contend for one.
-      SLIPWAY_LOCAL_AGENT: 'false',
-      SLIPWAY_APPS_PORT: '0',
+  let bootstrapped: { organizationId: string; apiToken: string } | undefined;
+  if (options?.bootstrap === true) {
+    const result = await runSlipway(['admin', 'bootstrap', '--email', 'ops@example.com', '--organization', 'Acme', '--json'], {
       ...database,
-      ...env,
-    },
-  });
+      SLIPWAY_LOG_LEVEL: 'silent',
+    });
+    if (result.code !== 0) throw new Error(`slipway admin bootstrap failed: ${result.stderr}`);
+    const created = JSON.parse(result.stdout) as { organization_id: string; api_token: string };
+    bootstrapped = { organizationId: created.organization_id, apiToken: created.api_token };
+  }
+  const processEnv = {
+    PATH: process.env.PATH,
+    HOME: dataDir,
+    SLIPWAY_HOST: '127.0.0.1',
+    SLIPWAY_PORT: String(port),
+    SLIPWAY_PUBLIC_URL: baseUrl,
+    SLIPWAY_LOG_LEVEL: 'info',
+    // The local agent deploys for real: only the suites about it turn it on (SLIPWAY_LOCAL_AGENT=true in `env`),
+    // and then on a free apps port, as parallel suites must not contend for one.
+    SLIPWAY_LOCAL_AGENT: 'false',
+    SLIPWAY_APPS_PORT: '0',
+    ...database,
+    ...env,
+  };
   let output = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const onOutput = (chunk: Buffer) => {
-      output += chunk.toString();
-      // Logged once the server listens, naming the database it opened.
-      if (output.includes(`Server listening at ${baseUrl}`) && output.includes('slipway is serving')) resolve();
-    };
-    child.stdout?.on('data', onOutput);
-    child.stderr?.on('data', onOutput);
-    child.on('error', reject);
-    void exited.then((code) => reject(new Error(`slipway server exited (${code}) before listening:\n${output}`)));
-  });
+  let child: ChildProcess;
+  let exited: Promise<number | null>;
+
+  /** Spawns the server (again, on the same port, data directory and database) and resolves once it listens. */
+  async function launch(): Promise<void> {
+    const printedBefore = output.length;
+    child = spawn(process.execPath, [SLIPWAY_BIN, 'server'], { env: processEnv });
+    const started = child;
+    exited = new Promise<number | null>((resolve) => started.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const onOutput = (chunk: Buffer) => {
+        output += chunk.toString();
+        // Logged once the server listens, naming the database it opened.
+        const printed = output.slice(printedBefore);
+        if (printed.includes(`Server listening at ${baseUrl}`) && printed.includes('slipway is serving')) resolve();
+      };
+      started.stdout?.on('data', onOutput);
+      started.stderr?.on('data', onOutput);
+      started.on('error', reject);
+      void exited.then((code) => reject(new Error(`slipway server exited (${code}) before listening:\n${output}`)));
+    });
+  }
+
+  await launch();
   return {
+    ...bootstrapped,
     baseUrl,
+    dataDir,
     output: () => output,
+    async crash() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    restart: launch,
     async close() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         const forced = setTimeout(() => child.kill('SIGKILL'), 15_000);
         await exited;
