@@ -478,13 +478,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
         deploymentOpen: async () => true,
       },
     },
-    workloadLogs: {
-      append: (serviceId, clusterId, lines) =>
+    workloads: {
+      appendLogs: (serviceId, clusterId, lines) =>
         serviceDeployments.appendWorkloadLog(
           serviceId,
           clusterId,
           lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
         ),
+      recordHealth: (serviceId, clusterId, report) => serviceDeployments.recordWorkloadHealth(serviceId, clusterId, report),
     },
   });
   // What a service task's agent reads: the deployment's snapshot plus git token, database credentials and routes.

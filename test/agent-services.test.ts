@@ -190,6 +190,31 @@ describeEachDatabase('services through the agent', (ctx) => {
     expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, `/operator/v1/workloads/not-a-uuid/logs`, { lines: [] }), 400);
   });
 
+  it("shows a crashing workload in its service's status, from its own cluster's agent only, until the next deployment", async () => {
+    const w = await world();
+    await expect(w.client.reportWorkloadHealth(w.webId, { health: 'RESTARTING', restarts: 1, message: 'exited with code 7' })).rejects.toMatchObject({ status: 404 });
+    await deployEnvironment(w);
+    const statusOf = async () =>
+      (await ctx().call(w.owner.auth, { method: 'GET', url: `/application/${w.webId}/status` })).json<{ state: string; message: string | null; workload: unknown }>();
+    expect((await statusOf()).workload).toBeNull();
+    await w.client.reportWorkloadHealth(w.webId, { health: 'RESTARTING', restarts: 2, message: 'web exited with code 7; restarting in 1000 ms' });
+    const crashing = await statusOf();
+    expect(crashing).toMatchObject({
+      state: 'DEPLOYED',
+      message: 'web exited with code 7; restarting in 1000 ms',
+      workload: { health: 'RESTARTING', restarts: 2, message: 'web exited with code 7; restarting in 1000 ms' },
+    });
+    await w.client.reportWorkloadHealth(w.webId, { health: 'RUNNING', restarts: 2 });
+    expect((await statusOf()).workload).toMatchObject({ health: 'RUNNING', restarts: 2, message: null });
+    const other = await world();
+    await expect(other.client.reportWorkloadHealth(w.webId, { health: 'FAILED', restarts: 9 })).rejects.toMatchObject({ status: 404 });
+    const refused = await post(`Bearer ${'slwo_not-a-credential'}`, `/operator/v1/workloads/${w.webId}/health`, { health: 'FAILED', restarts: 1 });
+    expect(refused.statusCode).toBe(401);
+    // A redeploy starts a new instance: nothing is known of its health yet.
+    await deployEnvironment(w);
+    expect((await statusOf()).workload).toBeNull();
+  });
+
   it('hands the teardown of a deleted service to the agent, which settles it', async () => {
     const w = await world();
     await deployEnvironment(w);

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentTask } from '../src/agent/agent.client.ts';
@@ -87,6 +88,8 @@ let proxyPort: number;
 let driver: LocalDriver;
 const commits: Record<'one' | 'two' | 'slow', string> = { one: '', two: '', slow: '' };
 const workloadLines: Array<{ serviceId: string } & WorkloadLogLine> = [];
+/** What the driver reported of workloads' health, in order. */
+const healthReports: Array<{ serviceId: string; health: string; restarts: number; message?: string }> = [];
 const environmentId = randomUUID();
 
 function runGit(args: string[], cwd: string): Promise<string> {
@@ -127,6 +130,9 @@ function newDriver(): LocalDriver {
     git: createSystemGitAccess({ allowPrivateHosts: true }),
     workloadLogs: async (serviceId, lines) => {
       workloadLines.push(...lines.map((line) => ({ serviceId, ...line })));
+    },
+    workloadHealth: async (serviceId, report) => {
+      healthReports.push({ serviceId, ...report });
     },
     cancelPollMs: 100,
   });
@@ -332,6 +338,11 @@ describe('local driver: applications', () => {
     expect((await workloadLine(crashingId, /exited with code 7; restarting in \d+ ms$/)).stream).toBe('system');
     const restarted = await answerOf(crashingHost);
     expect((JSON.parse(restarted) as { pid: number }).pid).not.toBe(before.pid);
+    // The service's status hears of it too: restarting after the crash, running again once the new process is ready.
+    const reportsOf = () => healthReports.filter((report) => report.serviceId === crashingId);
+    for (let waited = 0; reportsOf().at(-1)?.health !== 'RUNNING' && waited < 10_000; waited += 50) await sleep(50);
+    expect(reportsOf()[0]).toMatchObject({ health: 'RESTARTING', restarts: 1, message: expect.stringMatching(/exited with code 7; restarting in \d+ ms$/) });
+    expect(reportsOf().at(-1)).toEqual({ serviceId: crashingId, health: 'RUNNING', restarts: 1 });
     expect((await perform(task(crashingId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
   });
 

@@ -28,6 +28,13 @@ export interface AgentLogLine {
   line: string;
 }
 
+/** How a deployed workload runs, as the agent reports it outside any task. */
+export interface WorkloadHealthReport {
+  health: 'RUNNING' | 'RESTARTING' | 'FAILED';
+  restarts: number;
+  message?: string;
+}
+
 /** A refusal of the control plane (4xx), with its error body's message. */
 export class ControlPlaneRefusal extends Error {
   constructor(
@@ -96,6 +103,8 @@ export function createAgentClient(options: AgentClientOptions) {
       call<{ accepted: number }>('POST', `/operator/v1/tasks/${taskId}/logs`, batch),
     appendWorkloadLogs: (serviceId: string, lines: Array<Omit<AgentLogLine, 'seq'>>) =>
       call<{ accepted: number }>('POST', `/operator/v1/workloads/${serviceId}/logs`, { lines }),
+    reportWorkloadHealth: (serviceId: string, report: WorkloadHealthReport) =>
+      call<{ recorded: boolean }>('POST', `/operator/v1/workloads/${serviceId}/health`, report),
     heartbeat: (beat: { agent_version: string; driver: string; hostname?: string; started_at: string }) =>
       call<{ server_time: string; heartbeat_interval_seconds: number; lease_seconds: number }>('POST', '/operator/v1/heartbeat', beat),
   };

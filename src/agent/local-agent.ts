@@ -42,17 +42,25 @@ export interface RunningLocalAgent {
  * pass through the state directory and the one holding it: those two get the execute (search) bit for everyone —
  * no read bit, so nobody else can list them — when they lack it.
  */
-async function letServerAccountsThrough(stateDir: string): Promise<void> {
+async function letServerAccountsThrough(stateDir: string, trouble: (message: string) => void): Promise<void> {
   await mkdir(stateDir, { recursive: true, mode: 0o711 });
   if (process.getuid?.() !== 0) return;
   for (const dir of [path.dirname(stateDir), stateDir]) {
     const { mode } = await stat(dir);
     if ((mode & 0o011) !== 0o011) await chmod(dir, (mode & 0o7777) | 0o011);
   }
+  // Directories further up are the machine owner's to open, not Slipway's: say which one stops the servers.
+  for (let dir = path.dirname(path.dirname(stateDir)); ; dir = path.dirname(dir)) {
+    if (((await stat(dir)).mode & 0o001) === 0) {
+      trouble(`database servers run as their own accounts and cannot pass through ${dir} (mode without o+x): databases will fail to start until it is opened (chmod o+x) or SLIPWAY_DATA_DIR moves`);
+      return;
+    }
+    if (dir === path.dirname(dir)) return;
+  }
 }
 
 export async function startLocalAgent(options: LocalAgentOptions): Promise<RunningLocalAgent> {
-  await letServerAccountsThrough(options.stateDir);
+  await letServerAccountsThrough(options.stateDir, options.onTrouble);
   const proxy = new LocalReverseProxy({ onError: (message) => options.onTrouble(`proxy: ${message}`) });
   const appsAddress = await proxy.listen(options.appsPort, options.appsHost).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE') throw new Error(`the apps port ${options.appsHost}:${options.appsPort} is in use: choose another with SLIPWAY_APPS_PORT`);
@@ -64,6 +72,7 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Runni
     git: options.git,
     externalPostgresUrl: options.externalPostgresUrl,
     workloadLogs: async (serviceId, lines) => void (await options.client.appendWorkloadLogs(serviceId, lines)),
+    workloadHealth: async (serviceId, report) => void (await options.client.reportWorkloadHealth(serviceId, report)),
     onTrouble: options.onTrouble,
   });
   try {

@@ -22,6 +22,7 @@ import * as serviceDomains from './migrations/0019_service_domains.ts';
 import * as agentTasks from './migrations/0020_agent_tasks.ts';
 import * as serviceLocalPorts from './migrations/0021_service_local_ports.ts';
 import * as agentTaskOrder from './migrations/0022_agent_task_order.ts';
+import * as serviceWorkloadHealth from './migrations/0023_service_workload_health.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -60,6 +61,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0020_agent_tasks', agentTasks],
   ['0021_service_local_ports', serviceLocalPorts],
   ['0022_agent_task_order', agentTaskOrder],
+  ['0023_service_workload_health', serviceWorkloadHealth],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -751,6 +751,11 @@ export interface ServiceRuntimeTable {
   last_deployment_id: string | null;
   /** The record that last reached DEPLOYED: its snapshot is what runs, and OUT_OF_DATE compares against it. */
   deployed_deployment_id: string | null;
+  /** What the agent last said of the running workload: RUNNING, RESTARTING or FAILED (0023_service_workload_health). */
+  workload_health: string | null;
+  workload_restarts: number | null;
+  workload_message: string | null;
+  workload_reported_at: string | null;
   updated_at: string;
 }
 

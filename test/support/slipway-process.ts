@@ -122,7 +122,15 @@ export async function startSlipwayServer(dialect: TestDialect, env: Record<strin
     });
   }
 
-  await launch();
+  try {
+    await launch();
+  } catch (error) {
+    // A server that never listened leaves nothing behind either.
+    child!.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+    if (dialect === 'postgres' && postgresUrl !== undefined) await onPostgres(postgresUrl, `DROP SCHEMA ${schema} CASCADE`);
+    throw error;
+  }
   return {
     ...bootstrapped,
     baseUrl,

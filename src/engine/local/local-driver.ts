@@ -49,6 +49,11 @@ export interface LocalDriverOptions {
   externalPostgresUrl?: string | undefined;
   /** Runtime output of deployed workloads, cron runs and crash restarts. */
   workloadLogs: WorkloadLogSink;
+  /**
+   * How a deployed workload runs after a crash: RESTARTING (with the restarts so far and why), FAILED when the
+   * supervisor gave up, RUNNING again once a restarted process is ready. Best effort: a report that fails is dropped.
+   */
+  workloadHealth?: (serviceId: string, report: { health: 'RUNNING' | 'RESTARTING' | 'FAILED'; restarts: number; message?: string }) => Promise<void>;
   onTrouble?: (message: string) => void;
   /** How often a running build asks whether its deployment was canceled (default 1 s). */
   cancelPollMs?: number;
@@ -128,9 +133,18 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     },
     onStatus(state: ProcessState) {
       const serviceId = owners.get(state.name);
-      // A crash loop shows in the service's logs; a first start that fails is the deployment's error instead.
-      if (serviceId === undefined || deploying.has(state.name) || !CRASH_STATUSES.has(state.status) || state.message === undefined) return;
-      logs.add(serviceId, { at: new Date().toISOString(), stream: 'system', line: state.message });
+      // A crash loop shows in the service's logs and status; a first start that fails is the deployment's error instead.
+      if (serviceId === undefined || deploying.has(state.name)) return;
+      const crashed = CRASH_STATUSES.has(state.status);
+      if (crashed && state.message !== undefined) logs.add(serviceId, { at: new Date().toISOString(), stream: 'system', line: state.message });
+      if (crashed || (state.status === 'RUNNING' && state.restarts > 0)) {
+        const health = state.status === 'RUNNING' ? 'RUNNING' : state.status === 'FAILED' ? 'FAILED' : 'RESTARTING';
+        // Restarts so far, the one a backoff waits for included.
+        const restarts = state.status === 'BACKOFF' ? state.restarts + 1 : state.restarts;
+        options
+          .workloadHealth?.(serviceId, { health, restarts, ...(state.message === undefined || health === 'RUNNING' ? {} : { message: state.message }) })
+          .catch((error: unknown) => trouble(`the health of ${serviceId} was not reported: ${messageOf(error)}`));
+      }
     },
   });
   const applications = new LocalApplications({ supervisor, proxy });

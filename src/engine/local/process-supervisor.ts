@@ -154,9 +154,13 @@ async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
-/** PATH, HOME, locale and temp dir of the agent: what a workload needs to find its tools, and nothing secret. */
+/**
+ * PATH, HOME, locale and temp dir of the agent: what a workload needs to find its tools, and nothing secret. npm,
+ * which builds and starts most applications here, is told not to call the registry to announce a newer npm or
+ * funding requests: a build reaches the network only for the dependencies it declares.
+ */
 export function baseEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { NPM_CONFIG_UPDATE_NOTIFIER: 'false', NPM_CONFIG_FUND: 'false' };
   for (const key of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR']) {
     const value = process.env[key];
     if (value !== undefined) env[key] = value;

@@ -39,6 +39,19 @@ export function createInProcessAgentClient(options: InProcessAgentOptions): Agen
     return clusterId;
   }
 
+  /** A workload belongs to one of the served clusters: the services module says which (404 for the others). */
+  async function onServedCluster<T>(serviceId: string, call: (clusterId: string) => Promise<T>): Promise<T> {
+    let refusal: unknown;
+    for (const clusterId of await options.clusterIds()) {
+      try {
+        return await asRefusal(() => call(clusterId));
+      } catch (error) {
+        refusal = error;
+      }
+    }
+    throw refusal ?? new ControlPlaneRefusal(statusOf('not_found'), `no deployed service ${serviceId} on this host`);
+  }
+
   return {
     async leaseTasks(waitSeconds, signal) {
       const deadline = Date.now() + waitSeconds * 1000;
@@ -68,18 +81,8 @@ export function createInProcessAgentClient(options: InProcessAgentOptions): Agen
       return answer;
     },
     appendLogs: (taskId, batch) => asRefusal(() => agents.appendLogs(clusterOf(taskId), taskId, batch)),
-    async appendWorkloadLogs(serviceId, lines) {
-      // A workload belongs to one of the served clusters; the services module checks which.
-      let refusal: unknown;
-      for (const clusterId of await options.clusterIds()) {
-        try {
-          return await asRefusal(() => agents.appendWorkloadLogs(clusterId, serviceId, lines));
-        } catch (error) {
-          refusal = error;
-        }
-      }
-      throw refusal ?? new ControlPlaneRefusal(statusOf('not_found'), `no deployed service ${serviceId} on this host`);
-    },
+    appendWorkloadLogs: (serviceId, lines) => onServedCluster(serviceId, (clusterId) => agents.appendWorkloadLogs(clusterId, serviceId, lines)),
+    reportWorkloadHealth: (serviceId, report) => onServedCluster(serviceId, (clusterId) => agents.recordWorkloadHealth(clusterId, serviceId, report)),
     async heartbeat(beat) {
       for (const clusterId of await options.clusterIds()) await agents.recordHeartbeat(clusterId, beat);
       return agents.heartbeatAnswer();

@@ -16,6 +16,8 @@ import {
   AgentTaskSpec,
   AgentTaskSpecQuery,
   AgentTaskState,
+  AgentWorkloadHealth,
+  AgentWorkloadHealthAnswer,
   AgentWorkloadLogBatch,
   AgentWorkloadParams,
   ClusterAgentStatus,
@@ -145,6 +147,23 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
       config: { access: { public: true } },
     },
     async (request) => agents.appendWorkloadLogs(await clusterOf(request), request.params.serviceId, request.body.lines),
+  );
+
+  app.post(
+    '/operator/v1/workloads/:serviceId/health',
+    {
+      schema: {
+        operationId: 'reportAgentWorkloadHealth',
+        description: "How a deployed workload of the cluster runs: RUNNING, RESTARTING after a crash, or FAILED; shown in the service's status.",
+        tags: AGENT_TAGS,
+        security: [],
+        params: AgentWorkloadParams,
+        body: AgentWorkloadHealth,
+        response: { 200: AgentWorkloadHealthAnswer, ...AGENT_ERRORS },
+      },
+      config: { access: { public: true } },
+    },
+    async (request) => agents.recordWorkloadHealth(await clusterOf(request), request.params.serviceId, request.body),
   );
 
   app.post(

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { Nullable, Timestamp, Uuid } from '../../http/schema.ts';
-import { AGENT_PROGRESS_EVENTS, AGENT_SUBJECT_TYPES } from './agents.service.ts';
+import { AGENT_PROGRESS_EVENTS, AGENT_SUBJECT_TYPES, WORKLOAD_HEALTH_STATES } from './agents.service.ts';
 
 /** Wire shapes of the agent protocol, version 1 (docs/agent-protocol.md). */
 
@@ -85,6 +85,17 @@ export const AgentLogBatch = Type.Object(
 export const AgentLogAnswer = Type.Object({ accepted: Type.Integer() }, { $id: 'AgentLogAnswer' });
 
 export const AgentWorkloadParams = Type.Object({ serviceId: Uuid }, { additionalProperties: false });
+
+export const AgentWorkloadHealth = Type.Object(
+  {
+    health: Type.Enum(WORKLOAD_HEALTH_STATES),
+    restarts: Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
+    message: Type.Optional(Type.String({ maxLength: 4000 })),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentWorkloadHealthAnswer = Type.Object({ recorded: Type.Boolean() }, { $id: 'AgentWorkloadHealthAnswer' });
 
 export const AgentWorkloadLogBatch = Type.Object(
   {

@@ -69,6 +69,14 @@ export interface AgentSubject {
   appendLogs?(deploymentId: string, lines: Array<Omit<AgentLogLine, 'seq'>>): Promise<void>;
 }
 
+export const WORKLOAD_HEALTH_STATES = ['RUNNING', 'RESTARTING', 'FAILED'] as const;
+
+export interface WorkloadHealthReport {
+  health: (typeof WORKLOAD_HEALTH_STATES)[number];
+  restarts: number;
+  message?: string | undefined;
+}
+
 /** Until the services module reports service progress, no service task exists, and none could be reported. */
 export interface DispatchRequest {
   clusterId: string;
@@ -88,9 +96,13 @@ export interface AgentsDeps {
   dialect: DialectName;
   clock: Clock;
   subjects: Record<AgentSubjectType, AgentSubject>;
-  /** Keeps the runtime output of deployed workloads (the services module's appendWorkloadLog); 404 without it. */
-  workloadLogs?: {
-    append(serviceId: string, clusterId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string }>): Promise<void>;
+  /**
+   * What agents say of deployed workloads outside any task: their output (the services module's appendWorkloadLog)
+   * and their health (recordWorkloadHealth); 404 without it.
+   */
+  workloads?: {
+    appendLogs(serviceId: string, clusterId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string }>): Promise<void>;
+    recordHealth(serviceId: string, clusterId: string, report: WorkloadHealthReport): Promise<void>;
   };
   /** Wakes this process's job worker after a task settles (its dispatching job can finish at once). */
   wakeWorkers(): void;
@@ -372,9 +384,16 @@ export function createAgentsService(deps: AgentsDeps) {
 
     /** Runtime output of a deployed workload of the agent's cluster (not part of any task, so under no lease). */
     async appendWorkloadLogs(clusterId: string, serviceId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string }>) {
-      if (deps.workloadLogs === undefined) throw notFound('this control plane keeps no workload logs');
-      await deps.workloadLogs.append(serviceId, clusterId, lines);
+      if (deps.workloads === undefined) throw notFound('this control plane keeps no workload logs');
+      await deps.workloads.appendLogs(serviceId, clusterId, lines);
       return { accepted: lines.length };
+    },
+
+    /** How a deployed workload of the agent's cluster runs (after a crash: restarting, or given up). */
+    async recordWorkloadHealth(clusterId: string, serviceId: string, report: WorkloadHealthReport) {
+      if (deps.workloads === undefined) throw notFound('this control plane keeps no workload health');
+      await deps.workloads.recordHealth(serviceId, clusterId, report);
+      return { recorded: true };
     },
 
     async recordHeartbeat(clusterId: string, beat: { agent_version: string; driver: string; hostname?: string | undefined; started_at: string }) {

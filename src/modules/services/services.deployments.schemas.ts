@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Nullable, Timestamp, Uuid } from '../../http/schema.ts';
 import { EnvironmentActionStatus } from '../environments/environments.schemas.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
+import { WORKLOAD_HEALTHS } from './services.deployments.service.ts';
 import { SERVICE_STATES } from './services.states.ts';
 
 /**
@@ -11,8 +12,26 @@ import { SERVICE_STATES } from './services.states.ts';
  * Slipway's additions named where they are.
  */
 
-/** The reference's Status: state, OUT_OF_DATE, the action under way; the same shape environments answer. */
-export const ServiceStatus = EnvironmentActionStatus;
+/**
+ * The reference's Status: state, OUT_OF_DATE, the action under way — the shape environments answer — plus
+ * Slipway's `workload`: how the deployed workload runs, as the cluster's agent last said (null until it said anything).
+ */
+export const ServiceStatus = Type.Object(
+  {
+    ...EnvironmentActionStatus.properties,
+    workload: Type.Optional(
+      Nullable(
+        Type.Object({
+          health: Type.Enum(WORKLOAD_HEALTHS),
+          restarts: Type.Integer({ description: 'Restarts after crashes since the deployment.' }),
+          message: Nullable(Type.String()),
+          reported_at: Timestamp,
+        }),
+      ),
+    ),
+  },
+  { $id: 'ServiceStatus' },
+);
 
 const ServiceStateEnum = Type.Enum(SERVICE_STATES);
 const ActionStatusEnum = Type.Enum(['QUEUED', 'ONGOING', 'SUCCESS', 'ERROR', 'CANCELED', 'CANCELING', 'NEVER']);

@@ -127,6 +127,14 @@ export interface ServiceDeploymentsDeps {
 
 export type LogStream = 'stdout' | 'stderr' | 'system';
 
+export const WORKLOAD_HEALTHS = ['RUNNING', 'RESTARTING', 'FAILED'] as const;
+export type WorkloadHealth = (typeof WORKLOAD_HEALTHS)[number];
+
+/** The states in which a deployed workload runs as its last action left it (a health report applies to it). */
+const RUNNING_STATES: ReadonlySet<string> = new Set(['DEPLOYED', 'RESTARTED']);
+
+const NO_WORKLOAD_HEALTH = { workload_health: null, workload_restarts: null, workload_message: null, workload_reported_at: null };
+
 export interface LogLineInput {
   message: string;
   stream?: LogStream;
@@ -213,7 +221,14 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
 
   /** The runtime of a service never asked to act: READY, with no deployment. */
   function neverActed(serviceId: string): ServiceRuntimeRow {
-    return { service_id: serviceId, status: 'READY', last_deployment_id: null, deployed_deployment_id: null, updated_at: clock.now().toISOString() };
+    return {
+      service_id: serviceId,
+      status: 'READY',
+      last_deployment_id: null,
+      deployed_deployment_id: null,
+      ...NO_WORKLOAD_HEALTH,
+      updated_at: clock.now().toISOString(),
+    };
   }
 
   async function runtimeOf(executor: Queryable, serviceId: string): Promise<ServiceRuntimeRow> {
@@ -267,8 +282,18 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
       },
       deployment_request_id: last?.id ?? null,
       deployment_requests_count: state === 'QUEUED' ? 1 : 0,
-      /** Slipway's addition: why the service waits or failed. */
-      message: last?.message ?? null,
+      /** Slipway's addition: why the service waits or failed, or why its running workload is not well. */
+      message: (runtime.workload_health !== null && runtime.workload_health !== 'RUNNING' ? runtime.workload_message : null) ?? last?.message ?? null,
+      /** Slipway's addition: how the deployed workload runs, as its agent last said; null until it said anything. */
+      workload:
+        runtime.workload_health === null
+          ? null
+          : {
+              health: runtime.workload_health as WorkloadHealth,
+              restarts: runtime.workload_restarts ?? 0,
+              message: runtime.workload_message,
+              reported_at: runtime.workload_reported_at ?? runtime.updated_at,
+            },
     };
   }
   type StatusView = Awaited<ReturnType<typeof statusView>>;
@@ -476,7 +501,8 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
       const to = transitionOf(from, resolved);
       if (to === undefined) throw conflict(`cannot apply ${resolved} to service: it is ${from}`);
       const now = clock.now().toISOString();
-      const deployed = to === 'DEPLOYED' ? { deployed_deployment_id: deploymentId } : {};
+      // A new deployment's instance, or none at all, has no health to show yet.
+      const deployed = to === 'DEPLOYED' ? { deployed_deployment_id: deploymentId, ...NO_WORKLOAD_HEALTH } : to === 'STOPPED' || to === 'RESTARTED' ? NO_WORKLOAD_HEALTH : {};
       if (!(await updateRuntimeInStatus(trx, serviceId, from, { status: to, updated_at: now, ...deployed }))) throw conflict('the service state changed meanwhile');
       await updateDeployment(trx, deploymentId, { status: to, message: message ?? null, updated_at: now, ...(isSettled(to) ? { finished_at: now } : {}) });
       await writeLines(trx, deploymentId, [{ stream: 'system', message: `${from} → ${to}${message === undefined ? '' : `: ${message}`}` }]);
@@ -750,6 +776,25 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
      * through the transition table (409 when the table has no such move) and the deployment record with it;
      * reaching DEPLOYED starts the service's metered running time, STOPPED ends it.
      */
+    /**
+     * How a deployed workload runs, from the agent of the service's cluster (docs/agent-protocol.md, "Workload
+     * health"): RUNNING, RESTARTING after a crash (restarts so far, the reason) or FAILED. Shown in the service's
+     * status until its next deployment. A service of another cluster, or one not deployed, is a 404.
+     */
+    async recordWorkloadHealth(serviceId: string, clusterId: string, report: { health: WorkloadHealth; restarts: number; message?: string | undefined }) {
+      const runtime = await findRuntime(db, serviceId);
+      const record = runtime?.deployed_deployment_id === null || runtime === undefined ? undefined : await findDeployment(db, runtime.deployed_deployment_id);
+      if (runtime === undefined || record === undefined || snapshotOf(record).service.clusterId !== clusterId || !RUNNING_STATES.has(runtime.status)) {
+        throw notFound(`no running service ${serviceId} on this cluster`);
+      }
+      await updateRuntimeInStatus(db, serviceId, runtime.status, {
+        workload_health: report.health,
+        workload_restarts: report.restarts,
+        workload_message: report.message ?? null,
+        workload_reported_at: clock.now().toISOString(),
+      });
+    },
+
     /**
      * Output of a deployed workload after its deployment settled (its process's stdout and stderr, the runs of a cron
      * job), sent by the agent of the service's cluster: kept with the deployment that runs, so the service's logs show
