@@ -1,0 +1,296 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_DIALECTS } from './support/databases.ts';
+import { startGitServer, type TestGitServer } from './support/git-server.ts';
+import { freePort } from './support/identity-app.ts';
+import {
+  createSampleRepository,
+  killProcessesUnder,
+  portAccepts,
+  processAlive,
+  processesUnder,
+  requestThroughProxy,
+  type HostProcess,
+  type VisitsAnswer,
+} from './support/sample-apps.ts';
+import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
+
+/**
+ * Issue 9's "done means", end to end through the public REST API of a real `slipway server` child process — the
+ * embedded default as `npm start` runs it: its in-process agent with the local driver runs the workloads of the LOCAL
+ * cluster, its reverse proxy on SLIPWAY_APPS_PORT routes `<service>-<environment>.localhost` to them. A git server
+ * on 127.0.0.1 serves the `visits` sample (test/support/sample-apps.ts), hence SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS.
+ *
+ * The story: a PostgreSQL database and an application from git with a public port, in one environment; the database
+ * deploys, then the application; through the proxy the application answers a row it wrote into that database with
+ * its built-in connection URI (and the test reads the same row with the same URI); the deployment's log holds the
+ * build's output; a changed variable makes the application OUT_OF_DATE and a redeploy serves the new value; stop
+ * leaves no process of the application and its port closed; deleting both leaves no process under the server's data
+ * directory and every port closed. Nothing here is timed: waits poll with generous deadlines.
+ */
+
+const STEP_TIMEOUT_MS = 180_000;
+const SETTLE_DEADLINE_MS = 150_000;
+const POLL_MS = 250;
+
+interface StatusView {
+  id: string;
+  state: string;
+  service_deployment_status: string;
+  deployment_request_id: string | null;
+  message: string | null;
+}
+
+interface LogLine {
+  message: string;
+  stream: string;
+  seq: number;
+  deployment_id: string;
+}
+
+interface ResolvedVariable {
+  key: string;
+  value?: string;
+}
+
+/** States a service action ends in when it did not reach what was asked. */
+function failedState(state: string): boolean {
+  return state.endsWith('_ERROR') || state === 'CANCELED';
+}
+
+for (const dialect of TEST_DIALECTS) {
+  describe(`local deployment end to end: git application + PostgreSQL behind the proxy [${dialect}]`, () => {
+    let server: (SlipwayServer & { organizationId: string; apiToken: string }) | undefined;
+    let gitServer: TestGitServer | undefined;
+    let dataDir = '';
+    let gitRoot: string;
+    let token: string;
+    let organizationId: string;
+    let appsPort: number;
+
+    // What the story builds, step by step.
+    let environmentId: string;
+    let databaseId: string;
+    let applicationId: string;
+    let greetingVariableId: string;
+    let databaseUri: string;
+    let databasePort: number;
+    let firstAnswer: VisitsAnswer;
+    let redeployedAnswer: VisitsAnswer;
+    const hostname = 'web-staging.localhost';
+
+    beforeAll(async () => {
+      gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-local-e2e-git-'));
+      await createSampleRepository(gitRoot, 'visits', 'visits');
+      gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
+      appsPort = await freePort();
+      // SLIPWAY_LOCAL_AGENT is the default of `slipway server`; the test support turns it off unless asked.
+      server = await startSlipwayServer(
+        dialect,
+        { SLIPWAY_LOCAL_AGENT: 'true', SLIPWAY_APPS_PORT: String(appsPort), SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true' },
+        { bootstrap: true },
+      );
+      dataDir = server.dataDir;
+      token = server.apiToken;
+      organizationId = server.organizationId;
+    }, 240_000);
+
+    afterAll(async () => {
+      // SIGTERM detaches the agent and leaves workloads running by design; a story that failed halfway may have
+      // left some, which must not outlive the test (close removes the data directory and the database schema).
+      await server?.close();
+      if (dataDir !== '') await killProcessesUnder(dataDir);
+      await gitServer?.close();
+      await rm(gitRoot, { recursive: true, force: true });
+    }, 60_000);
+
+    async function api<T>(method: string, url: string, body?: unknown, expected = [200, 201, 202, 204]): Promise<T> {
+      if (server === undefined) throw new Error('the server did not start');
+      const response = await fetch(`${server.baseUrl}${url}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      if (!expected.includes(response.status)) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    }
+
+    /** The server's warnings and errors so far (its agent's trouble among them), to explain a failed wait. */
+    function serverTrouble(): string {
+      const lines = (server?.output() ?? '').split('\n').filter((line) => /"level":(40|50|60)/.test(line) || (line !== '' && !line.startsWith('{')));
+      return `the server's warnings and errors:\n${lines.slice(-40).join('\n')}`;
+    }
+
+    async function logOf(kindPath: string, id: string, deploymentId: string): Promise<LogLine[]> {
+      return (await api<{ results: LogLine[] }>('GET', `/${kindPath}/${id}/log?deploymentId=${deploymentId}`)).results;
+    }
+
+    /** Polls the service's status until it is `wanted`; a failed state or the deadline throws with the log. */
+    async function waitForState(kindPath: string, id: string, wanted: string): Promise<StatusView> {
+      const deadline = Date.now() + SETTLE_DEADLINE_MS;
+      for (;;) {
+        const status = await api<StatusView>('GET', `/${kindPath}/${id}/status`);
+        if (status.state === wanted) return status;
+        if (failedState(status.state) || Date.now() > deadline) {
+          const log = status.deployment_request_id === null ? [] : await logOf(kindPath, id, status.deployment_request_id);
+          const lines = log.map((line) => `  [${line.stream}] ${line.message}`).join('\n');
+          throw new Error(`${kindPath} ${id} is ${status.state} (${status.message ?? 'no message'}), not ${wanted}; its log:\n${lines}\n${serverTrouble()}`);
+        }
+        await sleep(POLL_MS);
+      }
+    }
+
+    async function visits(): Promise<VisitsAnswer> {
+      const answer = await requestThroughProxy(appsPort, hostname);
+      expect(answer.status, answer.body).toBe(200);
+      return JSON.parse(answer.body) as VisitsAnswer;
+    }
+
+    /** The processes under the data directory, once nothing but `keep` is left (or the deadline passed). */
+    async function processesSettled(keep: (process: HostProcess) => boolean): Promise<HostProcess[]> {
+      const deadline = Date.now() + SETTLE_DEADLINE_MS;
+      for (;;) {
+        const found = await processesUnder(dataDir);
+        if (found.every(keep) || Date.now() > deadline) return found;
+        await sleep(POLL_MS);
+      }
+    }
+
+    /** Whether `condition` holds by the deadline (polled). */
+    async function eventually(condition: () => Promise<boolean>): Promise<boolean> {
+      const deadline = Date.now() + SETTLE_DEADLINE_MS;
+      while (!(await condition())) {
+        if (Date.now() > deadline) return false;
+        await sleep(POLL_MS);
+      }
+      return true;
+    }
+
+    const portClosed = (port: number) => eventually(async () => !(await portAccepts(port)));
+    const processEnded = (pid: number) => eventually(async () => !(await processAlive(pid)));
+
+    const isPostgresServer = (found: HostProcess) => path.basename(found.executable) === 'postgres';
+    const describeProcesses = (found: HostProcess[]) => found.map((entry) => `${entry.pid} ${entry.executable} (cwd ${entry.cwd}): ${entry.commandLine}`).join('\n');
+
+    it('deploys the database, then the application, which serves through the proxy a row it wrote with the built-in URI', { timeout: STEP_TIMEOUT_MS }, async () => {
+      if (gitServer === undefined) throw new Error('the git server did not start');
+      const cluster = await api<{ id: string }>('POST', `/organization/${organizationId}/cluster`, {
+        name: 'local',
+        region: 'local',
+        cloud_provider: 'ON_PREMISE',
+        kubernetes: 'LOCAL',
+      });
+      await api('POST', `/organization/${organizationId}/cluster/${cluster.id}/deploy`);
+      expect(await eventually(async () => (await api<{ status: string }>('GET', `/organization/${organizationId}/cluster/${cluster.id}/status`)).status === 'DEPLOYED')).toBe(true);
+      const project = await api<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: 'shop' });
+      environmentId = (await api<{ id: string }>('POST', `/project/${project.id}/environment`, { name: 'staging', cluster: cluster.id, mode: 'STAGING' })).id;
+
+      databaseId = (await api<{ id: string }>('POST', `/environment/${environmentId}/database`, { name: 'orders-db', type: 'POSTGRESQL', version: '15', mode: 'CONTAINER' })).id;
+      const application = await api<{ id: string }>('POST', `/environment/${environmentId}/application`, {
+        name: 'web',
+        git_repository: { url: gitServer.urlOf('visits'), branch: 'main', provider: 'GITHUB', owner: 'acme', name: 'visits' },
+        ports: [{ internal_port: 8080, publicly_accessible: true, protocol: 'HTTP' }],
+        healthchecks: {
+          readiness_probe: { type: { http: { path: '/health' } }, initial_delay_seconds: 0, period_seconds: 2, timeout_seconds: 1, failure_threshold: 30 },
+        },
+      });
+      applicationId = application.id;
+      greetingVariableId = (await api<{ id: string }>('POST', `/application/${applicationId}/environmentVariable`, { key: 'GREETING', value: 'hello from the first deploy' })).id;
+
+      await api('POST', `/database/${databaseId}/deploy`, {});
+      const databaseStatus = await waitForState('database', databaseId, 'DEPLOYED');
+      expect(databaseStatus.service_deployment_status).toBe('UP_TO_DATE');
+
+      // The built-ins the application receives, revealed for the operator: the same URI must open that database.
+      const resolved = await api<{ results: ResolvedVariable[] }>('GET', `/application/${applicationId}/resolvedVariables?reveal=true`);
+      const value = (key: string) => resolved.results.find((variable) => variable.key === key)?.value;
+      databaseUri = value('PLATFORM_DATABASE_ORDERS_DB_CONNECTION_URI') ?? '';
+      expect(databaseUri).toMatch(/^postgresql:\/\//);
+      databasePort = Number(value('PLATFORM_DATABASE_ORDERS_DB_PORT'));
+      expect(new URL(databaseUri).port).toBe(String(databasePort));
+      expect(await portAccepts(databasePort)).toBe(true);
+
+      const deploy = await api<StatusView>('POST', `/application/${applicationId}/deploy`, {});
+      const deployed = await waitForState('application', applicationId, 'DEPLOYED');
+      expect(deployed.deployment_request_id).toBe(deploy.deployment_request_id);
+      expect(deployed.service_deployment_status).toBe('UP_TO_DATE');
+
+      firstAnswer = await visits();
+      expect(firstAnswer).toMatchObject({ app: 'visits', greeting: 'hello from the first deploy' });
+      expect(firstAnswer.visits).toEqual([expect.objectContaining({ build: firstAnswer.build, greeting: 'hello from the first deploy' })]);
+      // The row is in the database service itself, read with the URI the platform gave the application.
+      const reader = new pg.Client({ connectionString: databaseUri });
+      await reader.connect();
+      try {
+        const rows = await reader.query<{ build: string }>('SELECT build FROM visits ORDER BY id');
+        expect(rows.rows.map((row) => row.build)).toEqual([firstAnswer.build]);
+      } finally {
+        await reader.end();
+      }
+      // The instance runs under the server's data directory, where the checks below look for what is left.
+      expect((await processesUnder(dataDir)).map((found) => found.pid)).toContain(firstAnswer.pid);
+
+      // The deployment's log holds the build's own output: the line the build step printed, with its id.
+      const log = await logOf('application', applicationId, deployed.deployment_request_id as string);
+      expect(log.map((line) => line.message)).toContainEqual(expect.stringContaining(`sample build: stamped build ${firstAnswer.build}`));
+    });
+
+    it('shows OUT_OF_DATE after a variable changes, and serves the new value after a redeploy', { timeout: STEP_TIMEOUT_MS }, async () => {
+      expect(firstAnswer, 'the first deployment did not serve').toBeDefined();
+      await api('PUT', `/application/${applicationId}/environmentVariable/${greetingVariableId}`, { key: 'GREETING', value: 'hello after the redeploy' });
+      const changed = await api<StatusView>('GET', `/application/${applicationId}/status`);
+      expect(changed).toMatchObject({ state: 'DEPLOYED', service_deployment_status: 'OUT_OF_DATE' });
+      // What runs is unchanged until the redeploy.
+      expect((await visits()).greeting).toBe('hello from the first deploy');
+
+      await api('POST', `/application/${applicationId}/redeploy`);
+      const redeployed = await waitForState('application', applicationId, 'DEPLOYED');
+      expect(redeployed.service_deployment_status).toBe('UP_TO_DATE');
+      redeployedAnswer = await visits();
+      expect(redeployedAnswer.greeting).toBe('hello after the redeploy');
+      expect(redeployedAnswer.build).not.toBe(firstAnswer.build);
+      // The new instance wrote its row beside the first one: the database kept its data across the redeploy.
+      expect(redeployedAnswer.visits.map((visit) => [visit.build, visit.greeting])).toEqual([
+        [firstAnswer.build, 'hello from the first deploy'],
+        [redeployedAnswer.build, 'hello after the redeploy'],
+      ]);
+      // The previous instance is gone and its port closed.
+      expect(await processEnded(firstAnswer.pid)).toBe(true);
+      expect(await portClosed(firstAnswer.port)).toBe(true);
+      const log = await logOf('application', applicationId, redeployed.deployment_request_id as string);
+      expect(log.map((line) => line.message)).toContainEqual(expect.stringContaining(`sample build: stamped build ${redeployedAnswer.build}`));
+    });
+
+    it('stops the application: no process of it is left, its port is closed, the proxy no longer routes to it', { timeout: STEP_TIMEOUT_MS }, async () => {
+      expect(redeployedAnswer, 'the redeployment did not serve').toBeDefined();
+      await api('POST', `/application/${applicationId}/stop`);
+      await waitForState('application', applicationId, 'STOPPED');
+      // Only the database server is left under the data directory.
+      const left = await processesSettled(isPostgresServer);
+      expect(left.filter((found) => !isPostgresServer(found)), describeProcesses(left)).toEqual([]);
+      expect(left.length).toBeGreaterThan(0);
+      expect(await processEnded(redeployedAnswer.pid)).toBe(true);
+      expect(await portClosed(redeployedAnswer.port)).toBe(true);
+      expect((await requestThroughProxy(appsPort, hostname)).status).toBe(404);
+      expect(await portAccepts(databasePort)).toBe(true);
+    });
+
+    it('deletes the application and the database: nothing runs under the data directory and every port is closed', { timeout: STEP_TIMEOUT_MS }, async () => {
+      expect(redeployedAnswer, 'the redeployment did not serve').toBeDefined();
+      await api('DELETE', `/application/${applicationId}`);
+      await api('DELETE', `/database/${databaseId}`);
+      await api('GET', `/application/${applicationId}`, undefined, [404]);
+      await api('GET', `/database/${databaseId}`, undefined, [404]);
+      const left = await processesSettled(() => false);
+      expect(left, describeProcesses(left)).toEqual([]);
+      expect(await portClosed(databasePort)).toBe(true);
+      expect(await portAccepts(redeployedAnswer.port)).toBe(false);
+      expect((await requestThroughProxy(appsPort, hostname)).status).toBe(404);
+    });
+  });
+}
