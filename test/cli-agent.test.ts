@@ -126,7 +126,8 @@ describeEachDatabase('slipway agent', (ctx) => {
     await agent.result;
   });
 
-  it('refuses to start without a credential or an enrollment token, and names a driver it does not have', async () => {
+  // Three agent processes in turn, each loading the whole program: more than the default budget on a loaded machine.
+  it('refuses to start without a credential or an enrollment token, and names a driver it does not have', { timeout: 90_000 }, async () => {
     const stateDir = await mkdtemp(path.join(tmpdir(), 'slipway-agent-state-'));
     stateDirs.push(stateDir);
     const noToken = await startAgentProcess(stateDir, []).result;

@@ -17,7 +17,8 @@ import { startGitServer, type TestGitServer } from './support/git-server.ts';
 let root: string;
 let server: TestGitServer;
 let git: GitAccess;
-const commits: { first: string; second: string } = { first: '', second: '' };
+/** Each repository's commits: their ids differ between repositories made in different seconds. */
+const commits: Record<'public' | 'private', { first: string; second: string }> = { public: { first: '', second: '' }, private: { first: '', second: '' } };
 const TOKEN = 'checkout-token-1';
 
 function runGit(args: string[], cwd: string): Promise<string> {
@@ -28,17 +29,17 @@ function runGit(args: string[], cwd: string): Promise<string> {
 }
 
 /** A bare repository `<name>.git` with two commits on main (version.txt "one" then "two") and a branch "next". */
-async function repositoryWithHistory(name: string): Promise<void> {
+async function repositoryWithHistory(name: 'public' | 'private'): Promise<void> {
   const work = await mkdtemp(path.join(tmpdir(), 'slipway-checkout-work-'));
   try {
     await runGit(['init', '--quiet', '--initial-branch=main', work], work);
     await writeFile(path.join(work, 'version.txt'), 'one\n');
     await runGit(['add', 'version.txt'], work);
     await runGit(['commit', '--quiet', '-m', 'one'], work);
-    commits.first = await runGit(['rev-parse', 'HEAD'], work);
+    commits[name].first = await runGit(['rev-parse', 'HEAD'], work);
     await writeFile(path.join(work, 'version.txt'), 'two\n');
     await runGit(['commit', '--quiet', '-am', 'two'], work);
-    commits.second = await runGit(['rev-parse', 'HEAD'], work);
+    commits[name].second = await runGit(['rev-parse', 'HEAD'], work);
     await runGit(['checkout', '--quiet', '-b', 'next'], work);
     await writeFile(path.join(work, 'next.txt'), 'next\n');
     await runGit(['add', 'next.txt'], work);
@@ -76,19 +77,19 @@ afterAll(async () => {
 describe('git checkout', () => {
   it('checks out the head of the default branch and of a named branch, answering the commit id', async () => {
     const main = await destination();
-    expect(await git.checkout({ url: server.urlOf('public'), destination: main })).toBe(commits.second);
+    expect(await git.checkout({ url: server.urlOf('public'), destination: main })).toBe(commits.public.second);
     expect(await readFile(path.join(main, 'version.txt'), 'utf8')).toBe('two\n');
 
     const next = await destination();
     const nextCommit = await git.checkout({ url: server.urlOf('public'), branch: 'next', destination: next });
     expect(nextCommit).toMatch(/^[0-9a-f]{40}$/);
-    expect(nextCommit).not.toBe(commits.second);
+    expect(nextCommit).not.toBe(commits.public.second);
     expect((await readdir(next)).sort()).toEqual(['.git', 'next.txt', 'version.txt']);
   });
 
   it('checks out an older commit by its id', async () => {
     const dir = await destination();
-    expect(await git.checkout({ url: server.urlOf('public'), branch: 'main', commitId: commits.first, destination: dir })).toBe(commits.first);
+    expect(await git.checkout({ url: server.urlOf('public'), branch: 'main', commitId: commits.public.first, destination: dir })).toBe(commits.public.first);
     expect(await readFile(path.join(dir, 'version.txt'), 'utf8')).toBe('one\n');
   });
 
@@ -103,7 +104,7 @@ describe('git checkout', () => {
 
   it('sends the token of a private repository, and says so when it is missing or refused', async () => {
     const dir = await destination();
-    expect(await git.checkout({ url: server.urlOf('private'), credentials: { provider: 'GITHUB', token: TOKEN }, destination: dir })).toBe(commits.second);
+    expect(await git.checkout({ url: server.urlOf('private'), credentials: { provider: 'GITHUB', token: TOKEN }, destination: dir })).toBe(commits.private.second);
     expect(server.seen.some((request) => request.url.startsWith('/private.git/') && request.accepted && request.userName === 'x-access-token')).toBe(true);
     // The token was given in the environment: nothing of it is written into the checked-out repository.
     expect(await readFile(path.join(dir, '.git', 'config'), 'utf8')).not.toContain('Authorization');
