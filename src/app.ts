@@ -398,7 +398,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     },
     localDatabases: {
       // LOCAL clusters, and clusters whose agent runs the local driver (`slipway agent --driver local`).
-      clusterRunsLocally: async (clusterId) => (await clusters.isLocalCluster(clusterId)) || (await agents.agentStatus(clusterId)).driver === 'local',
+      clusterRunsLocally: async (clusterId) => (await clusters.isLocalCluster(clusterId)) || (await agents.driverOf(clusterId)) === 'local',
       sharedPostgres: sharedPostgresAddress(deps.config.localPostgresUrl),
     },
   });
@@ -530,8 +530,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   installAudit(app, { ...organizationEvents, placementOf });
 
   const clusterOperatorTimings = deps.clusterOperator ?? {};
-  const dispatchToAgent = (handler: Pick<AgentDispatchDeps, 'locate'>) =>
-    createAgentDispatchHandler({ agents, clock, recheckMs: deps.agents?.recheckMs, locate: handler.locate });
+  const dispatchToAgent = (handler: Pick<AgentDispatchDeps, 'locate' | 'ready'>) =>
+    createAgentDispatchHandler({ agents, clock, recheckMs: deps.agents?.recheckMs, ...handler });
+  /** Environment actions this process has fanned out into service deployments, until their own task is dispatched. */
+  const fannedOut = new Set<string>();
   const worker = createJobWorker({
     database: deps.database,
     clock,
@@ -585,9 +587,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
             const payload = job.payload as unknown as EnvironmentActionPayload;
             const environment = await environments.findEnvironmentSummary(payload.environmentId);
             if (environment === undefined) return undefined;
-            // The environment's action becomes its services' own deployments, once: before its task exists. Its task
-            // is offered by its dispatch time, after theirs.
-            if (!(await agents.taskDispatched(payload.deploymentId))) {
+            // The environment's action becomes its services' own deployments, once: before its task exists (a run
+            // after a crash of this process asks again, and the services' state machines refuse what is under way).
+            if (!fannedOut.has(payload.deploymentId) && !(await agents.taskDispatched(payload.deploymentId))) {
+              fannedOut.add(payload.deploymentId);
               const outcomes = await serviceDeployments.requestEnvironmentServicesAction(
                 environment.id,
                 payload.action,
@@ -607,6 +610,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
               action: payload.action,
               payload: { environment_id: environment.id, action: payload.action, requested_at: payload.requestedAt },
             };
+          },
+          // Its task follows its services' in the mailbox: the agent meets theirs first.
+          ready: async (request) => {
+            for (const deploymentId of await serviceDeployments.openDeploymentIdsOfEnvironment(request.subjectId)) {
+              if (!(await agents.taskDispatched(deploymentId))) return false;
+            }
+            fannedOut.delete(request.deploymentId);
+            return true;
           },
         }),
       ],

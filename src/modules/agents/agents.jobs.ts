@@ -13,6 +13,13 @@ export interface AgentDispatchDeps {
   locate(job: ClaimedJob): Promise<Omit<DispatchRequest, 'jobId'> | undefined>;
   /** How long the job sleeps between looks at its task when no settling report wakes it (default 30 s). */
   recheckMs?: number | undefined;
+  /**
+   * Whether the task may be dispatched now (always, unless given): an environment's task waits until the
+   * deployments its action fanned out into are in the mailbox, so that the agent meets them first. Asked again
+   * after `notReadyRecheckMs` (default 250 ms).
+   */
+  ready?: (request: Omit<DispatchRequest, 'jobId'>) => Promise<boolean>;
+  notReadyRecheckMs?: number | undefined;
 }
 
 /**
@@ -28,6 +35,9 @@ export function createAgentDispatchHandler(deps: AgentDispatchDeps): JobHandler 
     async run(job): Promise<JobOutcome> {
       const request = await deps.locate(job);
       if (request === undefined) return undefined;
+      if (deps.ready !== undefined && !(await deps.ready(request))) {
+        return { deferUntil: new Date(deps.clock.now().getTime() + (deps.notReadyRecheckMs ?? 250)) };
+      }
       await deps.agents.dispatchTask({ ...request, jobId: job.id });
       if ((await deps.agents.dispatchedTaskOutcome(request.deploymentId)) !== 'waiting') return undefined;
       return { deferUntil: new Date(deps.clock.now().getTime() + recheckMs) };

@@ -124,8 +124,12 @@ export function createAgentsService(deps: AgentsDeps) {
   /** Long-polls of this process waiting per cluster, woken when this process dispatches to the cluster. */
   const waiting = new Map<string, Set<() => void>>();
 
+  /** Waiters for work on any cluster (the in-process agent serves several). */
+  const waitingForAny = new Set<() => void>();
+
   function notify(clusterId: string): void {
     for (const wake of waiting.get(clusterId) ?? []) wake();
+    for (const wake of waitingForAny) wake();
   }
 
   function waitForWork(clusterId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -283,6 +287,24 @@ export function createAgentsService(deps: AgentsDeps) {
       await expireAgentTaskLeases(db, clusterIds, clock.now().toISOString());
     },
 
+    /**
+     * Resolves when this process dispatches work to any cluster, after `ms` at the latest (work dispatched by another
+     * replica, or a lease running out, is seen on the next look), or when `signal` aborts.
+     */
+    waitForAnyWork(ms: number, signal?: AbortSignal): Promise<void> {
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waitingForAny.delete(done);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        waitingForAny.add(done);
+        signal?.addEventListener('abort', done);
+      });
+    },
+
     /** Whether the deployment's task was put into its cluster's mailbox already (by an earlier run of its job). */
     async taskDispatched(deploymentId: string): Promise<boolean> {
       return (await findAgentTaskByDeployment(db, deploymentId)) !== undefined;
@@ -410,6 +432,11 @@ export function createAgentsService(deps: AgentsDeps) {
     },
 
     heartbeatAnswer,
+
+    /** The driver the cluster's agent last said it runs (`local`, …), undefined before its first heartbeat. */
+    async driverOf(clusterId: string): Promise<string | undefined> {
+      return (await findAgentPresence(db, clusterId))?.driver;
+    },
 
     /** Whether the cluster's agent is there: connected once it has beaten, unreachable after three missed beats. */
     async agentStatus(clusterId: string) {

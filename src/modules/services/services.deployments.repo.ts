@@ -35,6 +35,18 @@ export async function updateDeployment(db: Queryable, id: string, changes: Updat
 }
 
 /** The jobs of a service's actions that may still wait (to withdraw them when it is removed). */
+/** The deployments of an environment's services that have not ended (queued or under way). */
+export async function listOpenDeploymentIdsOfEnvironment(db: Queryable, environmentId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('service_deployments')
+    .innerJoin('services', 'services.id', 'service_deployments.service_id')
+    .select('service_deployments.id')
+    .where('services.environment_id', '=', environmentId)
+    .where('service_deployments.finished_at', 'is', null)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 export async function listDeploymentJobIds(db: Queryable, serviceId: string): Promise<string[]> {
   const rows = await db.selectFrom('service_deployments').select('job_id').where('service_id', '=', serviceId).where('finished_at', 'is', null).execute();
   return rows.map((r) => r.job_id);

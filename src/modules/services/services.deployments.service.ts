@@ -23,6 +23,7 @@ import {
   insertRuntime,
   lastLogSeq,
   listDeploymentJobIds,
+  listOpenDeploymentIdsOfEnvironment,
   listDeploymentsPage,
   listLogLines,
   updateDeployment,
@@ -557,6 +558,11 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
     redeployService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'redeploy'),
     stopService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'stop'),
     restartService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'restart'),
+
+    /** The environment's service deployments still queued or under way (an environment's action waits on them). */
+    openDeploymentIdsOfEnvironment(environmentId: string): Promise<string[]> {
+      return listOpenDeploymentIdsOfEnvironment(db, environmentId);
+    },
 
     /**
      * An environment's action carried into its services (docs/service-deployments.md, "Environment actions"): deploy
