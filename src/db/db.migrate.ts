@@ -92,9 +92,16 @@ export async function migrateToLatest(db: Kysely<any>, dialect: DialectName): Pr
     provider: new StaticMigrationProvider(types),
     ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  for (let attempt = 1; ; attempt += 1) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (error === undefined) return;
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    // Before running any migration, Kysely checks its bookkeeping tables by reading the catalog of every schema
+    // (pg_get_serial_sequence on each column): a schema dropped meanwhile by another installation or test suite on
+    // the same server fails that read ("column … of relation … does not exist"). Nothing was applied: look again.
+    if (failed === undefined && attempt < BOOKKEEPING_ATTEMPTS) continue;
+    throw new Error(`database migration ${failed ?? 'bookkeeping'} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
+
+const BOOKKEEPING_ATTEMPTS = 3;
