@@ -1,6 +1,5 @@
-import { chmodSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { chmodSync, mkdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,7 +8,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { startGitServer } from '../test/support/git-server.ts';
 import { createSampleRepository, killProcessesUnder, portAccepts, processAlive, requestThroughProxy, type HelloAnswer } from '../test/support/sample-apps.ts';
-import { freePort, runNodeScript, startServerProcess, stopAllChildren, type ServerProcess } from './processes.ts';
+import { freePort, runNodeScript, startBenchRun, startServerProcess, type ServerProcess } from './processes.ts';
 
 /**
  * `npm run bench:deploy`: what deploying on the embedded default costs, through the public REST API of one real
@@ -56,44 +55,13 @@ function positiveInteger(name: string, fallback: number): number {
 const ROUNDS = positiveInteger('SLIPWAY_BENCH_DEPLOY_ROUNDS', 5);
 const CONNECTIONS = positiveInteger('SLIPWAY_BENCH_CONNECTIONS', 10);
 
-// Ctrl-C aborts the run: child processes are stopped, no new one starts, and the run unwinds through the same
-// clean-up as a success or an error. A second Ctrl-C exits at once.
-const interruption = new AbortController();
-
-// Every temporary file lives under one directory, created before anything else and removed last. When the bench
-// runs as root the database servers run as their own account, which must be able to pass through every directory
-// above the data directory; the agent opens the data directory and its own, this one is the bench's to open.
-const scratchDir = mkdtempSync(path.join(tmpdir(), 'slipway-bench-deploy-'));
+// The scratch directory, clean-up steps and Ctrl-C handling of this run (bench/processes.ts). When the bench runs as
+// root the database servers run as their own account, which must be able to pass through every directory above the
+// data directory; the agent opens the data directory and its own, the scratch directory is the bench's to open.
+const bench = startBenchRun('slipway-bench-deploy-');
+const { scratchDir } = bench;
 chmodSync(scratchDir, 0o711);
 const dataDir = path.join(scratchDir, 'data');
-
-// Every child process is stopped first; then everything else is undone in reverse order.
-const cleanups: (() => Promise<unknown>)[] = [() => rm(scratchDir, { recursive: true, force: true })];
-
-async function cleanUp(): Promise<void> {
-  try {
-    await stopAllChildren();
-  } catch (error) {
-    process.stderr.write(`bench: stopping child processes failed: ${String(error)}\n`);
-  }
-  for (let undo = cleanups.pop(); undo !== undefined; undo = cleanups.pop()) {
-    try {
-      await undo();
-    } catch (error) {
-      process.stderr.write(`bench: clean-up step failed: ${String(error)}\n`);
-    }
-  }
-}
-
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-  process.on(signal, () => {
-    if (interruption.signal.aborted) process.exit(code);
-    process.exitCode = code;
-    process.stderr.write(`\nbench: ${signal}, stopping the server and removing temporary files\n`);
-    interruption.abort(new Error(`interrupted by ${signal}`));
-    void stopAllChildren();
-  });
-}
 
 function log(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
@@ -122,7 +90,7 @@ class Api {
   async call<T>(method: string, url: string, body?: unknown): Promise<T> {
     const response = await fetch(`${this.baseUrl}${url}`, {
       method,
-      signal: interruption.signal,
+      signal: bench.signal,
       headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
@@ -160,7 +128,7 @@ class Api {
 async function waitUntil(what: string, condition: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   while (!(await condition())) {
-    interruption.signal.throwIfAborted();
+    bench.signal.throwIfAborted();
     if (Date.now() > deadline) throw new Error(`gave up waiting until ${what}`);
     await sleep(STATUS_POLL_MS);
   }
@@ -213,7 +181,7 @@ async function firstAnswerRound(setup: Setup, round: number): Promise<FirstAnswe
   let lastStatusCheck = start;
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   while ((answer = await helloAnswer(setup, name)) === undefined) {
-    interruption.signal.throwIfAborted();
+    bench.signal.throwIfAborted();
     if (performance.now() - lastStatusCheck > STATUS_POLL_MS) {
       lastStatusCheck = performance.now();
       await setup.api.refuseFailure('application', id, await setup.api.status('application', id));
@@ -265,7 +233,7 @@ async function redeployUnderLoad(setup: Setup, id: string, service: string): Pro
     instance.on('reqError', (error) => count(`error ${(error as NodeJS.ErrnoException).code ?? error.message}`));
   });
   const stopLoad = () => instance?.stop();
-  interruption.signal.addEventListener('abort', stopLoad, { once: true });
+  bench.signal.addEventListener('abort', stopLoad, { once: true });
   try {
     await sleep(LOAD_MARGIN_MS);
     const start = performance.now();
@@ -283,7 +251,7 @@ async function redeployUnderLoad(setup: Setup, id: string, service: string): Pro
         else after = JSON.parse(answer.body) as HelloAnswer;
       }
       if (after !== undefined && after.build !== before.build) break;
-      interruption.signal.throwIfAborted();
+      bench.signal.throwIfAborted();
       await sleep(PROXY_POLL_MS);
     }
     const switchMs = performance.now() - start;
@@ -296,7 +264,7 @@ async function redeployUnderLoad(setup: Setup, id: string, service: string): Pro
     const failed = Object.values(failures).reduce((sum, n) => sum + n, 0);
     return { answers, failed, failures, switchMs };
   } finally {
-    interruption.signal.removeEventListener('abort', stopLoad);
+    bench.signal.removeEventListener('abort', stopLoad);
     stopLoad();
   }
 }
@@ -337,7 +305,7 @@ async function databaseRound(setup: Setup, round: number): Promise<DatabaseRound
     } finally {
       await client.end().catch(() => undefined);
     }
-    interruption.signal.throwIfAborted();
+    bench.signal.throwIfAborted();
     if (performance.now() - lastStatusCheck > STATUS_POLL_MS) {
       lastStatusCheck = performance.now();
       await setup.api.refuseFailure('database', database.id, await setup.api.status('database', database.id));
@@ -383,8 +351,8 @@ async function startSlipway(appsPort: number, repositoryRoot: string): Promise<{
   const server = await startServerProcess({ name: 'Slipway server (sqlite)', entry: 'src/main.ts', cwd: ROOT, env, host: HOST, port, readyPath: '/ips' });
   // After the server: SIGTERM detaches its agent and leaves workloads running by design, so whatever a failed run
   // left under the data directory is killed before the directory is removed.
-  cleanups.push(() => killProcessesUnder(dataDir));
-  cleanups.push(server.stop);
+  bench.onCleanUp(() => killProcessesUnder(dataDir));
+  bench.onCleanUp(server.stop);
   log(`Slipway at ${server.baseUrl}, apps on ${HOST}:${appsPort}, git at ${repositoryRoot}`);
   return { server, api: new Api(server.baseUrl, bootstrap.api_token) };
 }
@@ -394,7 +362,7 @@ async function setUp(): Promise<Setup> {
   mkdirSync(gitRoot);
   await createSampleRepository(gitRoot, 'hello', 'hello');
   const gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
-  cleanups.push(() => gitServer.close());
+  bench.onCleanUp(() => gitServer.close());
   const appsPort = await freePort();
   const { api } = await startSlipway(appsPort, gitServer.baseUrl);
   const organizations = await api.call<{ results: { id: string }[] }>('GET', '/organization');
@@ -520,14 +488,4 @@ async function main(): Promise<void> {
   );
 }
 
-try {
-  await main();
-} catch (error) {
-  // After Ctrl-C the run fails on purpose; that is not worth a stack trace.
-  if (!interruption.signal.aborted) {
-    process.exitCode = 1;
-    process.stderr.write(`bench: failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  }
-} finally {
-  await cleanUp();
-}
+await bench.run(main);

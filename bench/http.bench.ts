@@ -1,12 +1,11 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { databaseTargetOf, openDatabase } from '../src/db/db.client.ts';
 import { measurePhase, type LoadSettings, type Measurement, type PhaseRequest, type PhaseTarget } from './load.ts';
-import { freePort, runNodeScript, startServerProcess, stopAllChildren, type ServerProcess } from './processes.ts';
+import { freePort, runNodeScript, startBenchRun, startServerProcess, type ServerProcess } from './processes.ts';
 
 /**
  * `npm run bench`: requests/s and p50/p99 latency of
@@ -54,49 +53,18 @@ const settings: LoadSettings = {
  */
 const cpuProfileDir = process.env.SLIPWAY_BENCH_CPU_PROF_DIR?.trim() || undefined;
 
-// Ctrl-C aborts the run: a load run in progress stops, child processes are stopped, no new one starts, and the
-// run unwinds through the same clean-up as a success or an error. A second Ctrl-C exits at once.
-const interruption = new AbortController();
-
-// Every temporary file lives under one directory, created before anything else and removed last.
-const scratchDir = mkdtempSync(path.join(tmpdir(), 'slipway-bench-'));
+// The scratch directory, clean-up steps and Ctrl-C handling of this run (bench/processes.ts).
+const bench = startBenchRun('slipway-bench-');
+const { scratchDir } = bench;
 let dataDirCount = 0;
 
-// Every child process is stopped first; then everything else is undone in reverse order.
-const cleanups: (() => Promise<void>)[] = [() => rm(scratchDir, { recursive: true, force: true })];
-
-async function cleanUp(): Promise<void> {
-  try {
-    await stopAllChildren();
-  } catch (error) {
-    process.stderr.write(`bench: stopping child processes failed: ${String(error)}\n`);
-  }
-  for (let undo = cleanups.pop(); undo !== undefined; undo = cleanups.pop()) {
-    try {
-      await undo();
-    } catch (error) {
-      process.stderr.write(`bench: clean-up step failed: ${String(error)}\n`);
-    }
-  }
-}
-
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-  process.on(signal, () => {
-    if (interruption.signal.aborted) process.exit(code);
-    process.exitCode = code;
-    process.stderr.write(`\nbench: ${signal}, stopping servers and removing temporary files\n`);
-    interruption.abort(new Error(`interrupted by ${signal}`));
-    void stopAllChildren();
-  });
-}
-
 function phaseTarget(server: ServerProcess): PhaseTarget {
-  return { baseUrl: server.baseUrl, serverCpuMicros: server.cpuMicros, signal: interruption.signal };
+  return { baseUrl: server.baseUrl, serverCpuMicros: server.cpuMicros, signal: bench.signal };
 }
 
 async function started(server: Promise<ServerProcess>): Promise<ServerProcess> {
   const running = await server;
-  cleanups.push(running.stop);
+  bench.onCleanUp(running.stop);
   return running;
 }
 
@@ -203,7 +171,7 @@ async function measureSlipway(
   const projectsPath = `/organization/${bootstrap.organization_id}/project`;
   for (let i = 1; i <= SEEDED_PROJECTS; i++) {
     const response = await fetch(`${server.baseUrl}${projectsPath}`, {
-      signal: interruption.signal,
+      signal: bench.signal,
       method: 'POST',
       headers: { authorization, 'content-type': 'application/json' },
       body: JSON.stringify({ name: `seed-${String(i).padStart(3, '0')}`, description: `Seeded project number ${i}` }),
@@ -278,7 +246,7 @@ async function measureClusterActions(
   const deployedMs: number[] = [];
   try {
     for (let round = 0; round < CLUSTER_ACTION_ROUNDS; round++) {
-      interruption.signal.throwIfAborted();
+      bench.signal.throwIfAborted();
       const sent = Date.now();
       const status = (await expectStatus(
         await fetch(`${baseUrl}/organization/${organizationId}/cluster/${created.id}/deploy`, { method: 'POST', headers: { authorization } }),
@@ -312,7 +280,7 @@ async function scratchPostgresDatabase(serverUrl: string): Promise<string> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   // The drop is registered before CREATE DATABASE, so an interruption while it runs cannot leave it behind.
-  cleanups.push(async () => {
+  bench.onCleanUp(async () => {
     const dropper = new pg.Client({ connectionString: serverUrl });
     await dropper.connect();
     try {
@@ -435,14 +403,4 @@ async function main(): Promise<void> {
   }
 }
 
-try {
-  await main();
-} catch (error) {
-  // After Ctrl-C the run fails on purpose; that is not worth a stack trace.
-  if (!interruption.signal.aborted) {
-    process.exitCode = 1;
-    process.stderr.write(`bench: failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  }
-} finally {
-  await cleanUp();
-}
+await bench.run(main);

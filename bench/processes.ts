@@ -1,6 +1,9 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -179,4 +182,67 @@ export async function runNodeScript(script: string, args: string[], options: { c
     const stderr = (error as { stderr?: unknown }).stderr;
     throw new Error(`${script} ${args.join(' ')} failed: ${typeof stderr === 'string' ? stderr : String(error)}`);
   }
+}
+
+/**
+ * One benchmark run's scaffolding. Every temporary file lives under one scratch directory, created first and
+ * removed last; clean-up steps run in reverse order after every child process was stopped. Ctrl-C (or SIGTERM)
+ * aborts `signal`: load in progress stops, children are stopped, no new one starts, and the run unwinds through the
+ * same clean-up as a success or an error; a second Ctrl-C exits at once.
+ */
+export interface BenchRun {
+  readonly scratchDir: string;
+  readonly signal: AbortSignal;
+  onCleanUp(undo: () => Promise<unknown>): void;
+  /** Runs `main`, reports its failure (not after an interruption: that failure is on purpose), then cleans up. */
+  run(main: () => Promise<void>): Promise<void>;
+}
+
+export function startBenchRun(prefix: string): BenchRun {
+  const interruption = new AbortController();
+  const scratchDir = mkdtempSync(path.join(tmpdir(), prefix));
+  const cleanups: (() => Promise<unknown>)[] = [() => rm(scratchDir, { recursive: true, force: true })];
+
+  async function cleanUp(): Promise<void> {
+    try {
+      await stopAllChildren();
+    } catch (error) {
+      process.stderr.write(`bench: stopping child processes failed: ${String(error)}\n`);
+    }
+    for (let undo = cleanups.pop(); undo !== undefined; undo = cleanups.pop()) {
+      try {
+        await undo();
+      } catch (error) {
+        process.stderr.write(`bench: clean-up step failed: ${String(error)}\n`);
+      }
+    }
+  }
+
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.on(signal, () => {
+      if (interruption.signal.aborted) process.exit(code);
+      process.exitCode = code;
+      process.stderr.write(`\nbench: ${signal}, stopping servers and removing temporary files\n`);
+      interruption.abort(new Error(`interrupted by ${signal}`));
+      void stopAllChildren();
+    });
+  }
+
+  return {
+    scratchDir,
+    signal: interruption.signal,
+    onCleanUp: (undo) => void cleanups.push(undo),
+    async run(main) {
+      try {
+        await main();
+      } catch (error) {
+        if (!interruption.signal.aborted) {
+          process.exitCode = 1;
+          process.stderr.write(`bench: failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+        }
+      } finally {
+        await cleanUp();
+      }
+    },
+  };
 }
