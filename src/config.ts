@@ -395,3 +395,16 @@ export function loadConfig(env: Env = process.env): Config {
     localPostgresUrl: parseLocalPostgresUrl(env),
   };
 }
+
+/** Reads the configuration or ends the process with one line naming the variable at fault. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`slipway: invalid configuration: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}

@@ -1,22 +1,9 @@
 import { pathToFileURL } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { loadConfigOrExit, type Config } from './config.ts';
 import { databaseTargetOf, openDatabase } from './db/db.client.ts';
 import { migrateToLatest } from './db/db.migrate.ts';
-
-/** Reads the configuration or ends the process with one line naming the variable at fault. */
-export function loadConfigOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`slipway: invalid configuration: ${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
-  }
-}
 
 /**
  * The server process: config → database → migrations → HTTP. SIGTERM/SIGINT stop accepting connections, let

@@ -43,7 +43,8 @@ program
   .command('server')
   .description('serve the API (the same as npm start)')
   .action(async () => {
-    const { loadConfigOrExit, runServer } = await import('../main.ts');
+    const { runServer } = await import('../main.ts');
+    const { loadConfigOrExit } = await import('../config.ts');
     await runServer(loadConfigOrExit());
   });
 
@@ -55,7 +56,7 @@ program
   .option('--driver <driver>', 'what runs the workloads: local (processes on this host)', 'local')
   .option('--state-dir <dir>', 'where workloads, data and the credential live (default: $SLIPWAY_DATA_DIR/agent)')
   .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string }) => {
-    const { loadConfigOrExit } = await import('../main.ts');
+    const { loadConfigOrExit } = await import('../config.ts');
     const { runAgentCommand } = await import('./agent-command.ts');
     try {
       await runAgentCommand(loadConfigOrExit(), options, (line) => process.stdout.write(`${line}\n`));
@@ -100,7 +101,7 @@ admin
   .option('--json', 'print {"user_id","organization_id","api_token"} as JSON')
   .action(async (options: { email: string; organization: string; name?: string; json?: boolean }) => {
     try {
-      const { loadConfigOrExit } = await import('../main.ts');
+      const { loadConfigOrExit } = await import('../config.ts');
       const { bootstrapInstallation } = await import('./admin-bootstrap.ts');
       const result = await bootstrapInstallation(loadConfigOrExit(), options);
       if (options.json === true) {
@@ -125,7 +126,7 @@ admin
   .command('rotate-signing-key')
   .description('make a new key sign the built-in identity provider\'s tokens; the old key stays published until its tokens expire')
   .action(async () => {
-    const { loadConfigOrExit } = await import('../main.ts');
+    const { loadConfigOrExit } = await import('../config.ts');
     const { rotateInstallationSigningKey } = await import('./admin-keys.ts');
     const kid = await rotateInstallationSigningKey(loadConfigOrExit());
     process.stdout.write(`signing key: ${kid}\n`);
@@ -154,7 +155,7 @@ creditCode
   .option('--json', 'print the code as JSON')
   .action(async (options: { amount: string; expires: string; json?: boolean }) =>
     operatorCommand(async () => {
-      const { loadConfigOrExit } = await import('../main.ts');
+      const { loadConfigOrExit } = await import('../config.ts');
       const { createCreditCode } = await import('./admin-billing.ts');
       const created = await createCreditCode(loadConfigOrExit(), options);
       return options.json === true
@@ -170,7 +171,7 @@ invoices
   .requiredOption('--period <YYYY-MM>', 'the billing month')
   .action(async (options: { period: string }) =>
     operatorCommand(async () => {
-      const { loadConfigOrExit } = await import('../main.ts');
+      const { loadConfigOrExit } = await import('../config.ts');
       const { generateInvoices } = await import('./admin-billing.ts');
       const result = await generateInvoices(loadConfigOrExit(), options.period);
       return `period ${result.period}: ${result.created} invoice(s) created, ${result.existing} already there\n`;
@@ -182,7 +183,7 @@ invoices
   .option('--reference <text>', 'the payment reference, kept with the invoice')
   .action(async (invoiceId: string, options: { reference?: string }) =>
     operatorCommand(async () => {
-      const { loadConfigOrExit } = await import('../main.ts');
+      const { loadConfigOrExit } = await import('../config.ts');
       const { markInvoicePaid } = await import('./admin-billing.ts');
       const invoice = await markInvoicePaid(loadConfigOrExit(), invoiceId, options.reference);
       return `invoice ${invoice.id} (${invoice.period}) is ${invoice.status}\n`;
