@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -344,6 +344,45 @@ describe('local driver: applications', () => {
     expect(reportsOf()[0]).toMatchObject({ health: 'RESTARTING', restarts: 1, message: expect.stringMatching(/exited with code 7; restarting in \d+ ms$/) });
     expect(reportsOf().at(-1)).toEqual({ serviceId: crashingId, health: 'RUNNING', restarts: 1 });
     expect((await perform(task(crashingId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
+  });
+
+  it('writes file variables at their mount path under the instance, owner-only, names them in the variable, and replaces them with it', async () => {
+    const filesId = randomUUID();
+    const filesHost = 'files-prod.apps.test';
+    const reader = "require('http').createServer((q, s) => s.end(q.url === '/health' ? 'ok' : require('fs').readFileSync(process.env.APP_CONFIG, 'utf8'))).listen(Number(process.env.PORT), '127.0.0.1')";
+    const specWith = (variables: Array<{ key: string; value: string; mount_path: string }>): Record<string, unknown> => {
+      const spec = webSpec(commits.two);
+      Object.assign(spec, { routing: { hostnames: [filesHost] }, variables: [...(spec.variables as unknown[]), ...variables.map((variable) => ({ ...variable, scope: 'SERVICE', secret: true }))] });
+      Object.assign(spec.service as Record<string, unknown>, { id: filesId, name: 'files' });
+      Object.assign((spec.service as { settings: Record<string, unknown> }).settings, { entrypoint: 'node', arguments: ['-e', reader] });
+      return spec;
+    };
+    const filesDir = path.join(stateDir, 'files', filesId);
+
+    const first = await perform(task(filesId, 'deploy', 'APPLICATION'), specWith([{ key: 'APP_CONFIG', value: '{"answer":42}', mount_path: '/etc/app/config.json' }]));
+    expect(first.events()).toEqual(['take', 'built', 'succeed']);
+    expect(await answerOf(filesHost)).toBe('{"answer":42}');
+    const firstFile = path.join(filesDir, first.task.id, 'etc/app/config.json');
+    expect((await stat(firstFile)).mode & 0o777).toBe(0o600);
+    expect((await stat(path.dirname(firstFile))).mode & 0o777).toBe(0o700);
+
+    const second = await perform(task(filesId, 'redeploy', 'APPLICATION'), specWith([{ key: 'APP_CONFIG', value: '{"answer":43}', mount_path: '/etc/app/config.json' }]));
+    expect(second.events()).toEqual(['take', 'built', 'succeed']);
+    expect(await answerOf(filesHost)).toBe('{"answer":43}');
+    expect(await readdir(filesDir)).toEqual([second.task.id]);
+
+    // A file cannot also be the directory of another file: the deployment fails saying so, and writes nothing.
+    const clash = await perform(task(filesId, 'redeploy', 'APPLICATION'), specWith([
+      { key: 'APP_CONFIG', value: 'a', mount_path: '/etc/app' },
+      { key: 'APP_KEY', value: 'b', mount_path: '/etc/app/key' },
+    ]));
+    expect(clash.events()).toEqual(['take', 'fail']);
+    expect(clash.reports.at(-1)?.message).toContain('file variable APP_KEY: cannot write it at /etc/app/key');
+    expect(await readdir(filesDir)).toEqual([second.task.id]);
+    expect(await answerOf(filesHost)).toBe('{"answer":43}');
+
+    expect((await perform(task(filesId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
+    expect(existsSync(filesDir)).toBe(false);
   });
 
   it('restarts without a build: a new instance of the same checkout', async () => {

@@ -126,18 +126,26 @@ export function parseServiceSpec(raw: Record<string, unknown>): ServiceSpec {
  */
 export const ENGINE_VARIABLES: ReadonlySet<string> = new Set(['PORT', 'PWD']);
 
-/** The variables a process gets as environment variables (file variables, with a mount path, are not). */
-export function variablesEnvironment(variables: readonly SpecVariable[]): Record<string, string> {
+/**
+ * The variables a process gets as environment variables. A file variable (with a mount path) is there as the path
+ * its content was written to (`mounted`, by key; see writeFileVariables); one not written is left out.
+ */
+export function variablesEnvironment(variables: readonly SpecVariable[], mounted: Readonly<Record<string, string>> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const variable of variables) {
-    if (variable.mountPath === null && !ENGINE_VARIABLES.has(variable.key)) env[variable.key] = variable.value;
+    if (ENGINE_VARIABLES.has(variable.key)) continue;
+    const value = variable.mountPath === null ? variable.value : mounted[variable.key];
+    if (value !== undefined) env[variable.key] = value;
   }
   return env;
 }
 
-/** The part of the variables that may be written to disk (for a later on_stop / on_delete run). */
-export function nonSecretEnvironment(variables: readonly SpecVariable[]): Record<string, string> {
-  return variablesEnvironment(variables.filter((variable) => !variable.secret));
+/** The part of the variables that may be written to disk (for a later on_stop / on_delete run): no secret value. */
+export function nonSecretEnvironment(variables: readonly SpecVariable[], mounted: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return variablesEnvironment(
+    variables.filter((variable) => !variable.secret),
+    mounted,
+  );
 }
 
 /** One shell word: safe in `/bin/sh -c` whatever it contains. */

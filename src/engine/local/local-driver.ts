@@ -8,6 +8,7 @@ import { LocalApplications, type ApplicationInstanceSpec } from './application-i
 import { LOCAL_DATABASE_ENGINES } from './database-engines.ts';
 import { LocalDatabaseServers, type DatabaseServerSpec } from './database-servers.ts';
 import { dropExternalPostgres, provisionExternalPostgres } from './external-postgres.ts';
+import { writeFileVariables } from './file-variables.ts';
 import { CRON_MARKER, cronRunnerProcess } from './local-driver.cron.ts';
 import { adoptableServerProcess, databaseRecordOf } from './local-driver.databases.ts';
 import { WorkloadLogBatcher, type WorkloadLogSink } from './local-driver.logs.ts';
@@ -38,6 +39,7 @@ import { runCommand } from './run-command.ts';
  *   services/<serviceId>.json   what runs for the service (local-driver.state.ts; no secret)
  *   processes/                  the supervisor's pid and log files
  *   sources/<serviceId>/<taskId>/  one checkout per deployment; superseded ones are removed once the new one serves
+ *   files/<serviceId>/<taskId>/    the deployment's file variables, at their mount paths (file-variables.ts); the same
  *   databases/<serviceId>/      a database server's directory
  */
 export interface LocalDriverOptions {
@@ -151,15 +153,21 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const databases = new LocalDatabaseServers({ supervisor, engines: LOCAL_DATABASE_ENGINES });
 
   const sourcesOf = (serviceId: string): string => join(stateDir, 'sources', serviceId);
+  const filesOf = (serviceId: string): string => join(stateDir, 'files', serviceId);
   const cronProcessOf = (serviceId: string): string => `cron-${serviceId}`;
 
-  /** Removes the checkouts of a service except the one in use. */
-  function removeOldSources(serviceId: string, keep: string | undefined): void {
-    const root = sourcesOf(serviceId);
+  /** Removes what earlier deployments of a service left under `root` (checkouts, file variables) except `keep`. */
+  function removeSuperseded(root: string, keep: string | undefined): void {
     if (!existsSync(root)) return;
     for (const entry of readdirSync(root)) {
       if (join(root, entry) !== keep) rmSync(join(root, entry), { recursive: true, force: true });
     }
+  }
+
+  /** Once a deployment serves: only its checkout (or the one it reuses) and its file variables stay. */
+  function removeOldSources(serviceId: string, keep: string | undefined, session: TaskSession): void {
+    removeSuperseded(sourcesOf(serviceId), keep);
+    removeSuperseded(filesOf(serviceId), join(filesOf(serviceId), runKeyOf(session)));
   }
 
   /** Polls the control plane for a cancel while `work` runs; a cancel aborts the signal `work` was given. */
@@ -228,13 +236,25 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     return answer.subjectStatus !== 'CANCELING';
   }
 
-  function workloadEnvironment(spec: ServiceSpec): Record<string, string> {
-    return { ...baseEnvironment(), ...variablesEnvironment(spec.variables) };
+  interface WorkloadEnvironment {
+    env: Record<string, string>;
+    /** The paths the task's file variables were written to, by key. */
+    mounted: Record<string, string>;
+    /** Removes the task's file variables (the deployment failed). */
+    discard(): void;
   }
 
-  function noteFileVariables(session: TaskSession, spec: ServiceSpec): void {
-    const files = spec.variables.filter((variable) => variable.mountPath !== null).map((variable) => variable.key);
-    if (files.length > 0) session.log('system', `file variables are not mounted on the local cluster (${files.join(', ')}): they are left out`);
+  /** The environment of the task's workload: its variables, file variables written under files/<serviceId>/<task>/. */
+  function workloadEnvironment(session: TaskSession, spec: ServiceSpec): WorkloadEnvironment {
+    const dir = join(filesOf(spec.serviceId), runKeyOf(session));
+    const discard = () => rmSync(dir, { recursive: true, force: true });
+    try {
+      const mounted = writeFileVariables(dir, spec.variables);
+      return { env: { ...baseEnvironment(), ...variablesEnvironment(spec.variables, mounted) }, mounted, discard };
+    } catch (error) {
+      discard();
+      throw error;
+    }
   }
 
   // ---------------------------------------------------------------- applications
@@ -252,10 +272,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     };
   }
 
-  async function deployApplication(session: TaskSession, spec: ServiceSpec): Promise<void> {
+  async function deployApplication(session: TaskSession, spec: ServiceSpec, { env }: WorkloadEnvironment): Promise<void> {
     const previous = records.read(spec.serviceId)?.application;
-    const env = workloadEnvironment(spec);
-    noteFileVariables(session, spec);
     const configuredStart = commandLine(spec.settings.entrypoint, spec.settings.arguments);
     let workDir: string | undefined;
     let sourceDir: string;
@@ -297,7 +315,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     }
     records.write({ serviceId: spec.serviceId, kind: 'APPLICATION', name: spec.name, running: true, application: record });
     if (previous !== undefined && previous.instanceId !== record.instanceId) owners.delete(LocalApplications.processName(spec.serviceId, previous.instanceId));
-    removeOldSources(spec.serviceId, workDir ?? workDirOf(spec.serviceId, sourceDir));
+    removeOldSources(spec.serviceId, workDir ?? workDirOf(spec.serviceId, sourceDir), session);
     session.log('system', `${spec.name} serves${spec.hostnames.length > 0 ? ` on ${spec.hostnames.join(', ')}` : ' (no public hostname)'}`);
   }
 
@@ -389,12 +407,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     if (result.code !== 0) throw new Error(`${event} (${command}) ${ending}`);
   }
 
-  async function deployJob(session: TaskSession, spec: ServiceSpec): Promise<void> {
+  async function deployJob(session: TaskSession, spec: ServiceSpec, workload: WorkloadEnvironment): Promise<void> {
     const commands = jobCommandsOf(spec.settings);
     if (commands.source === 'image') throw new Error(unsupportedKindMessage('JOB_IMAGE'));
     const previous = records.read(spec.serviceId)?.job;
-    const env = workloadEnvironment(spec);
-    noteFileVariables(session, spec);
+    const env = workload.env;
     let workDir: string | undefined;
     let sourceDir: string;
     let defaultCommand: string;
@@ -420,7 +437,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       onStop: commands.onStop === undefined ? undefined : (commands.onStop.command ?? defaultCommand),
       onDelete: commands.onDelete === undefined ? undefined : (commands.onDelete.command ?? defaultCommand),
       maxDurationSeconds: commands.maxDurationSeconds,
-      environment: { ...baseEnvironment(), ...nonSecretEnvironment(spec.variables) },
+      environment: { ...baseEnvironment(), ...nonSecretEnvironment(spec.variables, workload.mounted) },
     };
     const failed = (error: unknown): never => {
       if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
@@ -449,7 +466,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       }
     }
     records.write({ serviceId: spec.serviceId, kind: 'JOB', name: spec.name, running: true, job: record });
-    removeOldSources(spec.serviceId, workDir ?? workDirOf(spec.serviceId, sourceDir));
+    removeOldSources(spec.serviceId, workDir ?? workDirOf(spec.serviceId, sourceDir), session);
   }
 
   async function stopJob(session: TaskSession | undefined, record: ServiceRecord, event: 'on_stop' | 'on_delete', env: Record<string, string> | undefined): Promise<void> {
@@ -473,13 +490,28 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   async function deploy(session: TaskSession, spec: ServiceSpec): Promise<void> {
     switch (spec.kind) {
       case 'APPLICATION':
-        return deployApplication(session, spec);
+        return withWorkloadEnvironment(session, spec, deployApplication);
       case 'DATABASE':
         return deployDatabase(session, spec);
       case 'JOB':
-        return deployJob(session, spec);
+        return withWorkloadEnvironment(session, spec, deployJob);
       default:
         throw new Error(unsupportedKindMessage(spec.kind));
+    }
+  }
+
+  /** Runs a deployment with its workload's environment; a deployment that fails leaves no file variable behind. */
+  async function withWorkloadEnvironment(
+    session: TaskSession,
+    spec: ServiceSpec,
+    deployWith: (session: TaskSession, spec: ServiceSpec, workload: WorkloadEnvironment) => Promise<void>,
+  ): Promise<void> {
+    const workload = workloadEnvironment(session, spec);
+    try {
+      await deployWith(session, spec, workload);
+    } catch (error) {
+      workload.discard();
+      throw error;
     }
   }
 
@@ -494,7 +526,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     if (record.kind === 'JOB') {
       // on_stop runs with the deployment's variables when the control plane gives a spec, else the non-secret ones.
       const spec = await session.spec().then(parseServiceSpec, () => undefined);
-      await stopJob(session, record, 'on_stop', spec === undefined ? undefined : workloadEnvironment(spec));
+      await stopJob(session, record, 'on_stop', spec === undefined ? undefined : workloadEnvironment(session, spec).env);
     }
     records.write({ ...record, running: false });
   }
@@ -508,6 +540,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     } finally {
       // The service is gone whatever its on_delete did: nothing of it stays on this host.
       rmSync(sourcesOf(serviceId), { recursive: true, force: true });
+      rmSync(filesOf(serviceId), { recursive: true, force: true });
       records.remove(serviceId);
     }
     session.log('system', record === undefined ? 'nothing of this service was on this host' : `${record.name} was removed from this host`);
