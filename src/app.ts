@@ -93,6 +93,7 @@ import { createAgentsService } from './modules/agents/agents.service.ts';
 import { createInProcessAgentClient } from './modules/agents/agents.in-process.ts';
 import { createServiceAgentSpecs } from './modules/services/services.agent-spec.ts';
 import { startLocalAgent, type RunningLocalAgent } from './agent/local-agent.ts';
+import { STARTING_ACTIONS } from './engine/deployment-states.ts';
 import { serviceHostname } from './engine/local/reverse-proxy.ts';
 import { SLIPWAY_VERSION } from './lib/version.ts';
 import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, registerServiceVariableRoutes } from './modules/variables/variables.routes.ts';
@@ -486,6 +487,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
         ),
       recordHealth: (serviceId, clusterId, report) => serviceDeployments.recordWorkloadHealth(serviceId, clusterId, report),
+      routesOf: (clusterId, serviceIds) => serviceAgentSpecs.routesOf(clusterId, serviceIds),
     },
   });
   // What a service task's agent reads: the deployment's snapshot plus git token, database credentials and routes.
@@ -495,8 +497,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     databaseConnection: (serviceId) => environmentServices.databaseConnection(serviceId),
     environmentOf: (environmentId) => environments.findEnvironmentSummary(environmentId),
     gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
-    verifiedDomainsOf: async (serviceId) =>
-      (await customDomains.validatedDomains()).filter((domain) => domain.serviceId === serviceId).map((domain) => domain.domain),
+    verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
     hostnameOf: (serviceName, environmentName) => serviceHostname(serviceName, environmentName, deps.config.appsDomain ?? 'localhost'),
     openValue: (variable) => variables.openSnapshotValue(variable),
   });
@@ -645,6 +646,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
                 requested_at: payload.requestedAt,
               },
             };
+          },
+          // Started together with databases requested before it, a service's task follows theirs into the mailbox,
+          // where the lease keeps it until they are up (docs/agent-protocol.md, "Order").
+          ready: async (request) => {
+            const { environment_id: environmentId, service_type: kind } = request.payload;
+            if (kind === 'DATABASE' || typeof environmentId !== 'string' || request.requestedAt === undefined) return true;
+            if (!STARTING_ACTIONS.some((action) => action === request.action)) return true;
+            for (const deploymentId of await serviceDeployments.openDatabaseStartsOfEnvironment(environmentId, request.requestedAt)) {
+              if (!(await agents.taskDispatched(deploymentId))) return false;
+            }
+            return true;
           },
         }),
       ],

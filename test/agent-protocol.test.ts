@@ -68,7 +68,15 @@ describeEachDatabase(
         payload: { name: uniqueName('env'), cluster: clusterId, mode: 'STAGING' },
       });
       expect(environment.statusCode, environment.body).toBe(201);
-      return { owner, organizationId, clusterId, credential, environmentId: environment.json<{ id: string }>().id, client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }) };
+      return {
+        owner,
+        organizationId,
+        clusterId,
+        credential,
+        projectId,
+        environmentId: environment.json<{ id: string }>().id,
+        client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }),
+      };
     }
 
     async function environmentStatus(auth: string, environmentId: string): Promise<EnvironmentStatus> {
@@ -132,6 +140,45 @@ describeEachDatabase(
       expect(status.json()).toMatchObject({ connected: true, reachable: true, agent_version: '1.0.0-test', driver: 'scripted', open_tasks: 0 });
       const history = await ctx().call(owner.auth, { method: 'GET', url: `/environment/${environmentId}/deploymentHistoryV2` });
       expect(JSON.stringify(history.json())).toContain('DEPLOYED');
+      await agent.stop();
+    });
+
+    it('runs the tasks it holds side by side, up to its concurrency', async () => {
+      const { owner, clusterId, projectId, environmentId, client } = await world();
+      const environmentIds = [environmentId];
+      for (const name of [uniqueName('env'), uniqueName('env')]) {
+        const more = await ctx().call(owner.auth, { method: 'POST', url: `/project/${projectId}/environment`, payload: { name, cluster: clusterId, mode: 'STAGING' } });
+        environmentIds.push(more.json<{ id: string }>().id);
+      }
+      for (const id of environmentIds) await deploy(owner.auth, id);
+      for (const id of environmentIds) await dispatched(id);
+
+      // Each task holds until a second one runs beside it (or 3 s pass): serially, none would ever see another.
+      let inFlight = 0;
+      let most = 0;
+      const release: Array<() => void> = [];
+      const driver: AgentDriver = {
+        name: 'gated',
+        async perform(session) {
+          inFlight += 1;
+          most = Math.max(most, inFlight);
+          await session.report('take');
+          if (inFlight >= 2) for (const open of release.splice(0)) open();
+          else {
+            await new Promise<void>((resolve) => {
+              release.push(resolve);
+              setTimeout(resolve, 3_000);
+            });
+          }
+          await session.report('built');
+          await session.report('succeed');
+          inFlight -= 1;
+        },
+      };
+      const agent = startAgent({ client, driver, version: '1.0.0-test', pollWaitSeconds: 1, concurrency: 2 });
+      running.push(agent);
+      for (const id of environmentIds) await eventually(() => environmentStatus(owner.auth, id), (status) => status.state === 'DEPLOYED', `${id} DEPLOYED`);
+      expect(most).toBe(2);
       await agent.stop();
     });
 

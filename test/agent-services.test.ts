@@ -81,10 +81,18 @@ describeEachDatabase('services through the agent', (ctx) => {
     return { owner, environmentId, environmentName, webId, workerId, databaseId, client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }) };
   }
 
-  /** Leases tasks until `count` arrived (in lease order). */
-  async function leaseTasks(w: World, count: number): Promise<AgentTask[]> {
+  /**
+   * Leases tasks until `count` arrived (in lease order). `carryOut` runs on each as it arrives, under its live lease:
+   * the control plane offers a later stage (applications after databases, the environment last) only once the
+   * earlier one settled.
+   */
+  async function leaseTasks(w: World, count: number, carryOut?: (task: AgentTask) => Promise<void>): Promise<AgentTask[]> {
     const tasks: AgentTask[] = [];
-    for (let round = 0; round < 60 && tasks.length < count; round++) tasks.push(...(await w.client.leaseTasks(1)).tasks);
+    for (let round = 0; round < 60 && tasks.length < count; round++) {
+      const leased = (await w.client.leaseTasks(1)).tasks;
+      tasks.push(...leased);
+      for (const task of leased) await carryOut?.(task);
+    }
     expect(tasks.length).toBe(count);
     return tasks;
   }
@@ -104,9 +112,7 @@ describeEachDatabase('services through the agent', (ctx) => {
   /** Deploys the environment and has the agent carry out every task it fans out into; answers the tasks. */
   async function deployEnvironment(w: World): Promise<AgentTask[]> {
     expect((await post(w.owner.auth, `/environment/${w.environmentId}/deploy`)).statusCode).toBe(202);
-    const tasks = await leaseTasks(w, 4);
-    for (const task of tasks) await settle(w, task, ['take', 'built', 'succeed']);
-    return tasks;
+    return leaseTasks(w, 4, (task) => settle(w, task, ['take', 'built', 'succeed']));
   }
 
   it("fans an environment's deploy out into its services' deployments, databases first, and each gets its spec", async () => {
@@ -126,14 +132,19 @@ describeEachDatabase('services through the agent', (ctx) => {
 
     // A redeploy of the environment redeploys every deployed service; read the specs while their leases are live.
     expect((await post(w.owner.auth, `/environment/${w.environmentId}/redeploy`)).statusCode).toBe(202);
-    const again = (await leaseTasks(w, 4)).filter((task) => task.subject_type === 'SERVICE');
+    const specs = new Map<string, SpecAnswer['spec']>();
+    const again = (
+      await leaseTasks(w, 4, async (task) => {
+        if (task.subject_type === 'SERVICE') specs.set(task.subject_id, ((await w.client.getTaskSpec(task.id, task.lease_id)) as unknown as SpecAnswer).spec);
+        await settle(w, task, ['take', 'built', 'succeed']);
+      })
+    ).filter((task) => task.subject_type === 'SERVICE');
     expect(again.map((task) => [task.subject_id, task.action])).toEqual([
       [w.databaseId, 'redeploy'],
       [w.webId, 'redeploy'],
       [w.workerId, 'redeploy'],
     ]);
-    const specOf = async (task: AgentTask) => ((await w.client.getTaskSpec(task.id, task.lease_id)) as unknown as SpecAnswer).spec;
-    const [database, web, worker] = [await specOf(again[0] as AgentTask), await specOf(again[1] as AgentTask), await specOf(again[2] as AgentTask)];
+    const [database, web, worker] = [specs.get(w.databaseId), specs.get(w.webId), specs.get(w.workerId)] as [SpecAnswer['spec'], SpecAnswer['spec'], SpecAnswer['spec']];
 
     expect(web.environment).toEqual({ id: w.environmentId, name: w.environmentName, mode: 'STAGING' });
     expect(web.git).toEqual({ url: 'https://github.com/acme/web', branch: 'release', commit_id: null, root_path: '/', credentials: { provider: 'GITHUB', token: GIT_TOKEN_VALUE } });
@@ -153,6 +164,71 @@ describeEachDatabase('services through the agent', (ctx) => {
     expect(web.variables.find((variable) => variable.key === 'PLATFORM_DATABASE_ORDERS_NAME')).toMatchObject({ value: 'orders', secret: false });
     expect(databaseTask.payload).toMatchObject({ service_id: w.databaseId, service_type: 'DATABASE', environment_id: w.environmentId });
     expect(workerTask.payload).toMatchObject({ service_type: 'APPLICATION' });
+  });
+
+  it("offers an environment's deploy in stages: its databases, then the other services together, then the environment", async () => {
+    const w = await world();
+    const cacheId = await created(w.owner.auth, `/environment/${w.environmentId}/database`, { name: 'cache', type: 'REDIS', version: '7', mode: 'CONTAINER' });
+    expect((await post(w.owner.auth, `/environment/${w.environmentId}/deploy`)).statusCode).toBe(202);
+    /** Leases (up to 5 at once) until `count` tasks arrived; then looks once more and expects nothing else offered. */
+    const stage = async (count: number): Promise<AgentTask[]> => {
+      const tasks: AgentTask[] = [];
+      for (let round = 0; round < 60 && tasks.length < count; round++) tasks.push(...(await w.client.leaseTasks(1)).tasks);
+      // The next stage's tasks are in the mailbox by now or soon: none of them is offered while this one is open.
+      expect((await w.client.leaseTasks(1)).tasks).toEqual([]);
+      return tasks;
+    };
+
+    const databases = await stage(2);
+    expect(databases.map((task) => task.subject_id).sort()).toEqual([w.databaseId, cacheId].sort());
+    await settle(w, databases[0] as AgentTask, ['take', 'built', 'succeed']);
+    // One database still starting holds the applications back.
+    expect((await w.client.leaseTasks(1)).tasks).toEqual([]);
+    await settle(w, databases[1] as AgentTask, ['take', 'built', 'succeed']);
+
+    const applications = await stage(2);
+    expect(applications.map((task) => task.subject_id).sort()).toEqual([w.webId, w.workerId].sort());
+    // Both run side by side: each reports under its own live lease.
+    await settle(w, applications[1] as AgentTask, ['take', 'built']);
+    await settle(w, applications[0] as AgentTask, ['take', 'built', 'succeed']);
+    expect((await w.client.leaseTasks(0)).tasks).toEqual([]);
+    await w.client.reportProgress((applications[1] as AgentTask).id, { lease_id: (applications[1] as AgentTask).lease_id, seq: 3, event: 'succeed' });
+
+    const [environmentTask] = await stage(1);
+    expect(environmentTask).toMatchObject({ subject_type: 'ENVIRONMENT', subject_id: w.environmentId, action: 'deploy' });
+    await settle(w, environmentTask as AgentTask, ['take', 'built', 'succeed']);
+    expect((await ctx().call(w.owner.auth, { method: 'GET', url: `/environment/${w.environmentId}/status` })).json<{ state: string }>().state).toBe('DEPLOYED');
+  });
+
+  it('answers where its running services are reached now: a custom domain verified or removed after the deployment included', async () => {
+    const w = await world();
+    expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, '/operator/v1/routes', { service_ids: [w.webId] }), 401);
+    // Not deployed yet: nothing of the environment runs on the cluster.
+    expect((await w.client.resolveRoutes([w.webId, w.workerId])).routes).toEqual([]);
+    await deployEnvironment(w);
+    const own = `web-${w.environmentName}.localhost`;
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    expect((await w.client.resolveRoutes([w.webId, w.workerId, unknown])).routes).toEqual([
+      { service_id: w.webId, hostnames: [own] },
+      // Deployed without a public port: running, and routed nowhere.
+      { service_id: w.workerId, hostnames: [] },
+    ]);
+
+    const domain = `shop-${uniqueName('d')}.example.com`;
+    const added = await post(w.owner.auth, `/application/${w.webId}/customDomain`, { domain, generate_certificate: false });
+    expect(added.statusCode, added.body).toBe(201);
+    // Pending its DNS check, a domain is not routed; once verified (the DNS check itself: custom-domains.test.ts), it is.
+    expect((await w.client.resolveRoutes([w.webId])).routes).toEqual([{ service_id: w.webId, hostnames: [own] }]);
+    await ctx().database.db.updateTable('service_custom_domains').set({ status: 'VALIDATED' }).where('service_id', '=', w.webId).execute();
+    expect((await w.client.resolveRoutes([w.webId])).routes).toEqual([{ service_id: w.webId, hostnames: [own, domain] }]);
+    const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/application/${w.webId}/customDomain/${added.json<{ id: string }>().id}` });
+    expect(removed.statusCode, removed.body).toBe(204);
+    expect((await w.client.resolveRoutes([w.webId])).routes).toEqual([{ service_id: w.webId, hostnames: [own] }]);
+
+    // Another cluster's agent learns nothing of these services; ids that are not ids are refused.
+    const other = await world();
+    expect((await other.client.resolveRoutes([w.webId])).routes).toEqual([]);
+    expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, '/operator/v1/routes', { service_ids: ['not-a-uuid'] }), 400);
   });
 
   it('gives databases of clusters without a local-driver agent their placeholder address, and a local port kept for life', async () => {
@@ -249,17 +325,16 @@ describeEachDatabase('services through the agent', (ctx) => {
     await deployEnvironment(w);
     const reboot = await post(w.owner.auth, `/environment/${w.environmentId}/service/restart-service`, { application_ids: [w.webId] });
     expect(reboot.statusCode, reboot.body).toBe(202);
-    const restart = await leaseTasks(w, 2);
+    const restart = await leaseTasks(w, 2, (task) => settle(w, task, ['take', 'succeed']));
     expect(restart.map((task) => [task.subject_type, task.subject_id, task.action])).toEqual([
       ['SERVICE', w.webId, 'restart'],
       ['ENVIRONMENT', w.environmentId, 'restart'],
     ]);
-    for (const task of restart) await settle(w, task, ['take', 'succeed']);
 
     // A database added after the deploy was never deployed: the environment's stop leaves it alone.
     const cacheId = await created(w.owner.auth, `/environment/${w.environmentId}/database`, { name: 'cache', type: 'REDIS', version: '7', mode: 'CONTAINER' });
     expect((await post(w.owner.auth, `/environment/${w.environmentId}/stop`)).statusCode).toBe(202);
-    const stops = await leaseTasks(w, 4);
+    const stops = await leaseTasks(w, 4, (task) => settle(w, task, ['take', 'succeed']));
     expect(stops.map((task) => [task.subject_id, task.action])).toEqual([
       [w.databaseId, 'stop'],
       [w.webId, 'stop'],

@@ -394,6 +394,29 @@ describe('local driver: applications', () => {
     expect(after.pid).not.toBe(before.pid);
   });
 
+  it('routes a custom domain verified after the deployment to the running instance, and stops routing a removed one', async () => {
+    const serving = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
+    const domain = 'shop.example.test';
+    const asked: string[][] = [];
+    const answering = (hostnames: string[]) => async (serviceIds: readonly string[]) => {
+      asked.push([...serviceIds]);
+      return [{ service_id: webId, hostnames }];
+    };
+    expect((await get(domain)).status).toBe(404);
+    await driver.reconcileRoutes?.(answering([HOSTNAME, domain]));
+    // The driver asks for what it routes: the web application (the crashing one was deleted).
+    expect(asked).toEqual([[webId]]);
+    expect((JSON.parse((await get(domain)).body) as { pid: number }).pid).toBe(serving.pid);
+    expect((JSON.parse((await get(HOSTNAME)).body) as { pid: number }).pid).toBe(serving.pid);
+    // Kept for the next agent: the record names the new hostnames.
+    const record = JSON.parse(await readFile(path.join(stateDir, 'services', `${webId}.json`), 'utf8')) as { application: { hostnames: string[] } };
+    expect(record.application.hostnames).toEqual([HOSTNAME, domain]);
+
+    await driver.reconcileRoutes?.(answering([HOSTNAME]));
+    expect((await get(domain)).status).toBe(404);
+    expect((JSON.parse((await get(HOSTNAME)).body) as { pid: number }).pid).toBe(serving.pid);
+  });
+
   it('cancels a build when the control plane asks, leaving the running instance serving', async () => {
     const serving = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
     const session = await perform(task(webId, 'redeploy', 'APPLICATION'), webSpec(commits.slow, 'slow'), (harness) => {

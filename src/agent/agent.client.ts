@@ -64,6 +64,12 @@ export async function enrollAgent(controlPlaneUrl: string, enrollmentToken: stri
   return body;
 }
 
+/** Where a routed service is reached now: its own hostname and its verified custom domains. */
+export interface ServiceRoute {
+  service_id: string;
+  hostnames: string[];
+}
+
 export function createAgentClient(options: AgentClientOptions) {
   const attempts = options.attempts ?? 6;
   const retryBaseMs = options.retryBaseMs ?? 250;
@@ -92,8 +98,9 @@ export function createAgentClient(options: AgentClientOptions) {
   }
 
   return {
-    leaseTasks: (waitSeconds: number, signal?: AbortSignal) =>
-      call<{ tasks: AgentTask[] }>('GET', `/operator/v1/tasks?wait_seconds=${waitSeconds}`, undefined, signal),
+    /** Long-poll for up to `max` tasks (default: the control plane's, 5). */
+    leaseTasks: (waitSeconds: number, signal?: AbortSignal, max?: number) =>
+      call<{ tasks: AgentTask[] }>('GET', `/operator/v1/tasks?wait_seconds=${waitSeconds}${max === undefined ? '' : `&max=${max}`}`, undefined, signal),
     getTask: (taskId: string) => call<AgentTask & { status: string; outcome: string | null; subject_status: string | null }>('GET', `/operator/v1/tasks/${taskId}`),
     getTaskSpec: (taskId: string, leaseId: string) =>
       call<{ task_id: string; deployment_id: string; spec: Record<string, unknown> }>('GET', `/operator/v1/tasks/${taskId}/spec?lease_id=${leaseId}`),
@@ -105,6 +112,8 @@ export function createAgentClient(options: AgentClientOptions) {
       call<{ accepted: number }>('POST', `/operator/v1/workloads/${serviceId}/logs`, { lines }),
     reportWorkloadHealth: (serviceId: string, report: WorkloadHealthReport) =>
       call<{ recorded: boolean }>('POST', `/operator/v1/workloads/${serviceId}/health`, report),
+    resolveRoutes: (serviceIds: readonly string[]) =>
+      call<{ routes: ServiceRoute[] }>('POST', '/operator/v1/routes', { service_ids: serviceIds }),
     heartbeat: (beat: { agent_version: string; driver: string; hostname?: string; started_at: string }) =>
       call<{ server_time: string; heartbeat_interval_seconds: number; lease_seconds: number }>('POST', '/operator/v1/heartbeat', beat),
   };

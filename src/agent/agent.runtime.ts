@@ -1,11 +1,13 @@
 import { hostname } from 'node:os';
-import { ControlPlaneRefusal, type AgentClient, type AgentLogLine, type AgentProgressEvent, type AgentTask } from './agent.client.ts';
+import { ControlPlaneRefusal, type AgentClient, type AgentLogLine, type AgentProgressEvent, type AgentTask, type ServiceRoute } from './agent.client.ts';
 
 /**
  * The agent's main loop (docs/agent-protocol.md): heartbeat on the interval the control plane asks for, lease work
  * by long-poll, hand each task to the driver, and carry the driver's phase reports and log lines back under the
- * task's lease. Tasks run one at a time in lease order. A task whose driver throws, or ends without settling it,
- * is reported failed with the reason; a lost lease (409) drops the task: another holder drives it now.
+ * task's lease. Up to `concurrency` tasks run side by side (the control plane offers a task only once what it must
+ * follow is done: docs/agent-protocol.md, "Order"), and the agent leases no more than it has room for, so a leased
+ * task is a task in hand. A task whose driver throws, or ends without settling it, is reported failed with the
+ * reason; a lost lease (409) drops the task: another holder drives it now.
  */
 
 /** One leased task as a driver sees it. */
@@ -25,6 +27,11 @@ export interface TaskSession {
 export interface AgentDriver {
   readonly name: string;
   perform(session: TaskSession): Promise<void>;
+  /**
+   * After each heartbeat: brings the routes of the services it routes up to date (a custom domain verified or removed
+   * since their deployment), asking the control plane through `resolve`.
+   */
+  reconcileRoutes?(resolve: (serviceIds: readonly string[]) => Promise<ServiceRoute[]>): Promise<void>;
 }
 
 export interface AgentOptions {
@@ -33,18 +40,21 @@ export interface AgentOptions {
   version: string;
   /** Long-poll wait per lease request (default 25 s). */
   pollWaitSeconds?: number;
+  /** How many tasks run at once (default 4): builds of different services, databases starting, teardowns. */
+  concurrency?: number;
   /** Where the agent says what went wrong in its own loop (network trouble, refusals); silent by default. */
   onTrouble?: (message: string) => void;
 }
 
 export interface RunningAgent {
-  /** Stops leasing; resolves once the task in hand (if any) has been handed back or finished. */
+  /** Stops leasing; resolves once the tasks in hand (if any) have been handed back or finished. */
   stop(): Promise<void>;
 }
 
 const SETTLING: ReadonlySet<AgentProgressEvent> = new Set(['succeed', 'fail', 'cancel_done']);
 const LOG_BATCH = 200;
 const LOG_FLUSH_MS = 250;
+export const DEFAULT_AGENT_CONCURRENCY = 4;
 
 export function startAgent(options: AgentOptions): RunningAgent {
   const { client, driver } = options;
@@ -56,6 +66,10 @@ export function startAgent(options: AgentOptions): RunningAgent {
   async function beat(): Promise<void> {
     try {
       const answer = await client.heartbeat({ agent_version: options.version, driver: driver.name, hostname: hostname(), started_at: startedAt });
+      if (stopping.signal.aborted) return;
+      await driver
+        .reconcileRoutes?.(async (serviceIds) => (await client.resolveRoutes(serviceIds)).routes)
+        .catch((error: unknown) => trouble(`updating routes failed: ${(error as Error).message}`));
       if (stopping.signal.aborted) return;
       heartbeatTimer = setTimeout(() => void beat(), Math.max(1, answer.heartbeat_interval_seconds) * 1000);
     } catch (error) {
@@ -131,22 +145,33 @@ export function startAgent(options: AgentOptions): RunningAgent {
     }
   }
 
+  const concurrency = Math.max(1, options.concurrency ?? DEFAULT_AGENT_CONCURRENCY);
+  const running = new Set<Promise<void>>();
+
+  function carryOut(task: AgentTask): void {
+    const run: Promise<void> = runTask(task)
+      .catch((error: unknown) => trouble(`task ${task.id}: ${(error as Error).message}`))
+      .finally(() => running.delete(run));
+    running.add(run);
+  }
+
   const loop = (async () => {
     await beat();
     while (!stopping.signal.aborted) {
-      let tasks: AgentTask[] = [];
+      if (running.size >= concurrency) {
+        await Promise.race(running);
+        continue;
+      }
       try {
-        tasks = (await client.leaseTasks(options.pollWaitSeconds ?? 25, stopping.signal)).tasks;
+        const { tasks } = await client.leaseTasks(options.pollWaitSeconds ?? 25, stopping.signal, concurrency - running.size);
+        for (const task of tasks) carryOut(task);
       } catch (error) {
         if (stopping.signal.aborted) break;
         trouble(`leasing work failed: ${(error as Error).message}`);
         await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
-      for (const task of tasks) {
-        if (stopping.signal.aborted) break;
-        await runTask(task);
-      }
     }
+    await Promise.all(running);
   })();
 
   return {

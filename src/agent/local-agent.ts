@@ -27,6 +27,8 @@ export interface LocalAgentOptions {
   onTrouble(message: string): void;
   /** Long-poll wait per lease request (the runtime's default when absent). */
   pollWaitSeconds?: number;
+  /** Tasks run at once (the runtime's default when absent). */
+  concurrency?: number | undefined;
 }
 
 export interface RunningLocalAgent {
@@ -86,6 +88,7 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Runni
     version: options.version,
     onTrouble: options.onTrouble,
     ...(options.pollWaitSeconds === undefined ? {} : { pollWaitSeconds: options.pollWaitSeconds }),
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
   });
   let stopped: Promise<void> | undefined;
   const stop = (withWorkloads: boolean) =>

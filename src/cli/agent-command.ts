@@ -21,6 +21,8 @@ export interface AgentCommandOptions {
   enrollmentToken?: string | undefined;
   driver: string;
   stateDir?: string | undefined;
+  /** Tasks run at once (1–20; the runtime's default when absent). */
+  concurrency?: number | undefined;
 }
 
 interface StoredAgentCredential {
@@ -91,6 +93,7 @@ export async function runAgentCommand(config: Config, options: AgentCommandOptio
     externalPostgresUrl: config.localPostgresUrl,
     version: SLIPWAY_VERSION,
     onTrouble: (message) => out(`agent: ${message}`),
+    concurrency: options.concurrency,
   });
   out(`agent for cluster ${clusterId} (driver ${options.driver}) serving apps on http://${agent.appsAddress.address}:${agent.appsAddress.port}`);
   await new Promise<void>((resolve) => {

@@ -32,6 +32,12 @@ function email(value: string): string {
   return value;
 }
 
+function taskConcurrency(value: string): number {
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 20) throw new InvalidArgumentError('must be a whole number from 1 to 20');
+  return count;
+}
+
 function nonBlank(value: string): string {
   if (value.trim() === '' || value.length > 255) throw new InvalidArgumentError('must be 1 to 255 characters');
   return value;
@@ -55,7 +61,8 @@ program
   .option('--enrollment-token <token>', "the one-time token of the cluster's operator bootstrap (first start only)")
   .option('--driver <driver>', 'what runs the workloads: local (processes on this host)', 'local')
   .option('--state-dir <dir>', 'where workloads, data and the credential live (default: $SLIPWAY_DATA_DIR/agent)')
-  .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string }) => {
+  .option('--concurrency <n>', 'how many tasks (builds, database starts, teardowns) run at once, 1 to 20', taskConcurrency, 4)
+  .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string; concurrency: number }) => {
     const { loadConfigOrExit } = await import('../config.ts');
     const { runAgentCommand } = await import('./agent-command.ts');
     try {

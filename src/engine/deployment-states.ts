@@ -51,6 +51,9 @@ export type DeploymentEvent = DeploymentAction | DeploymentProgress;
 /** Actions that queue work for the agent; cancel and delete act at once. */
 export type QueuedAction = Extract<DeploymentAction, 'deploy' | 'redeploy' | 'stop' | 'restart'>;
 
+/** The actions that start a workload: an application started by one needs its databases up first. */
+export const STARTING_ACTIONS: readonly QueuedAction[] = ['deploy', 'redeploy', 'restart'];
+
 /** After a settled outcome, everything may be asked again (stop and restart only of what was deployed). */
 const SETTLED = { deploy: 'QUEUED', redeploy: 'QUEUED', stop: 'QUEUED', restart: 'QUEUED', delete: 'DELETED' } as const;
 

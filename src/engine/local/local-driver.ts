@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ServiceRoute } from '../../agent/agent.client.ts';
 import type { AgentDriver, TaskSession } from '../../agent/agent.runtime.ts';
 import type { GitAccess } from '../../git/git-access.ts';
 import { normaliseRepositoryPath } from '../../git/system-git.ts';
@@ -25,7 +26,7 @@ import {
 } from './local-driver.spec.ts';
 import { processEnvironment, ServiceRecords, type ApplicationRecord, type DatabaseRecord, type JobRecord, type ServiceRecord } from './local-driver.state.ts';
 import { baseEnvironment, ProcessSupervisor, type ProcessState } from './process-supervisor.ts';
-import type { LocalReverseProxy } from './reverse-proxy.ts';
+import { requestHostname, type LocalReverseProxy } from './reverse-proxy.ts';
 import { runCommand } from './run-command.ts';
 
 /**
@@ -104,6 +105,12 @@ function runKeyOf(session: TaskSession): string {
   return session.task.attempt > 1 ? `${session.task.id}-${session.task.attempt}` : session.task.id;
 }
 
+/** Whether two lists name the same hosts, whatever their order and case. */
+function sameHostnames(routed: readonly string[], wanted: readonly string[]): boolean {
+  const normalised = (list: readonly string[]) => [...new Set(list.map((hostname) => requestHostname(hostname) ?? hostname))].sort().join(' ');
+  return normalised(routed) === normalised(wanted);
+}
+
 function stringOf(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
@@ -118,6 +125,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const owners = new Map<string, string>();
   /** Process name → the task whose deployment is starting it: until that settles, its output is the deployment's log. */
   const deploying = new Map<string, TaskSession>();
+  /** Services with a task under way (the agent runs tasks of different services side by side). */
+  const busy = new Set<string>();
 
   const supervisor = new ProcessSupervisor({
     stateDir: join(stateDir, 'processes'),
@@ -546,9 +555,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     session.log('system', record === undefined ? 'nothing of this service was on this host' : `${record.name} was removed from this host`);
   }
 
-  async function performServiceTask(session: TaskSession): Promise<void> {
+  async function performServiceTask(session: TaskSession, serviceId: string): Promise<void> {
     const task = session.task;
-    const serviceId = stringOf(task.payload.service_id) ?? task.subject_id;
     // A deleted service's teardown: no spec any more (the payload and the driver's record say what to remove).
     if (task.action === 'delete' || task.subject_type === 'SERVICE_TEARDOWN') return teardown(session, serviceId);
     if (task.action === 'stop') return stop(session, serviceId);
@@ -559,14 +567,16 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   async function perform(session: TaskSession): Promise<void> {
     await session.report('take');
     if (session.task.subject_type === 'ENVIRONMENT') {
-      // The control plane fans an environment action out into service tasks of its own, offered before this one:
-      // this agent carries tasks out one at a time, so they have run. A deploy passes through its build phase.
+      // The control plane fans an environment action out into service tasks of its own, and offers this one only
+      // once they are done (docs/agent-protocol.md, "Order"). A deploy passes through its build phase.
       if (session.task.action === 'deploy' || session.task.action === 'redeploy') await session.report('built');
       await session.report('succeed');
       return;
     }
+    const serviceId = stringOf(session.task.payload.service_id) ?? session.task.subject_id;
+    busy.add(serviceId);
     try {
-      await performServiceTask(session);
+      await performServiceTask(session, serviceId);
     } catch (error) {
       if (error instanceof TaskCanceled) {
         await session.report('cancel_done');
@@ -574,8 +584,34 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       }
       await session.report('fail', messageOf(error));
       return;
+    } finally {
+      busy.delete(serviceId);
     }
     await session.report('succeed');
+  }
+
+  /**
+   * Routes of deployed applications whose hostnames changed since their deployment (a custom domain verified or
+   * removed). A service with a task under way is left to its task; the route is read and replaced with no await in
+   * between, so it always keeps the instance the proxy sends to now.
+   */
+  async function reconcileRoutes(resolve: (serviceIds: readonly string[]) => Promise<ServiceRoute[]>): Promise<void> {
+    const routed = records.list().filter((record) => record.kind === 'APPLICATION' && record.running && proxy.route(record.serviceId) !== undefined);
+    if (routed.length === 0) return;
+    for (const { service_id: serviceId, hostnames } of await resolve(routed.map((record) => record.serviceId))) {
+      const route = proxy.route(serviceId);
+      const record = records.read(serviceId);
+      if (busy.has(serviceId) || route === undefined || record?.application === undefined || hostnames.length === 0) continue;
+      if (sameHostnames(route.hostnames, hostnames)) continue;
+      try {
+        proxy.setRoute(serviceId, { hostnames, target: route.target });
+      } catch (error) {
+        note(serviceId, `could not route ${hostnames.join(', ')} to ${record.name}: ${messageOf(error)}`);
+        continue;
+      }
+      records.write({ ...record, application: { ...record.application, hostnames } });
+      note(serviceId, `${record.name} now serves on ${hostnames.join(', ')}`);
+    }
   }
 
   // ---------------------------------------------------------------- agent restart
@@ -630,6 +666,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   return {
     name: 'local',
     perform,
+    reconcileRoutes,
     async recover() {
       for (const record of records.list()) {
         if (!record.running) continue;

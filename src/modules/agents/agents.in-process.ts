@@ -7,8 +7,8 @@ import type { AgentsService } from './agents.service.ts';
  * The agent protocol without the network, for the agent `slipway server` runs in its own process for the LOCAL
  * clusters (SLIPWAY_LOCAL_AGENT): the same runtime and driver as `slipway agent`, calling the agents service
  * directly. LOCAL clusters have no operator enrollment (their "cluster" is this host), so instead of one credential
- * per cluster this client serves every LOCAL cluster of the installation: it leases from each in turn and
- * remembers which cluster each task came from. The control plane's refusals arrive as they would over HTTP
+ * per cluster this client serves every LOCAL cluster of the installation: it leases from each in turn, starting
+ * one cluster further each round, and remembers which cluster each task came from. The control plane's refusals arrive as they would over HTTP
  * (ControlPlaneRefusal with the status the API would answer), so the runtime treats a lost lease the same way.
  */
 export interface InProcessAgentOptions {
@@ -28,10 +28,14 @@ async function asRefusal<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** What one lease round takes when the runtime does not say: the HTTP route's default. */
+const DEFAULT_LEASE_MAX = 5;
+
 export function createInProcessAgentClient(options: InProcessAgentOptions): AgentClient {
   const { agents } = options;
   const pollMs = options.pollMs ?? 1_000;
   const clusterOfTask = new Map<string, string>();
+  let rounds = 0;
 
   function clusterOf(taskId: string): string {
     const clusterId = clusterOfTask.get(taskId);
@@ -53,14 +57,20 @@ export function createInProcessAgentClient(options: InProcessAgentOptions): Agen
   }
 
   return {
-    async leaseTasks(waitSeconds, signal) {
+    async leaseTasks(waitSeconds, signal, max = DEFAULT_LEASE_MAX) {
       const deadline = Date.now() + waitSeconds * 1000;
       for (;;) {
-        for (const clusterId of await options.clusterIds()) {
-          const { tasks } = await agents.leaseTasks(clusterId, { max: 1, waitMs: 0 });
+        // Each round starts one cluster further, so a busy cluster does not keep the others waiting.
+        const clusterIds = await options.clusterIds();
+        const first = rounds++ % Math.max(1, clusterIds.length);
+        const leased: AgentTask[] = [];
+        for (const clusterId of [...clusterIds.slice(first), ...clusterIds.slice(0, first)]) {
+          if (leased.length >= max) break;
+          const { tasks } = await agents.leaseTasks(clusterId, { max: max - leased.length, waitMs: 0 });
           for (const task of tasks) clusterOfTask.set(task.id, clusterId);
-          if (tasks.length > 0) return { tasks: tasks as AgentTask[] };
+          leased.push(...(tasks as AgentTask[]));
         }
+        if (leased.length > 0) return { tasks: leased };
         if (Date.now() >= deadline || signal?.aborted === true) return { tasks: [] };
         // Woken at once by a dispatch of this process, the usual case for the clusters of the server it runs in.
         await agents.waitForAnyWork(Math.min(pollMs, Math.max(1, deadline - Date.now())), signal);
@@ -75,6 +85,11 @@ export function createInProcessAgentClient(options: InProcessAgentOptions): Agen
     },
     appendLogs: (taskId, batch) => asRefusal(() => agents.appendLogs(clusterOf(taskId), taskId, batch)),
     appendWorkloadLogs: (serviceId, lines) => onServedCluster(serviceId, (clusterId) => agents.appendWorkloadLogs(clusterId, serviceId, lines)),
+    async resolveRoutes(serviceIds) {
+      const routes = [];
+      for (const clusterId of await options.clusterIds()) routes.push(...(await agents.resolveRoutes(clusterId, serviceIds)).routes);
+      return { routes };
+    },
     reportWorkloadHealth: (serviceId, report) => onServedCluster(serviceId, (clusterId) => agents.recordWorkloadHealth(clusterId, serviceId, report)),
     async heartbeat(beat) {
       for (const clusterId of await options.clusterIds()) await agents.recordHeartbeat(clusterId, beat);

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DialectName } from '../../db/db.client.ts';
 import type { AgentPresenceTable, AgentTasksTable, Queryable } from '../../db/db.schema.ts';
+import { STARTING_ACTIONS } from '../../engine/deployment-states.ts';
 
 export type AgentTaskRow = Selectable<AgentTasksTable>;
 export type AgentPresenceRow = Selectable<AgentPresenceTable>;
@@ -25,6 +26,12 @@ function offerOrder(row: AgentTaskRow): string {
 /**
  * Leases up to `max` tasks of a cluster, in the order of their requests: those offered (PENDING) and those whose lease ran out (the
  * agent holding them went silent). One statement, so two agents polling at once never lease the same task.
+ *
+ * An agent runs the tasks it holds side by side, so the order that matters is kept here, as stages within an
+ * environment (docs/agent-protocol.md, "Order"): a task that starts a non-database service is not offered while a
+ * database of its environment requested before it is still being started (the application's first connection would
+ * fail), and an environment's own task is not offered while any task of its environment requested before it — its
+ * fan-out — is unfinished. Two tasks of one service never meet here: the service's action jobs run one at a time.
  */
 export async function leaseAgentTasks(
   db: Queryable,
@@ -41,6 +48,18 @@ export async function leaseAgentTasks(
        select candidate.id from agent_tasks candidate
         where candidate.cluster_id = ${input.clusterId}
           and (candidate.status = 'PENDING' or (candidate.status = 'LEASED' and candidate.leased_until < ${time(input.now)}))
+          and not exists (
+            select 1 from agent_tasks earlier
+             where earlier.cluster_id = candidate.cluster_id
+               and earlier.status <> 'DONE'
+               and earlier.payload->>'environment_id' = candidate.payload->>'environment_id'
+               and (coalesce(earlier.requested_at, earlier.created_at) < coalesce(candidate.requested_at, candidate.created_at)
+                    or (coalesce(earlier.requested_at, earlier.created_at) = coalesce(candidate.requested_at, candidate.created_at) and earlier.id < candidate.id))
+               and (candidate.subject_type = 'ENVIRONMENT'
+                    or (candidate.subject_type = 'SERVICE' and candidate.action in (${sql.join(STARTING_ACTIONS)})
+                        and candidate.payload->>'service_type' <> 'DATABASE'
+                        and earlier.subject_type = 'SERVICE' and earlier.action in (${sql.join(STARTING_ACTIONS)})
+                        and earlier.payload->>'service_type' = 'DATABASE')))
         order by coalesce(candidate.requested_at, candidate.created_at), candidate.id
         limit ${input.max}
         ${lock})

@@ -11,6 +11,8 @@ import {
   AgentLogBatch,
   AgentProgressAnswer,
   AgentProgressReport,
+  AgentRoutes,
+  AgentRoutesQuery,
   AgentTaskLease,
   AgentTaskParams,
   AgentTaskSpec,
@@ -164,6 +166,23 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
       config: { access: { public: true } },
     },
     async (request) => agents.recordWorkloadHealth(await clusterOf(request), request.params.serviceId, request.body),
+  );
+
+  app.post(
+    '/operator/v1/routes',
+    {
+      schema: {
+        operationId: 'resolveAgentRoutes',
+        description:
+          "The hostnames the cluster's routed services are reached by now: the service's own and its verified custom domains (a read, as POST for the list of ids).",
+        tags: AGENT_TAGS,
+        security: [],
+        body: AgentRoutesQuery,
+        response: { 200: AgentRoutes, ...errorResponses('bad_request', 'unauthenticated') },
+      },
+      config: { access: { public: true } },
+    },
+    async (request) => agents.resolveRoutes(await clusterOf(request), request.body.service_ids),
   );
 
   app.post(

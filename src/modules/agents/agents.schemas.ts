@@ -97,6 +97,21 @@ export const AgentWorkloadHealth = Type.Object(
 
 export const AgentWorkloadHealthAnswer = Type.Object({ recorded: Type.Boolean() }, { $id: 'AgentWorkloadHealthAnswer' });
 
+export const AgentRoutesQuery = Type.Object(
+  { service_ids: Type.Array(Uuid, { maxItems: 1000, description: 'The services whose routes the agent holds.' }) },
+  { additionalProperties: false },
+);
+
+export const AgentRoutes = Type.Object(
+  {
+    routes: Type.Array(
+      Type.Object({ service_id: Uuid, hostnames: Type.Array(Type.String()) }, { additionalProperties: false }),
+      { description: 'One entry per asked service running on the cluster; the others are left out.' },
+    ),
+  },
+  { $id: 'AgentRoutes' },
+);
+
 export const AgentWorkloadLogBatch = Type.Object(
   {
     lines: Type.Array(

@@ -103,6 +103,8 @@ export interface AgentsDeps {
   workloads?: {
     appendLogs(serviceId: string, clusterId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string }>): Promise<void>;
     recordHealth(serviceId: string, clusterId: string, report: WorkloadHealthReport): Promise<void>;
+    /** The hostnames each of these services running on the cluster is reached by now; the others are left out. */
+    routesOf(clusterId: string, serviceIds: readonly string[]): Promise<Array<{ service_id: string; hostnames: string[] }>>;
   };
   /** Wakes this process's job worker after a task settles (its dispatching job can finish at once). */
   wakeWorkers(): void;
@@ -416,6 +418,15 @@ export function createAgentsService(deps: AgentsDeps) {
       if (deps.workloads === undefined) throw notFound('this control plane keeps no workload health');
       await deps.workloads.recordHealth(serviceId, clusterId, report);
       return { recorded: true };
+    },
+
+    /**
+     * Where the cluster's routed services are reached now (docs/agent-protocol.md, "Routes"): a custom domain
+     * verified or removed after a deployment reaches the proxy without a new deployment.
+     */
+    async resolveRoutes(clusterId: string, serviceIds: readonly string[]) {
+      if (deps.workloads === undefined) return { routes: [] };
+      return { routes: await deps.workloads.routesOf(clusterId, serviceIds) };
     },
 
     async recordHeartbeat(clusterId: string, beat: { agent_version: string; driver: string; hostname?: string | undefined; started_at: string }) {

@@ -32,6 +32,6 @@ export async function deleteDomain(db: Queryable, serviceId: string, id: string)
 }
 
 /** Every VALIDATED domain with its service, for the reverse proxy's routing table. */
-export function listValidatedDomains(db: Queryable): Promise<Pick<CustomDomainRow, 'domain' | 'service_id'>[]> {
-  return db.selectFrom('service_custom_domains').select(['domain', 'service_id']).where('status', '=', 'VALIDATED').orderBy('domain').execute();
+export function listValidatedDomains(db: Queryable, serviceId: string): Promise<Pick<CustomDomainRow, 'domain'>[]> {
+  return db.selectFrom('service_custom_domains').select('domain').where('service_id', '=', serviceId).where('status', '=', 'VALIDATED').orderBy('domain').execute();
 }

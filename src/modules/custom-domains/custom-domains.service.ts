@@ -194,9 +194,9 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
       return checks.map(({ row, check }) => ({ domain_name: row.domain, status: check.checked, error_details: check.details }));
     },
 
-    /** The reverse proxy's port: verified domains and the service each routes to. */
-    async validatedDomains(): Promise<{ domain: string; serviceId: string }[]> {
-      return (await listValidatedDomains(db)).map((row) => ({ domain: row.domain, serviceId: row.service_id }));
+    /** The domains of the service whose DNS check passed: what the reverse proxy routes to it. */
+    async validatedDomainsOf(serviceId: string): Promise<string[]> {
+      return (await listValidatedDomains(db, serviceId)).map((row) => row.domain);
     },
   };
 }

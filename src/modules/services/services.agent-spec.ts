@@ -14,7 +14,7 @@ import type { DatabaseConnection } from './services.service.ts';
  * credentials and port, and the hostnames the reverse proxy routes to the service.
  */
 export interface ServiceAgentSpecDeps {
-  deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent'>;
+  deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent' | 'runningServiceOn'>;
   kinds: readonly ServiceKindDefinition[];
   databaseConnection(serviceId: string): Promise<DatabaseConnection | undefined>;
   environmentOf(environmentId: string): Promise<{ id: string; name: string; mode: string } | undefined>;
@@ -29,6 +29,12 @@ export interface ServiceAgentSpecDeps {
 export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
   const definitions = new Map(deps.kinds.map((definition) => [definition.kind, definition]));
 
+  /** Only a service with a public port is reachable from outside (issue 8): the others get no route. */
+  async function hostnamesOf(service: { id: string; kind: string; name: string; settings: Record<string, unknown> }, environmentName: string): Promise<string[]> {
+    const publiclyReachable = definitions.get(service.kind as ServiceKind)?.references(service.settings).publiclyReachable ?? false;
+    return publiclyReachable ? [deps.hostnameOf(service.name, environmentName), ...(await deps.verifiedDomainsOf(service.id))] : [];
+  }
+
   return {
     async serviceTaskSpec(serviceId: string, deploymentId: string): Promise<Record<string, unknown>> {
       const snapshot = await deps.deployments.deploymentSpecForAgent(serviceId, deploymentId, deps.openValue);
@@ -42,7 +48,6 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
         if (credentials === null) throw notFound(`git token ${source.git_token_id} of service ${service.name} no longer exists`);
       }
       const database = await deps.databaseConnection(serviceId);
-      const publiclyReachable = definitions.get(service.kind as ServiceKind)?.references(service.settings).publiclyReachable ?? false;
       return {
         ...snapshot,
         environment: { id: environment.id, name: environment.name, mode: environment.mode },
@@ -63,13 +68,23 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
                 port: database.port,
                 shared: database.shared,
               },
-        // Only a service with a public port is reachable from outside (issue 8): the others get no route.
-        routing: {
-          hostnames: publiclyReachable
-            ? [deps.hostnameOf(service.name, environment.name), ...(await deps.verifiedDomainsOf(serviceId))]
-            : [],
-        },
+        routing: { hostnames: await hostnamesOf(service, environment.name) },
       };
+    },
+
+    /**
+     * The routes of these services now, for those running on the cluster: as their running deployment routed them
+     * (its public port, its name) with the custom domains verified now (docs/agent-protocol.md, "Routes").
+     */
+    async routesOf(clusterId: string, serviceIds: readonly string[]): Promise<Array<{ service_id: string; hostnames: string[] }>> {
+      const routes: Array<{ service_id: string; hostnames: string[] }> = [];
+      for (const serviceId of new Set(serviceIds)) {
+        const service = await deps.deployments.runningServiceOn(serviceId, clusterId);
+        const environment = service === undefined ? undefined : await deps.environmentOf(service.environmentId);
+        if (service === undefined || environment === undefined) continue;
+        routes.push({ service_id: serviceId, hostnames: await hostnamesOf(service, environment.name) });
+      }
+      return routes;
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Queryable, ServiceDeploymentLogsTable, ServiceDeploymentsTable, ServiceRuntimeTable } from '../../db/db.schema.ts';
+import { HISTORY_ACTION, STARTING_ACTIONS } from '../../engine/deployment-states.ts';
 
 export type ServiceRuntimeRow = Selectable<ServiceRuntimeTable>;
 export type ServiceDeploymentRow = Selectable<ServiceDeploymentsTable>;
@@ -43,6 +44,24 @@ export async function listOpenDeploymentIdsOfEnvironment(db: Queryable, environm
     .select('service_deployments.id')
     .where('services.environment_id', '=', environmentId)
     .where('service_deployments.finished_at', 'is', null)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * The open deployments that start a DATABASE of the environment (deploy, redeploy, restart) requested at or before
+ * `requestedAt`: what an application started at that time waits for (docs/agent-protocol.md, "Order").
+ */
+export async function listOpenDatabaseStartsOfEnvironment(db: Queryable, environmentId: string, requestedAt: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('service_deployments')
+    .innerJoin('services', 'services.id', 'service_deployments.service_id')
+    .select('service_deployments.id')
+    .where('services.environment_id', '=', environmentId)
+    .where('services.kind', '=', 'DATABASE')
+    .where('service_deployments.action', 'in', STARTING_ACTIONS.map((action) => HISTORY_ACTION[action]))
+    .where('service_deployments.finished_at', 'is', null)
+    .where('service_deployments.created_at', '<=', requestedAt)
     .execute();
   return rows.map((row) => row.id);
 }

@@ -23,6 +23,7 @@ import {
   insertRuntime,
   lastLogSeq,
   listDeploymentJobIds,
+  listOpenDatabaseStartsOfEnvironment,
   listOpenDeploymentIdsOfEnvironment,
   listDeploymentsPage,
   listLogLines,
@@ -237,6 +238,15 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
   }
 
   /** Lines appended inside `executor`'s transaction, numbered after the deployment's last one. */
+  /** The service's running deployment (DEPLOYED or RESTARTED), when that deployment put it on `clusterId`. */
+  async function runningOn(serviceId: string, clusterId: string): Promise<{ status: string; service: DeploymentSnapshot['service'] } | undefined> {
+    const runtime = await findRuntime(db, serviceId);
+    if (runtime?.deployed_deployment_id === null || runtime === undefined || !RUNNING_STATES.has(runtime.status)) return undefined;
+    const record = await findDeployment(db, runtime.deployed_deployment_id);
+    const service = record === undefined ? undefined : snapshotOf(record).service;
+    return service?.clusterId === clusterId ? { status: runtime.status, service } : undefined;
+  }
+
   async function writeLines(executor: Queryable, deploymentId: string, lines: LogLineInput[]): Promise<void> {
     let seq = await lastLogSeq(executor, deploymentId);
     const now = clock.now().toISOString();
@@ -564,6 +574,11 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
       return listOpenDeploymentIdsOfEnvironment(db, environmentId);
     },
 
+    /** The databases of the environment still being started by a request at or before `requestedAt` (their deployments). */
+    openDatabaseStartsOfEnvironment(environmentId: string, requestedAt: string): Promise<string[]> {
+      return listOpenDatabaseStartsOfEnvironment(db, environmentId, requestedAt);
+    },
+
     /**
      * An environment's action carried into its services (docs/service-deployments.md, "Environment actions"): deploy
      * and redeploy deploy each service (a deployed one is redeployed), databases first so that their tasks reach the
@@ -788,12 +803,9 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
      * status until its next deployment. A service of another cluster, or one not deployed, is a 404.
      */
     async recordWorkloadHealth(serviceId: string, clusterId: string, report: { health: WorkloadHealth; restarts: number; message?: string | undefined }) {
-      const runtime = await findRuntime(db, serviceId);
-      const record = runtime?.deployed_deployment_id === null || runtime === undefined ? undefined : await findDeployment(db, runtime.deployed_deployment_id);
-      if (runtime === undefined || record === undefined || snapshotOf(record).service.clusterId !== clusterId || !RUNNING_STATES.has(runtime.status)) {
-        throw notFound(`no running service ${serviceId} on this cluster`);
-      }
-      await updateRuntimeInStatus(db, serviceId, runtime.status, {
+      const running = await runningOn(serviceId, clusterId);
+      if (running === undefined) throw notFound(`no running service ${serviceId} on this cluster`);
+      await updateRuntimeInStatus(db, serviceId, running.status, {
         workload_health: report.health,
         workload_restarts: report.restarts,
         workload_message: report.message ?? null,
@@ -839,6 +851,11 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
      * The deployment as the agent carries it out (its task spec): the service as deployed, the commit or tag, and
      * every variable with its value opened — secrets and hidden built-ins included, for the lease holder only.
      */
+    /** The service as its running deployment deployed it, when it runs on the cluster (DEPLOYED or RESTARTED there). */
+    async runningServiceOn(serviceId: string, clusterId: string): Promise<DeploymentSnapshot['service'] | undefined> {
+      return (await runningOn(serviceId, clusterId))?.service;
+    },
+
     async deploymentSpecForAgent(serviceId: string, deploymentId: string, openValue: (variable: SnapshotVariable) => string) {
       const record = await findDeployment(db, deploymentId);
       if (record === undefined || record.service_id !== serviceId) throw notFound(`deployment ${deploymentId} of service ${serviceId} not found`);
