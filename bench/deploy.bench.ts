@@ -26,6 +26,10 @@ import { freePort, runNodeScript, startBenchRun, startServerProcess, type Server
  *   (c) PostgreSQL database deploy request → the built-in URI (PLATFORM_DATABASE_<NAME>_CONNECTION_URI, read
  *       revealed from the environment's resolvedVariables) opens a session that runs `SELECT 1`; a fresh database
  *       each round (initdb included); polled every 25 ms. Goal: median < 5 s.
+ *   (d) environment deploy request → every application of a fresh environment (a PostgreSQL database and
+ *       SLIPWAY_BENCH_ENVIRONMENT_APPS (3) applications) answers through the proxy, on this server (its agent runs
+ *       SLIPWAY_AGENT_CONCURRENCY 4 tasks at once) and on a second server whose agent runs one task at a time; the
+ *       rounds alternate between the two, and the ratio of their medians is what running tasks side by side buys.
  *
  * Each phase runs one unmeasured round first (cold caches, first npm run, first initdb), then
  * SLIPWAY_BENCH_DEPLOY_ROUNDS (5) measured rounds; medians are over the measured rounds. Services of (a) and (c) are
@@ -54,6 +58,8 @@ function positiveInteger(name: string, fallback: number): number {
 
 const ROUNDS = positiveInteger('SLIPWAY_BENCH_DEPLOY_ROUNDS', 5);
 const CONNECTIONS = positiveInteger('SLIPWAY_BENCH_CONNECTIONS', 10);
+const ENVIRONMENT_APPS = positiveInteger('SLIPWAY_BENCH_ENVIRONMENT_APPS', 3);
+const PARALLEL_CONCURRENCY = 4;
 
 // The scratch directory, clean-up steps and Ctrl-C handling of this run (bench/processes.ts). When the bench runs as
 // root the database servers run as their own account, which must be able to pass through every directory above the
@@ -61,7 +67,6 @@ const CONNECTIONS = positiveInteger('SLIPWAY_BENCH_CONNECTIONS', 10);
 const bench = startBenchRun('slipway-bench-deploy-');
 const { scratchDir } = bench;
 chmodSync(scratchDir, 0o711);
-const dataDir = path.join(scratchDir, 'data');
 
 function log(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
@@ -136,12 +141,15 @@ async function waitUntil(what: string, condition: () => Promise<boolean>): Promi
 
 interface Setup {
   api: Api;
+  projectId: string;
+  clusterId: string;
   environmentId: string;
+  environmentName: string;
   appsPort: number;
   repositoryUrl: string;
 }
 
-const helloHost = (service: string) => `${service}-${ENVIRONMENT}.localhost`;
+const helloHost = (setup: Setup, service: string) => `${service}-${setup.environmentName}.localhost`;
 
 async function createHello(setup: Setup, name: string, greeting: string): Promise<string> {
   const application = await setup.api.call<{ id: string }>('POST', `/environment/${setup.environmentId}/application`, {
@@ -155,7 +163,7 @@ async function createHello(setup: Setup, name: string, greeting: string): Promis
 }
 
 async function helloAnswer(setup: Setup, service: string): Promise<HelloAnswer | undefined> {
-  const answer = await requestThroughProxy(setup.appsPort, helloHost(service)).catch(() => undefined);
+  const answer = await requestThroughProxy(setup.appsPort, helloHost(setup, service)).catch(() => undefined);
   return answer?.status === 200 ? (JSON.parse(answer.body) as HelloAnswer) : undefined;
 }
 
@@ -222,7 +230,7 @@ async function redeployUnderLoad(setup: Setup, id: string, service: string): Pro
         pipelining: 1,
         duration: SETTLE_TIMEOUT_MS / 1000,
         timeout: 10,
-        requests: [{ method: 'GET', path: '/', headers: { host: helloHost(service) } }],
+        requests: [{ method: 'GET', path: '/', headers: { host: helloHost(setup, service) } }],
       },
       (error: unknown, result: autocannon.Result) => (error === null || error === undefined ? resolve(result) : reject(error instanceof Error ? error : new Error(String(error)))),
     );
@@ -241,7 +249,7 @@ async function redeployUnderLoad(setup: Setup, id: string, service: string): Pro
     await setup.api.waitForState('application', id, 'DEPLOYED');
     let after: HelloAnswer | undefined;
     for (;;) {
-      const answer = await requestThroughProxy(setup.appsPort, helloHost(service)).catch((error: Error) => {
+      const answer = await requestThroughProxy(setup.appsPort, helloHost(setup, service)).catch((error: Error) => {
         count(`poller error ${error.message}`);
         return undefined;
       });
@@ -321,7 +329,59 @@ async function databaseRound(setup: Setup, round: number): Promise<DatabaseRound
   return { acceptingMs, deployedMs };
 }
 
-async function startSlipway(appsPort: number, repositoryRoot: string): Promise<{ server: ServerProcess; api: Api }> {
+interface EnvironmentRound {
+  allAnswerMs: number;
+  deployedMs: number;
+}
+
+/**
+ * (d) one round: a new environment with a PostgreSQL database and ENVIRONMENT_APPS applications, then environment
+ * deploy request → every application answers through the proxy. The environment is deleted afterwards and the
+ * next round waits until its processes and ports are gone.
+ */
+async function environmentRound(base: Setup, round: number): Promise<EnvironmentRound> {
+  const environmentName = `env-${round}`;
+  const environment = await base.api.call<{ id: string }>('POST', `/project/${base.projectId}/environment`, { name: environmentName, cluster: base.clusterId, mode: 'DEVELOPMENT' });
+  const setup: Setup = { ...base, environmentId: environment.id, environmentName };
+  await setup.api.call('POST', `/environment/${environment.id}/database`, { name: 'db', type: 'POSTGRESQL', version: '15', mode: 'CONTAINER' });
+  const names = Array.from({ length: ENVIRONMENT_APPS }, (_, index) => `web-${index}`);
+  for (const name of names) await createHello(setup, name, `${name} of ${environmentName}`);
+  const variables = await setup.api.call<{ results: { key: string; value?: string }[] }>('GET', `/environment/${environment.id}/resolvedVariables?reveal=true`);
+  const uri = variables.results.find((variable) => variable.key === 'PLATFORM_DATABASE_DB_CONNECTION_URI')?.value;
+  if (uri === undefined) throw new Error(`the database's URI is not among ${environmentName}'s revealed variables`);
+
+  const start = performance.now();
+  await setup.api.call('POST', `/environment/${environment.id}/deploy`);
+  const answers = new Map<string, HelloAnswer>();
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  while (answers.size < names.length) {
+    for (const name of names.filter((candidate) => !answers.has(candidate))) {
+      const answer = await helloAnswer(setup, name);
+      if (answer !== undefined) answers.set(name, answer);
+    }
+    bench.signal.throwIfAborted();
+    if (Date.now() > deadline) throw new Error(`${environmentName}: only ${[...answers.keys()].join(', ')} answered through the proxy`);
+    await sleep(PROXY_POLL_MS);
+  }
+  const allAnswerMs = performance.now() - start;
+  await waitUntil(`${environmentName} is DEPLOYED`, async () => {
+    const status = await setup.api.call<StatusView>('GET', `/environment/${environment.id}/status`);
+    if (status.state.endsWith('_ERROR')) throw new Error(`${environmentName} is ${status.state}: ${status.message ?? ''}`);
+    return status.state === 'DEPLOYED';
+  });
+  const deployedMs = performance.now() - start;
+
+  await setup.api.call('DELETE', `/environment/${environment.id}`);
+  for (const answer of answers.values()) {
+    await waitUntil(`${environmentName}'s process ${answer.pid} ended`, async () => !(await processAlive(answer.pid)));
+    await waitUntil(`${environmentName}'s port ${answer.port} closed`, async () => !(await portAccepts(answer.port)));
+  }
+  const databasePort = Number(new URL(uri).port);
+  await waitUntil(`${environmentName}'s database port ${databasePort} closed`, async () => !(await portAccepts(databasePort)));
+  return { allAnswerMs, deployedMs };
+}
+
+async function startSlipway(label: string, dataDir: string, appsPort: number, concurrency: number, repositoryRoot: string): Promise<{ server: ServerProcess; api: Api }> {
   mkdirSync(dataDir);
   const port = await freePort();
   // SLIPWAY_* settings inherited from the caller's shell must not leak into the server under test.
@@ -338,6 +398,7 @@ async function startSlipway(appsPort: number, repositoryRoot: string): Promise<{
     SLIPWAY_LOCAL_AGENT: 'true',
     SLIPWAY_LOCAL_POSTGRES_URL: '',
     SLIPWAY_APPS_PORT: String(appsPort),
+    SLIPWAY_AGENT_CONCURRENCY: String(concurrency),
     SLIPWAY_APPS_DOMAIN: 'localhost',
     SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
     SLIPWAY_GIT_ALLOWED_HOSTS: '',
@@ -348,23 +409,29 @@ async function startSlipway(appsPort: number, repositoryRoot: string): Promise<{
       env,
     }),
   ) as { organization_id: string; api_token: string };
-  const server = await startServerProcess({ name: 'Slipway server (sqlite)', entry: 'src/main.ts', cwd: ROOT, env, host: HOST, port, readyPath: '/ips' });
+  const server = await startServerProcess({ name: `Slipway server (${label})`, entry: 'src/main.ts', cwd: ROOT, env, host: HOST, port, readyPath: '/ips' });
   // After the server: SIGTERM detaches its agent and leaves workloads running by design, so whatever a failed run
   // left under the data directory is killed before the directory is removed.
   bench.onCleanUp(() => killProcessesUnder(dataDir));
   bench.onCleanUp(server.stop);
-  log(`Slipway at ${server.baseUrl}, apps on ${HOST}:${appsPort}, git at ${repositoryRoot}`);
+  log(`Slipway (${label}) at ${server.baseUrl}, apps on ${HOST}:${appsPort}, agent concurrency ${concurrency}, git at ${repositoryRoot}`);
   return { server, api: new Api(server.baseUrl, bootstrap.api_token) };
 }
 
-async function setUp(): Promise<Setup> {
+/** The git server both Slipway servers deploy the `hello` sample from. */
+async function startHelloRepository(): Promise<{ baseUrl: string; repositoryUrl: string }> {
   const gitRoot = path.join(scratchDir, 'git');
   mkdirSync(gitRoot);
   await createSampleRepository(gitRoot, 'hello', 'hello');
   const gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
   bench.onCleanUp(() => gitServer.close());
+  return { baseUrl: gitServer.baseUrl, repositoryUrl: gitServer.urlOf('hello') };
+}
+
+/** A Slipway server (SQLite, SLIPWAY_DATA_DIR under the scratch directory) with a DEPLOYED LOCAL cluster and an environment. */
+async function setUp(label: string, concurrency: number, git: { baseUrl: string; repositoryUrl: string }): Promise<Setup> {
   const appsPort = await freePort();
-  const { api } = await startSlipway(appsPort, gitServer.baseUrl);
+  const { api } = await startSlipway(label, path.join(scratchDir, label), appsPort, concurrency, git.baseUrl);
   const organizations = await api.call<{ results: { id: string }[] }>('GET', '/organization');
   const organizationId = organizations.results[0]?.id;
   if (organizationId === undefined) throw new Error('the bootstrap made no organization');
@@ -382,7 +449,7 @@ async function setUp(): Promise<Setup> {
   });
   const project = await api.call<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: 'bench' });
   const environment = await api.call<{ id: string }>('POST', `/project/${project.id}/environment`, { name: ENVIRONMENT, cluster: cluster.id, mode: 'DEVELOPMENT' });
-  return { api, environmentId: environment.id, appsPort, repositoryUrl: gitServer.urlOf('hello') };
+  return { api, projectId: project.id, clusterId: cluster.id, environmentId: environment.id, environmentName: ENVIRONMENT, appsPort, repositoryUrl: git.repositoryUrl };
 }
 
 function printTable(rows: string[][]): void {
@@ -400,7 +467,8 @@ const seconds = (ms: number) => (ms / 1000).toFixed(2);
 async function main(): Promise<void> {
   console.log(`Slipway deploy benchmark: node ${process.version}, ${cpus().length} CPUs, ${ROUNDS} measured rounds per phase after one unmeasured, ${CONNECTIONS} connections in (b)`);
   console.log(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
-  const setup = await setUp();
+  const git = await startHelloRepository();
+  const setup = await setUp('data', PARALLEL_CONCURRENCY, git);
 
   log('(a) deploy request → first 200 through the proxy');
   const first: FirstAnswerRound[] = [];
@@ -434,11 +502,24 @@ async function main(): Promise<void> {
     log(`  round ${round}${round === 0 ? ' (unmeasured)' : ''}: SELECT 1 after ${seconds(result.acceptingMs)} s, DEPLOYED after ${seconds(result.deployedMs)} s`);
     if (round > 0) databases.push(result);
   }
+
+  log(`(d) environment deploy request → its ${ENVIRONMENT_APPS} applications answer (with a PostgreSQL database), agent concurrency ${PARALLEL_CONCURRENCY} and 1`);
+  const serialSetup = await setUp('data-serial', 1, git);
+  const environments: { parallel: EnvironmentRound[]; serial: EnvironmentRound[] } = { parallel: [], serial: [] };
+  for (let round = 0; round <= ROUNDS; round++) {
+    for (const [label, target] of [['parallel', setup], ['serial', serialSetup]] as const) {
+      const result = await environmentRound(target, round);
+      log(`  round ${round}${round === 0 ? ' (unmeasured)' : ''}, ${label}: all answer after ${seconds(result.allAnswerMs)} s, DEPLOYED after ${seconds(result.deployedMs)} s`);
+      if (round > 0) environments[label].push(result);
+    }
+  }
   console.log(`load average after: ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
 
   const firstMedian = median(first.map((round) => round.firstAnswerMs));
   const failedTotal = load.reduce((sum, round) => sum + round.failed, 0);
   const databaseMedian = median(databases.map((round) => round.acceptingMs));
+  const parallelMedian = median(environments.parallel.map((round) => round.allAnswerMs));
+  const serialMedian = median(environments.serial.map((round) => round.allAnswerMs));
   const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
   const range = (samples: number[]) => `${seconds(Math.min(...samples))}–${seconds(Math.max(...samples))}`;
   console.log('');
@@ -465,6 +546,20 @@ async function main(): Promise<void> {
       `→ DEPLOYED ${seconds(median(databases.map((round) => round.deployedMs)))} s`,
       `< 5 s: ${verdict(databaseMedian < DATABASE_GOAL_MS)}`,
     ],
+    [
+      `(d) environment deploy → ${ENVIRONMENT_APPS} apps answer, concurrency ${PARALLEL_CONCURRENCY}`,
+      `${seconds(parallelMedian)} s`,
+      `${range(environments.parallel.map((round) => round.allAnswerMs))} s`,
+      `→ DEPLOYED ${seconds(median(environments.parallel.map((round) => round.deployedMs)))} s`,
+      `${(serialMedian / parallelMedian).toFixed(2)}× faster than one at a time`,
+    ],
+    [
+      `(d) the same, concurrency 1`,
+      `${seconds(serialMedian)} s`,
+      `${range(environments.serial.map((round) => round.allAnswerMs))} s`,
+      `→ DEPLOYED ${seconds(median(environments.serial.map((round) => round.deployedMs)))} s`,
+      '(baseline)',
+    ],
   ]);
   console.log(
     JSON.stringify({
@@ -483,6 +578,12 @@ async function main(): Promise<void> {
         goal_failed: 0,
       },
       database_accepting_ms: { median: Math.round(databaseMedian), samples: databases.map((round) => Math.round(round.acceptingMs)), goal: DATABASE_GOAL_MS },
+      environment_all_answer_ms: {
+        applications: ENVIRONMENT_APPS,
+        parallel: { concurrency: PARALLEL_CONCURRENCY, median: Math.round(parallelMedian), samples: environments.parallel.map((round) => Math.round(round.allAnswerMs)) },
+        serial: { concurrency: 1, median: Math.round(serialMedian), samples: environments.serial.map((round) => Math.round(round.allAnswerMs)) },
+        speedup: Number((serialMedian / parallelMedian).toFixed(2)),
+      },
       load_average_after: loadavg().map((value) => Number(value.toFixed(2))),
     }),
   );

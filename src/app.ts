@@ -129,7 +129,7 @@ export interface AppDeps {
    */
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl'>> &
-    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'host' | 'localPostgresUrl'>>;
+    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -730,6 +730,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       externalPostgresUrl: deps.config.localPostgresUrl,
       version: SLIPWAY_VERSION,
       onTrouble: (message) => app.log.warn({ agent: 'local' }, message),
+      concurrency: deps.config.agentConcurrency,
     });
     app.log.info({ apps: `http://${localAgent.appsAddress.address}:${localAgent.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
     deps.onLocalAgent?.(localAgent);

@@ -74,6 +74,11 @@ export interface Config {
    */
   appsPort: number;
   /**
+   * SLIPWAY_AGENT_CONCURRENCY (default 4, 1 to 20): how many tasks an agent of this installation (the in-process one,
+   * `slipway agent` unless given --concurrency) runs at once — builds, database starts, teardowns of different services.
+   */
+  agentConcurrency: number;
+  /**
    * SLIPWAY_LOCAL_POSTGRES_URL: a PostgreSQL server (an account allowed to create roles and databases) on which the
    * local agent creates POSTGRESQL databases, instead of running a server of their own for each.
    */
@@ -116,6 +121,15 @@ function parseAppsPort(env: Env): number {
   if (raw === undefined) return 8000;
   if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
     throw new ConfigError('SLIPWAY_APPS_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function parseAgentConcurrency(env: Env): number {
+  const raw = read(env, 'SLIPWAY_AGENT_CONCURRENCY');
+  if (raw === undefined) return 4;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) {
+    throw new ConfigError('SLIPWAY_AGENT_CONCURRENCY', `must be an integer from 1 to 20, got "${raw}"`);
   }
   return Number(raw);
 }
@@ -392,6 +406,7 @@ export function loadConfig(env: Env = process.env): Config {
     dnsServers: parseDnsServers(env),
     localAgent: parseBoolean(env, 'SLIPWAY_LOCAL_AGENT', true),
     appsPort: parseAppsPort(env),
+    agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),
   };
 }

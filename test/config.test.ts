@@ -51,6 +51,7 @@ describe('loadConfig', () => {
       dnsServers: [],
       localAgent: true,
       appsPort: 8000,
+      agentConcurrency: 4,
       localPostgresUrl: undefined,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
@@ -82,6 +83,7 @@ describe('loadConfig', () => {
       SLIPWAY_DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[::1]:53',
       SLIPWAY_LOCAL_AGENT: 'false',
       SLIPWAY_APPS_PORT: '8443',
+      SLIPWAY_AGENT_CONCURRENCY: '2',
       SLIPWAY_LOCAL_POSTGRES_URL: 'postgres://admin@127.0.0.1:5432/postgres',
     });
     expect(config).toEqual({
@@ -104,6 +106,7 @@ describe('loadConfig', () => {
       dnsServers: ['1.1.1.1', '127.0.0.1:5353', '[::1]:53'],
       localAgent: false,
       appsPort: 8443,
+      agentConcurrency: 2,
       localPostgresUrl: 'postgres://admin@127.0.0.1:5432/postgres',
     });
   });
@@ -127,11 +130,12 @@ describe('loadConfig', () => {
     for (const value of ['dns.example.com', '1.1.1.1:0', '1.1.1.1:70000', '300.1.1.1']) expect(configErrorOf({ SLIPWAY_DNS_SERVERS: value }).variable).toBe('SLIPWAY_DNS_SERVERS');
   });
 
-  it('refuses an apps port out of range, a local agent switch that is not a boolean and a shared PostgreSQL that is not postgres://', () => {
+  it('refuses an apps port out of range, a local agent switch that is not a boolean, a shared PostgreSQL that is not postgres:// and an agent concurrency outside 1–20', () => {
     for (const value of ['-1', '65536', 'http']) expect(configErrorOf({ SLIPWAY_APPS_PORT: value }).variable).toBe('SLIPWAY_APPS_PORT');
     expect(configErrorOf({ SLIPWAY_LOCAL_AGENT: 'off' }).variable).toBe('SLIPWAY_LOCAL_AGENT');
     for (const value of ['mysql://root@127.0.0.1/db', 'not a url']) expect(configErrorOf({ SLIPWAY_LOCAL_POSTGRES_URL: value }).variable).toBe('SLIPWAY_LOCAL_POSTGRES_URL');
     expect(loadConfig({ SLIPWAY_APPS_PORT: '0' }).appsPort).toBe(0);
+    for (const value of ['0', '21', '1.5', 'four']) expect(configErrorOf({ SLIPWAY_AGENT_CONCURRENCY: value }).variable).toBe('SLIPWAY_AGENT_CONCURRENCY');
   });
 
   it('never repeats a refused secret key', () => {

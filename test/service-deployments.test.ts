@@ -525,7 +525,7 @@ describeEachDatabase('service deployments', (ctx) => {
     expect((await post(w.owner.auth, `/application/${w.applicationId}/cancelDeployment`)).statusCode).toBe(202);
     expect((await messages()).map((message) => message.type).slice(2)).toEqual(['DEPLOYMENT_CANCELLED']);
 
-    // The environment's own deploy, carried out by the agent, publishes as well.
+    // The environment's own deploy, carried out by the agent after the redeploy of its application, publishes as well.
     expect((await post(w.owner.auth, `/environment/${w.environmentId}/deploy`)).statusCode).toBe(202);
     const task = await leaseEnvironmentTask(w);
     const agent = agentReporter(w, task);
@@ -533,15 +533,27 @@ describeEachDatabase('service deployments', (ctx) => {
     await agent.report('built');
     await agent.report('fail', 'the chart did not install');
     const last = (await messages()).slice(3);
-    expect(last.map((message) => message.type)).toEqual(['DEPLOYMENT_STARTED', 'DEPLOYMENT_FAILURE']);
-    expect(JSON.stringify(last[1]?.body)).toContain('the chart did not install');
+    const ofApplication = (message: { body: unknown }) => JSON.stringify(message.body).includes(w.applicationId);
+    expect(last.filter(ofApplication).map((message) => message.type)).toEqual(['DEPLOYMENT_STARTED', 'DEPLOYMENT_SUCCESSFUL']);
+    const ofEnvironment = last.filter((message) => !ofApplication(message));
+    expect(ofEnvironment.map((message) => message.type)).toEqual(['DEPLOYMENT_STARTED', 'DEPLOYMENT_FAILURE']);
+    expect(JSON.stringify(ofEnvironment[1]?.body)).toContain('the chart did not install');
   });
 
+  /**
+   * Leases until the environment's own task arrives, carrying out the deployments of its services it fanned out
+   * into on the way: the control plane offers the environment's task only once they are done.
+   */
   async function leaseEnvironmentTask(w: World): Promise<AgentTask> {
     for (let attempt = 0; attempt < 40; attempt++) {
       const response = await ctx().call(`Bearer ${w.credential}`, { method: 'GET', url: '/operator/v1/tasks?wait_seconds=1' });
-      const task = response.json<{ tasks: AgentTask[] }>().tasks.find((candidate) => candidate.subject_id === w.environmentId);
-      if (task !== undefined) return task;
+      for (const task of response.json<{ tasks: AgentTask[] }>().tasks) {
+        if (task.subject_id === w.environmentId) return task;
+        const service = agentReporter(w, task);
+        await service.report('take');
+        await service.report('built');
+        await service.report('succeed');
+      }
     }
     throw new Error('no task was dispatched for the environment');
   }

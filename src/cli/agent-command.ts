@@ -93,7 +93,7 @@ export async function runAgentCommand(config: Config, options: AgentCommandOptio
     externalPostgresUrl: config.localPostgresUrl,
     version: SLIPWAY_VERSION,
     onTrouble: (message) => out(`agent: ${message}`),
-    concurrency: options.concurrency,
+    concurrency: options.concurrency ?? config.agentConcurrency,
   });
   out(`agent for cluster ${clusterId} (driver ${options.driver}) serving apps on http://${agent.appsAddress.address}:${agent.appsAddress.port}`);
   await new Promise<void>((resolve) => {

@@ -61,8 +61,8 @@ program
   .option('--enrollment-token <token>', "the one-time token of the cluster's operator bootstrap (first start only)")
   .option('--driver <driver>', 'what runs the workloads: local (processes on this host)', 'local')
   .option('--state-dir <dir>', 'where workloads, data and the credential live (default: $SLIPWAY_DATA_DIR/agent)')
-  .option('--concurrency <n>', 'how many tasks (builds, database starts, teardowns) run at once, 1 to 20', taskConcurrency, 4)
-  .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string; concurrency: number }) => {
+  .option('--concurrency <n>', 'how many tasks (builds, database starts, teardowns) run at once, 1 to 20 (default: $SLIPWAY_AGENT_CONCURRENCY, 4)', taskConcurrency)
+  .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string; concurrency?: number }) => {
     const { loadConfigOrExit } = await import('../config.ts');
     const { runAgentCommand } = await import('./agent-command.ts');
     try {
