@@ -51,6 +51,13 @@ export type DeploymentEvent = DeploymentAction | DeploymentProgress;
 /** Actions that queue work for the agent; cancel and delete act at once. */
 export type QueuedAction = Extract<DeploymentAction, 'deploy' | 'redeploy' | 'stop' | 'restart'>;
 
+/**
+ * How a deployed workload runs between deployments, as its cluster's agent reports it (docs/agent-protocol.md):
+ * RUNNING, RESTARTING after a crash, FAILED once its supervisor gave up.
+ */
+export const WORKLOAD_HEALTH_STATES = ['RUNNING', 'RESTARTING', 'FAILED'] as const;
+export type WorkloadHealth = (typeof WORKLOAD_HEALTH_STATES)[number];
+
 /** The actions that start a workload: an application started by one needs its databases up first. */
 export const STARTING_ACTIONS: readonly QueuedAction[] = ['deploy', 'redeploy', 'restart'];
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ServiceRoute } from '../../agent/agent.client.ts';
 import type { AgentDriver, TaskSession } from '../../agent/agent.runtime.ts';
 import type { GitAccess } from '../../git/git-access.ts';
+import type { WorkloadHealth } from '../deployment-states.ts';
 import { normaliseRepositoryPath } from '../../git/system-git.ts';
 import { planBuild, runBuild } from './app-builder.ts';
 import { LocalApplications, type ApplicationInstanceSpec } from './application-instances.ts';
@@ -56,7 +57,7 @@ export interface LocalDriverOptions {
    * How a deployed workload runs after a crash: RESTARTING (with the restarts so far and why), FAILED when the
    * supervisor gave up, RUNNING again once a restarted process is ready. Best effort: a report that fails is dropped.
    */
-  workloadHealth?: (serviceId: string, report: { health: 'RUNNING' | 'RESTARTING' | 'FAILED'; restarts: number; message?: string }) => Promise<void>;
+  workloadHealth?: (serviceId: string, report: { health: WorkloadHealth; restarts: number; message?: string }) => Promise<void>;
   onTrouble?: (message: string) => void;
   /** How often a running build asks whether its deployment was canceled (default 1 s). */
   cancelPollMs?: number;

@@ -51,7 +51,7 @@ export async function leaseAgentTasks(
           and not exists (
             select 1 from agent_tasks earlier
              where earlier.cluster_id = candidate.cluster_id
-               and earlier.status <> 'DONE'
+               and earlier.status in ('PENDING', 'LEASED')
                and earlier.payload->>'environment_id' = candidate.payload->>'environment_id'
                and (coalesce(earlier.requested_at, earlier.created_at) < coalesce(candidate.requested_at, candidate.created_at)
                     or (coalesce(earlier.requested_at, earlier.created_at) = coalesce(candidate.requested_at, candidate.created_at) and earlier.id < candidate.id))

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Nullable, Timestamp, Uuid } from '../../http/schema.ts';
-import { AGENT_PROGRESS_EVENTS, AGENT_SUBJECT_TYPES, WORKLOAD_HEALTH_STATES } from './agents.service.ts';
+import { WORKLOAD_HEALTH_STATES } from '../../engine/deployment-states.ts';
+import { AGENT_PROGRESS_EVENTS, AGENT_SUBJECT_TYPES } from './agents.service.ts';
 
 /** Wire shapes of the agent protocol, version 1 (docs/agent-protocol.md). */
 

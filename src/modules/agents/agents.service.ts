@@ -3,6 +3,7 @@ import type { DialectName } from '../../db/db.client.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
+import type { WorkloadHealth } from '../../engine/deployment-states.ts';
 import { expediteJob, findJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
@@ -69,10 +70,8 @@ export interface AgentSubject {
   appendLogs?(deploymentId: string, lines: Array<Omit<AgentLogLine, 'seq'>>): Promise<void>;
 }
 
-export const WORKLOAD_HEALTH_STATES = ['RUNNING', 'RESTARTING', 'FAILED'] as const;
-
 export interface WorkloadHealthReport {
-  health: (typeof WORKLOAD_HEALTH_STATES)[number];
+  health: WorkloadHealth;
   restarts: number;
   message?: string | undefined;
 }

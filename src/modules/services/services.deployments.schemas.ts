@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
+import { WORKLOAD_HEALTH_STATES } from '../../engine/deployment-states.ts';
 import { Nullable, Timestamp, Uuid } from '../../http/schema.ts';
 import { EnvironmentActionStatus } from '../environments/environments.schemas.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
-import { WORKLOAD_HEALTHS } from './services.deployments.service.ts';
 import { SERVICE_STATES } from './services.states.ts';
 
 /**
@@ -22,7 +22,7 @@ export const ServiceStatus = Type.Object(
     workload: Type.Optional(
       Nullable(
         Type.Object({
-          health: Type.Enum(WORKLOAD_HEALTHS),
+          health: Type.Enum(WORKLOAD_HEALTH_STATES),
           restarts: Type.Integer({ description: 'Restarts after crashes since the deployment.' }),
           message: Nullable(Type.String()),
           reported_at: Timestamp,

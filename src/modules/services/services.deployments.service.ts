@@ -1,4 +1,4 @@
-import { HISTORY_ACTION, queuedActionOf, waitingMessage, wireAction } from '../../engine/deployment-states.ts';
+import { HISTORY_ACTION, queuedActionOf, waitingMessage, wireAction, type WorkloadHealth } from '../../engine/deployment-states.ts';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Kysely, Transaction } from 'kysely';
@@ -129,8 +129,6 @@ export interface ServiceDeploymentsDeps {
 
 export type LogStream = 'stdout' | 'stderr' | 'system';
 
-export const WORKLOAD_HEALTHS = ['RUNNING', 'RESTARTING', 'FAILED'] as const;
-export type WorkloadHealth = (typeof WORKLOAD_HEALTHS)[number];
 
 /** The states in which a deployed workload runs as its last action left it (a health report applies to it). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['DEPLOYED', 'RESTARTED']);
