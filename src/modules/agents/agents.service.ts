@@ -122,7 +122,7 @@ export function createAgentsService(deps: AgentsDeps) {
   const leaseMs = deps.leaseMs ?? 60_000;
   const heartbeatIntervalMs = deps.heartbeatIntervalMs ?? 15_000;
   const pollMs = deps.pollMs ?? 1_000;
-  /** Long-polls of this process waiting per cluster, woken when this process dispatches to the cluster. */
+  /** Long-polls of this process waiting per cluster, woken when this process dispatches to the cluster or a task there settles. */
   const waiting = new Map<string, Set<() => void>>();
 
   /** Waiters for work on any cluster (the in-process agent serves several). */
@@ -289,8 +289,8 @@ export function createAgentsService(deps: AgentsDeps) {
     },
 
     /**
-     * Resolves when this process dispatches work to any cluster, after `ms` at the latest (work dispatched by another
-     * replica, or a lease running out, is seen on the next look), or when `signal` aborts.
+     * Resolves when this process dispatches work to any cluster or a task there settles, after `ms` at the latest (work
+     * dispatched by another replica, or a lease running out, is seen on the next look), or when `signal` aborts.
      */
     waitForAnyWork(ms: number, signal?: AbortSignal): Promise<void> {
       return new Promise((resolve) => {
@@ -377,6 +377,8 @@ export function createAgentsService(deps: AgentsDeps) {
       const kept = await updateLeasedAgentTask(db, taskId, report.lease_id, { last_report_seq: report.seq, ...renewedLease(), ...settled });
       if (!kept) throw conflict(`task ${taskId} changed hands while its report was applied`);
       if (outcome !== undefined && (await expediteJob(db, clock, row.job_id))) deps.wakeWorkers();
+      // A settled task may open the next stage of its environment (docs/agent-protocol.md, "Order"): pollers look now.
+      if (outcome !== undefined) notify(clusterId);
       return { applied: true, task_status: outcome === undefined ? 'LEASED' : 'DONE', subject_status: moved.status };
     },
 
