@@ -126,8 +126,8 @@ describeEachDatabase('slipway agent', (ctx) => {
     await agent.result;
   });
 
-  // Three agent processes in turn, each loading the whole program: more than the default budget on a loaded machine.
-  it('refuses to start without a credential or an enrollment token, and names a driver it does not have', { timeout: 90_000 }, async () => {
+  // Four agent processes in turn, each loading the whole program: more than the default budget on a loaded machine.
+  it('refuses to start without a credential or an enrollment token, and names a driver or a concurrency it does not take', { timeout: 90_000 }, async () => {
     const stateDir = await mkdtemp(path.join(tmpdir(), 'slipway-agent-state-'));
     stateDirs.push(stateDir);
     const noToken = await startAgentProcess(stateDir, []).result;
@@ -138,5 +138,8 @@ describeEachDatabase('slipway agent', (ctx) => {
     expect(badToken.stderr).toMatch(/^slipway: enrollment refused: /);
     const driver = await startAgentProcess(stateDir, ['--enrollment-token', 'x', '--driver', 'kubernetes']).result;
     expect(driver.stderr).toBe('slipway: --driver kubernetes is not one of: local\n');
+    const concurrency = await startAgentProcess(stateDir, ['--enrollment-token', 'x', '--concurrency', '0']).result;
+    expect(concurrency.code).toBe(1);
+    expect(concurrency.stderr).toMatch(/^error: option '--concurrency <n>' argument '0' is invalid\. must be a whole number from 1 to 20\n/);
   });
 });

@@ -8,8 +8,9 @@ import type { AgentsService } from './agents.service.ts';
  * clusters (SLIPWAY_LOCAL_AGENT): the same runtime and driver as `slipway agent`, calling the agents service
  * directly. LOCAL clusters have no operator enrollment (their "cluster" is this host), so instead of one credential
  * per cluster this client serves every LOCAL cluster of the installation: it leases from each in turn, starting
- * one cluster further each round, and remembers which cluster each task came from. The control plane's refusals arrive as they would over HTTP
- * (ControlPlaneRefusal with the status the API would answer), so the runtime treats a lost lease the same way.
+ * one cluster further each round, and remembers which cluster each task came from. The control plane's refusals
+ * arrive as they would over HTTP (ControlPlaneRefusal with the status the API would answer), so the runtime treats a
+ * lost lease the same way.
  */
 export interface InProcessAgentOptions {
   agents: AgentsService;
