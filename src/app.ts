@@ -35,6 +35,7 @@ import { CLUSTER_ACTION_JOB, createClustersService } from './modules/clusters/cl
 import { registerBillingRoutes } from './modules/billing/billing.routes.ts';
 import { createSignedLinks } from './modules/billing/billing.links.ts';
 import { installBillingSchedule } from './modules/billing/billing.schedule.ts';
+import { DEFAULT_DOMAIN_RECHECK_INTERVAL_MS, installCustomDomainRechecks } from './modules/custom-domains/custom-domains.schedule.ts';
 import { createBillingService, NO_PAYMENT_PROVIDER } from './modules/billing/billing.service.ts';
 import { auditLogRetentionDays, PLANS } from './modules/billing/billing.plans.ts';
 import { registerAnnotationsGroupRoutes } from './modules/annotations-groups/annotations-groups.routes.ts';
@@ -135,6 +136,8 @@ export interface AppDeps {
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
   /** How long a self-managed cluster's deploy waits for its operator's READY report, and how often it looks. */
   clusterOperator?: { readyTimeoutMs?: number; recheckMs?: number };
+  /** How often pending custom domains are checked again in the background (every 5 minutes unless given). */
+  customDomains?: { recheckIntervalMs?: number };
   /** Failed webhook deliveries in a row after which a webhook is disabled (20 unless given). */
   webhooks?: { disableAfterFailures?: number };
   /** Agent protocol timings (docs/agent-protocol.md): lease, heartbeat interval, long-poll look, dispatch recheck. */
@@ -517,6 +520,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   if (perMinute > 0) await installRateLimit(app, perMinute);
   await installIdempotency(app, services.idempotency, deriveKey(secretKey, 'slipway/idempotency-fingerprints/v1'));
   installBillingSchedule(app, billing);
+  installCustomDomainRechecks(app, customDomains, deps.customDomains?.recheckIntervalMs ?? DEFAULT_DOMAIN_RECHECK_INTERVAL_MS);
   // After idempotency's hooks: a replay is no new write, and a claim commits before the request's event takes part.
   const organizationEvents = createOrganizationEventsService({
     db: deps.database.db,

@@ -211,3 +211,45 @@ describeEachDatabase(
   },
   { dnsServers: [dns.address], appsDomain: APPS_DOMAIN },
 );
+
+describeEachDatabase(
+  'custom domains checked in the background',
+  (ctx) => {
+    it('validates a domain once its DNS record is in place, without anyone asking, and leaves domains older than a week alone', async () => {
+      const { owner, organizationId } = await ctx().signUpWithOrganization();
+      const created = async (url: string, payload: Record<string, unknown>, status = 201): Promise<{ id: string; name?: string }> => {
+        const response = await ctx().call(owner.auth, { method: 'POST', url, payload });
+        expect(response.statusCode, response.body).toBe(status);
+        return response.json();
+      };
+      const project = await created(`/organization/${organizationId}/project`, { name: uniqueName('project') }, 200);
+      const cluster = await created(`/organization/${organizationId}/cluster`, { name: uniqueName('cluster'), region: 'eu-west-3', cloud_provider: 'AWS', kubernetes: 'MANAGED' });
+      const environmentName = uniqueName('prod');
+      const environment = await created(`/project/${project.id}/environment`, { name: environmentName, cluster: cluster.id });
+      const appName = uniqueName('web');
+      const app = await created(`/environment/${environment.id}/application`, {
+        name: appName,
+        git_repository: { url: 'https://github.com/acme/shop', provider: 'GITHUB' },
+        healthchecks: {},
+        ports: [{ internal_port: 8080, publicly_accessible: true }],
+      });
+      const fresh = await created(`/application/${app.id}/customDomain`, { domain: `www.${uniqueName('later')}.test`.toLowerCase(), generate_certificate: false });
+      const stale = await created(`/application/${app.id}/customDomain`, { domain: `www.${uniqueName('stale')}.test`.toLowerCase(), generate_certificate: false });
+      const eightDaysAgo = new Date(ctx().clock.now().getTime() - 8 * 24 * 60 * 60 * 1000).toISOString();
+      await ctx().database.db.updateTable('service_custom_domains').set({ created_at: eightDaysAgo }).where('id', '=', stale.id).execute();
+
+      const listed = async () =>
+        (await ctx().call(owner.auth, { method: 'GET', url: `/application/${app.id}/customDomain` })).json<{ results: DomainView[] }>().results;
+      const target = serviceHostname(appName, environmentName, APPS_DOMAIN);
+      for (const domain of await listed()) dns.zone.set(domain.domain, { cname: target });
+      // Checked every 100 ms here: the fresh domain passes by itself; the one added 8 days ago is left to its owner.
+      for (let waited = 0; (await listed()).find((domain) => domain.id === fresh.id)?.status !== 'VALIDATED' && waited < 10_000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const domains = await listed();
+      expect(domains.find((domain) => domain.id === fresh.id)).toMatchObject({ status: 'VALIDATED', last_check: { status: 'MATCHES_LOAD_BALANCER_HOST' } });
+      expect(domains.find((domain) => domain.id === stale.id)).toMatchObject({ status: 'VALIDATION_PENDING', last_check: null });
+    });
+  },
+  { dnsServers: [dns.address], appsDomain: APPS_DOMAIN, customDomains: { recheckIntervalMs: 100 } },
+);

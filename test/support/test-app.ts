@@ -69,6 +69,7 @@ export interface TestAppOptions {
   /** SLIPWAY_DNS_SERVERS / SLIPWAY_APPS_DOMAIN of the app: custom domain checks against a test DNS server. */
   dnsServers?: string[];
   appsDomain?: string;
+  customDomains?: AppDeps['customDomains'];
 }
 
 export async function startTestApp(dialect: TestDialect, options: TestAppOptions = {}): Promise<TestApp> {
@@ -89,6 +90,7 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
     jobs: { pollIntervalMs: 50, retryBaseMs: 50, ...options.jobs },
     ...(options.clusterOperator === undefined ? {} : { clusterOperator: options.clusterOperator }),
     ...(options.agents === undefined ? {} : { agents: options.agents }),
+    ...(options.customDomains === undefined ? {} : { customDomains: options.customDomains }),
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   });
 

@@ -31,7 +31,23 @@ export async function deleteDomain(db: Queryable, serviceId: string, id: string)
   return result.numDeletedRows > 0n;
 }
 
-/** Every VALIDATED domain with its service, for the reverse proxy's routing table. */
+/**
+ * Domains still waiting to pass their DNS check (pending or failed), added since `createdSince`: those least recently
+ * checked first.
+ */
+export function listDomainsToRecheck(db: Queryable, createdSince: string, limit: number): Promise<CustomDomainRow[]> {
+  return db
+    .selectFrom('service_custom_domains')
+    .selectAll()
+    .where('status', 'in', ['VALIDATION_PENDING', 'VALIDATION_FAILED'])
+    .where('created_at', '>=', createdSince)
+    .orderBy((eb) => eb.fn.coalesce('checked_at', 'created_at'))
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** The VALIDATED domains of a service, for the reverse proxy's routing table. */
 export function listValidatedDomains(db: Queryable, serviceId: string): Promise<Pick<CustomDomainRow, 'domain'>[]> {
   return db.selectFrom('service_custom_domains').select('domain').where('service_id', '=', serviceId).where('status', '=', 'VALIDATED').orderBy('domain').execute();
 }

@@ -8,7 +8,17 @@ import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { kindDefinition, type StoredService } from '../services/services.kinds.ts';
 import type { DomainResolver } from './custom-domains.dns.ts';
-import { countDomains, deleteDomain, findDomain, insertDomain, listDomains, listValidatedDomains, updateDomain, type CustomDomainRow } from './custom-domains.repo.ts';
+import {
+  countDomains,
+  deleteDomain,
+  findDomain,
+  insertDomain,
+  listDomains,
+  listDomainsToRecheck,
+  listValidatedDomains,
+  updateDomain,
+  type CustomDomainRow,
+} from './custom-domains.repo.ts';
 import {
   challengeRecord,
   checkDomain,
@@ -30,6 +40,12 @@ export type DomainServiceKind = 'APPLICATION' | 'CONTAINER';
 
 /** Per service: enough for a few environments' worth of names, small enough to check in one request. */
 export const MAX_DOMAINS_PER_SERVICE = 20;
+
+/** How long after being added a domain that has not passed its DNS check is still checked in the background. */
+const RECHECK_FOR_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Domains checked per background run: a run stays short whatever the backlog; the least recently checked go first. */
+const RECHECK_BATCH = 50;
 
 export interface CustomDomainsDeps {
   db: Kysely<DB>;
@@ -192,6 +208,23 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
       const validationDomain = await validationDomainOf(service);
       const checks = await Promise.all((await listDomains(db, serviceId)).map((row) => runCheck(row, validationDomain)));
       return checks.map(({ row, check }) => ({ domain_name: row.domain, status: check.checked, error_details: check.details }));
+    },
+
+    /**
+     * The background check (custom-domains.schedule.ts): asks DNS again for the domains added in the last 7 days that
+     * have not passed yet, so a domain goes live once its records are in place, without anyone asking. Answers how
+     * many were checked. A domain whose service is gone meanwhile is skipped.
+     */
+    async recheckPendingDomains(): Promise<number> {
+      const since = new Date(clock.now().getTime() - RECHECK_FOR_MS).toISOString();
+      let checked = 0;
+      for (const row of await listDomainsToRecheck(db, since, RECHECK_BATCH)) {
+        const service = await deps.services.findService(row.service_id);
+        if (service === undefined) continue;
+        await runCheck(row, await validationDomainOf(service));
+        checked += 1;
+      }
+      return checked;
     },
 
     /** The domains of the service whose DNS check passed: what the reverse proxy routes to it. */
