@@ -502,6 +502,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
     verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
     hostnameOf: (serviceName, environmentName) => serviceHostname(serviceName, environmentName, deps.config.appsDomain ?? 'localhost'),
+    internalAddressOf: (serviceId) => environmentServices.internalAddressOf(serviceId),
     openValue: (variable) => variables.openSnapshotValue(variable),
   });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.

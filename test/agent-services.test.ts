@@ -20,7 +20,7 @@ interface SpecAnswer {
     environment: { id: string; name: string; mode: string };
     git: { url: string; branch: string; commit_id: string | null; root_path: string; credentials: { provider: string; token: string } | null } | null;
     database: { type: string; username: string; password: string; database_name: string; host: string; port: number; shared: boolean } | null;
-    routing: { hostnames: string[] };
+    routing: { hostnames: string[]; internal: { address: string; ports: number[] } | null };
   };
 }
 
@@ -151,6 +151,12 @@ describeEachDatabase('services through the agent', (ctx) => {
     expect(web.routing.hostnames).toEqual([`web-${w.environmentName}.localhost`]);
     // Without a public port a service is not routed.
     expect(worker.routing.hostnames).toEqual([]);
+    // Inside the environment an application answers on its own loopback address, which its built-in names; one
+    // without ports has nothing to answer on.
+    expect(web.routing.internal).toEqual({ address: expect.stringMatching(/^127\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.\d{1,3}\.\d{1,3}$/), ports: [8080] });
+    expect(web.variables.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toBe(web.routing.internal?.address);
+    expect(worker.variables.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toBe(web.routing.internal?.address);
+    expect(worker.routing.internal).toBeNull();
     expect(worker.git?.credentials).toBeNull();
     expect(database.git).toBeNull();
     expect(database.database).toMatchObject({ type: 'POSTGRESQL', host: '127.0.0.1', database_name: 'orders', shared: false });
@@ -237,6 +243,8 @@ describeEachDatabase('services through the agent', (ctx) => {
     expect(resolved.statusCode, resolved.body).toBe(200);
     const host = resolved.json<{ results: Array<{ key: string; value: string }> }>().results.find((variable) => variable.key === 'PLATFORM_DATABASE_ORDERS_HOST');
     expect(host?.value).toMatch(/^orders\..*\.slipway\.internal$/);
+    const webHost = resolved.json<{ results: Array<{ key: string; value: string }> }>().results.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME');
+    expect(webHost?.value).toMatch(/^web\..*\.slipway\.internal$/);
     const row = await ctx().database.db.selectFrom('services').select(['local_port', 'kind']).where('id', '=', w.databaseId).executeTakeFirstOrThrow();
     expect(row.local_port).toBeGreaterThan(0);
     // Only databases get one.

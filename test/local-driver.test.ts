@@ -385,6 +385,39 @@ describe('local driver: applications', () => {
     expect(existsSync(filesDir)).toBe(false);
   });
 
+  it('answers at its internal address on its internal port, the instance serving now behind it, until it stops', async () => {
+    const apiId = randomUUID();
+    const address = `127.64.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
+    const apiSpec = (commitId: string) => {
+      const spec = webSpec(commitId);
+      Object.assign(spec, { routing: { hostnames: [], internal: { address, ports: [8080] } } });
+      Object.assign(spec.service as Record<string, unknown>, { id: apiId, name: 'api' });
+      return spec;
+    };
+    const internalAnswer = async () => {
+      const response = await fetch(`http://${address}:8080/`, { signal: AbortSignal.timeout(5_000) });
+      return (await response.json()) as { version: string; pid: number };
+    };
+    const first = await perform(task(apiId, 'deploy', 'APPLICATION'), apiSpec(commits.two));
+    expect(first.events()).toEqual(['take', 'built', 'succeed']);
+    expect(first.text()).toContain(`api is reached inside its environment on ${address}:8080`);
+    const before = await internalAnswer();
+    expect(before.version).toBe('two');
+
+    // A redeploy: the same address and port, the new instance behind them, the old one gone.
+    expect((await perform(task(apiId, 'redeploy', 'APPLICATION'), apiSpec(commits.one))).events()).toEqual(['take', 'built', 'succeed']);
+    const after = await internalAnswer();
+    expect(after).toMatchObject({ version: 'one' });
+    expect(after.pid).not.toBe(before.pid);
+    expect(processGroupAlive(before.pid)).toBe(false);
+    const record = JSON.parse(await readFile(path.join(stateDir, 'services', `${apiId}.json`), 'utf8')) as { application: { internal: unknown } };
+    expect(record.application.internal).toEqual({ address, ports: [8080] });
+
+    expect((await perform(task(apiId, 'stop', 'APPLICATION'), apiSpec(commits.one))).events()).toEqual(['take', 'succeed']);
+    expect(await tcpProbe(address, 8080)).toBe(false);
+    expect((await perform(task(apiId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
+  });
+
   it('restarts without a build: a new instance of the same checkout', async () => {
     const before = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
     const session = await perform(task(webId, 'restart', 'APPLICATION'), webSpec(commits.two));

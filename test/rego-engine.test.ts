@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CompileError, compilePolicy, decide, EvalError, evaluateQuery, evaluateRule, type EvaluateOptions } from '../src/policy/rego/rego.engine.ts';
 import { fromJson, RegoSet, toJson, type RegoValue } from '../src/policy/rego/rego.value.ts';
 
@@ -243,6 +243,24 @@ describe('budgets', () => {
     expect(decision.allowed).toBe(false);
     expect(decision.outcome).toBe('error');
     expect(decision.error).toContain('eval_cancel_error');
+  });
+
+  it('counts the CPU time an evaluation uses, not the time its process waits for a core', () => {
+    // A few thousand steps, a few milliseconds of CPU: while it runs, the wall clock jumps 100 ms at every reading,
+    // as it does for a process descheduled on a busy host. A 50 ms wall-clock budget would cancel it.
+    const cheap = compilePolicy('package p\n\nallow if count([x | some x in numbers.range(1, 20000)]) == 20000\n');
+    const realNow = Date.now.bind(Date);
+    let skipped = 0;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + (skipped += 100));
+    try {
+      expect(decide(cheap, fromJson({}), { budget: { maxSteps: 1_000_000, maxMilliseconds: 50 } })).toMatchObject({ allowed: true, outcome: 'allowed' });
+      expect(skipped).toBeGreaterThan(50);
+    } finally {
+      clock.mockRestore();
+    }
+    // What does use its CPU time is still stopped by it.
+    const decision = decide(compilePolicy(pathological), fromJson({}), { budget: { maxSteps: 100_000_000, maxMilliseconds: 50 } });
+    expect(decision.error).toContain('evaluation time budget exceeded');
   });
 });
 

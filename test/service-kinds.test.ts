@@ -157,6 +157,7 @@ describe('APPLICATION', () => {
       annotationsGroupIds: [],
       branch: 'main',
       publiclyReachable: false,
+      internalPorts: [],
     });
   });
 
@@ -201,6 +202,8 @@ describe('APPLICATION', () => {
       annotationsGroupIds: [first(known.annotations)],
       branch: 'release/2.0',
       publiclyReachable: true,
+      // Public or not, every port is one the other services of the environment reach it on.
+      internalPorts: [8080, 9000, 5432],
     });
   });
 

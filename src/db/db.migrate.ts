@@ -23,6 +23,7 @@ import * as agentTasks from './migrations/0020_agent_tasks.ts';
 import * as serviceLocalPorts from './migrations/0021_service_local_ports.ts';
 import * as agentTaskOrder from './migrations/0022_agent_task_order.ts';
 import * as serviceWorkloadHealth from './migrations/0023_service_workload_health.ts';
+import * as serviceLocalAddresses from './migrations/0024_service_local_addresses.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -62,6 +63,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0021_service_local_ports', serviceLocalPorts],
   ['0022_agent_task_order', agentTaskOrder],
   ['0023_service_workload_health', serviceWorkloadHealth],
+  ['0024_service_local_addresses', serviceLocalAddresses],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

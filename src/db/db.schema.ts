@@ -731,6 +731,8 @@ export interface ServicesTable {
   credentials_envelope: string | null;
   /** A database's port on a local-driver host, chosen at creation (0021_service_local_ports); null for other kinds. */
   local_port: number | null;
+  /** An application's or container's address on a local-driver host (0024_service_local_addresses); null for other kinds. */
+  local_address: string | null;
   created_at: string;
   updated_at: string;
 }

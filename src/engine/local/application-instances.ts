@@ -1,5 +1,6 @@
 import { startCommandArgv } from './app-builder.ts';
 import { findFreePort } from './free-port.ts';
+import { InternalAddressUnavailable, type InternalAddresses, type InternalEndpoint } from './internal-addresses.ts';
 import type { ReadinessCheck } from './probes.ts';
 import type { ProcessState, ProcessSupervisor, RestartPolicy } from './process-supervisor.ts';
 import type { LocalReverseProxy } from './reverse-proxy.ts';
@@ -12,7 +13,8 @@ import type { LocalReverseProxy } from './reverse-proxy.ts';
  * its readiness check; only then does the proxy switch the service's hostnames to it, wait until the previous
  * instance has no request in flight, and stop it. A new instance that fails to start is stopped and the error
  * thrown: the previous instance keeps serving, untouched. A service without hostnames (no public port) is not routed;
- * its previous instance stops once the new one is ready.
+ * its previous instance stops once the new one is ready. A service with an internal endpoint (its own loopback
+ * address and ports: internal-addresses.ts) is reachable there by the other services, switched at the same moment.
  */
 export interface ApplicationInstanceSpec {
   /** Stable per service (its id): the proxy's route key and the prefix of its process names. */
@@ -29,6 +31,8 @@ export interface ApplicationInstanceSpec {
   readiness?: ReadinessCheck;
   /** Where the proxy routes from; empty for a service without a public port. */
   hostnames: readonly string[];
+  /** Where the other services reach it (PLATFORM_APPLICATION_<NAME>_HOSTNAME and its internal ports). */
+  internal?: InternalEndpoint | undefined;
   memoryLimitMb?: number;
   startTimeoutMs?: number;
   restart?: RestartPolicy | false;
@@ -42,7 +46,15 @@ interface CurrentInstance {
 export class LocalApplications {
   private readonly current = new Map<string, CurrentInstance>();
 
-  constructor(private readonly deps: { supervisor: ProcessSupervisor; proxy: LocalReverseProxy }) {}
+  constructor(
+    private readonly deps: {
+      supervisor: ProcessSupervisor;
+      proxy: LocalReverseProxy;
+      internal?: InternalAddresses;
+      /** What a deployment should know but does not fail for (an internal address this host does not have). */
+      onNote?: (serviceKey: string, message: string) => void;
+    },
+  ) {}
 
   static processName(serviceKey: string, instanceId: string): string {
     return `${serviceKey}.${instanceId}`;
@@ -81,6 +93,7 @@ export class LocalApplications {
   async stop(serviceKey: string): Promise<void> {
     const instance = this.current.get(serviceKey);
     const route = this.deps.proxy.removeRoute(serviceKey);
+    await this.deps.internal?.remove(serviceKey);
     if (route !== undefined) await this.deps.proxy.drain(route.target);
     if (instance !== undefined) await this.deps.supervisor.stop(instance.name);
     this.current.delete(serviceKey);
@@ -106,15 +119,31 @@ export class LocalApplications {
     };
   }
 
+  private async exposeInternally(spec: ApplicationInstanceSpec, port: number): Promise<void> {
+    const internal = this.deps.internal;
+    if (internal === undefined) return;
+    if (spec.internal === undefined || spec.internal.ports.length === 0) {
+      await internal.remove(spec.serviceKey);
+      return;
+    }
+    try {
+      await internal.expose(spec.serviceKey, spec.internal, port);
+    } catch (error) {
+      if (!(error instanceof InternalAddressUnavailable)) throw error;
+      this.deps.onNote?.(spec.serviceKey, error.message);
+    }
+  }
+
   private async switchTo(spec: ApplicationInstanceSpec, next: CurrentInstance): Promise<void> {
     const previous = this.current.get(spec.serviceKey);
     const target = { host: '127.0.0.1', port: next.port };
     const previousRoute = this.deps.proxy.route(spec.serviceKey);
     try {
+      await this.exposeInternally(spec, next.port);
       if (spec.hostnames.length > 0) this.deps.proxy.setRoute(spec.serviceKey, { hostnames: spec.hostnames, target });
       else this.deps.proxy.removeRoute(spec.serviceKey);
     } catch (error) {
-      // A hostname taken by another service: the new instance must not replace the one that still serves.
+      // A hostname or an internal port taken by another service: the new instance must not replace the one that still serves.
       await this.deps.supervisor.stop(next.name);
       throw error;
     }

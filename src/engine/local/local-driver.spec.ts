@@ -38,6 +38,8 @@ export interface ServiceSpec {
   git: SpecGitSource | undefined;
   database: SpecDatabase | undefined;
   hostnames: string[];
+  /** Where the other services of the environment reach it: its loopback address and internal ports (local clusters). */
+  internal: { address: string; ports: number[] } | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -116,6 +118,22 @@ export function parseServiceSpec(raw: Record<string, unknown>): ServiceSpec {
     git: gitSourceOf(raw.git, optionalString(raw.git_commit_id, 'git_commit_id')),
     database: databaseOf(raw.database),
     hostnames: hostnames.map((hostname, index) => stringAt(hostname, `routing.hostnames[${index}]`)),
+    internal: internalEndpointOf(routing.internal),
+  };
+}
+
+function internalEndpointOf(raw: unknown): ServiceSpec['internal'] {
+  if (raw === undefined || raw === null) return undefined;
+  const internal = objectAt(raw, 'routing.internal');
+  const address = stringAt(internal.address, 'routing.internal.address');
+  if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address)) throw new Error(`the deployment spec's routing.internal.address ${address} is not a loopback address`);
+  const ports = Array.isArray(internal.ports) ? internal.ports : [];
+  return {
+    address,
+    ports: ports.map((port, index) => {
+      if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65_535) throw new Error(`the deployment spec has no port at routing.internal.ports[${index}]`);
+      return port as number;
+    }),
   };
 }
 

@@ -16,6 +16,8 @@ export interface ApplicationRecord {
   sourceDir: string;
   startCommand: string;
   hostnames: string[];
+  /** Its own loopback address and internal ports (absent in records of earlier agents, or without one). */
+  internal?: { address: string; ports: number[] } | undefined;
   readiness: ReadinessCheck | undefined;
   memoryLimitMb: number | undefined;
 }

@@ -7,6 +7,7 @@ import type { WorkloadHealth } from '../deployment-states.ts';
 import { normaliseRepositoryPath } from '../../git/system-git.ts';
 import { planBuild, runBuild } from './app-builder.ts';
 import { LocalApplications, type ApplicationInstanceSpec } from './application-instances.ts';
+import { InternalAddresses } from './internal-addresses.ts';
 import { LOCAL_DATABASE_ENGINES } from './database-engines.ts';
 import { LocalDatabaseServers, type DatabaseServerSpec } from './database-servers.ts';
 import { dropExternalPostgres, provisionExternalPostgres } from './external-postgres.ts';
@@ -159,7 +160,18 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       }
     },
   });
-  const applications = new LocalApplications({ supervisor, proxy });
+  const internalAddresses = new InternalAddresses({ onError: trouble });
+  const applications = new LocalApplications({
+    supervisor,
+    proxy,
+    internal: internalAddresses,
+    // During a deployment the note is its log's; otherwise the service's own.
+    onNote: (serviceId, line) => {
+      const session = [...deploying.entries()].find(([processName]) => owners.get(processName) === serviceId)?.[1];
+      if (session !== undefined) session.log('system', line);
+      else note(serviceId, line);
+    },
+  });
   const databases = new LocalDatabaseServers({ supervisor, engines: LOCAL_DATABASE_ENGINES });
 
   const sourcesOf = (serviceId: string): string => join(stateDir, 'sources', serviceId);
@@ -277,6 +289,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       startCommand: record.startCommand,
       env,
       hostnames: record.hostnames,
+      internal: record.internal,
       ...(record.readiness === undefined ? {} : { readiness: record.readiness }),
       ...(record.memoryLimitMb === undefined ? {} : { memoryLimitMb: record.memoryLimitMb }),
     };
@@ -307,6 +320,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       sourceDir,
       startCommand,
       hostnames: spec.hostnames,
+      internal: spec.internal,
       readiness: readinessOf(spec.settings),
       memoryLimitMb: memoryLimitOf(spec.settings),
     };
@@ -327,6 +341,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     if (previous !== undefined && previous.instanceId !== record.instanceId) owners.delete(LocalApplications.processName(spec.serviceId, previous.instanceId));
     removeOldSources(spec.serviceId, workDir ?? workDirOf(spec.serviceId, sourceDir), session);
     session.log('system', `${spec.name} serves${spec.hostnames.length > 0 ? ` on ${spec.hostnames.join(', ')}` : ' (no public hostname)'}`);
+    if (spec.internal !== undefined) session.log('system', `${spec.name} is reached inside its environment on ${spec.internal.ports.map((port) => `${spec.internal?.address}:${port}`).join(', ')}`);
   }
 
   /** The task directory under sources/<serviceId>/ that holds `sourceDir`. */
@@ -680,6 +695,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     },
     async detach() {
       supervisor.detachAll();
+      // The listeners are this agent's: the next agent listens again when it takes the instances over.
+      await internalAddresses.closeAll();
       await logs.close();
     },
     async stopAll() {
@@ -688,6 +705,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       }
       await supervisor.stopAll();
       for (const record of records.list()) proxy.removeRoute(record.serviceId);
+      await internalAddresses.closeAll();
       await logs.close();
     },
   };

@@ -23,6 +23,8 @@ export interface ServiceAgentSpecDeps {
   verifiedDomainsOf(serviceId: string): Promise<string[]>;
   /** `<service>-<environment>.<SLIPWAY_APPS_DOMAIN>`. */
   hostnameOf(serviceName: string, environmentName: string): string;
+  /** The service's own loopback address when a local-driver agent runs its cluster (services.local_address). */
+  internalAddressOf(serviceId: string): Promise<string | undefined>;
   openValue(variable: SnapshotVariable): string;
 }
 
@@ -48,6 +50,8 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
         if (credentials === null) throw notFound(`git token ${source.git_token_id} of service ${service.name} no longer exists`);
       }
       const database = await deps.databaseConnection(serviceId);
+      const internalAddress = await deps.internalAddressOf(serviceId);
+      const internalPorts = definitions.get(service.kind as ServiceKind)?.references(service.settings).internalPorts ?? [];
       return {
         ...snapshot,
         environment: { id: environment.id, name: environment.name, mode: environment.mode },
@@ -68,7 +72,11 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
                 port: database.port,
                 shared: database.shared,
               },
-        routing: { hostnames: await hostnamesOf(service, environment.name) },
+        routing: {
+          hostnames: await hostnamesOf(service, environment.name),
+          // Where the other services of the environment reach it (PLATFORM_APPLICATION_<NAME>_HOSTNAME), on a local-driver host.
+          internal: internalAddress === undefined || internalPorts.length === 0 ? null : { address: internalAddress, ports: internalPorts },
+        },
       };
     },
 

@@ -257,6 +257,7 @@ export const agenticWorkflowKind: ServiceKindDefinition = {
       annotationsGroupIds: [],
       branch: settings.git_repository?.branch ?? null,
       publiclyReachable: false,
+      internalPorts: [],
     };
   },
 };

@@ -3,6 +3,7 @@ import { ListOf, Nullable } from '../../http/schema.ts';
 import { badRequest } from '../../lib/errors.ts';
 import {
   anyPublicPort,
+  internalTcpPorts,
   gitSourceFrom,
   GitRepositoryRequest,
   GitRepositoryResponse,
@@ -139,6 +140,7 @@ export const applicationKind: ServiceKindDefinition = {
       annotationsGroupIds: settings.annotations_groups,
       branch: settings.git_repository.branch,
       publiclyReachable: anyPublicPort(settings.ports),
+      internalPorts: internalTcpPorts(settings.ports),
     };
   },
 };

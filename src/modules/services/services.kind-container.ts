@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { ListOf, Uuid } from '../../http/schema.ts';
 import {
   anyPublicPort,
+  internalTcpPorts,
   checkRegistry,
   ImageName,
   ImageTag,
@@ -107,6 +108,7 @@ export const containerKind: ServiceKindDefinition = {
       annotationsGroupIds: settings.annotations_groups,
       branch: null,
       publiclyReachable: anyPublicPort(settings.ports),
+      internalPorts: internalTcpPorts(settings.ports),
     };
   },
 };

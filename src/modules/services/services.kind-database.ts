@@ -224,6 +224,7 @@ export const databaseKind: ServiceKindDefinition = {
       annotationsGroupIds: settings.annotations_groups,
       branch: null,
       publiclyReachable: settings.accessibility === 'PUBLIC',
+      internalPorts: [],
     };
   },
 

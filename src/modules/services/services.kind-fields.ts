@@ -363,6 +363,11 @@ export function anyPublicPort(ports: StoredPort[]): boolean {
   return ports.some((port) => port.publicly_accessible);
 }
 
+/** The TCP ports a service listens on inside its environment, each once. */
+export function internalTcpPorts(ports: StoredPort[]): number[] {
+  return [...new Set(ports.filter((port) => port.protocol !== 'UDP').map((port) => port.internal_port))];
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Healthchecks (the reference's Healthcheck and Probe)
 

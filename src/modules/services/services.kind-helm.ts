@@ -357,6 +357,7 @@ export const helmKind: ServiceKindDefinition = {
       annotationsGroupIds: settings.annotations_groups,
       branch: source.kind === 'git' ? source.git_repository.branch : null,
       publiclyReachable: settings.ports.length > 0,
+      internalPorts: [],
     };
   },
 };

@@ -404,6 +404,7 @@ export const jobKind: ServiceKindDefinition = {
       branch: source.kind === 'docker' ? source.git_repository.branch : null,
       // A job's port serves its own probes; jobs are never exposed.
       publiclyReachable: false,
+      internalPorts: [],
     };
   },
 };

@@ -256,6 +256,7 @@ export const terraformKind: ServiceKindDefinition = {
       annotationsGroupIds: [],
       branch: settings.git_repository.branch,
       publiclyReachable: false,
+      internalPorts: [],
     };
   },
 };

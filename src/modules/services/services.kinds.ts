@@ -62,6 +62,8 @@ export interface ServiceReferences {
   branch: string | null;
   /** SPEC.md: a service is reachable from the public internet only when a port is configured public. */
   publiclyReachable: boolean;
+  /** The ports other services of its environment reach it on (TCP), public or not: its `internal_port`s. */
+  internalPorts: number[];
 }
 
 /**

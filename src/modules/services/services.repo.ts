@@ -32,6 +32,12 @@ export async function claimLocalPort(db: Queryable, id: string, port: number): P
   return result.numUpdatedRows > 0n;
 }
 
+/** Gives an application or a container its local address once (an address taken by another service is a unique violation). */
+export async function claimLocalAddress(db: Queryable, id: string, address: string): Promise<boolean> {
+  const result = await db.updateTable('services').set({ local_address: address }).where('id', '=', id).where('local_address', 'is', null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export async function deleteServiceRow(db: Queryable, id: string): Promise<boolean> {
   const result = await db.deleteFrom('services').where('id', '=', id).executeTakeFirst();
   return result.numDeletedRows > 0n;

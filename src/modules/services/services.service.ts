@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Placement } from '../../auth/principal.ts';
 import { isForeignKeyViolation, isUniqueViolation, uniqueOrConflict } from '../../db/db.errors.ts';
@@ -16,6 +16,7 @@ import type { DatabaseType, ServiceForVariables, ServiceKind } from '../variable
 import { SERVICE_NAME_PATTERN } from './services.kind-fields.ts';
 import type { DatabaseSummary, KindWrite, ServiceKindContext, ServiceKindDefinition, ServiceReferences, StoredService } from './services.kinds.ts';
 import {
+  claimLocalAddress,
   claimLocalPort,
   countServicesByProject,
   countServicesReferencing,
@@ -130,6 +131,18 @@ interface DatabaseCredentials {
  */
 export function internalHostname(service: { name: string; environmentId: string }): string {
   return `${nameKey(service.name)}.${service.environmentId}.slipway.internal`;
+}
+
+/** Kinds that serve on ports inside their environment, hence get a local address (0024_service_local_addresses). */
+const ADDRESSED_KINDS: ReadonlySet<string> = new Set(['APPLICATION', 'CONTAINER']);
+
+/**
+ * A candidate local address for a service: in 127.64.0.0/10 (4 million addresses, all the loopback interface on
+ * Linux), spread by the service's id; `attempt` moves on when another service holds it.
+ */
+function localAddressCandidate(serviceId: string, attempt: number): string {
+  const digest = createHash('sha256').update(`${serviceId}:${attempt}`).digest();
+  return `127.${64 + ((digest[0] ?? 0) & 63)}.${digest[1] ?? 0}.${((digest[2] ?? 0) % 254) + 1}`;
 }
 
 function storedOf(row: ServiceRow): StoredService {
@@ -290,6 +303,20 @@ export function createServicesService(deps: ServicesDeps) {
     }
   }
 
+  /** An application's or container's local address: claimed once, at creation (or by whoever needs it after a crash). */
+  async function claimFreeLocalAddress(serviceId: string): Promise<string> {
+    for (let attempt = 0; ; attempt += 1) {
+      const current = await findServiceRow(db, serviceId);
+      if (current === undefined) throw notFound(`service ${serviceId} not found`);
+      if (current.local_address !== null) return current.local_address;
+      try {
+        if (await claimLocalAddress(db, serviceId, localAddressCandidate(serviceId, attempt))) return (await findServiceRow(db, serviceId))?.local_address ?? '';
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt >= 20) throw error;
+      }
+    }
+  }
+
   async function runsLocally(clusterId: string): Promise<boolean> {
     return (await deps.localDatabases?.clusterRunsLocally(clusterId)) ?? false;
   }
@@ -321,7 +348,10 @@ export function createServicesService(deps: ServicesDeps) {
     const settings = readJson<Record<string, unknown>>(row.settings);
     const references = definitions.get(kind)?.references(settings);
     const service: ServiceForVariables = { id: row.id, kind, name: row.name, branch: references?.branch ?? null };
-    if (kind === 'APPLICATION' || kind === 'CONTAINER') service.hostname = internalHostname({ name: row.name, environmentId: row.environment_id });
+    if (ADDRESSED_KINDS.has(kind)) {
+      // On a local-driver host the agent answers on the service's own loopback address (docs/local-engine.md, "Addresses").
+      service.hostname = local && row.local_address !== null ? row.local_address : internalHostname({ name: row.name, environmentId: row.environment_id });
+    }
     const connection = databaseConnectionOf(row, local);
     if (connection !== undefined) {
       service.database = {
@@ -371,6 +401,7 @@ export function createServicesService(deps: ServicesDeps) {
       settings: writeJson(write.settings),
       credentials_envelope: null,
       local_port: null,
+      local_address: null,
       created_at: now,
       updated_at: now,
     };
@@ -381,6 +412,7 @@ export function createServicesService(deps: ServicesDeps) {
       await replaceServiceReferences(trx, id, referenceRows(id, definition.references(write.settings)));
     });
     if (database !== undefined) row.local_port = await claimFreeLocalPort(id);
+    if (ADDRESSED_KINDS.has(kind)) row.local_address = await claimFreeLocalAddress(id);
     return responseOf(row);
   }
 
@@ -483,6 +515,18 @@ export function createServicesService(deps: ServicesDeps) {
       const environment = await deps.environments.findEnvironmentSummary(environmentId);
       const local = environment !== undefined && (await runsLocally(environment.clusterId));
       return (await listServicesOfEnvironment(db, environmentId)).map((row) => forVariables(row, local));
+    },
+
+    /**
+     * Where other services reach an application or a container on its cluster's agent host: its local address, when
+     * a local-driver agent runs the cluster; undefined elsewhere (and for other kinds).
+     */
+    async internalAddressOf(serviceId: string): Promise<string | undefined> {
+      const row = await findServiceRow(db, serviceId);
+      if (row === undefined || !ADDRESSED_KINDS.has(row.kind)) return undefined;
+      const environment = await deps.environments.findEnvironmentSummary(row.environment_id);
+      if (environment === undefined || !(await runsLocally(environment.clusterId))) return undefined;
+      return row.local_address ?? (await claimFreeLocalAddress(serviceId));
     },
 
     /** A database's connection for its agent (what to run, on which port, with which credentials). */
