@@ -28,7 +28,8 @@ import { startSlipwayServer, type SlipwayServer } from './support/slipway-proces
  * The story: a PostgreSQL database and an application from git with a public port, in one environment; the database
  * deploys, then the application; through the proxy the application answers a row it wrote into that database with
  * its built-in connection URI (and the test reads the same row with the same URI); the deployment's log holds the
- * build's output; a changed variable makes the application OUT_OF_DATE and a redeploy serves the new value; stop
+ * build's output; a changed variable makes the application OUT_OF_DATE and a redeploy serves the new value; a second
+ * application (the `hello` sample) reaches the first at PLATFORM_APPLICATION_WEB_HOSTNAME on its internal port; stop
  * leaves no process of the application and its port closed; deleting both leaves no process under the server's data
  * directory and every port closed. Nothing here is timed: waits poll with generous deadlines.
  */
@@ -86,6 +87,7 @@ for (const dialect of TEST_DIALECTS) {
     beforeAll(async () => {
       gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-local-e2e-git-'));
       await createSampleRepository(gitRoot, 'visits', 'visits');
+      await createSampleRepository(gitRoot, 'hello', 'hello');
       gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
       appsPort = await freePort();
       // SLIPWAY_LOCAL_AGENT is the default of `slipway server`; the test support turns it off unless asked.
@@ -264,6 +266,33 @@ for (const dialect of TEST_DIALECTS) {
       expect(await portClosed(firstAnswer.port)).toBe(true);
       const log = await logOf('application', applicationId, redeployed.deployment_request_id as string);
       expect(log.map((line) => line.message)).toContainEqual(expect.stringContaining(`sample build: stamped build ${redeployedAnswer.build}`));
+    });
+
+    it('is reached by another application of its environment at its built-in hostname on its internal port', { timeout: STEP_TIMEOUT_MS }, async () => {
+      expect(redeployedAnswer, 'the redeployment did not serve').toBeDefined();
+      if (gitServer === undefined) throw new Error('the git server did not start');
+      const front = await api<{ id: string }>('POST', `/environment/${environmentId}/application`, {
+        name: 'front',
+        git_repository: { url: gitServer.urlOf('hello'), branch: 'main', provider: 'GITHUB', owner: 'acme', name: 'hello' },
+        ports: [{ internal_port: 3000, publicly_accessible: true, protocol: 'HTTP' }],
+        healthchecks: {},
+      });
+      await api('POST', `/application/${front.id}/environmentVariable`, { key: 'UPSTREAM_SERVICE', value: 'WEB' });
+      await api('POST', `/application/${front.id}/environmentVariable`, { key: 'UPSTREAM_PORT', value: '8080' });
+      const resolved = await api<{ results: ResolvedVariable[] }>('GET', `/application/${front.id}/resolvedVariables?reveal=true`);
+      expect(resolved.results.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toMatch(/^127\.\d+\.\d+\.\d+$/);
+      await api('POST', `/application/${front.id}/deploy`, {});
+      await waitForState('application', front.id, 'DEPLOYED');
+
+      // front → web's own address and declared port → the instance of web that serves now (not through the proxy).
+      const relayed = await requestThroughProxy(appsPort, 'front-staging.localhost', '/upstream');
+      expect(relayed.status, relayed.body).toBe(200);
+      const body = JSON.parse(relayed.body) as { app: string; build: string; upstream: VisitsAnswer };
+      expect(body.upstream).toMatchObject({ app: 'visits', build: redeployedAnswer.build, pid: redeployedAnswer.pid });
+
+      const frontPid = (JSON.parse((await requestThroughProxy(appsPort, 'front-staging.localhost')).body) as { pid: number }).pid;
+      await api('DELETE', `/application/${front.id}`);
+      expect(await processEnded(frontPid)).toBe(true);
     });
 
     it('stops the application: no process of it is left, its port is closed, the proxy no longer routes to it', { timeout: STEP_TIMEOUT_MS }, async () => {

@@ -13,7 +13,9 @@ import { fileURLToPath } from 'node:url';
  * still accepts connections.
  *
  * - `hello`: a dependency-free Node HTTP server (package.json with a build and a start script, no dependencies), so
- *   its build is `npm run build` alone. Every request answers its GREETING variable and its build's id.
+ *   its build is `npm run build` alone. Every request answers its GREETING variable and its build's id, except
+ *   `GET /upstream`, which answers what another service of its environment answers: the one UPSTREAM_SERVICE names,
+ *   reached as `http://$PLATFORM_APPLICATION_<UPSTREAM_SERVICE>_HOSTNAME:$UPSTREAM_PORT/`.
  * - `visits`: the same, plus PostgreSQL. At start it finds the one PostgreSQL database beside it through Slipway's
  *   built-in `PLATFORM_DATABASE_<NAME>_CONNECTION_URI` (the database whose `PLATFORM_DATABASE_<NAME>_TYPE` is
  *   POSTGRESQL), creates a `visits` table if missing and records a row naming its build; every request answers the
@@ -89,6 +91,13 @@ function answer(response, status, body) {
 const HELLO_SERVER = `${SERVER_PRELUDE}
 const server = http.createServer((request, response) => {
   if (request.url === '/health') return answer(response, 200, { ok: true });
+  if (request.url === '/upstream') {
+    const host = process.env['PLATFORM_APPLICATION_' + process.env.UPSTREAM_SERVICE + '_HOSTNAME'];
+    fetch('http://' + host + ':' + process.env.UPSTREAM_PORT + '/', { signal: AbortSignal.timeout(5000) })
+      .then((reply) => reply.json())
+      .then((body) => answer(response, 200, { app: 'hello', build, upstream: body }), (error) => answer(response, 502, { error: String(error), host }));
+    return;
+  }
   answer(response, 200, { app: 'hello', greeting, build, pid: process.pid, port });
 });
 server.listen(port, '127.0.0.1', () => console.log('hello sample: build ' + build + ' listening on ' + port));
