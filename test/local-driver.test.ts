@@ -413,6 +413,13 @@ describe('local driver: applications', () => {
     const record = JSON.parse(await readFile(path.join(stateDir, 'services', `${apiId}.json`), 'utf8')) as { application: { internal: unknown } };
     expect(record.application.internal).toEqual({ address, ports: [8080] });
 
+    // The listeners are the agent's: a new agent takes the instance over and listens there again.
+    await driver.detach();
+    expect(await tcpProbe(address, 8080)).toBe(false);
+    driver = newDriver();
+    await driver.recover();
+    expect((await internalAnswer()).pid).toBe(after.pid);
+
     expect((await perform(task(apiId, 'stop', 'APPLICATION'), apiSpec(commits.one))).events()).toEqual(['take', 'succeed']);
     expect(await tcpProbe(address, 8080)).toBe(false);
     expect((await perform(task(apiId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
