@@ -9,6 +9,7 @@ import { classifyRoute, originOf, type AuthorType } from '../modules/organizatio
 import { isFailureStatus } from './errors.ts';
 import type { AuthorizationPorts } from './authorize.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
+import { installPeriodicRun } from './periodic-run.ts';
 import { TARGET_PARAMS } from './route-access.ts';
 
 /**
@@ -191,13 +192,7 @@ async function organizationOf(request: FastifyRequest, principal: Principal, fai
 export function installAudit(app: FastifyTypeBox, ports: AuditPorts): void {
   app.decorateRequest('auditEvent', undefined);
 
-  const sweep = () => {
-    ports.removeExpired().catch((error: unknown) => app.log.warn({ err: error }, 'removing expired organization events failed'));
-  };
-  app.addHook('onReady', async () => sweep());
-  const timer = setInterval(sweep, SWEEP_INTERVAL_MS);
-  timer.unref();
-  app.addHook('onClose', async () => clearInterval(timer));
+  installPeriodicRun(app, { what: 'removing expired organization events', intervalMs: SWEEP_INTERVAL_MS, atStart: true, run: () => ports.removeExpired() });
 
   // Registered after the idempotency hook, so a claim's own transaction commits before the event takes part.
   app.addHook('preHandler', (request, _reply, done) => {

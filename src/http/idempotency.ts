@@ -4,6 +4,7 @@ import { hmacSha256Hex, sha256Hex } from '../lib/crypto.ts';
 import { badRequest } from '../lib/errors.ts';
 import type { IdempotencyService } from '../modules/idempotency/idempotency.service.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
+import { installPeriodicRun } from './periodic-run.ts';
 
 /**
  * `Idempotency-Key: <1–255 visible ASCII characters>` on an authenticated POST makes a retry safe: the same caller
@@ -42,11 +43,7 @@ export async function installIdempotency(
   app.decorateRequest('idempotencyScope', undefined);
 
   await idempotency.removeExpired();
-  const sweep = setInterval(() => {
-    idempotency.removeExpired().catch((error: unknown) => app.log.warn({ err: error }, 'clearing expired idempotency keys failed'));
-  }, SWEEP_INTERVAL_MS);
-  sweep.unref();
-  app.addHook('onClose', async () => clearInterval(sweep));
+  installPeriodicRun(app, { what: 'clearing expired idempotency keys', intervalMs: SWEEP_INTERVAL_MS, atStart: false, run: () => idempotency.removeExpired() });
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST' || request.principal === undefined) return;

@@ -287,34 +287,32 @@ export function createServicesService(deps: ServicesDeps) {
   }
 
   /**
-   * A database's port on a local-driver host: a port free on this host now, unique among services. Claimed once, right
-   * after the database's creation (and again by whoever needs it, should a crash have come between).
+   * Gives a service a value of its own, once: `read` says whether it has one, `claim` tries a candidate (attempt 0,
+   * 1, …) and a candidate another service holds is a unique violation, so the next attempt tries another. Claimed
+   * right after creation, and again by whoever needs it should a crash have come between.
    */
-  async function claimFreeLocalPort(serviceId: string): Promise<number> {
-    for (let attempt = 1; ; attempt += 1) {
+  async function claimOnce<T>(serviceId: string, read: (row: ServiceRow) => T | null, claim: (attempt: number) => Promise<boolean>, attempts: number): Promise<T> {
+    for (let attempt = 0; ; attempt += 1) {
       const current = await findServiceRow(db, serviceId);
       if (current === undefined) throw notFound(`service ${serviceId} not found`);
-      if (current.local_port !== null) return current.local_port;
+      const held = read(current);
+      if (held !== null) return held;
       try {
-        if (await claimLocalPort(db, serviceId, await findFreePort())) return (await findServiceRow(db, serviceId))?.local_port ?? 0;
+        await claim(attempt);
       } catch (error) {
-        if (!isUniqueViolation(error) || attempt >= 5) throw error;
+        if (!isUniqueViolation(error) || attempt + 1 >= attempts) throw error;
       }
     }
   }
 
-  /** An application's or container's local address: claimed once, at creation (or by whoever needs it after a crash). */
-  async function claimFreeLocalAddress(serviceId: string): Promise<string> {
-    for (let attempt = 0; ; attempt += 1) {
-      const current = await findServiceRow(db, serviceId);
-      if (current === undefined) throw notFound(`service ${serviceId} not found`);
-      if (current.local_address !== null) return current.local_address;
-      try {
-        if (await claimLocalAddress(db, serviceId, localAddressCandidate(serviceId, attempt))) return (await findServiceRow(db, serviceId))?.local_address ?? '';
-      } catch (error) {
-        if (!isUniqueViolation(error) || attempt >= 20) throw error;
-      }
-    }
+  /** A database's port on a local-driver host: a port free on this host now, unique among services. */
+  function claimFreeLocalPort(serviceId: string): Promise<number> {
+    return claimOnce(serviceId, (row) => row.local_port, async () => claimLocalPort(db, serviceId, await findFreePort()), 5);
+  }
+
+  /** An application's or container's local address (0024_service_local_addresses), unique among services. */
+  function claimFreeLocalAddress(serviceId: string): Promise<string> {
+    return claimOnce(serviceId, (row) => row.local_address, (attempt) => claimLocalAddress(db, serviceId, localAddressCandidate(serviceId, attempt)), 20);
   }
 
   async function runsLocally(clusterId: string): Promise<boolean> {
