@@ -411,6 +411,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   // Custom domains of applications and containers, verified in DNS (docs/service-kinds.md).
   const customDomains = createCustomDomainsService({
     db: deps.database.db,
+    dialect: deps.database.dialect,
     clock,
     appsDomain: deps.config.appsDomain ?? 'localhost',
     resolver: createNodeDomainResolver({ servers: deps.config.dnsServers ?? [] }),

@@ -135,6 +135,19 @@ describeEachDatabase(
       expectErrorBody(await call('GET', `/application/${crypto.randomUUID()}/customDomain`), 404);
     });
 
+    it('keeps a service at 20 domains when adds race for the last place: one wins, the others are refused', async () => {
+      const app = await createApplication(true);
+      for (let index = 0; index < 19; index += 1) {
+        await ok('POST', `/application/${app.id}/customDomain`, { domain: `d${index}.${uniqueName('many')}.test`.toLowerCase(), generate_certificate: false }, 201);
+      }
+      const racing = await Promise.all(
+        Array.from({ length: 5 }, (_, index) => call('POST', `/application/${app.id}/customDomain`, { domain: `last${index}.${uniqueName('many')}.test`.toLowerCase(), generate_certificate: false })),
+      );
+      expect(racing.map((answer) => answer.statusCode).sort()).toEqual([201, 400, 400, 400, 400]);
+      for (const refused of racing.filter((answer) => answer.statusCode === 400)) expect(expectErrorBody(refused, 400).message).toBe('a service has at most 20 custom domains');
+      expect((await ok<{ results: DomainView[] }>('GET', `/application/${app.id}/customDomain`, undefined, 200)).results).toHaveLength(20);
+    });
+
     it('verifies through DNS: not configured, wrong host, CNAME to the service, apex with addresses and TXT, DNS failure', async () => {
       const app = await createApplication(true);
       const target = serviceHostname(app.name, environmentName, APPS_DOMAIN);

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
+import type { DialectName } from '../../db/db.client.ts';
+import { lockUntilCommit } from '../../db/db.locks.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { serviceHostname } from '../../engine/local/reverse-proxy.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
@@ -49,6 +51,7 @@ const RECHECK_BATCH = 50;
 
 export interface CustomDomainsDeps {
   db: Kysely<DB>;
+  dialect: DialectName;
   clock: Clock;
   /** SLIPWAY_APPS_DOMAIN: where services' own host names live. */
   appsDomain: string;
@@ -160,6 +163,8 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
       };
       await writing(service, () =>
         db.transaction().execute(async (trx) => {
+          // Two concurrent adds to a service at 19 domains must not both pass the count.
+          await lockUntilCommit(trx, deps.dialect, `custom-domains:${serviceId}`);
           if ((await countDomains(trx, serviceId)) >= MAX_DOMAINS_PER_SERVICE) {
             throw badRequest(`a service has at most ${MAX_DOMAINS_PER_SERVICE} custom domains`, [{ field: '/domain', message: 'too many custom domains' }]);
           }

@@ -1,5 +1,6 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { DialectName } from '../../db/db.client.ts';
+import { lockUntilCommit } from '../../db/db.locks.ts';
 import type { Queryable, VariablesTable } from '../../db/db.schema.ts';
 
 export type VariableRow = Selectable<VariablesTable>;
@@ -78,10 +79,8 @@ export async function bumpVariablesRevision(db: Queryable, projectId: string): P
 
 /**
  * Serialises the variable writes of one project until the transaction ends, so two writes that each add half of an
- * alias cycle cannot both pass the check. SQLite runs one write transaction at a time already; PostgreSQL takes a
- * transaction-scoped advisory lock on the project id (no row of another module is locked).
+ * alias cycle cannot both pass the check.
  */
-export async function lockProjectVariables(db: Queryable, dialect: DialectName, projectId: string): Promise<void> {
-  if (dialect !== 'postgres') return;
-  await sql`select pg_advisory_xact_lock(hashtext(${`variables:${projectId}`}))`.execute(db);
+export function lockProjectVariables(db: Queryable, dialect: DialectName, projectId: string): Promise<void> {
+  return lockUntilCommit(db, dialect, `variables:${projectId}`);
 }
