@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -394,10 +395,19 @@ describe('local driver: applications', () => {
       Object.assign(spec.service as Record<string, unknown>, { id: apiId, name: 'api' });
       return spec;
     };
-    const internalAnswer = async () => {
-      const response = await fetch(`http://${address}:8080/`, { signal: AbortSignal.timeout(5_000) });
-      return (await response.json()) as { version: string; pid: number };
-    };
+    // A connection per request, as get() does: a keep-alive connection to the instance a redeploy stopped is closed.
+    const internalAnswer = () =>
+      new Promise<{ version: string; pid: number }>((resolve, reject) => {
+        const req = request({ host: address, port: 8080, path: '/', agent: false, timeout: 5_000 }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve(JSON.parse(body) as { version: string; pid: number }));
+        });
+        req.on('timeout', () => req.destroy(new Error(`${address}:8080 did not answer`)));
+        req.on('error', reject);
+        req.end();
+      });
     const first = await perform(task(apiId, 'deploy', 'APPLICATION'), apiSpec(commits.two));
     expect(first.events()).toEqual(['take', 'built', 'succeed']);
     expect(first.text()).toContain(`api is reached inside its environment on ${address}:8080`);
@@ -423,6 +433,26 @@ describe('local driver: applications', () => {
     expect((await perform(task(apiId, 'stop', 'APPLICATION'), apiSpec(commits.one))).events()).toEqual(['take', 'succeed']);
     expect(await tcpProbe(address, 8080)).toBe(false);
     expect((await perform(task(apiId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
+  });
+
+  it('deploys without its internal port where another program holds that port on every address, saying so', async () => {
+    const busyId = randomUUID();
+    const port = await findFreePort();
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(port, '0.0.0.0', resolve));
+    try {
+      const spec = webSpec(commits.two);
+      const address = `127.64.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
+      Object.assign(spec, { routing: { hostnames: ['busy-prod.apps.test'], internal: { address, ports: [port] } } });
+      Object.assign(spec.service as Record<string, unknown>, { id: busyId, name: 'busy' });
+      const session = await perform(task(busyId, 'deploy', 'APPLICATION'), spec);
+      expect(session.events()).toEqual(['take', 'built', 'succeed']);
+      expect(session.text()).toContain(`${address}:${port} is taken (another program listens on port ${port} of every address of this host)`);
+      expect((await get('busy-prod.apps.test')).status).toBe(200);
+      expect((await perform(task(busyId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
   });
 
   it('restarts without a build: a new instance of the same checkout', async () => {

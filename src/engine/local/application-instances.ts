@@ -1,6 +1,6 @@
 import { startCommandArgv } from './app-builder.ts';
 import { findFreePort } from './free-port.ts';
-import { InternalAddressUnavailable, type InternalAddresses, type InternalEndpoint } from './internal-addresses.ts';
+import type { InternalAddresses, InternalEndpoint } from './internal-addresses.ts';
 import type { ReadinessCheck } from './probes.ts';
 import type { ProcessState, ProcessSupervisor, RestartPolicy } from './process-supervisor.ts';
 import type { LocalReverseProxy } from './reverse-proxy.ts';
@@ -14,7 +14,8 @@ import type { LocalReverseProxy } from './reverse-proxy.ts';
  * instance has no request in flight, and stop it. A new instance that fails to start is stopped and the error
  * thrown: the previous instance keeps serving, untouched. A service without hostnames (no public port) is not routed;
  * its previous instance stops once the new one is ready. A service with an internal endpoint (its own loopback
- * address and ports: internal-addresses.ts) is reachable there by the other services, switched at the same moment.
+ * address and ports: internal-addresses.ts) is reachable there by the other services, switched at the same moment;
+ * an address or port this host cannot give is a note, not a failure.
  */
 export interface ApplicationInstanceSpec {
   /** Stable per service (its id): the proxy's route key and the prefix of its process names. */
@@ -126,12 +127,7 @@ export class LocalApplications {
       await internal.remove(spec.serviceKey);
       return;
     }
-    try {
-      await internal.expose(spec.serviceKey, spec.internal, port);
-    } catch (error) {
-      if (!(error instanceof InternalAddressUnavailable)) throw error;
-      this.deps.onNote?.(spec.serviceKey, error.message);
-    }
+    for (const note of await internal.expose(spec.serviceKey, spec.internal, port)) this.deps.onNote?.(spec.serviceKey, note);
   }
 
   private async switchTo(spec: ApplicationInstanceSpec, next: CurrentInstance): Promise<void> {
@@ -143,7 +139,7 @@ export class LocalApplications {
       if (spec.hostnames.length > 0) this.deps.proxy.setRoute(spec.serviceKey, { hostnames: spec.hostnames, target });
       else this.deps.proxy.removeRoute(spec.serviceKey);
     } catch (error) {
-      // A hostname or an internal port taken by another service: the new instance must not replace the one that still serves.
+      // A hostname taken by another service: the new instance must not replace the one that still serves.
       await this.deps.supervisor.stop(next.name);
       throw error;
     }

@@ -21,14 +21,6 @@ interface Exposed {
   sockets: Set<Socket>;
 }
 
-/** The address is not on this host (macOS has only 127.0.0.1 unless aliased): the service runs without one. */
-export class InternalAddressUnavailable extends Error {
-  constructor(readonly endpoint: InternalEndpoint) {
-    super(`${endpoint.address} is not an address of this host, so the service is not reachable at its internal address`);
-    this.name = 'InternalAddressUnavailable';
-  }
-}
-
 function sameEndpoint(a: InternalEndpoint, b: InternalEndpoint): boolean {
   return a.address === b.address && a.ports.length === b.ports.length && a.ports.every((port, index) => port === b.ports[index]);
 }
@@ -40,36 +32,38 @@ export class InternalAddresses {
 
   /**
    * Sends the service's internal address to `targetPort`, listening first when it is new or its ports changed.
-   * Throws when a port there is taken (nothing of the new endpoint is left listening) or InternalAddressUnavailable.
+   * Answers what could not be listened on, a sentence each: the address missing on this host (macOS has only
+   * 127.0.0.1 unless aliased), or a port another program holds on every address of the host. Those are notes for the
+   * deployment's log, not failures: the service runs and is routed, only not reachable there.
    */
-  async expose(serviceKey: string, endpoint: InternalEndpoint, targetPort: number): Promise<void> {
+  async expose(serviceKey: string, endpoint: InternalEndpoint, targetPort: number): Promise<string[]> {
     const current = this.byService.get(serviceKey);
     if (current !== undefined && sameEndpoint(current.endpoint, endpoint)) {
       current.targetPort = targetPort;
-      return;
+      return [];
     }
     // Other ports (a redeploy changed them): the old listeners go first, since the new ones may take the same ports.
     if (current !== undefined) await this.remove(serviceKey);
-    try {
-      await this.listenAll(serviceKey, endpoint, targetPort);
-    } catch (error) {
-      if (current !== undefined) {
-        await this.listenAll(serviceKey, current.endpoint, current.targetPort).catch((again: Error) => this.options.onError?.(`internal address ${current.endpoint.address}: ${again.message}`));
-      }
-      throw error;
-    }
-  }
-
-  private async listenAll(serviceKey: string, endpoint: InternalEndpoint, targetPort: number): Promise<void> {
     const exposed: Exposed = { endpoint: { address: endpoint.address, ports: [...endpoint.ports] }, servers: [], targetPort, sockets: new Set() };
-    try {
-      for (const port of endpoint.ports) exposed.servers.push(await this.listen(exposed, port));
-    } catch (error) {
-      await closeServers(exposed);
-      if ((error as NodeJS.ErrnoException).code === 'EADDRNOTAVAIL') throw new InternalAddressUnavailable(endpoint);
-      throw new Error(`cannot listen on ${endpoint.address}: ${(error as Error).message}`);
+    const notes: string[] = [];
+    for (const port of endpoint.ports) {
+      try {
+        exposed.servers.push(await this.listen(exposed, port));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EADDRNOTAVAIL') {
+          notes.push(`${endpoint.address} is not an address of this host, so the service is not reachable at its internal address`);
+          break;
+        }
+        if (code !== 'EADDRINUSE') {
+          await closeServers(exposed);
+          throw error;
+        }
+        notes.push(`${endpoint.address}:${port} is taken (another program listens on port ${port} of every address of this host), so the service is not reachable there on that port`);
+      }
     }
     this.byService.set(serviceKey, exposed);
+    return notes;
   }
 
   /** Where the service's internal address sends connections now (tests, status). */
@@ -108,9 +102,12 @@ export class InternalAddresses {
       exposed.sockets.add(socket);
       socket.once('close', () => exposed.sockets.delete(socket));
     }
-    // Either side failing or ending ends the other: a refused instance closes the caller's connection at once.
+    // Either side failing or closing closes the other: a refused instance, or one stopped after a redeploy, closes
+    // the caller's connection at once rather than leaving it half open for a keep-alive pool to reuse.
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
+    client.once('close', () => upstream.destroy());
+    upstream.once('close', () => client.destroy());
     client.pipe(upstream);
     upstream.pipe(client);
   }
