@@ -122,6 +122,23 @@ describe('process supervisor', () => {
     expect(supervisor.state('web-broken')?.status).toBe('FAILED');
   });
 
+  it('runs an exec readiness check in the workload\'s directory with its environment, and counts it ready once it exits 0', async () => {
+    // The process says it is ready by writing a file named after its PORT, half a second after it started.
+    const spec = await appSpec('web-exec', {
+      command: [process.execPath, '-e', "setTimeout(() => require('fs').writeFileSync('ready-' + process.env.PORT, ''), 500); setInterval(() => {}, 1000)"],
+      readiness: { kind: 'exec', command: ['/bin/sh', '-c', 'test -f "ready-$PORT" && test "$GREETING" = "hello web-exec"'] },
+    });
+    const started = Date.now();
+    const state = await supervisor.start(spec);
+    expect(state.status).toBe('RUNNING');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    await supervisor.stop('web-exec');
+
+    const never = await appSpec('web-exec-never', { command: ['/bin/sh', '-c', 'sleep 30 & wait'], readiness: { kind: 'exec', command: ['false'] }, startTimeoutMs: 600, stopTimeoutMs: 500 });
+    const error = await supervisor.start(never).catch((caught: unknown) => caught);
+    expect((error as Error).message).toMatch(/web-exec-never was not ready within 1s \(the command false\)/);
+  });
+
   it('gives up on a process that never becomes ready and kills its whole group', async () => {
     const spec = await appSpec('web-deaf', {
       // A shell whose child sleeps and never listens: the readiness check cannot pass.

@@ -192,6 +192,10 @@ export function readinessOf(settings: Record<string, unknown>): ReadinessCheck |
   if (type === undefined) return undefined;
   if (type.kind === 'http') return { kind: 'http', path: typeof type.path === 'string' && type.path !== '' ? type.path : '/' };
   if (type.kind === 'tcp') return { kind: 'tcp' };
+  if (type.kind === 'exec' && Array.isArray(type.command) && type.command.length > 0 && type.command.every((word) => typeof word === 'string')) {
+    return { kind: 'exec', command: type.command as string[] };
+  }
+  // grpc: the engine's default, a TCP connection to the instance's port.
   return undefined;
 }
 

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 
@@ -10,6 +11,8 @@ export type ReadinessCheck =
   | { kind: 'http'; path: string; port?: number; host?: string }
   /** A TCP connection is accepted: something listens on the port. */
   | { kind: 'tcp'; port?: number; host?: string }
+  /** A command (argv) run in the workload's directory with its environment exits 0 (as Kubernetes' exec probe). */
+  | { kind: 'exec'; command: string[] }
   /** A check of the caller's (a database handshake with credentials); `description` names it in messages. */
   | { kind: 'probe'; description: string; probe: () => Promise<boolean> };
 
@@ -70,9 +73,30 @@ export function tcpExchange(host: string, port: number, request: Buffer | undefi
   });
 }
 
-/** Runs one readiness check against a process listening on `defaultPort` (its PORT). */
-export function runReadinessCheck(check: ReadinessCheck, defaultPort: number | undefined): Promise<boolean> {
+/** What an exec check runs in: the workload's directory and environment (PORT included). */
+export interface ProbeContext {
+  port: number | undefined;
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+}
+
+/** Runs `command` (argv, no shell); true when it exits 0 within the timeout (a probe that hangs is killed). */
+export function execProbe(command: readonly string[], context: Omit<ProbeContext, 'port'>, timeoutMs = EXEC_PROBE_TIMEOUT_MS): Promise<boolean> {
+  const [file, ...args] = command;
+  if (file === undefined) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    execFile(file, args, { cwd: context.cwd, env: { ...context.env }, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024 }, (error) => resolve(error === null));
+  });
+}
+
+/** An exec probe runs a program, whose start alone takes a while: a longer timeout than a connection's. */
+const EXEC_PROBE_TIMEOUT_MS = 10_000;
+
+/** Runs one readiness check against a process listening on its PORT (`context.port`). */
+export function runReadinessCheck(check: ReadinessCheck, context: ProbeContext): Promise<boolean> {
   if (check.kind === 'probe') return check.probe().catch(() => false);
+  if (check.kind === 'exec') return execProbe(check.command, context);
+  const defaultPort = context.port;
   const port = check.port ?? defaultPort;
   if (port === undefined) return Promise.resolve(false);
   const host = check.host ?? '127.0.0.1';
@@ -81,6 +105,7 @@ export function runReadinessCheck(check: ReadinessCheck, defaultPort: number | u
 
 export function describeReadinessCheck(check: ReadinessCheck, defaultPort: number | undefined): string {
   if (check.kind === 'probe') return check.description;
+  if (check.kind === 'exec') return `the command ${check.command.join(' ')}`;
   const target = `${check.host ?? '127.0.0.1'}:${check.port ?? defaultPort ?? '?'}`;
   return check.kind === 'http' ? `HTTP GET ${target}${check.path}` : `TCP connect ${target}`;
 }

@@ -474,7 +474,9 @@ class SupervisedProcess {
     }
     for (;;) {
       if (instance.hasExited || this.wanted !== 'running') return false;
-      if (await runReadinessCheck(check, this.spec.port)) return !instance.hasExited && this.wanted === 'running';
+      if (await runReadinessCheck(check, { port: this.spec.port, cwd: this.spec.cwd, env: { ...this.spec.env, ...(this.spec.port === undefined ? {} : { PORT: String(this.spec.port) }) } })) {
+        return !instance.hasExited && this.wanted === 'running';
+      }
       if (Date.now() >= deadline) return false;
       await within(instance.exited, READINESS_INTERVAL_MS);
     }
