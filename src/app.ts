@@ -368,7 +368,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
     services: {
       listEnvironmentServices: (environmentId) => environmentServices.listEnvironmentServices(environmentId),
-      removeEnvironmentServices: (trx, environmentId) => environmentServices.removeEnvironmentServices(trx, environmentId),
+      removeEnvironmentServices: (trx, environmentId, options) => environmentServices.removeEnvironmentServices(trx, environmentId, options),
       servicesRemoved: (serviceIds) => environmentServices.servicesRemoved(serviceIds),
     },
     events: {
@@ -397,8 +397,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     },
     variables: { deleteServiceVariables: (trx, serviceId) => variables.deleteServiceVariables(trx, serviceId) },
     runtime: {
-      refuseBusy: (trx, serviceId) => serviceDeployments.refuseBusy(trx, serviceId),
+      refuseBusy: (trx, serviceId, options) => serviceDeployments.refuseBusy(trx, serviceId, options),
       serviceRemoved: (serviceId) => serviceDeployments.serviceRemoved(serviceId),
+      outOfDate: (serviceIds) => serviceDeployments.outOfDate(serviceIds),
     },
     localDatabases: {
       // LOCAL clusters, and clusters whose agent runs the local driver (`slipway agent --driver local`).

@@ -313,6 +313,36 @@ describeEachDatabase('services through the agent', (ctx) => {
     expect(row).toEqual({ status: 'DONE', outcome: 'SUCCEEDED' });
   });
 
+  it('lists only the services to redeploy with toUpdate, and leaves workloads on the cluster with skipReconcile', async () => {
+    const w = await world();
+    const names = async (url: string) => (await ctx().call(w.owner.auth, { method: 'GET', url })).json<{ results: Array<{ name: string }> }>().results.map((item) => item.name).sort();
+    expect(await names(`/environment/${w.environmentId}/application?toUpdate=true`)).toEqual([]);
+    await deployEnvironment(w);
+    expect(await names(`/environment/${w.environmentId}/application?toUpdate=true`)).toEqual([]);
+    expect(await names(`/environment/${w.environmentId}/application`)).toEqual(['web', 'worker']);
+    expect((await post(w.owner.auth, `/application/${w.workerId}/environmentVariable`, { key: 'QUEUE', value: 'orders' })).statusCode).toBe(201);
+    expect(await names(`/environment/${w.environmentId}/application?toUpdate=true`)).toEqual(['worker']);
+    expectErrorBody(await ctx().call(w.owner.auth, { method: 'GET', url: `/environment/${w.environmentId}/application?toUpdate=maybe` }), 400);
+
+    const teardownJobs = () =>
+      ctx()
+        .database.db.selectFrom('jobs')
+        .select('id')
+        .where('kind', '=', 'service.teardown')
+        .where('serial_key', 'in', [w.webId, w.workerId, w.databaseId].map((id) => `service:${id}`))
+        .execute();
+    expectErrorBody(await ctx().call(w.owner.auth, { method: 'DELETE', url: `/application/${w.workerId}?skipReconcile=perhaps` }), 400);
+    const kept = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/application/${w.workerId}?skipReconcile=true` });
+    expect(kept.statusCode, kept.body).toBe(204);
+    expect(await names(`/environment/${w.environmentId}/application`)).toEqual(['web']);
+    const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/environment/${w.environmentId}?skipReconcile=true` });
+    expect(removed.statusCode, removed.body).toBe(204);
+    // The records are gone; nothing was handed to the agent to tear down.
+    expect(await ctx().database.db.selectFrom('services').select('id').where('environment_id', '=', w.environmentId).execute()).toEqual([]);
+    expect(await teardownJobs()).toEqual([]);
+    expect((await w.client.leaseTasks(0)).tasks).toEqual([]);
+  });
+
   it("hands every deployed service's teardown to the agent when their environment is deleted", async () => {
     const w = await world();
     await deployEnvironment(w);

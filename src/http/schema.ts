@@ -39,3 +39,9 @@ export function ListOf<T extends TSchema>(item: T, id: string) {
 
 export const OrganizationParams = Type.Object({ organizationId: Uuid }, { additionalProperties: false });
 export const NoContent = Type.Null({ description: 'No content' });
+
+/** The reference's delete parameter: remove the records only, leaving what runs on the cluster as it is. */
+export const SkipReconcileQuery = Type.Object(
+  { skipReconcile: Type.Optional(Type.Boolean({ default: false, description: 'Remove the records only; what runs on the cluster stays.' })) },
+  { additionalProperties: false },
+);

@@ -1,7 +1,7 @@
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
-import { NoContent } from '../../http/schema.ts';
+import { NoContent, SkipReconcileQuery } from '../../http/schema.ts';
 import {
   CloneEnvironmentRequest,
   CreateEnvironmentRequest,
@@ -87,15 +87,17 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
     {
       schema: {
         operationId: 'deleteEnvironment',
-        description: 'Removes the environment with its deployment history (queued actions are withdrawn); 409 while the cluster\'s agent works on it.',
+        description:
+          "Removes the environment with its services and deployment history (queued actions are withdrawn), and has the cluster's agent tear its workloads down unless skipReconcile; 409 while the agent works on it.",
         tags: MAIN_TAGS,
         params: EnvironmentParams,
+        querystring: SkipReconcileQuery,
         response: { 204: NoContent, ...authenticatedErrors('conflict') },
       },
       config: { access: { permission: 'environments:delete', target: 'environment' } },
     },
     async (request, reply) => {
-      await environments.deleteEnvironment(request.params.environmentId);
+      await environments.deleteEnvironment(request.params.environmentId, { skipReconcile: request.query.skipReconcile });
       return reply.code(HTTP_STATUS.noContent).send(null);
     },
   );

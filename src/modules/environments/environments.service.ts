@@ -91,7 +91,7 @@ export interface EnvironmentsDeps {
   services?: {
     listEnvironmentServices(environmentId: string): Promise<Array<{ id: string; kind: string }>>;
     /** Removes the environment's services in its delete's transaction (their workloads' teardown queued). */
-    removeEnvironmentServices(trx: Transaction<DB>, environmentId: string): Promise<string[]>;
+    removeEnvironmentServices(trx: Transaction<DB>, environmentId: string, options: { teardown: boolean }): Promise<string[]>;
     servicesRemoved(serviceIds: readonly string[]): Promise<void>;
   };
   /** Deployment events for the webhooks, published in the transaction of each move (none unless given). */
@@ -401,12 +401,13 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
      * Removes the environment and, by foreign keys, its history and whatever later modules keep for it; its queued
      * jobs are withdrawn. Refused while the cluster's agent is working on it.
      */
-    async deleteEnvironment(environmentId: string): Promise<void> {
+    /** `skipReconcile`: the records go, what runs on the cluster stays (the reference's delete parameter). */
+    async deleteEnvironment(environmentId: string, options: { skipReconcile?: boolean | undefined } = {}): Promise<void> {
       const removed = await db.transaction().execute(async (trx) => {
         const current = await requireEnvironment(trx, environmentId);
         requestedState(stateOf(current), 'delete', current.deployed_revision !== null);
         for (const jobId of await listDeploymentJobIds(trx, environmentId)) await cancelQueuedJob(trx, clock, jobId);
-        const serviceIds = (await deps.services?.removeEnvironmentServices(trx, environmentId)) ?? [];
+        const serviceIds = (await deps.services?.removeEnvironmentServices(trx, environmentId, { teardown: options.skipReconcile !== true })) ?? [];
         await deleteEnvironmentRow(trx, environmentId);
         return serviceIds;
       });

@@ -875,14 +875,15 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
     /**
      * For the services module's delete, inside its transaction (before the row goes): refuses (409, naming the
      * state) while the agent works on the service, withdraws its queued actions, and, when a workload may exist,
-     * queues its teardown for the agent. Call `serviceRemoved` after the commit.
+     * queues its teardown for the agent (unless `teardown` is false: skipReconcile). Call `serviceRemoved` after the
+     * commit.
      */
-    async refuseBusy(trx: Transaction<DB>, serviceId: string): Promise<void> {
+    async refuseBusy(trx: Transaction<DB>, serviceId: string, options: { teardown: boolean }): Promise<void> {
       const runtime = await findRuntime(trx, serviceId);
       if (runtime === undefined) return;
       requestedState(stateOf(runtime, serviceId), 'delete', runtime.deployed_deployment_id !== null);
       for (const jobId of await listDeploymentJobIds(trx, serviceId)) await cancelQueuedJob(trx, clock, jobId);
-      const deployed = runtime.deployed_deployment_id === null ? undefined : await findDeployment(trx, runtime.deployed_deployment_id);
+      const deployed = runtime.deployed_deployment_id === null || !options.teardown ? undefined : await findDeployment(trx, runtime.deployed_deployment_id);
       if (deployed !== undefined) {
         const { service } = snapshotOf(deployed);
         const payload: ServiceTeardownPayload = {
@@ -897,6 +898,17 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
         };
         await enqueueJob(trx, clock, { kind: SERVICE_TEARDOWN_JOB, payload: { ...payload }, serialKey: `service:${serviceId}` });
       }
+    },
+
+    /** Of these services, those deployed whose settings or variables changed since their deployment. */
+    async outOfDate(serviceIds: readonly string[]): Promise<Set<string>> {
+      const found = new Set<string>();
+      for (const serviceId of serviceIds) {
+        const service = await deps.services.findService(serviceId);
+        const runtime = await findRuntime(db, serviceId);
+        if (service !== undefined && runtime !== undefined && (await deploymentStatusOf(service, runtime)) === 'OUT_OF_DATE') found.add(serviceId);
+      }
+      return found;
     },
 
     /** After a service's removal is committed: its metered running time ends. */

@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { NoContent } from '../../http/schema.ts';
+import { NoContent, SkipReconcileQuery } from '../../http/schema.ts';
 import type { ServiceKindDefinition } from './services.kinds.ts';
 import { ServiceEnvironmentParams, serviceParams } from './services.schemas.ts';
 import type { ServicesService } from './services.service.ts';
@@ -15,6 +16,12 @@ function environmentIdOf(request: FastifyRequest): string {
   return (request.params as { environmentId: string }).environmentId;
 }
 
+/** The reference's list parameter (listApplication, listJobs; every kind here): only the services to redeploy. */
+const ListServicesQuery = Type.Object(
+  { toUpdate: Type.Optional(Type.Boolean({ default: false, description: 'Only the deployed services whose settings or variables changed since (OUT_OF_DATE).' })) },
+  { additionalProperties: false },
+);
+
 /** One kind's five operations: list and create under its environment, get, edit and delete by its own id. */
 function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, definition: ServiceKindDefinition): void {
   const { kind, operations, tags } = definition;
@@ -25,10 +32,16 @@ function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, defi
   app.get(
     collectionUrl,
     {
-      schema: { operationId: operations.list, tags, params: ServiceEnvironmentParams, response: { 200: definition.listResponse, ...authenticatedErrors() } },
+      schema: {
+        operationId: operations.list,
+        tags,
+        params: ServiceEnvironmentParams,
+        querystring: ListServicesQuery,
+        response: { 200: definition.listResponse, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'services:read', target: 'environment' } },
     },
-    async (request) => ({ results: await services.listServices(kind, environmentIdOf(request)) }),
+    async (request) => ({ results: await services.listServices(kind, environmentIdOf(request), { toUpdate: request.query.toUpdate }) }),
   );
 
   app.post(
@@ -77,15 +90,17 @@ function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, defi
     {
       schema: {
         operationId: operations.delete,
-        description: 'Removes the service with its variables, secrets and history; 409 while an action on it is under way.',
+        description:
+          "Removes the service with its variables, secrets and history, and has the cluster's agent tear its workload down unless skipReconcile; 409 while an action on it is under way.",
         tags,
         params,
+        querystring: SkipReconcileQuery,
         response: { 204: NoContent, ...authenticatedErrors('conflict') },
       },
       config: { access: { permission: 'services:delete', target: 'service' } },
     },
     async (request, reply) => {
-      await services.deleteService(kind, serviceIdOf(request, definition));
+      await services.deleteService(kind, serviceIdOf(request, definition), { skipReconcile: request.query.skipReconcile });
       return reply.code(HTTP_STATUS.noContent).send(null);
     },
   );

@@ -92,12 +92,15 @@ export interface ServiceReferenceLookups {
  * An edit needs no call: a deployment records the settings it ran, and OUT_OF_DATE compares them with the current.
  */
 export interface ServiceRuntimePort {
-  refuseBusy(trx: Transaction<DB>, serviceId: string): Promise<void>;
+  /** `teardown` false: the workload stays on its cluster (the reference's `skipReconcile`). */
+  refuseBusy(trx: Transaction<DB>, serviceId: string, options: { teardown: boolean }): Promise<void>;
   serviceRemoved(serviceId: string): Promise<void>;
+  /** Of these services, those deployed whose settings or variables changed since (OUT_OF_DATE). */
+  outOfDate(serviceIds: readonly string[]): Promise<Set<string>>;
 }
 
 /** Without deployments a service never runs, so nothing is busy and nothing is metered. */
-export const NO_SERVICE_RUNTIME: ServiceRuntimePort = { refuseBusy: async () => undefined, serviceRemoved: async () => undefined };
+export const NO_SERVICE_RUNTIME: ServiceRuntimePort = { refuseBusy: async () => undefined, serviceRemoved: async () => undefined, outOfDate: async () => new Set() };
 
 export interface ServicesDeps {
   db: Kysely<DB>;
@@ -376,9 +379,13 @@ export function createServicesService(deps: ServicesDeps) {
     }
   }
 
-  async function listServices(kind: ServiceKind, environmentId: string) {
+  /** `toUpdate`: only the deployed ones whose settings or variables changed since (the reference's list parameter). */
+  async function listServices(kind: ServiceKind, environmentId: string, options: { toUpdate?: boolean | undefined } = {}) {
     await requireEnvironment(environmentId);
-    return (await listServicesOfEnvironment(db, environmentId, kind)).map(responseOf);
+    const rows = await listServicesOfEnvironment(db, environmentId, kind);
+    if (options.toUpdate !== true) return rows.map(responseOf);
+    const outOfDate = await deps.runtime.outOfDate(rows.map((row) => row.id));
+    return rows.filter((row) => outOfDate.has(row.id)).map(responseOf);
   }
 
   async function createService(kind: ServiceKind, environmentId: string, body: unknown) {
@@ -443,11 +450,12 @@ export function createServicesService(deps: ServicesDeps) {
   }
 
   /** Removes the service with its own variables and, by foreign keys, what other modules keep for it. */
-  async function deleteService(kind: ServiceKind, serviceId: string): Promise<void> {
+  /** `skipReconcile`: the record goes, what runs on the cluster stays (the reference's delete parameter). */
+  async function deleteService(kind: ServiceKind, serviceId: string, options: { skipReconcile?: boolean | undefined } = {}): Promise<void> {
     const definition = definitionOf(kind);
     await requireServiceOfKind(kind, serviceId);
     await db.transaction().execute(async (trx) => {
-      await deps.runtime.refuseBusy(trx, serviceId);
+      await deps.runtime.refuseBusy(trx, serviceId, { teardown: options.skipReconcile !== true });
       await deps.variables.deleteServiceVariables(trx, serviceId);
       if (!(await deleteServiceRow(trx, serviceId))) throw notFound(`${definition.item} ${serviceId} not found`);
     });
@@ -459,10 +467,10 @@ export function createServicesService(deps: ServicesDeps) {
    * deleteService does (409 while the agent works on one; a deployed one's teardown queued for the agent), so that
    * no workload outlives its environment. Answers the removed ids for `servicesRemoved` after the commit.
    */
-  async function removeEnvironmentServices(trx: Transaction<DB>, environmentId: string): Promise<string[]> {
+  async function removeEnvironmentServices(trx: Transaction<DB>, environmentId: string, options: { teardown: boolean }): Promise<string[]> {
     const rows = await listServicesOfEnvironment(trx, environmentId);
     for (const row of rows) {
-      await deps.runtime.refuseBusy(trx, row.id);
+      await deps.runtime.refuseBusy(trx, row.id, options);
       await deps.variables.deleteServiceVariables(trx, row.id);
       await deleteServiceRow(trx, row.id);
     }
