@@ -54,7 +54,7 @@ export interface RunningAgent {
 const SETTLING: ReadonlySet<AgentProgressEvent> = new Set(['succeed', 'fail', 'cancel_done']);
 const LOG_BATCH = 200;
 const LOG_FLUSH_MS = 250;
-export const DEFAULT_AGENT_CONCURRENCY = 4;
+const DEFAULT_AGENT_CONCURRENCY = 4;
 
 export function startAgent(options: AgentOptions): RunningAgent {
   const { client, driver } = options;

@@ -66,11 +66,6 @@ export class InternalAddresses {
     return notes;
   }
 
-  /** Where the service's internal address sends connections now (tests, status). */
-  targetOf(serviceKey: string): number | undefined {
-    return this.byService.get(serviceKey)?.targetPort;
-  }
-
   /** Stops listening on the service's address and ends the connections it forwarded. */
   async remove(serviceKey: string): Promise<void> {
     const exposed = this.byService.get(serviceKey);

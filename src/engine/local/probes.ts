@@ -81,7 +81,7 @@ export interface ProbeContext {
 }
 
 /** Runs `command` (argv, no shell); true when it exits 0 within the timeout (a probe that hangs is killed). */
-export function execProbe(command: readonly string[], context: Omit<ProbeContext, 'port'>, timeoutMs = EXEC_PROBE_TIMEOUT_MS): Promise<boolean> {
+function execProbe(command: readonly string[], context: Omit<ProbeContext, 'port'>, timeoutMs = EXEC_PROBE_TIMEOUT_MS): Promise<boolean> {
   const [file, ...args] = command;
   if (file === undefined) return Promise.resolve(false);
   return new Promise((resolve) => {
