@@ -542,6 +542,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     createAgentDispatchHandler({ agents, clock, recheckMs: deps.agents?.recheckMs, ...handler });
   /** Environment actions this process has fanned out into service deployments, until their own task is dispatched. */
   const fannedOut = new Set<string>();
+  /** Whether each of these deployments has its task in the mailbox: what a task that must follow them waits for. */
+  const allDispatched = async (deploymentIds: readonly string[]): Promise<boolean> => {
+    for (const deploymentId of deploymentIds) if (!(await agents.taskDispatched(deploymentId))) return false;
+    return true;
+  };
   const worker = createJobWorker({
     database: deps.database,
     clock,
@@ -621,9 +626,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           },
           // Its task follows its services' in the mailbox: the agent meets theirs first.
           ready: async (request) => {
-            for (const deploymentId of await serviceDeployments.openDeploymentIdsOfEnvironment(request.subjectId)) {
-              if (!(await agents.taskDispatched(deploymentId))) return false;
-            }
+            if (!(await allDispatched(await serviceDeployments.openDeploymentIdsOfEnvironment(request.subjectId)))) return false;
             fannedOut.delete(request.deploymentId);
             return true;
           },
@@ -660,10 +663,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
             const { environment_id: environmentId, service_type: kind } = request.payload;
             if (kind === 'DATABASE' || typeof environmentId !== 'string' || request.requestedAt === undefined) return true;
             if (!STARTING_ACTIONS.some((action) => action === request.action)) return true;
-            for (const deploymentId of await serviceDeployments.openDatabaseStartsOfEnvironment(environmentId, request.requestedAt)) {
-              if (!(await agents.taskDispatched(deploymentId))) return false;
-            }
-            return true;
+            return allDispatched(await serviceDeployments.openDeploymentIdsOfEnvironment(environmentId, { databaseStartsBefore: request.requestedAt }));
           },
         }),
       ],

@@ -35,37 +35,28 @@ export async function updateDeployment(db: Queryable, id: string, changes: Updat
   await db.updateTable('service_deployments').set(changes).where('id', '=', id).execute();
 }
 
-/** The jobs of a service's actions that may still wait (to withdraw them when it is removed). */
-/** The deployments of an environment's services that have not ended (queued or under way). */
-export async function listOpenDeploymentIdsOfEnvironment(db: Queryable, environmentId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('service_deployments')
-    .innerJoin('services', 'services.id', 'service_deployments.service_id')
-    .select('service_deployments.id')
-    .where('services.environment_id', '=', environmentId)
-    .where('service_deployments.finished_at', 'is', null)
-    .execute();
-  return rows.map((row) => row.id);
-}
-
 /**
- * The open deployments that start a DATABASE of the environment (deploy, redeploy, restart) requested at or before
- * `requestedAt`: what an application started at that time waits for (docs/agent-protocol.md, "Order").
+ * The deployments of an environment's services that have not ended (queued or under way). With `databaseStartsBefore`:
+ * only those that start a DATABASE (deploy, redeploy, restart) requested at or before that time — what an application
+ * started then waits for (docs/agent-protocol.md, "Order").
  */
-export async function listOpenDatabaseStartsOfEnvironment(db: Queryable, environmentId: string, requestedAt: string): Promise<string[]> {
-  const rows = await db
+export async function listOpenDeploymentIdsOfEnvironment(db: Queryable, environmentId: string, options: { databaseStartsBefore?: string } = {}): Promise<string[]> {
+  let query = db
     .selectFrom('service_deployments')
     .innerJoin('services', 'services.id', 'service_deployments.service_id')
     .select('service_deployments.id')
     .where('services.environment_id', '=', environmentId)
-    .where('services.kind', '=', 'DATABASE')
-    .where('service_deployments.action', 'in', STARTING_ACTIONS.map((action) => HISTORY_ACTION[action]))
-    .where('service_deployments.finished_at', 'is', null)
-    .where('service_deployments.created_at', '<=', requestedAt)
-    .execute();
-  return rows.map((row) => row.id);
+    .where('service_deployments.finished_at', 'is', null);
+  if (options.databaseStartsBefore !== undefined) {
+    query = query
+      .where('services.kind', '=', 'DATABASE')
+      .where('service_deployments.action', 'in', STARTING_ACTIONS.map((action) => HISTORY_ACTION[action]))
+      .where('service_deployments.created_at', '<=', options.databaseStartsBefore);
+  }
+  return (await query.execute()).map((row) => row.id);
 }
 
+/** The jobs of a service's actions that may still wait (to withdraw them when it is removed). */
 export async function listDeploymentJobIds(db: Queryable, serviceId: string): Promise<string[]> {
   const rows = await db.selectFrom('service_deployments').select('job_id').where('service_id', '=', serviceId).where('finished_at', 'is', null).execute();
   return rows.map((r) => r.job_id);

@@ -23,7 +23,6 @@ import {
   insertRuntime,
   lastLogSeq,
   listDeploymentJobIds,
-  listOpenDatabaseStartsOfEnvironment,
   listOpenDeploymentIdsOfEnvironment,
   listDeploymentsPage,
   listLogLines,
@@ -568,13 +567,8 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
     restartService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'restart'),
 
     /** The environment's service deployments still queued or under way (an environment's action waits on them). */
-    openDeploymentIdsOfEnvironment(environmentId: string): Promise<string[]> {
-      return listOpenDeploymentIdsOfEnvironment(db, environmentId);
-    },
-
-    /** The databases of the environment still being started by a request at or before `requestedAt` (their deployments). */
-    openDatabaseStartsOfEnvironment(environmentId: string, requestedAt: string): Promise<string[]> {
-      return listOpenDatabaseStartsOfEnvironment(db, environmentId, requestedAt);
+    openDeploymentIdsOfEnvironment(environmentId: string, options: { databaseStartsBefore?: string } = {}): Promise<string[]> {
+      return listOpenDeploymentIdsOfEnvironment(db, environmentId, options);
     },
 
     /**
