@@ -70,6 +70,7 @@ export interface TestAppOptions {
   dnsServers?: string[];
   appsDomain?: string;
   customDomains?: AppDeps['customDomains'];
+  webhooks?: AppDeps['webhooks'];
 }
 
 export async function startTestApp(dialect: TestDialect, options: TestAppOptions = {}): Promise<TestApp> {
@@ -91,6 +92,7 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
     ...(options.clusterOperator === undefined ? {} : { clusterOperator: options.clusterOperator }),
     ...(options.agents === undefined ? {} : { agents: options.agents }),
     ...(options.customDomains === undefined ? {} : { customDomains: options.customDomains }),
+    ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   });
 
