@@ -15,8 +15,25 @@ export default tseslint.config(
     },
   },
   {
+    // Why: src/lib/node-http.ts.
+    files: ['src/**/*.ts'],
+    ignores: ['src/lib/node-http.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:http', 'http'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: 'Call node:http through nodeHttp (src/lib/node-http.ts): an ES import of it loads undici at start.',
+          })),
+        },
+      ],
+    },
+  },
+  {
     files: ['bin/**/*.js'],
-    languageOptions: { globals: { process: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
   {
     files: ['examples/**/*.js'],

@@ -3,7 +3,7 @@ import Fastify from 'fastify';
 
 /**
  * The baseline of every ratio the benchmark prints: the least a Fastify route can cost on this machine. It runs as
- * its own child process started exactly like the Slipway server (`node --import tsx <entry>`, SLIPWAY_HOST and
+ * its own child process started exactly like the Slipway server (`node <entry>`, SLIPWAY_HOST and
  * SLIPWAY_PORT), so the two differ only in what happens inside a request.
  *
  *   GET /          (a) a small JSON object

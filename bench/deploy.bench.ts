@@ -87,10 +87,15 @@ interface StatusView {
 
 /** The public REST API of the server under test, as the bootstrap token. */
 class Api {
+  private readonly baseUrl: string;
+  private readonly token: string;
   constructor(
-    private readonly baseUrl: string,
-    private readonly token: string,
-  ) {}
+    baseUrl: string,
+    token: string,
+  ) {
+    this.baseUrl = baseUrl;
+    this.token = token;
+  }
 
   async call<T>(method: string, url: string, body?: unknown): Promise<T> {
     const response = await fetch(`${this.baseUrl}${url}`, {

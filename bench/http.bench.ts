@@ -14,7 +14,7 @@ import { freePort, runNodeScript, startBenchRun, startServerProcess, type Server
  *   (c) POST /organization/{id}/project (createProject), every request a new name,
  * and the ratios (b)/(a) and (c)/(a); then (d) the time from a cluster action request (deployCluster of a LOCAL cluster)
  * to its job being claimed by the server's worker, read from the job row (claim time) against the client's clock. Each server runs in a child process of its own, started the same way
- * (`node --import tsx <entry>`); autocannon runs here, so it never shares an event loop with a server under test.
+ * (`node <entry>`); autocannon runs here, so it never shares an event loop with a server under test.
  * The Slipway server is the real one: src/main.ts with SLIPWAY_* settings, bootstrapped by the real CLI.
  * SQLite always; PostgreSQL too when SLIPWAY_BENCH_DATABASE_URL is set (a scratch database is created on that
  * server and dropped afterwards). See docs/benchmarks.md for the settings and recorded figures.
@@ -49,7 +49,7 @@ const settings: LoadSettings = {
 };
 /**
  * When set, the Slipway server runs with --cpu-prof and writes its profiles into this directory on exit: one per
- * thread (the tsx loader runs in a worker thread); the largest is the main thread's.
+ * thread; the largest is the main thread's.
  */
 const cpuProfileDir = process.env.SLIPWAY_BENCH_CPU_PROF_DIR?.trim() || undefined;
 

@@ -37,7 +37,8 @@ export interface ServerProcess {
 const liveChildren = new Set<ChildProcess>();
 let stopping = false;
 
-function track<T extends ChildProcess>(child: T): T {
+/** Keeps a child in the set stopped on clean-up, from its spawn until it exits. */
+export function trackChild<T extends ChildProcess>(child: T): T {
   liveChildren.add(child);
   child.once('exit', () => liveChildren.delete(child));
   return child;
@@ -110,7 +111,7 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Starts `node --import tsx <entry>` with the given environment and waits until GET readyPath answers 2xx.
+ * Starts `node <entry>` (Node strips the types) with the given environment and waits until GET readyPath answers 2xx.
  * A child that exits first fails the start with the tail of its output.
  */
 export async function startServerProcess(options: {
@@ -124,8 +125,8 @@ export async function startServerProcess(options: {
   nodeArgs?: string[];
 }): Promise<ServerProcess> {
   refuseWhileStopping();
-  const child = track(
-    spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', options.entry], {
+  const child = trackChild(
+    spawn(process.execPath, [...(options.nodeArgs ?? []), options.entry], {
       cwd: options.cwd,
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -175,7 +176,7 @@ export async function runNodeScript(script: string, args: string[], options: { c
       cwd: options.cwd,
       env: { ...process.env, ...options.env },
     });
-    track(running.child);
+    trackChild(running.child);
     const { stdout } = await running;
     return stdout;
   } catch (error) {

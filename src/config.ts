@@ -91,11 +91,13 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
+  readonly variable: string;
   constructor(
-    readonly variable: string,
+    variable: string,
     problem: string,
   ) {
     super(`${variable}: ${problem}`);
+    this.variable = variable;
     this.name = 'ConfigError';
   }
 }

@@ -253,7 +253,7 @@ describe('the server process', () => {
     env.SLIPWAY_DATA_DIR = dataDir;
     try {
       const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: REPOSITORY, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['src/main.ts'], { cwd: REPOSITORY, env, stdio: ['ignore', 'pipe', 'pipe'] });
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -255,6 +255,25 @@ describeEachDatabase(
       });
     });
 
+    describe('route schemas', () => {
+      // Compiled at first use (src/http/validation.ts): every validator and serializer must still compile.
+      it('compiles the validator and serializer of every route', () => {
+        expect(() => ctx().app.compileSchemasNow()).not.toThrow();
+      });
+
+      it('validates and serializes through schemas compiled at their first request: refusals name the field, answers follow the schema', async () => {
+        const url = `/organization/${organizationId}/project`;
+        const refused = await ctx().call(user.auth, { method: 'POST', url, payload: { name: 7, unknown_field: true } });
+        const body = expectErrorBody(refused, 400);
+        expect(JSON.stringify(body)).toContain('name');
+        const name = uniqueName('schemas');
+        const created = await ctx().call(user.auth, { method: 'POST', url, payload: { name } });
+        expect(created.statusCode).toBe(200);
+        expect(created.json()).toMatchObject({ name, id: expect.stringMatching(UUID) });
+        expect(created.json<{ created_at: string }>().created_at).toMatch(ISO_WITH_MILLISECONDS);
+      });
+    });
+
     describe('API description', () => {
       it('serves an OpenAPI 3 document with the interface version, the security schemes and a public listPlatformIps', async () => {
         const response = await ctx().call(undefined, { method: 'GET', url: '/openapi.json' });

@@ -225,7 +225,7 @@ async function sharedDatabase(dialect: 'sqlite' | 'postgres', dir: string): Prom
 }
 
 async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT], { env: { PATH: process.env.PATH, ...env } });
+  const child = spawn(process.execPath, [WORKER_SCRIPT], { env: { PATH: process.env.PATH, ...env } });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -49,10 +49,15 @@ class TaskSessionHarness implements TaskSession {
   readonly lines: Array<{ stream: string; line: string }> = [];
   cancel = false;
 
+  readonly task: AgentTask;
+  private readonly specification: Record<string, unknown> | undefined;
   constructor(
-    readonly task: AgentTask,
-    private readonly specification: Record<string, unknown> | undefined,
-  ) {}
+    task: AgentTask,
+    specification: Record<string, unknown> | undefined,
+  ) {
+    this.task = task;
+    this.specification = specification;
+  }
 
   async report(event: 'take' | 'built' | 'succeed' | 'fail' | 'cancel_done', message?: string): Promise<{ subjectStatus: string | null }> {
     this.reports.push({ event, message });

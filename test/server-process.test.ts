@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -122,5 +122,82 @@ describe('slipway process', () => {
       restarted.child.kill('SIGTERM');
       await restarted.exited;
     }
+  });
+
+  it('starts as npm start does without a warning on either stream, and loads the built-in sign-in at its first request', async () => {
+    const fresh = mkdtempSync(path.join(tmpdir(), 'slipway-process-start-'));
+    const child = spawn(process.execPath, [SLIPWAY, 'server'], {
+      env: { ...process.env, SLIPWAY_DATA_DIR: fresh, SLIPWAY_PORT: '0', SLIPWAY_APPS_PORT: '0', SLIPWAY_LOG_LEVEL: 'info' },
+    });
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const baseUrl = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+          if (match?.[1] !== undefined) resolve(match[1]);
+        });
+        void exited.then((code) => reject(new Error(`server exited (${code}) before listening: ${stdout}${stderr}`)));
+      });
+      expect((await fetch(`${baseUrl}/ips`)).status).toBe(200);
+      const discovery = await fetch(`${baseUrl}/oidc/.well-known/openid-configuration`);
+      expect(discovery.status).toBe(200);
+      expect(((await discovery.json()) as { issuer: string }).issuer).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oidc$/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(fresh, { recursive: true, force: true });
+    }
+    // Node's own warnings (an unsupported runtime, an experimental feature) and anything logged at warn or above.
+    expect(stderr).toBe('');
+    const levels = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => (JSON.parse(line) as { level: number; msg: string }));
+    expect(levels.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
+  describe('bin/slipway.js', () => {
+    let root: string;
+    beforeAll(() => {
+      // A checkout in miniature: the launcher, a "build" and "sources" that each say which one ran.
+      root = mkdtempSync(path.join(tmpdir(), 'slipway-launcher-'));
+      mkdirSync(path.join(root, 'bin'));
+      cpSync(SLIPWAY, path.join(root, 'bin', 'slipway.js'));
+      mkdirSync(path.join(root, 'dist'));
+      writeFileSync(path.join(root, 'dist', 'slipway.js'), "process.stdout.write('build ' + process.argv.slice(2).join(' '));\n");
+      mkdirSync(path.join(root, 'src', 'cli'), { recursive: true });
+      writeFileSync(path.join(root, 'src', 'cli', 'slipway.ts'), "const ran: string = 'sources'; process.stdout.write(ran + ' ' + process.argv.slice(2).join(' '));\n");
+    });
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+    const launch = (): Promise<Finished> =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [path.join(root, 'bin', 'slipway.js'), 'server', '--x'], { env: process.env });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+    const age = (file: string, secondsAgo: number): void => {
+      const when = new Date(Date.now() - secondsAgo * 1000);
+      utimesSync(path.join(root, file), when, when);
+    };
+
+    it('runs the compiled build when it is newer than every source', async () => {
+      age('src/cli/slipway.ts', 60);
+      age('dist/slipway.js', 10);
+      expect(await launch()).toMatchObject({ code: 0, stdout: 'build server --x' });
+    });
+
+    it('runs the TypeScript sources when one changed after the build, or when there is no build', async () => {
+      age('dist/slipway.js', 60);
+      age('src/cli/slipway.ts', 10);
+      expect(await launch()).toMatchObject({ code: 0, stdout: 'sources server --x' });
+      rmSync(path.join(root, 'dist'), { recursive: true });
+      expect(await launch()).toMatchObject({ code: 0, stdout: 'sources server --x' });
+    });
   });
 });

@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { createValidatorCompiler } from '../src/http/validation.ts';
+import { createSchemaCompilers } from '../src/http/validation.ts';
 import { AppError } from '../src/lib/errors.ts';
 import { isUuid, newId } from '../src/lib/ids.ts';
 import { kindDefinition, SERVICE_KIND_DEFINITIONS, type ServiceKindContext, type StoredService } from '../src/modules/services/services.kinds.ts';
@@ -13,7 +13,7 @@ import type { ServiceKind } from '../src/modules/variables/variables.builtins.ts
  * implementation of the ServiceKindContext port holding the ids "the organization" has.
  */
 
-const compile = createValidatorCompiler();
+const compile = createSchemaCompilers().validatorCompiler;
 
 function validator(schema: TSchema, httpPart: 'body' | 'querystring') {
   return compile({ schema, httpPart, method: 'POST', url: '/' }) as unknown as ((data: unknown) => boolean) & { errors?: unknown[] | null };

@@ -37,11 +37,13 @@ export interface WorkloadHealthReport {
 
 /** A refusal of the control plane (4xx), with its error body's message. */
 export class ControlPlaneRefusal extends Error {
+  readonly status: number;
   constructor(
-    readonly status: number,
+    status: number,
     message: string,
   ) {
     super(message);
+    this.status = status;
   }
 }
 

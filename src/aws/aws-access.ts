@@ -1,6 +1,8 @@
-import { DescribeRepositoriesCommand, ECRClient, GetAuthorizationTokenCommand } from '@aws-sdk/client-ecr';
-import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { AppError, badRequest } from '../lib/errors.ts';
+
+/** The SDK's clients load on the first AWS call: most processes never make one, and loading them costs ~130 ms. */
+const loadEcr = () => import('@aws-sdk/client-ecr');
+const loadSts = () => import('@aws-sdk/client-sts');
 
 /**
  * Everything Slipway asks of AWS, through the AWS SDK v3: checking a credential before a self-managed cluster is
@@ -124,6 +126,7 @@ export function createAwsAccess(options: AwsAccessOptions = {}): AwsAccess {
     if (credential.roleArn === null) {
       throw badRequest(`credentials "${credential.name}" hold neither access keys nor a role`);
     }
+    const { AssumeRoleCommand, STSClient } = await loadSts();
     const sts = new STSClient({ ...clientConfig(region), ...(options.platformCredentials === undefined ? {} : { credentials: options.platformCredentials }) });
     try {
       const assumed = await sts.send(new AssumeRoleCommand({ RoleArn: credential.roleArn, RoleSessionName: 'slipway', ExternalId: credential.organizationId }));
@@ -143,6 +146,7 @@ export function createAwsAccess(options: AwsAccessOptions = {}): AwsAccess {
   }
 
   async function describeRepositories(credentials: Awaited<ReturnType<typeof signingKeys>>, credential: AwsCredentialInput, region: string) {
+    const { DescribeRepositoriesCommand, ECRClient } = await loadEcr();
     const ecr = new ECRClient({ ...clientConfig(region), credentials });
     try {
       await ecr.send(new DescribeRepositoriesCommand({ maxResults: 1 }));
@@ -156,6 +160,7 @@ export function createAwsAccess(options: AwsAccessOptions = {}): AwsAccess {
   return {
     async checkClusterCredentials(credential, clusterRegion) {
       const credentials = await signingKeys(credential, ECR_CHECK_REGION);
+      const { GetCallerIdentityCommand, STSClient } = await loadSts();
       const sts = new STSClient({ ...clientConfig(ECR_CHECK_REGION), credentials });
       let identity: CallerIdentity;
       try {
@@ -176,6 +181,7 @@ export function createAwsAccess(options: AwsAccessOptions = {}): AwsAccess {
 
     async authorizeEcr(credential, region) {
       const credentials = await signingKeys(credential, region);
+      const { ECRClient, GetAuthorizationTokenCommand } = await loadEcr();
       const ecr = new ECRClient({ ...clientConfig(region), credentials });
       try {
         const answer = await ecr.send(new GetAuthorizationTokenCommand({}));

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { withCommitParticipants } from './db.commit-participants.ts';
 import type { DB } from './db.schema.ts';
 
@@ -44,11 +44,11 @@ function isoFromUtcText(value: string): string {
   return `${match[1]}T${match[2]}.${(match[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
 }
 
-function pgTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+function pgTypeParser(types: typeof pg.types, oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
   if (oid === PG_TIMESTAMPTZ_OID) return isoFromUtcText;
   if (oid === PG_TIMESTAMP_OID) return (value) => new Date(`${value}Z`).toISOString();
   if (oid === PG_INT8_OID) return (value) => Number(value);
-  return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
+  return types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
 }
 
 /** Distinct SQL texts kept prepared; the application has a few hundred at most. */
@@ -101,12 +101,16 @@ function openSqlite(file: string): Database {
 }
 
 function openPostgres(target: Extract<DatabaseTarget, { dialect: 'postgres' }>): Database {
-  const pool = new pg.Pool({
-    connectionString: target.url,
-    max: target.maxConnections ?? 10,
-    types: { getTypeParser: pgTypeParser } as pg.CustomTypesConfig,
-    options: target.schema === undefined ? '-c timezone=UTC' : `-c timezone=UTC -c search_path=${target.schema}`,
-  });
+  // The driver loads with the first query: an installation on SQLite never loads it.
+  const pool = async (): Promise<pg.Pool> => {
+    const { default: postgres } = await import('pg');
+    return new postgres.Pool({
+      connectionString: target.url,
+      max: target.maxConnections ?? 10,
+      types: { getTypeParser: (oid: number, format?: 'text' | 'binary') => pgTypeParser(postgres.types, oid, format) } as pg.CustomTypesConfig,
+      options: target.schema === undefined ? '-c timezone=UTC' : `-c timezone=UTC -c search_path=${target.schema}`,
+    });
+  };
   const db = new Kysely<DB>({ dialect: withCommitParticipants(new PostgresDialect({ pool })) });
   return {
     db,

@@ -38,7 +38,10 @@ export function outsideCommitParticipants<T>(work: () => T): T {
 }
 
 class ParticipatingDriver implements Driver {
-  constructor(private readonly inner: Driver) {}
+  private readonly inner: Driver;
+  constructor(inner: Driver) {
+    this.inner = inner;
+  }
 
   init(): Promise<void> {
     return this.inner.init();

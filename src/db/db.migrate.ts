@@ -1,4 +1,5 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import type { DialectName } from './db.client.ts';
 import * as foundation from './migrations/0001_foundation.ts';
 import * as policyTokens from './migrations/0002_policy_tokens.ts';
@@ -67,7 +68,10 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
 ];
 
 class StaticMigrationProvider implements MigrationProvider {
-  constructor(private readonly types: ColumnTypes) {}
+  private readonly types: ColumnTypes;
+  constructor(types: ColumnTypes) {
+    this.types = types;
+  }
 
   async getMigrations(): Promise<Record<string, Migration>> {
     const out: Record<string, Migration> = {};
@@ -81,6 +85,7 @@ class StaticMigrationProvider implements MigrationProvider {
 /** Applies every pending migration; called at each start, so the schema is always current. Migrations see an untyped database. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function migrateToLatest(db: Kysely<any>, dialect: DialectName): Promise<void> {
+  if (await schemaIsCurrent(db)) return;
   const types: ColumnTypes =
     dialect === 'postgres'
       ? { timestamp: 'timestamptz', json: 'jsonb', nameKey: sql`text collate "C"` }
@@ -107,3 +112,21 @@ export async function migrateToLatest(db: Kysely<any>, dialect: DialectName): Pr
 }
 
 const BOOKKEEPING_ATTEMPTS = 3;
+
+/**
+ * One query at a start whose schema is current (every start but the first after an upgrade): the bookkeeping table
+ * lists exactly the migrations this build knows. Kysely's migrator would first check its tables in the catalog and
+ * take its lock. Anything else — no table yet, a migration missing, one this build does not know — goes the whole
+ * way through the migrator, which applies what is pending or refuses what it does not know.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function schemaIsCurrent(db: Kysely<any>): Promise<boolean> {
+  let applied: string[];
+  try {
+    // Unqualified: the table of the schema in use (search_path), the one the migrator is told to use below.
+    applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db)).rows.map((row) => row.name);
+  } catch {
+    return false;
+  }
+  return applied.length === MIGRATIONS.length && MIGRATIONS.every(([name], index) => applied[index] === name);
+}

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { nodeHttp } from '../lib/node-http.ts';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -71,7 +72,7 @@ export function serveWithHttpBackend(root: string, request: IncomingMessage, res
 
 /** Serves every repository under `root` (bare `<name>.git` directories), read-only: pushes are refused by git. */
 export async function startGitHttpServer(root: string, port: number, host = '127.0.0.1'): Promise<{ server: Server; address: AddressInfo }> {
-  const server = createServer((request, response) => serveWithHttpBackend(root, request, response, undefined));
+  const server = nodeHttp.createServer((request, response) => serveWithHttpBackend(root, request, response, undefined));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -59,10 +59,15 @@ class RequestEvent implements CommitParticipant {
   private state: 'pending' | 'writing' | 'written' | 'settled' = 'pending';
   private recorded: RecordedEvent | undefined;
 
+  readonly draft: EventRecord;
+  private readonly ports: AuditPorts;
   constructor(
-    readonly draft: EventRecord,
-    private readonly ports: AuditPorts,
-  ) {}
+    draft: EventRecord,
+    ports: AuditPorts,
+  ) {
+    this.draft = draft;
+    this.ports = ports;
+  }
 
   async beforeCommit(execute: (query: CompiledQuery) => Promise<unknown>): Promise<void> {
     // One event per request: a later transaction, or one committing alongside the first, carries none.

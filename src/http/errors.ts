@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { nodeHttp } from '../lib/node-http.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, type AppErrorKind, type FieldProblem } from '../lib/errors.ts';
@@ -66,7 +66,7 @@ interface ErrorPayload {
 }
 
 function payload(status: number, message: string, requestId: string, details?: FieldProblem[]): ErrorPayload {
-  const body: ErrorPayload = { status, error: STATUS_CODES[status] ?? 'Error', message, request_id: requestId };
+  const body: ErrorPayload = { status, error: nodeHttp.STATUS_CODES[status] ?? 'Error', message, request_id: requestId };
   if (details !== undefined && details.length > 0) body.details = details;
   return body;
 }

@@ -6,7 +6,7 @@ import { AppError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { handleError, sendAppError } from './errors.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
-import { createValidatorCompiler } from './validation.ts';
+import { createSchemaCompilers } from './validation.ts';
 
 /**
  * The Fastify instance every route lives on, with the plumbing no route should repeat: request ids (taken from a
@@ -35,6 +35,8 @@ declare module 'fastify' {
      * hand-kept list.
      */
     registeredRoutes(): readonly RegisteredRoute[];
+    /** Compiles every route schema now instead of at its first request (see http/validation.ts). */
+    compileSchemasNow(): void;
   }
 }
 
@@ -65,7 +67,9 @@ function loggerOptions(options: HttpServerOptions): FastifyServerOptions['logger
 const SIGNATURE_PARAMETER = /([?&])signature=[^&#]*/g;
 
 export function createHttpServer(options: HttpServerOptions): FastifyTypeBox {
+  const compilers = createSchemaCompilers();
   const app = Fastify({
+    schemaController: { compilersFactory: { buildSerializer: compilers.serializerFactory } },
     logger: loggerOptions(options),
     bodyLimit: options.bodyLimit ?? BODY_LIMIT,
     genReqId: (request) => {
@@ -97,32 +101,44 @@ export function createHttpServer(options: HttpServerOptions): FastifyTypeBox {
     parseJson(request, text, done);
   });
 
-  app.setValidatorCompiler(createValidatorCompiler());
+  app.setValidatorCompiler(compilers.validatorCompiler);
+  app.decorate('compileSchemasNow', () => compilers.compileSchemasNow());
   app.setErrorHandler(handleError);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
 
-  // Every registered (method, path) pair, to tell "no such path" (404) from "not with this method" (405).
-  const known = FindMyWay();
-  const knownMethods = new Set<HTTPMethod>();
+  // Every registered (method, path) pair, to tell "no such path" (404) from "not with this method" (405). The router
+  // that matches a path against them is built at the first unmatched request, not with every route at start.
   const registered: RegisteredRoute[] = [];
+  const seen = new Set<string>();
+  let known: { router: ReturnType<typeof FindMyWay>; methods: HTTPMethod[] } | undefined;
   app.addHook('onRoute', (route) => {
+    known = undefined;
     const methods = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
     for (const method of methods) {
-      knownMethods.add(method);
-      if (!known.hasRoute(method, route.url)) {
-        known.on(method, route.url, () => undefined);
-        registered.push({ method, url: route.url });
-      }
+      const key = `${method} ${route.url}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      registered.push({ method, url: route.url });
     }
   });
   app.decorate('registeredRoutes', () => [...registered]);
 
+  const knownRoutes = (): NonNullable<typeof known> => {
+    if (known === undefined) {
+      const router = FindMyWay();
+      for (const route of registered) router.on(route.method, route.url, () => undefined);
+      known = { router, methods: [...new Set(registered.map((route) => route.method))] };
+    }
+    return known;
+  };
+
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? request.url;
-    const allowed = [...knownMethods].filter((method) => known.find(method, path) !== null);
+    const { router, methods } = knownRoutes();
+    const allowed = methods.filter((method) => router.find(method, path) !== null);
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '));
       return sendAppError(reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));

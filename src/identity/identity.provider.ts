@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
-import Provider, { errors as oidcErrors, type Configuration } from 'oidc-provider';
+import type { default as Provider, Configuration, errors as OidcErrors } from 'oidc-provider';
 import type { DB } from '../db/db.schema.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AccountsService } from './identity.accounts.ts';
@@ -77,7 +77,7 @@ export function grantFirstPartyScopes(grant: InstanceType<Provider['Grant']>, ap
   grant.addResourceScope(apiResource, API_SCOPE);
 }
 
-function configuration(options: BuiltInIdentityOptions, keys: IdentityKeys): Configuration {
+function configuration(options: BuiltInIdentityOptions, keys: IdentityKeys, oidcErrors: typeof OidcErrors): Configuration {
   const { accounts } = options;
   const interactionBase = `${options.issuer}/interaction`;
   return {
@@ -192,8 +192,9 @@ export async function createBuiltInIdentity(options: BuiltInIdentityOptions): Pr
   let current: BuiltProvider | undefined;
   let building: Promise<BuiltProvider> | undefined;
 
-  function build(keys: IdentityKeys): BuiltProvider {
-    const provider = new Provider(options.issuer, configuration(options, keys));
+  async function build(keys: IdentityKeys): Promise<BuiltProvider> {
+    const { default: Provider, errors } = await import('oidc-provider');
+    const provider = new Provider(options.issuer, configuration(options, keys, errors));
     // Behind a TLS-terminating proxy the public URL is https while this process sees http: trust its
     // X-Forwarded-* headers so the URLs the provider builds match the issuer.
     provider.proxy = options.issuer.startsWith('https:');
@@ -218,8 +219,8 @@ export async function createBuiltInIdentity(options: BuiltInIdentityOptions): Pr
     return building;
   }
 
-  await built();
-
+  // Nothing is built until the first request that needs the provider: the library and its set-up cost ~120 ms and
+  // 15 MB that a server answering only API requests (tokens are checked against the published keys) never needs.
   return {
     issuer: options.issuer,
     apiResource: options.apiResource,

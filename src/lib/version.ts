@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import packageJson from '../../package.json' with { type: 'json' };
 
 /** Slipway's version, as package.json says (agents report it with their heartbeats). */
-export const SLIPWAY_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const SLIPWAY_VERSION: string = packageJson.version;

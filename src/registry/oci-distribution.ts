@@ -31,11 +31,13 @@ export type RegistryAccessErrorKind = 'unauthorized' | 'not_found' | 'unsupporte
 
 /** A registry answered, but not with what was asked; the message says what it answered. */
 export class RegistryAccessError extends Error {
+  readonly kind: RegistryAccessErrorKind;
   constructor(
-    readonly kind: RegistryAccessErrorKind,
+    kind: RegistryAccessErrorKind,
     message: string,
   ) {
     super(message);
+    this.kind = kind;
     this.name = 'RegistryAccessError';
   }
 }

@@ -1,4 +1,5 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import { nodeHttp } from '../lib/node-http.ts';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { isPublicAddress, resolveGitHost } from '../git/git-addresses.ts';
@@ -18,11 +19,13 @@ export type OutboundFailureKind = 'refused' | 'unreachable' | 'timeout' | 'too_l
 
 /** Why a request did not get an answer; `message` is safe to show (no addresses of the internal network). */
 export class OutboundFailure extends Error {
+  readonly kind: OutboundFailureKind;
   constructor(
-    readonly kind: OutboundFailureKind,
+    kind: OutboundFailureKind,
     message: string,
   ) {
     super(message);
+    this.kind = kind;
     this.name = 'OutboundFailure';
   }
 }
@@ -116,7 +119,7 @@ function failureOf(error: unknown, host: string): OutboundFailure {
 
 function singleGet(url: URL, request: OutboundRequest, policy: OutboundPolicy, timeoutMs: number): Promise<OutboundResponse> {
   const maxBytes = request.maxBytes ?? DEFAULT_MAX_BYTES;
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const send = url.protocol === 'https:' ? httpsRequest : nodeHttp.request;
   return new Promise((resolve, reject) => {
     const outgoing = send(url, {
       method: 'GET',

@@ -10,8 +10,9 @@ const STANDARD_FONT_DATA = `${fileURLToPath(new URL('standard_fonts/', import.me
  */
 export async function pdfText(bytes: Uint8Array): Promise<string> {
   // PDF.js takes ownership of (and detaches) the buffer it is given: hand it a copy.
-  const document = await getDocument({ data: new Uint8Array(bytes), standardFontDataUrl: STANDARD_FONT_DATA, useSystemFonts: false, isEvalSupported: false }).promise;
+  const loading = getDocument({ data: new Uint8Array(bytes), standardFontDataUrl: STANDARD_FONT_DATA, useSystemFonts: false });
   try {
+    const document = await loading.promise;
     const lines: string[] = [];
     for (let pageNumber = 1; pageNumber <= document.numPages; pageNumber++) {
       const page = await document.getPage(pageNumber);
@@ -29,6 +30,6 @@ export async function pdfText(bytes: Uint8Array): Promise<string> {
     }
     return lines.join('\n');
   } finally {
-    await document.destroy();
+    await loading.destroy();
   }
 }

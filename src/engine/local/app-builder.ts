@@ -37,8 +37,10 @@ export interface BuildPlan {
 
 /** A plan that cannot be made or a step that failed; the message is fit for a deployment's error message. */
 export class BuildError extends Error {
-  constructor(message: string, readonly output = '') {
+  readonly output;
+  constructor(message: string, output = '') {
     super(message);
+    this.output = output;
     this.name = 'BuildError';
   }
 }

@@ -47,15 +47,24 @@ interface CurrentInstance {
 export class LocalApplications {
   private readonly current = new Map<string, CurrentInstance>();
 
+  private readonly deps: {
+      supervisor: ProcessSupervisor;
+      proxy: LocalReverseProxy;
+      internal?: InternalAddresses;
+      /** What a deployment should know but does not fail for (an internal address this host does not have). */
+      onNote?: (serviceKey: string, message: string) => void;
+    };
   constructor(
-    private readonly deps: {
+    deps: {
       supervisor: ProcessSupervisor;
       proxy: LocalReverseProxy;
       internal?: InternalAddresses;
       /** What a deployment should know but does not fail for (an internal address this host does not have). */
       onNote?: (serviceKey: string, message: string) => void;
     },
-  ) {}
+  ) {
+    this.deps = deps;
+  }
 
   static processName(serviceKey: string, instanceId: string): string {
     return `${serviceKey}.${instanceId}`;

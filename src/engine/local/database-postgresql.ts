@@ -1,6 +1,6 @@
 import { chownSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { connectionUri, type DatabaseEngineContext, type DatabaseEngineDefinition } from './database-servers.ts';
 import { baseEnvironment } from './process-supervisor.ts';
 import { runCommand } from './run-command.ts';
@@ -28,7 +28,8 @@ function binDir(ctx: DatabaseEngineContext): string {
 }
 
 async function withClient<T>(ctx: DatabaseEngineContext, database: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({
+  const { default: postgres } = await import('pg');
+  const client = new postgres.Client({
     host: ctx.host,
     port: ctx.port,
     user: ctx.spec.credentials.username,

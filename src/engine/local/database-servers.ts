@@ -164,7 +164,9 @@ export class LocalDatabaseServers {
   private readonly engines: Map<LocalDatabaseEngine, DatabaseEngineDefinition>;
   private readonly host: string;
 
-  constructor(private readonly options: LocalDatabaseServersOptions) {
+  private readonly options: LocalDatabaseServersOptions;
+  constructor(options: LocalDatabaseServersOptions) {
+    this.options = options;
     this.engines = new Map(options.engines.map((definition) => [definition.engine, definition]));
     this.host = options.host ?? '127.0.0.1';
   }

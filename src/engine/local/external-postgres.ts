@@ -1,5 +1,5 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { connectionUri, validateDatabaseSpec, type DatabaseConnection, type DatabaseCredentials } from './database-servers.ts';
 
 /**
@@ -27,7 +27,8 @@ export function scramSha256Verifier(password: string): string {
 }
 
 async function withAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 });
+  const { default: postgres } = await import('pg');
+  const client = new postgres.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 });
   client.on('error', () => undefined);
   await client.connect();
   try {

@@ -28,7 +28,10 @@ function sameEndpoint(a: InternalEndpoint, b: InternalEndpoint): boolean {
 export class InternalAddresses {
   private readonly byService = new Map<string, Exposed>();
 
-  constructor(private readonly options: { onError?: (message: string) => void } = {}) {}
+  private readonly options: { onError?: (message: string) => void };
+  constructor(options: { onError?: (message: string) => void } = {}) {
+    this.options = options;
+  }
 
   /**
    * Sends the service's internal address to `targetPort`, listening first when it is new or its ports changed.

@@ -8,7 +8,10 @@ export const MAX_LINE_LENGTH = 16 * 1024;
 export class LineSplitter {
   private pending: Buffer = Buffer.alloc(0);
 
-  constructor(private readonly onLine: (line: string) => void) {}
+  private readonly onLine: (line: string) => void;
+  constructor(onLine: (line: string) => void) {
+    this.onLine = onLine;
+  }
 
   push(chunk: Buffer): void {
     let data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
@@ -40,7 +43,10 @@ export class LineSplitter {
 export class LineTail {
   private readonly lines: string[] = [];
 
-  constructor(private readonly size: number) {}
+  private readonly size: number;
+  constructor(size: number) {
+    this.size = size;
+  }
 
   add(line: string): void {
     this.lines.push(line);

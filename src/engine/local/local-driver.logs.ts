@@ -22,10 +22,15 @@ export class WorkloadLogBatcher {
   private readonly sending = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
 
+  private readonly sink: WorkloadLogSink;
+  private readonly trouble: (message: string) => void;
   constructor(
-    private readonly sink: WorkloadLogSink,
-    private readonly trouble: (message: string) => void,
-  ) {}
+    sink: WorkloadLogSink,
+    trouble: (message: string) => void,
+  ) {
+    this.sink = sink;
+    this.trouble = trouble;
+  }
 
   add(serviceId: string, line: WorkloadLogLine): void {
     let lines = this.pending.get(serviceId);

@@ -14,12 +14,18 @@ const MAX_READ_BYTES = 1024 * 1024;
 export class LogFollower {
   private readonly splitter: LineSplitter;
 
+  readonly path: string;
+  private position: number;
+  private readonly maxBytes: number;
   constructor(
-    readonly path: string,
-    private position: number,
+    path: string,
+    position: number,
     onLine: (line: string) => void,
-    private readonly maxBytes: number,
+    maxBytes: number,
   ) {
+    this.path = path;
+    this.position = position;
+    this.maxBytes = maxBytes;
     this.splitter = new LineSplitter(onLine);
   }
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { request } from 'node:http';
+import { nodeHttp } from '../../lib/node-http.ts';
 import { connect } from 'node:net';
 
 /**
@@ -21,7 +21,7 @@ const PROBE_TIMEOUT_MS = 1_000;
 export function httpProbe(host: string, port: number, path: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boolean> {
   return new Promise((resolve) => {
     // agent: false — a probe's connection must not linger in a keep-alive pool and hold the instance's server open.
-    const req = request({ host, port, path, method: 'GET', timeout: timeoutMs, agent: false, headers: { 'user-agent': 'slipway-health-check' } }, (res) => {
+    const req = nodeHttp.request({ host, port, path, method: 'GET', timeout: timeoutMs, agent: false, headers: { 'user-agent': 'slipway-health-check' } }, (res) => {
       res.resume();
       const status = res.statusCode ?? 0;
       resolve(status >= 200 && status < 400);

@@ -5,6 +5,7 @@ import { sha256Hex } from '../../lib/crypto.ts';
 import { LineTail } from './lines.ts';
 import { LogFollower } from './log-follower.ts';
 import { describeReadinessCheck, runReadinessCheck, type ReadinessCheck } from './probes.ts';
+import { MemorySampler } from './memory-sampler.ts';
 import { isProcessAlive, processGroupAlive, processStartTime, sendSignal } from './process-table.ts';
 import type { OutputStream, RunAs } from './run-command.ts';
 
@@ -58,10 +59,12 @@ export interface ProcessSpec {
   restart?: RestartPolicy | false;
   runAs?: RunAs;
   /**
-   * Caps each process's heap and other private memory (RLIMIT_DATA, set with `ulimit -d` by a /bin/sh wrapper that
-   * then execs the command): an allocation beyond it fails inside the process, which usually exits, and the restart
-   * policy applies. It bounds each process of the tree, not their sum, and not the page cache — a cgroup would, but
-   * the agent is not given a delegated cgroup to manage; where one exists, that is the stronger tool.
+   * The most memory the workload's process group may hold resident, in MB. The supervisor sums the group's resident
+   * sizes every `memoryPollMs` and kills the group (SIGKILL) once they pass it, as the kernel's OOM killer would in a
+   * cgroup; the restart policy then applies and the exit says why. A limit on address space (RLIMIT_AS/RLIMIT_DATA)
+   * is no memory limit for today's runtimes: V8 reserves more than half a gigabyte of address space at start
+   * (Node 24: ~560 MB of VmData for 40 MB resident), the Go runtime reserves arenas, so such a limit stops a small
+   * program from starting at all. A cgroup (issue 17) bounds the group exactly; this check samples it.
    */
   memoryLimitMb?: number;
 }
@@ -104,12 +107,16 @@ export interface SupervisorOptions {
   livenessPollMs?: number;
   /** A log file larger than this is truncated once read. */
   maxLogBytes?: number;
+  /** How often the resident memory of a workload with a memory limit is summed. */
+  memoryPollMs?: number;
 }
 
 /** A start that did not reach RUNNING; `output` is the end of what the process printed. */
 export class ProcessStartError extends Error {
-  constructor(message: string, readonly output: string) {
+  readonly output: string;
+  constructor(message: string, output: string) {
     super(output === '' ? message : `${message}\n${output}`);
+    this.output = output;
     this.name = 'ProcessStartError';
   }
 }
@@ -123,6 +130,9 @@ interface PidRecord {
   offsets: Record<OutputStream, number>;
 }
 
+type SupervisedOptions = Required<Omit<SupervisorOptions, 'onLog' | 'onStatus' | 'memoryPollMs'>> &
+  Pick<SupervisorOptions, 'onLog' | 'onStatus'> & { memory: MemorySampler };
+
 interface Instance {
   pid: number;
   startTime: string | undefined;
@@ -131,6 +141,8 @@ interface Instance {
   hasExited: boolean;
   child: ChildProcess | undefined;
   stopWatching: () => void;
+  /** Set when the supervisor killed the group for holding more than its memory limit. */
+  memoryExceeded?: { limitMb: number; residentMb: number };
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -169,18 +181,20 @@ export function baseEnvironment(): Record<string, string> {
 }
 
 function specFingerprint(spec: ProcessSpec): string {
-  return sha256Hex(JSON.stringify({ command: launchArgv(spec), cwd: spec.cwd, env: Object.entries(spec.env).sort(), port: spec.port ?? null }));
+  return sha256Hex(
+    JSON.stringify({
+      command: spec.command,
+      cwd: spec.cwd,
+      env: Object.entries(spec.env).sort(),
+      port: spec.port ?? null,
+      ...(spec.memoryLimitMb === undefined ? {} : { memoryLimitMb: spec.memoryLimitMb }),
+    }),
+  );
 }
 
-/** The argv actually spawned: the command, wrapped to set its memory limit when it has one. */
-function launchArgv(spec: ProcessSpec): readonly string[] {
-  if (spec.memoryLimitMb === undefined) return spec.command;
-  const kilobytes = Math.max(1, Math.floor(spec.memoryLimitMb * 1024));
-  // "$@" keeps the command's arguments exactly as given: nothing of them is parsed by this shell.
-  return ['/bin/sh', '-c', `ulimit -d ${kilobytes} && exec "$@"`, spec.name, ...spec.command];
-}
-
-function describeExit(exit: Omit<ProcessExit, 'at'>): string {
+function describeExit(exit: Omit<ProcessExit, 'at'>, instance?: Instance): string {
+  const memory = instance?.memoryExceeded;
+  if (memory !== undefined) return `was killed for holding ${memory.residentMb} MB, more than its memory limit of ${memory.limitMb} MB`;
   if (exit.signal !== null) return `was killed by ${exit.signal}`;
   if (exit.code !== null) return `exited with code ${exit.code}`;
   return 'ended';
@@ -203,10 +217,14 @@ class SupervisedProcess {
   private readonly tail = new LineTail(20);
   private readonly fingerprint: string;
 
+  readonly spec: ProcessSpec;
+  private readonly options: SupervisedOptions;
   constructor(
-    readonly spec: ProcessSpec,
-    private readonly options: Required<Omit<SupervisorOptions, 'onLog' | 'onStatus'>> & Pick<SupervisorOptions, 'onLog' | 'onStatus'>,
+    spec: ProcessSpec,
+    options: SupervisedOptions,
   ) {
+    this.spec = spec;
+    this.options = options;
     this.fingerprint = specFingerprint(spec);
     this.delayMs = this.restartPolicy()?.initialDelayMs ?? 0;
   }
@@ -366,6 +384,7 @@ class SupervisedProcess {
     this.wanted = 'running';
     this.adopted = true;
     this.instance = this.watchAdopted(record);
+    this.watchMemory(this.instance);
     this.follow(record.offsets);
     this.setStatus('STARTING', 'found running; checking readiness');
     if (!(await this.awaitReadiness(this.instance))) {
@@ -403,6 +422,23 @@ class SupervisedProcess {
     return instance;
   }
 
+  /** Holds the instance's process group to the spec's memory limit until the instance is no longer watched. */
+  private watchMemory(instance: Instance): void {
+    const limitMb = this.spec.memoryLimitMb;
+    if (limitMb === undefined) return;
+    const unwatch = this.options.memory.watch(instance.pid, (residentBytes) => {
+      if (instance.hasExited || instance.memoryExceeded !== undefined || residentBytes <= limitMb * 1024 * 1024) return;
+      instance.memoryExceeded = { limitMb, residentMb: Math.round(residentBytes / (1024 * 1024)) };
+      void this.guarded(() => sendSignal(-instance.pid, 'SIGKILL'));
+    });
+    const stopWatching = instance.stopWatching;
+    instance.stopWatching = () => {
+      unwatch();
+      stopWatching();
+    };
+    void instance.exited.then(unwatch);
+  }
+
   private async launch(): Promise<void> {
     this.setStatus('STARTING');
     const spec = this.spec;
@@ -411,8 +447,7 @@ class SupervisedProcess {
     const stderr = openSync(this.file('stderr.log'), 'a', 0o600);
     let child: ChildProcess;
     try {
-      const argv = launchArgv(spec);
-      child = spawn(argv[0] ?? '', argv.slice(1), {
+      child = spawn(spec.command[0] ?? '', spec.command.slice(1), {
         cwd: spec.cwd,
         env: { ...spec.env, ...(spec.port === undefined ? {} : { PORT: String(spec.port) }) },
         detached: true,
@@ -446,11 +481,12 @@ class SupervisedProcess {
       stopWatching: () => undefined,
     };
     this.instance = instance;
+    this.watchMemory(instance);
     this.writeRecord();
     if (!(await this.awaitReadiness(instance))) {
       if (instance.hasExited) {
         const exit = await instance.exited;
-        throw new Error(`${spec.name} ${describeExit(exit)} before it was ready`);
+        throw new Error(`${spec.name} ${describeExit(exit, instance)} before it was ready`);
       }
       if (this.wanted === 'stopped') throw new Error(`${spec.name} was stopped before it was ready`);
       const check = spec.readiness === undefined ? 'running' : describeReadinessCheck(spec.readiness, spec.port);
@@ -494,7 +530,7 @@ class SupervisedProcess {
     this.pollLogs();
     // A stop() that came while the group was being cleaned up wins over the restart.
     if (!this.stillWanted()) return;
-    this.scheduleRestart(`${this.spec.name} ${describeExit(exit)}`, Date.now() - instance.startedAtMs);
+    this.scheduleRestart(`${this.spec.name} ${describeExit(exit, instance)}`, Date.now() - instance.startedAtMs);
   }
 
   private scheduleRestart(reason: string, ranForMs: number): void {
@@ -606,6 +642,7 @@ export class ProcessSupervisor {
       logPollMs: options.logPollMs ?? 200,
       livenessPollMs: options.livenessPollMs ?? 500,
       maxLogBytes: options.maxLogBytes ?? 16 * 1024 * 1024,
+      memory: new MemorySampler(options.memoryPollMs ?? 500),
       onLog: options.onLog,
       onStatus: options.onStatus,
     };

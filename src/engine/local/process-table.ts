@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 
 /**
@@ -10,6 +11,8 @@ interface ProcStat {
   processGroup: number;
   /** Clock ticks since boot at which the process started: with the pid, it identifies one process for good. */
   startTime: string;
+  /** Resident set size, in pages. */
+  residentPages: number;
 }
 
 function readStat(pid: number): ProcStat | undefined | 'unsupported' {
@@ -25,8 +28,9 @@ function readStat(pid: number): ProcStat | undefined | 'unsupported' {
   const state = fields[0];
   const processGroup = Number(fields[2]);
   const startTime = fields[19];
+  const residentPages = Number(fields[21]);
   if (state === undefined || startTime === undefined || !Number.isInteger(processGroup)) return undefined;
-  return { state, processGroup, startTime };
+  return { state, processGroup, startTime, residentPages: Number.isInteger(residentPages) ? residentPages : 0 };
 }
 
 function readdirExists(path: string): boolean {
@@ -70,6 +74,38 @@ export function processGroupAlive(groupId: number): boolean {
     if (typeof stat === 'object' && stat.processGroup === groupId && stat.state !== 'Z' && stat.state !== 'X') return true;
   }
   return false;
+}
+
+let pageBytes: number | undefined;
+
+/** The page size of this machine, the unit of resident sizes in /proc/<pid>/stat (asked once; 4 KiB if unknown). */
+function pageSize(): number {
+  if (pageBytes === undefined) {
+    try {
+      const size = Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim());
+      pageBytes = Number.isInteger(size) && size > 0 ? size : 4096;
+    } catch {
+      pageBytes = 4096;
+    }
+  }
+  return pageBytes;
+}
+
+/**
+ * Resident memory of every process group, summed over its live processes, in bytes; undefined without /proc. One
+ * pass over /proc serves every workload whose memory limit is checked at that moment.
+ */
+export function residentBytesByProcessGroup(): Map<number, number> | undefined {
+  if (!readdirExists('/proc/self')) return undefined;
+  const pages = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (typeof stat !== 'object' || stat.state === 'Z' || stat.state === 'X') continue;
+    pages.set(stat.processGroup, (pages.get(stat.processGroup) ?? 0) + stat.residentPages);
+  }
+  const bytes = pageSize();
+  return new Map([...pages].map(([group, count]) => [group, count * bytes]));
 }
 
 /** Sends a signal, ignoring "no such process" (it already ended). */

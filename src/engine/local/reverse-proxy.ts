@@ -1,4 +1,5 @@
-import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { nodeHttp } from '../../lib/node-http.ts';
 import type { AddressInfo, Socket } from 'node:net';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 
@@ -25,8 +26,12 @@ export interface ProxyRoute {
 
 /** A hostname is already routed to another service: a routing table never lets two services share one. */
 export class RouteConflictError extends Error {
-  constructor(readonly hostname: string, readonly routeKey: string) {
+  readonly hostname: string;
+  readonly routeKey: string;
+  constructor(hostname: string, routeKey: string) {
     super(`${hostname} is already routed to ${routeKey}`);
+    this.hostname = hostname;
+    this.routeKey = routeKey;
     this.name = 'RouteConflictError';
   }
 }
@@ -78,12 +83,14 @@ export class LocalReverseProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
 
-  constructor(private readonly options: ReverseProxyOptions = {}) {
+  private readonly options: ReverseProxyOptions;
+  constructor(options: ReverseProxyOptions = {}) {
+    this.options = options;
     // No keep-alive towards instances: reusing an idle connection the instance is closing at that moment (its own
     // keep-alive timeout, or its shutdown after a swap) fails the request with a reset; a loopback connect per
     // request costs a fraction of a millisecond.
-    this.proxy = createProxyServer({ xfwd: true, ws: true, proxyTimeout: 120_000, agent: new Agent({ keepAlive: false }) });
-    this.server = createServer((req, res) => this.handle(req, res));
+    this.proxy = createProxyServer({ xfwd: true, ws: true, proxyTimeout: 120_000, agent: new nodeHttp.Agent({ keepAlive: false }) });
+    this.server = nodeHttp.createServer((req, res) => this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);

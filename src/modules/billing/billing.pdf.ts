@@ -1,4 +1,3 @@
-import PDFDocument from 'pdfkit';
 
 /** What an invoice document shows: everything comes from the stored invoice row, so a re-render is the same document. */
 export interface InvoiceDocument {
@@ -24,8 +23,9 @@ export function formatCents(cents: number): string {
   return `${sign}${Math.floor(absolute / 100)}.${String(absolute % 100).padStart(2, '0')}`;
 }
 
-/** Renders an invoice as a PDF (pdfkit, the standard Helvetica font). */
-export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
+/** Renders an invoice as a PDF (pdfkit, the standard Helvetica font; loaded with the first invoice, not at start). */
+export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
+  const { default: PDFDocument } = await import('pdfkit');
   const document = new PDFDocument({
     size: 'A4',
     margin: 56,

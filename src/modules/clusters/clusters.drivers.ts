@@ -30,11 +30,13 @@ export interface ClusterDriver {
 }
 
 export class ClusterDriverError extends Error {
+  readonly reason: 'failure' | 'credentials';
   constructor(
-    readonly reason: 'failure' | 'credentials',
+    reason: 'failure' | 'credentials',
     message: string,
   ) {
     super(message);
+    this.reason = reason;
     this.name = 'ClusterDriverError';
   }
 }

@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
 import { Type, type Static } from 'typebox';
 
@@ -152,11 +152,18 @@ export class CatalogInvalidError extends Error {
   }
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validateRelease = ajv.compile<CatalogRelease>(CatalogRelease);
-const validateRemoteDocument = ajv.compile<{ releases: CatalogRelease[] }>(RemoteCatalogDocument);
+/** Compiled on the first catalog read, not at start: most processes never read the catalog. */
+let validators: { release: ValidateFunction<CatalogRelease>; remote: ValidateFunction<{ releases: CatalogRelease[] }> } | undefined;
 
-function schemaProblems(errors: typeof validateRelease.errors): string {
+function catalogValidators(): NonNullable<typeof validators> {
+  if (validators === undefined) {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    validators = { release: ajv.compile<CatalogRelease>(CatalogRelease), remote: ajv.compile<{ releases: CatalogRelease[] }>(RemoteCatalogDocument) };
+  }
+  return validators;
+}
+
+function schemaProblems(errors: ValidateFunction['errors']): string {
   return (errors ?? [])
     .slice(0, 5)
     .map((error) => `${error.instancePath === '' ? '/' : error.instancePath} ${error.message ?? 'is invalid'}`)
@@ -165,12 +172,14 @@ function schemaProblems(errors: typeof validateRelease.errors): string {
 
 /** Parses one release document (a bundled file); `origin` names it in errors. */
 export function parseRelease(document: unknown, origin: string): CatalogRelease {
+  const validateRelease = catalogValidators().release;
   if (!validateRelease(document)) throw new CatalogInvalidError(`${origin}: ${schemaProblems(validateRelease.errors)}`);
   return document;
 }
 
 /** Parses what a remote catalog source answered. */
 export function parseRemoteDocument(document: unknown, origin: string): CatalogRelease[] {
+  const validateRemoteDocument = catalogValidators().remote;
   if (!validateRemoteDocument(document)) throw new CatalogInvalidError(`${origin}: ${schemaProblems(validateRemoteDocument.errors)}`);
   return document.releases;
 }

@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { nodeHttp } from '../../lib/node-http.ts';
 import { request as httpsRequest } from 'node:https';
 import { guardedLookup, urlProblem, type OutboundPolicy } from '../../registry/outbound-http.ts';
 
@@ -37,7 +37,7 @@ export function createWebhookSender(policy: OutboundPolicy, timeoutMs = 10_000):
       const url = new URL(target);
       const problem = urlProblem(url, policy);
       if (problem !== undefined) return Promise.resolve({ status: null, error: `target_url ${problem}` });
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const send = url.protocol === 'https:' ? httpsRequest : nodeHttp.request;
       return new Promise((resolve) => {
         const outgoing = send(url, {
           method: 'POST',

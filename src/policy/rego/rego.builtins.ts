@@ -12,11 +12,13 @@ import type { RegoValue } from './rego.value.ts';
 export type BuiltinErrorCode = 'eval_type_error' | 'eval_builtin_error';
 
 export class BuiltinError extends Error {
+  readonly code: BuiltinErrorCode;
   constructor(
-    readonly code: BuiltinErrorCode,
+    code: BuiltinErrorCode,
     message: string,
   ) {
     super(message);
+    this.code = code;
     this.name = 'BuiltinError';
   }
 }

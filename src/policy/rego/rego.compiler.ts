@@ -9,12 +9,18 @@ import { canonicalKey, RegoObject, RegoSet, type RegoValue } from './rego.value.
  * name by the constants their bodies compare input, base data or function arguments with (see `buildRuleIndex`).
  */
 export class CompileError extends Error {
+  readonly code: string;
+  readonly location: SourceLocation;
+  readonly detail: string;
   constructor(
-    readonly code: string,
-    readonly location: SourceLocation,
-    readonly detail: string,
+    code: string,
+    location: SourceLocation,
+    detail: string,
   ) {
     super(`${location.file}:${location.row}: ${code}: ${detail}`);
+    this.code = code;
+    this.location = location;
+    this.detail = detail;
     this.name = 'CompileError';
   }
 
@@ -49,7 +55,10 @@ export class RuleNode {
   functionIndex: RuleIndex | null = null;
   /** The one kind of document `rules` build (the compiler rejects a mix). */
   documentKind: 'complete' | 'set' | 'object' = 'complete';
-  constructor(readonly path: string[]) {}
+  readonly path: string[];
+  constructor(path: string[]) {
+    this.path = path;
+  }
 
   get hasRules(): boolean {
     return this.rules.length > 0 || this.functions.length > 0 || this.defaultRule !== null;
@@ -128,11 +137,18 @@ export function staticPrefix(term: Term): { root: string; path: string[]; rest: 
 }
 
 class NameResolver {
+  private readonly names: ModuleNames;
+  private readonly context: CompileContext;
+  private readonly functionArity: Map<string, number>;
   constructor(
-    private readonly names: ModuleNames,
-    private readonly context: CompileContext,
-    private readonly functionArity: Map<string, number>,
-  ) {}
+    names: ModuleNames,
+    context: CompileContext,
+    functionArity: Map<string, number>,
+  ) {
+    this.names = names;
+    this.context = context;
+    this.functionArity = functionArity;
+  }
 
   private lookupDeclared(scope: Scope | null, name: string): string | undefined {
     for (let current = scope; current; current = current.parent) {
@@ -1055,10 +1071,12 @@ class IndexTestFinder {
   /** Function parameters that are plain variables: a body test on one is a test on that argument. */
   private readonly parameters = new Map<string, number>();
 
+  private readonly root: RuleNode;
   constructor(
-    private readonly root: RuleNode,
+    root: RuleNode,
     parameters: Term[] | null,
   ) {
+    this.root = root;
     parameters?.forEach((parameter, position) => {
       if (parameter.type === 'var' && !this.parameters.has(parameter.name)) this.parameters.set(parameter.name, position);
     });

@@ -12,12 +12,18 @@ import { termText } from './builtins/term.text.ts';
  * checks need only one solution).
  */
 export class EvalError extends Error {
+  readonly code: string;
+  readonly location: SourceLocation | null;
+  readonly detail: string;
   constructor(
-    readonly code: string,
-    readonly location: SourceLocation | null,
-    readonly detail: string,
+    code: string,
+    location: SourceLocation | null,
+    detail: string,
   ) {
     super(location ? `${location.file}:${location.row}: ${code}: ${detail}` : `${code}: ${detail}`);
+    this.code = code;
+    this.location = location;
+    this.detail = detail;
     this.name = 'EvalError';
   }
 }

@@ -25,11 +25,15 @@ export interface Token {
 }
 
 export class RegoSyntaxError extends Error {
+  readonly location: SourceLocation;
+  readonly detail: string;
   constructor(
-    readonly location: SourceLocation,
-    readonly detail: string,
+    location: SourceLocation,
+    detail: string,
   ) {
     super(`${location.file}:${location.row}: rego_parse_error: ${detail}`);
+    this.location = location;
+    this.detail = detail;
     this.name = 'RegoSyntaxError';
   }
 }

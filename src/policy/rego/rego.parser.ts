@@ -34,11 +34,18 @@ class Parser {
   /** The first element of a collection literal: `|` there starts a comprehension body, not a set union. */
   private noUnion = false;
 
+  private readonly tokens: Token[];
+  private readonly file: string;
+  private readonly limits: ParseLimits;
   constructor(
-    private readonly tokens: Token[],
-    private readonly file: string,
-    private readonly limits: ParseLimits,
-  ) {}
+    tokens: Token[],
+    file: string,
+    limits: ParseLimits,
+  ) {
+    this.tokens = tokens;
+    this.file = file;
+    this.limits = limits;
+  }
 
   private get token(): Token {
     return this.tokens[this.position] as Token;

@@ -22,11 +22,17 @@ class GlobTranslator {
   private position = 0;
   private readonly chars: string[];
 
+  private readonly pattern: string;
+  private readonly singleChar: string;
+  private readonly anyRun: string;
   constructor(
-    private readonly pattern: string,
-    private readonly singleChar: string,
-    private readonly anyRun: string,
+    pattern: string,
+    singleChar: string,
+    anyRun: string,
   ) {
+    this.pattern = pattern;
+    this.singleChar = singleChar;
+    this.anyRun = anyRun;
     this.chars = Array.from(pattern);
   }
 

@@ -13,7 +13,10 @@ const MAX_DEPTH = 1000;
 class JsonParser {
   private position = 0;
 
-  constructor(private readonly text: string) {}
+  private readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
 
   parseDocument(): RegoValue {
     this.skipSpace();
