@@ -19,11 +19,13 @@ import { freePort, startBenchRun, trackChild } from './processes.ts';
  * caller's shell blanked, on free ports; nothing else runs in this process while a child starts.
  *
  * SLIPWAY_BENCH_START_ROOT runs the same measurement against another checkout (the figures before a change, with
- * its own start script and CLI entry): see docs/benchmarks.md.
+ * its own start script and CLI entry), SLIPWAY_BENCH_START_NODE with another Node binary: see docs/benchmarks.md.
  */
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ROOT = path.resolve(process.env.SLIPWAY_BENCH_START_ROOT?.trim() || HERE);
+/** The Node that runs the server and the CLI: this one, unless SLIPWAY_BENCH_START_NODE names another binary. */
+const NODE = process.env.SLIPWAY_BENCH_START_NODE?.trim() || process.execPath;
 const RUNS = Math.max(1, Math.round(Number(process.env.SLIPWAY_BENCH_STARTS ?? 5)) || 5);
 const HOST = '127.0.0.1';
 const POLL_MS = 2;
@@ -37,8 +39,8 @@ function startCommand(): string[] {
   const script = pkg.scripts?.start;
   if (script === undefined) throw new Error(`${ROOT}/package.json has no start script`);
   const words = script.trim().split(/\s+/);
-  if (words[0] === 'node') return [process.execPath, ...words.slice(1)];
-  if (words[0] === 'tsx') return [process.execPath, '--import', 'tsx', ...words.slice(1)];
+  if (words[0] === 'node') return [NODE, ...words.slice(1)];
+  if (words[0] === 'tsx') return [NODE, '--import', 'tsx', ...words.slice(1)];
   throw new Error(`cannot run the start script "${script}" without a shell`);
 }
 
@@ -114,7 +116,7 @@ async function timeStart(dataDir: string): Promise<StartFigures> {
 async function timeCli(args: string[], dataDir: string): Promise<number> {
   const startedAt = performance.now();
   const child = trackChild(
-    spawn(process.execPath, [path.join(ROOT, 'bin/slipway.js'), ...args], {
+    spawn(NODE, [path.join(ROOT, 'bin/slipway.js'), ...args], {
       cwd: ROOT,
       env: childEnvironment({ SLIPWAY_DATA_DIR: dataDir }),
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -151,8 +153,8 @@ await bench.run(async () => {
     return dir;
   };
   process.stdout.write(
-    `slipway start-up: ${ROOT === HERE ? 'this checkout' : ROOT}, node ${process.version}, ${cpus().length} cores, ` +
-      `load ${loadavg()[0]?.toFixed(2)}, start script: ${startCommand().slice(1).join(' ')}\n`,
+    `slipway start-up: ${ROOT === HERE ? 'this checkout' : ROOT}, ${cpus().length} cores, ` +
+      `load ${loadavg()[0]?.toFixed(2)}, start: ${startCommand().join(' ')}\n`,
   );
 
   const cold: StartFigures[] = [];

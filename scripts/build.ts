@@ -6,16 +6,53 @@ import { build } from 'rolldown';
 /**
  * `npm run build` (and `npm install`, through the prepare script): the production build in dist/ that bin/slipway.js
  * runs. One entry (the CLI, whose `server` command is `npm start`), code-split at every dynamic import so what a
- * command loads on demand stays on demand. Our code is bundled with the pure-ESM libraries that make up most of the
- * module graph (typebox, kysely, yaml, jose, uuid: ~770 files) — loading 1,400 separate modules cost about half of
- * the start. Every other package stays in node_modules: native addons, CommonJS packages that read files beside
- * themselves (pdfkit's fonts, swagger-ui's pages), and what loads only on first use (oidc-provider, the AWS SDK).
+ * command loads on demand stays on demand. Our code is bundled with the libraries of BUNDLED_PACKAGES: loading
+ * 1,400 separate modules (typebox and kysely alone are 630 files) cost about half of the start.
  * No type checking here (`npm run typecheck` does that); the measurements behind this: docs/decisions.md, "Runtime".
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
-const BUNDLED_PACKAGES = new Set(['typebox', 'kysely', 'yaml', 'jose', 'uuid']);
+/**
+ * Bundled: pure JavaScript read by no path of its own. ESM libraries (the bulk of the module count), and Fastify with
+ * its CommonJS dependencies, the logger and the CLI parser (~45 ms of a warm start: resolving and reading hundreds
+ * of files). Left out, resolved from node_modules: native addons (better-sqlite3), what reads files beside itself
+ * (pdfkit's fonts, @fastify/swagger-ui's pages), and what loads only on first use (oidc-provider, the AWS SDK, pg,
+ * nodemailer, http-proxy-3 with the local agent).
+ */
+const BUNDLED_PACKAGES = new Set([
+  'typebox',
+  'kysely',
+  'yaml',
+  'jose',
+  'uuid',
+  'fastify',
+  'avvio',
+  'find-my-way',
+  'fast-json-stringify',
+  'ajv',
+  'ajv-formats',
+  'fast-uri',
+  'json-schema-ref-resolver',
+  'rfdc',
+  'light-my-request',
+  'pino',
+  'abstract-logging',
+  'fastq',
+  'toad-cache',
+  'process-warning',
+  'secure-json-parse',
+  'fast-querystring',
+  '@fastify/error',
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
+  '@fastify/merge-json-schemas',
+  'commander',
+  'close-with-grace',
+  'negotiator',
+  're2js',
+  'picomatch',
+]);
 
 function packageOf(specifier: string): string {
   const parts = specifier.split('/');
