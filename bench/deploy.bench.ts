@@ -13,8 +13,8 @@ import { freePort, runNodeScript, startBenchRun, startServerProcess, type Server
 /**
  * `npm run bench:deploy`: what deploying on the embedded default costs, through the public REST API of one real
  * Slipway server process (src/main.ts, as `npm start` runs it) on SQLite, whose in-process agent runs the LOCAL
- * cluster's workloads with the local driver and whose reverse proxy (SLIPWAY_APPS_PORT) routes
- * `<service>-<environment>.localhost` to them. The `hello` sample (test/support/sample-apps.ts: dependency-free,
+ * cluster's workloads with the local driver and whose reverse proxy (SLIPWAY_APPS_PORT) routes each application's
+ * own hostname, `<service>-<environment>-<suffix>.localhost` as its link names it, to them. The `hello` sample (test/support/sample-apps.ts: dependency-free,
  * build = `npm run build`) is served by a git server on 127.0.0.1.
  *
  *   (a) deploy request → first 200 through the proxy: a fresh application each round (create, set GREETING, then
@@ -154,7 +154,14 @@ interface Setup {
   repositoryUrl: string;
 }
 
-const helloHost = (setup: Setup, service: string) => `${service}-${setup.environmentName}.localhost`;
+/** Each application's own hostname (its link's), by `<environment id>/<name>`: the control plane chooses it at creation. */
+const helloHostnames = new Map<string, string>();
+
+function helloHost(setup: Setup, service: string): string {
+  const hostname = helloHostnames.get(`${setup.environmentId}/${service}`);
+  if (hostname === undefined) throw new Error(`${service} of ${setup.environmentName} was not created by this run`);
+  return hostname;
+}
 
 async function createHello(setup: Setup, name: string, greeting: string): Promise<string> {
   const application = await setup.api.call<{ id: string }>('POST', `/environment/${setup.environmentId}/application`, {
@@ -164,6 +171,10 @@ async function createHello(setup: Setup, name: string, greeting: string): Promis
     healthchecks: { readiness_probe: { type: { http: { path: '/health' } }, initial_delay_seconds: 0, period_seconds: 2, timeout_seconds: 1, failure_threshold: 30 } },
   });
   await setup.api.call('POST', `/application/${application.id}/environmentVariable`, { key: 'GREETING', value: greeting });
+  const links = await setup.api.call<{ results: Array<{ url: string }> }>('GET', `/application/${application.id}/link`);
+  const url = links.results[0]?.url;
+  if (url === undefined) throw new Error(`${name} has no link despite its public port`);
+  helloHostnames.set(`${setup.environmentId}/${name}`, new URL(url).hostname);
   return application.id;
 }
 

@@ -77,7 +77,7 @@ import { catalogSourceFor } from './modules/platform-templates/platform-template
 import { registerPlatformTemplateRoutes } from './modules/platform-templates/platform-templates.routes.ts';
 import { createPlatformTemplatesService } from './modules/platform-templates/platform-templates.service.ts';
 import { registerProjectRoutes } from './modules/projects/projects.routes.ts';
-import { createProjectsService } from './modules/projects/projects.service.ts';
+import { createProjectsService, type ProjectsDeps } from './modules/projects/projects.service.ts';
 import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
 import { createRolesService } from './modules/roles/roles.service.ts';
 import { createUsersService } from './modules/users/users.service.ts';
@@ -95,12 +95,13 @@ import { createInProcessAgentClient } from './modules/agents/agents.in-process.t
 import { createServiceAgentSpecs } from './modules/services/services.agent-spec.ts';
 import { startLocalAgent, type RunningLocalAgent } from './agent/local-agent.ts';
 import { STARTING_ACTIONS } from './engine/deployment-states.ts';
-import { serviceHostname } from './engine/local/reverse-proxy.ts';
 import { SLIPWAY_VERSION } from './lib/version.ts';
 import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, registerServiceVariableRoutes } from './modules/variables/variables.routes.ts';
 import { createVariablesService, variablesFingerprintKey } from './modules/variables/variables.service.ts';
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
 import { registerServiceRoutes } from './modules/services/services.routes.ts';
+import { createServiceLinks } from './modules/services/services.links.ts';
+import { registerServiceLinkRoutes } from './modules/services/services.links.routes.ts';
 import { registerServiceDeploymentRoutes } from './modules/services/services.deployments.routes.ts';
 import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
 import { createNodeDomainResolver } from './modules/custom-domains/custom-domains.dns.ts';
@@ -129,8 +130,8 @@ export interface AppDeps {
    * limit applies.
    */
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
-    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl'>> &
-    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl'>>;
+    Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
+    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -160,7 +161,12 @@ export interface MailWiring {
 const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
 
 /** Wires services over the database; shared by the HTTP app and by CLI commands that work on the database. */
-export function createServices(database: Database, clock: Clock = systemClock, mail?: MailWiring) {
+export function createServices(
+  database: Database,
+  clock: Clock = systemClock,
+  mail?: MailWiring,
+  projectContents?: Pick<ProjectsDeps, 'removeContents'>,
+) {
   const { db } = database;
   const roles = createRolesService({ db, clock });
   const members = createMembersService({ db, clock, roles });
@@ -179,7 +185,7 @@ export function createServices(database: Database, clock: Clock = systemClock, m
   const apiTokens = createApiTokensService({ db, clock, roles });
   const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
   // Environments and services are counted by their modules (getOrganizationProjectStats).
-  const projects = createProjectsService({ db, clock, contents: environmentCountsOf(db, serviceCountsOf(db)) });
+  const projects = createProjectsService({ db, clock, contents: environmentCountsOf(db, serviceCountsOf(db)), ...projectContents });
   const idempotency = createIdempotencyService({ db, clock });
   return { roles, members, invitations, onboarding, users, organizations, apiTokens, policyTokens, projects, idempotency };
 }
@@ -192,15 +198,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     ...(deps.logStream === undefined ? {} : { logStream: deps.logStream }),
   });
   const mailer = createMailer(app, deps);
-  const services = createServices(deps.database, clock, {
-    mailer,
-    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
-  });
+  const services = createServices(
+    deps.database,
+    clock,
+    { mailer, publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL },
+    // A project's environments go with it, their workloads handed to the agents (environments are created below).
+    { removeContents: (trx, projectId) => environments.removeProjectEnvironments(trx, projectId) },
+  );
 
   // Without an external issuer, Slipway's own provider signs users in; its tokens are verified the same way.
   const builtInIdentity =
     deps.config.oidc === undefined && deps.config.publicUrl !== undefined
-      ? await setUpBuiltInIdentity({ database: deps.database, clock, publicUrl: deps.config.publicUrl, mailer })
+      ? await setUpBuiltInIdentity({
+          database: deps.database,
+          clock,
+          publicUrl: deps.config.publicUrl,
+          mailer,
+          // SLIPWAY_SIGNUP, invite unless given: sign-up asks about pending invitations and bootstrapped users here.
+          signUp: { mode: deps.config.signUp ?? 'invite', invitations: services.invitations, users: services.users },
+        })
       : undefined;
   const trustedIssuer = deps.config.oidc ?? builtInIdentity?.verifier;
   const verifyUserJwt = trustedIssuer === undefined ? undefined : createOidcVerifier(trustedIssuer);
@@ -365,7 +381,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clock,
     clusters,
     variables,
-    deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
+    deploymentGate: (organizationId, clusterId) => clusters.admitDeployment(organizationId, clusterId),
     services: {
       listEnvironmentServices: (environmentId) => environmentServices.listEnvironmentServices(environmentId),
       removeEnvironmentServices: (trx, environmentId, options) => environmentServices.removeEnvironmentServices(trx, environmentId, options),
@@ -406,6 +422,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       clusterRunsLocally: async (clusterId) => (await clusters.isLocalCluster(clusterId)) || (await agents.driverOf(clusterId)) === 'local',
       sharedPostgres: sharedPostgresAddress(deps.config.localPostgresUrl),
     },
+    appsDomain: deps.config.appsDomain ?? 'localhost',
   });
   // Path globs deciding whether a git push deploys an application (docs/service-kinds.md).
   const deploymentRestrictions = createDeploymentRestrictionsService({ db: deps.database.db, clock, services: environmentServices });
@@ -417,7 +434,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     appsDomain: deps.config.appsDomain ?? 'localhost',
     resolver: createNodeDomainResolver({ servers: deps.config.dnsServers ?? [] }),
     services: environmentServices,
-    environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
+  });
+  // Where applications and containers are reached from outside (listApplicationLinks, listContainerLinks).
+  const serviceLinks = createServiceLinks({
+    services: environmentServices,
+    verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
+    appsPort: () => localAgent?.appsAddress.port ?? deps.config.appsPort ?? 8000,
   });
   // Service actions, status, history and logs (docs/service-deployments.md): the deployments keep their snapshots.
   const serviceDeployments = createServiceDeploymentsService({
@@ -426,7 +448,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     services: environmentServices,
     environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
     variables,
-    deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
+    deploymentGate: (organizationId, clusterId) => clusters.admitDeployment(organizationId, clusterId),
     metering: billing.metering,
     wakeWorkers: () => worker.wake(),
     events: {
@@ -503,7 +525,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     environmentOf: (environmentId) => environments.findEnvironmentSummary(environmentId),
     gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
     verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
-    hostnameOf: (serviceName, environmentName) => serviceHostname(serviceName, environmentName, deps.config.appsDomain ?? 'localhost'),
+    hostnameOf: (serviceId) => environmentServices.publicHostnameOf(serviceId),
     internalAddressOf: (serviceId) => environmentServices.internalAddressOf(serviceId),
     openValue: (variable) => variables.openSnapshotValue(variable),
   });
@@ -713,6 +735,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     registerServiceDeploymentRoutes(api, serviceDeployments, SERVICE_KIND_DEFINITIONS);
     registerDeploymentRestrictionRoutes(api, deploymentRestrictions);
     registerCustomDomainRoutes(api, customDomains);
+    registerServiceLinkRoutes(api, serviceLinks);
     registerWebhookRoutes(api, webhooks);
     registerOrganizationEventRoutes(api, organizationEvents);
   });
@@ -738,6 +761,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       version: SLIPWAY_VERSION,
       onTrouble: (message) => app.log.warn({ agent: 'local' }, message),
       concurrency: deps.config.agentConcurrency,
+      isolation: deps.config.workloadIsolation ?? 'strict',
+      // The whole data directory: the database, the key file, every service's files.
+      protectedPaths: deps.config.dataDir === undefined ? [] : [deps.config.dataDir],
     });
     app.log.info({ apps: `http://${localAgent.appsAddress.address}:${localAgent.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
     deps.onLocalAgent?.(localAgent);

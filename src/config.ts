@@ -13,6 +13,12 @@ export interface Config {
   /** postgres://… when set; otherwise the embedded SQLite database under dataDir. */
   databaseUrl: string | undefined;
   oidc: { issuer: string; audience: string } | undefined;
+  /**
+   * SLIPWAY_SIGNUP (default invite): who may create an account at the built-in identity provider. `invite`: only an
+   * address with a pending invitation to some organization; `open`: anyone; `closed`: nobody. In every mode the
+   * address `slipway admin bootstrap` named may create its account. docs/identity.md.
+   */
+  signUp: SignUpMode;
   egressIps: string[];
   logLevel: LogLevel;
   /**
@@ -83,9 +89,22 @@ export interface Config {
    * local agent creates POSTGRESQL databases, instead of running a server of their own for each.
    */
   localPostgresUrl: string | undefined;
+  /**
+   * SLIPWAY_WORKLOAD_ISOLATION (default strict): `strict` runs every process of a service under a uid of its own in a
+   * sandbox that hides the data directory and other processes, and refuses to deploy where the host cannot (the
+   * agent not root, no bubblewrap); `none` runs workloads unconfined as the agent's own user (a developer's laptop).
+   * docs/security.md.
+   */
+  workloadIsolation: WorkloadIsolation;
 }
 
+export const WORKLOAD_ISOLATIONS = ['strict', 'none'] as const;
+export type WorkloadIsolation = (typeof WORKLOAD_ISOLATIONS)[number];
+
 export type SecretKeySource = { kind: 'value'; key: Buffer } | { kind: 'file'; file: string };
+
+export const SIGN_UP_MODES = ['invite', 'open', 'closed'] as const;
+export type SignUpMode = (typeof SIGN_UP_MODES)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -202,6 +221,14 @@ function parseOidc(env: Env): Config['oidc'] {
     throw new ConfigError('SLIPWAY_OIDC_AUDIENCE', 'is required when SLIPWAY_OIDC_ISSUER is set');
   }
   return { issuer, audience };
+}
+
+function parseSignUp(env: Env): SignUpMode {
+  const raw = read(env, 'SLIPWAY_SIGNUP');
+  if (raw === undefined) return 'invite';
+  const mode = SIGN_UP_MODES.find((candidate) => candidate === raw.toLowerCase());
+  if (mode === undefined) throw new ConfigError('SLIPWAY_SIGNUP', `must be one of ${SIGN_UP_MODES.join(', ')}, got "${raw}"`);
+  return mode;
 }
 
 function parseEgressIps(env: Env): string[] {
@@ -382,6 +409,14 @@ function parseTemplateCatalogUrl(env: Env): string | undefined {
   return raw;
 }
 
+function parseWorkloadIsolation(env: Env): WorkloadIsolation {
+  const raw = read(env, 'SLIPWAY_WORKLOAD_ISOLATION');
+  if (raw === undefined) return 'strict';
+  const value = WORKLOAD_ISOLATIONS.find((isolation) => isolation === raw.toLowerCase());
+  if (value === undefined) throw new ConfigError('SLIPWAY_WORKLOAD_ISOLATION', `must be one of ${WORKLOAD_ISOLATIONS.join(', ')}, got "${raw}"`);
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = parseHost(env);
   const port = parsePort(env);
@@ -395,6 +430,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: parseDatabaseUrl(env),
     oidc: parseOidc(env),
+    signUp: parseSignUp(env),
     egressIps: parseEgressIps(env),
     logLevel: parseLogLevel(env),
     secretKey: parseSecretKey(env, dataDir),
@@ -410,6 +446,7 @@ export function loadConfig(env: Env = process.env): Config {
     appsPort: parseAppsPort(env),
     agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),
+    workloadIsolation: parseWorkloadIsolation(env),
   };
 }
 

@@ -243,6 +243,27 @@ describeEachDatabase(
       expect(expectErrorBody(late, 409).message).toContain('already ended');
     });
 
+    it('validates an operator request only once its caller is authenticated, and checks an enrollment token without using it up', async () => {
+      const { owner, organizationId, credential } = await world();
+      const auth = `Bearer ${credential}`;
+      // What answers 401 without the credential (route-security's sweep) is validated, field by field, with it.
+      const heartbeat = expectErrorBody(await ctx().call(auth, { method: 'POST', url: '/operator/v1/heartbeat', payload: { unexpected: 1 } }), 400);
+      expect(heartbeat.details).toContainEqual({ field: '/unexpected', message: 'is not an allowed field' });
+      expectErrorBody(await ctx().call(auth, { method: 'GET', url: '/operator/v1/tasks/not-a-uuid' }), 400);
+      expect(expectErrorBody(await ctx().call(auth, { method: 'POST', url: '/operator/v1/report', payload: {} }), 400).details).toContainEqual({ field: '/status', message: 'is required' });
+
+      // A live enrollment token beside a field enrollment does not take: 400, and the token was only checked, not used.
+      const { enrollmentToken } = await clusterWithEnrollment(organizationId, owner);
+      const enroll = (payload: Record<string, unknown>) => ctx().call(undefined, { method: 'POST', url: '/operator/v1/enroll', payload });
+      expect(expectErrorBody(await enroll({ enrollment_token: enrollmentToken, unexpected: 1 }), 400).details).toEqual([{ field: '/unexpected', message: 'is not an allowed field' }]);
+      const enrolled = await enroll({ enrollment_token: enrollmentToken });
+      expect(enrolled.statusCode, enrolled.body).toBe(200);
+      // Used once, it is a wrong credential: refused before the body is validated.
+      const replay = expectErrorBody(await enroll({ enrollment_token: enrollmentToken, unexpected: 1 }), 401);
+      expect(replay.message).toBe('enrollment token is invalid, expired or already used');
+      expect(replay.details).toBeUndefined();
+    });
+
     it('offers a task again once its lease runs out, and the old holder is refused', async () => {
       const { owner, environmentId, client } = await world();
       await deploy(owner.auth, environmentId);

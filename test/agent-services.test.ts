@@ -49,11 +49,14 @@ describeEachDatabase('services through the agent', (ctx) => {
 
   interface World {
     owner: TestUser;
+    projectId: string;
     environmentId: string;
     environmentName: string;
     webId: string;
     workerId: string;
     databaseId: string;
+    /** The cluster's operator credential, for requests the client would not send. */
+    credential: string;
     client: AgentClient;
   }
 
@@ -78,7 +81,7 @@ describeEachDatabase('services through the agent', (ctx) => {
       healthchecks: {},
     });
     const databaseId = await created(owner.auth, `/environment/${environmentId}/database`, { name: 'orders', type: 'POSTGRESQL', version: '16', mode: 'CONTAINER' });
-    return { owner, environmentId, environmentName, webId, workerId, databaseId, client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }) };
+    return { owner, projectId, environmentId, environmentName, webId, workerId, databaseId, credential, client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }) };
   }
 
   /**
@@ -103,6 +106,15 @@ describeEachDatabase('services through the agent', (ctx) => {
       seq += 1;
       await w.client.reportProgress(task.id, { lease_id: task.lease_id, seq, event });
     }
+  }
+
+  /** The web application's public hostname, from its default link (listApplicationLinks). */
+  async function ownHostname(w: World): Promise<string> {
+    const links = await ctx().call(w.owner.auth, { method: 'GET', url: `/application/${w.webId}/link` });
+    expect(links.statusCode, links.body).toBe(200);
+    const url = links.json<{ results: Array<{ url: string }> }>().results[0]?.url;
+    if (url === undefined) throw new Error(`no link: ${links.body}`);
+    return new URL(url).hostname;
   }
 
   async function state(w: World, noun: 'application' | 'database', id: string): Promise<string> {
@@ -148,7 +160,9 @@ describeEachDatabase('services through the agent', (ctx) => {
 
     expect(web.environment).toEqual({ id: w.environmentId, name: w.environmentName, mode: 'STAGING' });
     expect(web.git).toEqual({ url: 'https://github.com/acme/web', branch: 'release', commit_id: null, root_path: '/', credentials: { provider: 'GITHUB', token: GIT_TOKEN_VALUE } });
-    expect(web.routing.hostnames).toEqual([`web-${w.environmentName}.localhost`]);
+    // The service's own hostname, as its link names it: its names, and 8 characters that are its own.
+    expect(web.routing.hostnames).toEqual([await ownHostname(w)]);
+    expect(web.routing.hostnames[0]).toMatch(new RegExp(`^web-${w.environmentName}-[a-z2-7]{8}\\.localhost$`));
     // Without a public port a service is not routed.
     expect(worker.routing.hostnames).toEqual([]);
     // Inside the environment an application answers on its own loopback address, which its built-in names; one
@@ -212,7 +226,7 @@ describeEachDatabase('services through the agent', (ctx) => {
     // Not deployed yet: nothing of the environment runs on the cluster.
     expect((await w.client.resolveRoutes([w.webId, w.workerId])).routes).toEqual([]);
     await deployEnvironment(w);
-    const own = `web-${w.environmentName}.localhost`;
+    const own = await ownHostname(w);
     const unknown = '00000000-0000-4000-8000-000000000000';
     expect((await w.client.resolveRoutes([w.webId, w.workerId, unknown])).routes).toEqual([
       { service_id: w.webId, hostnames: [own] },
@@ -234,7 +248,9 @@ describeEachDatabase('services through the agent', (ctx) => {
     // Another cluster's agent learns nothing of these services; ids that are not ids are refused.
     const other = await world();
     expect((await other.client.resolveRoutes([w.webId])).routes).toEqual([]);
-    expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, '/operator/v1/routes', { service_ids: ['not-a-uuid'] }), 400);
+    // (Refused only to an authenticated agent: without the credential, the same request is a 401 naming nothing.)
+    expectErrorBody(await post(`Bearer ${other.credential}`, '/operator/v1/routes', { service_ids: ['not-a-uuid'] }), 400);
+    expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, '/operator/v1/routes', { service_ids: ['not-a-uuid'] }), 401);
   });
 
   it('gives databases of clusters without a local-driver agent their placeholder address, and a local port kept for life', async () => {
@@ -271,7 +287,9 @@ describeEachDatabase('services through the agent', (ctx) => {
     await expect(other.client.appendWorkloadLogs(w.webId, [{ at: new Date().toISOString(), stream: 'stdout', line: 'forged' }])).rejects.toMatchObject({ status: 404 });
     const refused = await post(`Bearer ${'slwo_not-a-credential'}`, `/operator/v1/workloads/${w.webId}/logs`, { lines: [{ at: new Date().toISOString(), stream: 'stdout', line: 'x' }] });
     expect(refused.statusCode).toBe(401);
-    expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, `/operator/v1/workloads/not-a-uuid/logs`, { lines: [] }), 400);
+    // The credential is checked first: a malformed path is a 401 without it, and a 400 only with it.
+    expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, `/operator/v1/workloads/not-a-uuid/logs`, { lines: [] }), 401);
+    expectErrorBody(await post(`Bearer ${w.credential}`, `/operator/v1/workloads/not-a-uuid/logs`, { lines: [] }), 400);
   });
 
   it("shows a crashing workload in its service's status, from its own cluster's agent only, until the next deployment", async () => {
@@ -356,6 +374,34 @@ describeEachDatabase('services through the agent', (ctx) => {
     ]);
     expect(teardowns.map((task) => task.subject_id).sort()).toEqual([w.webId, w.workerId, w.databaseId].sort());
     expect(await ctx().database.db.selectFrom('services').select('id').where('environment_id', '=', w.environmentId).execute()).toEqual([]);
+  });
+
+  it("hands every deployed service's teardown to the agent when their project is deleted, and removes its environments", async () => {
+    const w = await world();
+    await deployEnvironment(w);
+    const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/project/${w.projectId}` });
+    expect(removed.statusCode, removed.body).toBe(204);
+    const teardowns = await leaseTasks(w, 3);
+    expect(teardowns.map((task) => [task.subject_type, task.action])).toEqual([
+      ['SERVICE_TEARDOWN', 'delete'],
+      ['SERVICE_TEARDOWN', 'delete'],
+      ['SERVICE_TEARDOWN', 'delete'],
+    ]);
+    expect(teardowns.map((task) => task.subject_id).sort()).toEqual([w.webId, w.workerId, w.databaseId].sort());
+    expect(await ctx().database.db.selectFrom('environments').select('id').where('project_id', '=', w.projectId).execute()).toEqual([]);
+    expect((await ctx().call(w.owner.auth, { method: 'GET', url: `/project/${w.projectId}` })).statusCode).toBe(404);
+  });
+
+  it('refuses to delete a project while an agent works on one of its environments, and deletes nothing', async () => {
+    const w = await world();
+    expect((await post(w.owner.auth, `/environment/${w.environmentId}/deploy`)).statusCode).toBe(202);
+    // The agent takes the first stage (the database) and has not settled it.
+    const [first] = await leaseTasks(w, 1);
+    await settle(w, first as AgentTask, ['take']);
+    const refused = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/project/${w.projectId}` });
+    expect(refused.statusCode, refused.body).toBe(409);
+    expect((await ctx().call(w.owner.auth, { method: 'GET', url: `/project/${w.projectId}` })).statusCode).toBe(200);
+    expect((await ctx().call(w.owner.auth, { method: 'GET', url: `/environment/${w.environmentId}` })).statusCode).toBe(200);
   });
 
   it('restarts only the services rebootServices names, and stops only deployed ones', async () => {

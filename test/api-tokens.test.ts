@@ -5,6 +5,7 @@ import { covers, grantsOfRole, grantsOfToken, type Grant } from '../src/auth/per
 import { recogniseToken } from '../src/auth/tokens.ts';
 import { describeEachDatabase, uniqueName } from './support/test-app.ts';
 import { expectErrorBody } from './support/error-body.ts';
+import { createRevealWorld, expectMasked, expectRevealed, expectRevealRefused, revealingUrls } from './support/secret-reveal.ts';
 
 /**
  * Organization API tokens: minting (value shown once, hashed at rest), listing with filters, revocation, expiry,
@@ -322,6 +323,30 @@ describeEachDatabase('API tokens', (ctx) => {
     expectErrorBody(await listTokens(developerRoleWriteScope, organizationId), 403);
   });
 
+  it('only an ADMIN-scoped token reveals secret values; READ, WRITE and DEPLOY tokens get 403 naming secrets:reveal, and the masked answer', async () => {
+    const { owner, organizationId, fixture } = await createRevealWorld(ctx());
+    const password = expectRevealed(await ctx().call(owner.auth, { method: 'GET', url: `${revealingUrls(fixture)[1]}?reveal=true` }), fixture);
+    const scoped = async (scope: string) => tokenAuth((await createdToken(owner.auth, organizationId, { name: `reveal ${scope}`, scope })).token);
+    const admin = await scoped('ADMIN');
+    const others = { READ: await scoped('READ'), WRITE: await scoped('WRITE'), DEPLOY: await scoped('DEPLOY') };
+    // A role narrows too: the ADMIN role with the WRITE scope holds what both allow, which is no reveal.
+    const adminRoleWriteScope = tokenAuth(
+      (await createdToken(owner.auth, organizationId, { name: 'admin role, write scope', role_id: await roleId(owner.auth, organizationId, 'ADMIN'), scope: 'WRITE' })).token,
+    );
+    const developerRole = tokenAuth(
+      (await createdToken(owner.auth, organizationId, { name: 'developer role', role_id: await roleId(owner.auth, organizationId, 'DEVELOPER') })).token,
+    );
+    for (const url of revealingUrls(fixture)) {
+      expect(expectRevealed(await ctx().call(admin, { method: 'GET', url: `${url}?reveal=true` }), fixture)).toBe(password);
+      for (const [label, auth] of Object.entries({ ...others, adminRoleWriteScope, developerRole })) {
+        const refused = await ctx().call(auth, { method: 'GET', url: `${url}?reveal=true` });
+        expect(refused.statusCode, `${label} ${url}`).toBe(403);
+        expectRevealRefused(refused, password);
+        expectMasked(await ctx().call(auth, { method: 'GET', url }), fixture, password);
+      }
+    }
+  });
+
   it('an ADMIN-role token may manage tokens', async () => {
     const { owner, organizationId } = await ctx().signUpWithOrganization();
     const auth = tokenAuth((await createdToken(owner.auth, organizationId, { name: 'admin', role_id: await roleId(owner.auth, organizationId, 'ADMIN') })).token);
@@ -524,7 +549,9 @@ describe('token grants', () => {
   const sorted = (grants: ReadonlySet<Grant>) => [...grants].sort();
 
   it('gives each scope its grants, and a role with a scope only what both allow', () => {
-    expect(sorted(grantsOfToken(null, 'ADMIN'))).toEqual(['admin', 'deploy', 'read', 'write']);
+    expect(sorted(grantsOfToken(null, 'ADMIN'))).toEqual(['admin', 'deploy', 'read', 'reveal', 'write']);
+    expect(sorted(grantsOfToken('ADMIN', null))).toEqual(['admin', 'deploy', 'read', 'reveal', 'write']);
+    expect(sorted(grantsOfToken('DEVELOPER', null))).toEqual(['deploy', 'read', 'write']);
     expect(sorted(grantsOfToken(null, 'WRITE'))).toEqual(['read', 'write']);
     expect(sorted(grantsOfToken(null, 'DEPLOY'))).toEqual(['deploy', 'read']);
     expect(sorted(grantsOfToken(null, 'READ'))).toEqual(['read']);
@@ -543,5 +570,9 @@ describe('token grants', () => {
     expect(covers(grantsOfRole('VIEWER'), grantsOfToken(null, 'DEPLOY'))).toBe(false);
     expect(covers(grantsOfToken(null, 'DEPLOY'), grantsOfToken(null, 'WRITE'))).toBe(false);
     expect(covers(grantsOfToken(null, 'READ'), grantsOfToken('VIEWER', null))).toBe(true);
+    // Reveal is handed on only by those who hold it: a custom role's token may reveal, so only a revealer mints one.
+    expect(covers(grantsOfRole('ADMIN'), grantsOfToken('any custom role', null, 'CUSTOM'))).toBe(true);
+    expect(covers(grantsOfRole('DEVELOPER'), grantsOfToken('any custom role', null, 'CUSTOM'))).toBe(false);
+    expect(covers(grantsOfRole('DEVELOPER'), grantsOfToken('any custom role', 'WRITE', 'CUSTOM'))).toBe(true);
   });
 });

@@ -98,7 +98,10 @@ describeEachDatabase('slipway agent', (ctx) => {
     const status = () => call('GET', `/application/${applicationId}/status`).then((response) => response.json<{ state: string; message: string | null }>());
     const deployed = await eventually(status, (s) => s.state === 'DEPLOYED' || s.state.endsWith('_ERROR'), 'DEPLOYED');
     expect(deployed.state, deployed.message ?? '').toBe('DEPLOYED');
-    const hostname = `hello-${environmentName}.localhost`;
+    // Its own hostname, as its link names it (the URL's port is the server's apps proxy, not this agent's).
+    const link = (await call('GET', `/application/${applicationId}/link`)).json<{ results: Array<{ url: string }> }>().results[0];
+    const hostname = new URL(link?.url ?? 'http://missing').hostname;
+    expect(hostname).toMatch(new RegExp(`^hello-${environmentName}-[a-z2-7]{8}\\.localhost$`));
     const first = await requestThroughProxy(appsPort, hostname);
     expect(first.status, first.body).toBe(200);
     const answer = JSON.parse(first.body) as HelloAnswer;

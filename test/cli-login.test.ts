@@ -77,7 +77,8 @@ for (const dialect of TEST_DIALECTS) {
     let env: Record<string, string | undefined>;
 
     beforeAll(async () => {
-      ctx = await startIdentityTestApp(dialect);
+      // Strangers create accounts to sign in with: who may sign up is test/sign-up.test.ts's subject.
+      ctx = await startIdentityTestApp(dialect, { signUp: 'open' });
     });
     afterAll(async () => {
       await ctx?.close();

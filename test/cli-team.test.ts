@@ -45,7 +45,8 @@ for (const dialect of TEST_DIALECTS) {
 
     beforeAll(async () => {
       smtp = await startTestSmtpServer();
-      server = await startSlipwayServer(dialect, { SLIPWAY_SMTP_URL: smtp.url, SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>' });
+      // Alice and Carol sign up uninvited to found their organizations: sign-up is open on this server.
+      server = await startSlipwayServer(dialect, { SLIPWAY_SMTP_URL: smtp.url, SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>', SLIPWAY_SIGNUP: 'open' });
       // The server process really runs on the database this suite is for.
       expect(server.output()).toMatch(new RegExp(`"database":"${dialect}"[^\n]*"msg":"slipway is serving"`));
     }, 60_000);

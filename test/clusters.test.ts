@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { createLocalClusterGrants } from '../src/modules/clusters/clusters.local-grants.ts';
 import { CLUSTER_STATES, CLUSTER_TRANSITIONS, requestedState, transitionOf } from '../src/modules/clusters/clusters.states.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { clusterWithEnrollmentToken } from './support/agent-cluster.ts';
@@ -9,7 +10,8 @@ import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from '.
  * Clusters (SPEC.md "Clusters", "States and transitions"; issue 7): the state machine's table, and clusters walked
  * through their lifecycle by the real job worker on a real database — a LOCAL cluster from create to delete, a
  * self-managed cluster whose deploy waits for its operator's report, a MANAGED cluster that fails honestly without
- * a provisioner, locks, upgrades, cancellation and every illegal action answered 409 with the state named.
+ * a provisioner, locks, upgrades, cancellation and every illegal action answered 409 with the state named, and LOCAL
+ * clusters only for organizations the installation's operator allows.
  */
 
 interface ClusterStatusView {
@@ -86,9 +88,15 @@ describeEachDatabase(
     async function action(clusterId: string, verb: string) {
       return ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster/${clusterId}/${verb}` });
     }
+    /** A new organization the installation's operator allows LOCAL clusters, as most tests here walk one. */
+    async function organizationAllowedLocalClusters(): Promise<{ owner: TestUser; organizationId: string }> {
+      const signedUp = await ctx().signUpWithOrganization();
+      await ctx().allowLocalClusters(signedUp.organizationId);
+      return signedUp;
+    }
 
     it('walks a LOCAL cluster: create → deploy → DEPLOYED → lock → upgrade refused → unlock → upgrade → stop → delete', async () => {
-      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      ({ owner, organizationId } = await organizationAllowedLocalClusters());
       const created = await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('local') });
       expect(created.statusCode, created.body).toBe(201);
       const cluster = created.json<ClusterView>();
@@ -161,7 +169,7 @@ describeEachDatabase(
     });
 
     it('lists statuses as id and status only, and marks an edited deployed cluster OUT_OF_DATE until redeployed', async () => {
-      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      ({ owner, organizationId } = await organizationAllowedLocalClusters());
       const name = uniqueName('edit');
       const cluster = (await createCluster({ ...LOCAL_CLUSTER, name })).json<ClusterView>();
       await action(cluster.id, 'deploy');
@@ -192,7 +200,7 @@ describeEachDatabase(
     });
 
     it('answers 400 for bad bodies and delete options, 409 for a taken name (one winner of parallel creates)', async () => {
-      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      ({ owner, organizationId } = await organizationAllowedLocalClusters());
       expectErrorBody(await createCluster({ ...LOCAL_CLUSTER, cloud_provider: 'AWS' }), 400);
       expectErrorBody(await createCluster({ ...LOCAL_CLUSTER, kubernetes: 'SELF_MANAGED', cloud_provider: 'AWS' }), 400);
       expectErrorBody(await createCluster({ ...LOCAL_CLUSTER, min_running_nodes: 3, max_running_nodes: 2 }), 400);
@@ -237,7 +245,7 @@ describeEachDatabase(
     });
 
     it('stops counting a lock once its ttl_in_days have passed; of two concurrent locks one wins', async () => {
-      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      ({ owner, organizationId } = await organizationAllowedLocalClusters());
       const cluster = (await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('ttl') })).json<ClusterView>();
       const locks = await Promise.all(
         ['first', 'second', 'third'].map((reason) => ctx().call(owner.auth, { method: 'POST', url: `/cluster/${cluster.id}/lock`, payload: { reason, ttl_in_days: 1 } })),
@@ -263,7 +271,7 @@ describeEachDatabase(
     });
 
     it('refuses deploys with 402 while billing is invalid (an invoice unpaid for over a week), but still lets a cluster stop', async () => {
-      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      ({ owner, organizationId } = await organizationAllowedLocalClusters());
       const cluster = (await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('billing') })).json<ClusterView>();
       await action(cluster.id, 'deploy');
       await waitForStatus(ctx(), owner.auth, organizationId, cluster.id, 'DEPLOYED');
@@ -296,7 +304,7 @@ describeEachDatabase(
     });
 
     it('attaches labels groups of the organization only, and keeps an attached group from being deleted', async () => {
-      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      ({ owner, organizationId } = await organizationAllowedLocalClusters());
       const group = await ctx().call(owner.auth, {
         method: 'POST',
         url: `/organization/${organizationId}/labelsGroups`,
@@ -314,13 +322,81 @@ describeEachDatabase(
     });
 
     it('runs a dry run to DRY_RUN without deploying, and cancels a queued action', async () => {
-      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      ({ owner, organizationId } = await organizationAllowedLocalClusters());
       const cluster = (await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('dry') })).json<ClusterView>();
       const dry = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster/${cluster.id}/deploy?dry_run=true` });
       expect(dry.statusCode).toBe(201);
       const done = await waitForStatus(ctx(), owner.auth, organizationId, cluster.id, 'DRY_RUN');
       expect(done.is_deployed).toBe(false);
       expect(expectErrorBody(await action(cluster.id, 'cancel'), 409).message).toContain('DRY_RUN');
+    });
+
+    it('refuses LOCAL clusters without the operator\'s grant: creation and every deployment onto one answer 403, until allowed; denied, refused again while what runs keeps running', async () => {
+      ({ owner, organizationId } = await ctx().signUpWithOrganization());
+      const grants = createLocalClusterGrants({ db: ctx().database.db, clock: ctx().clock });
+      const post = (url: string, payload?: Record<string, unknown>) => ctx().call(owner.auth, { method: 'POST', url, ...(payload === undefined ? {} : { payload }) });
+      const refusedForGrant = (response: Awaited<ReturnType<typeof post>>) => {
+        const body = expectErrorBody(response, 403);
+        expect(body.message).toContain("installation operator's permission");
+        expect(body.message).toContain(`slipway admin local-clusters allow --organization ${organizationId}`);
+        return body;
+      };
+
+      // Never allowed: no LOCAL cluster is created, and nothing is written; other kinds are not concerned.
+      expect(refusedForGrant(await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('local') })).message).toMatch(/^creating a LOCAL cluster needs/);
+      expect((await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster` })).json()).toEqual({ results: [] });
+      expect((await createCluster({ name: uniqueName('eks'), region: 'eu-west-3', cloud_provider: 'AWS', kubernetes: 'MANAGED' })).statusCode).toBe(201);
+
+      // Allowed (what `slipway admin local-clusters allow` writes): created, deployed, and an environment's service on it deploys.
+      expect((await grants.allow(organizationId, 'test')).changed).toBe(true);
+      const created = await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('local') });
+      expect(created.statusCode, created.body).toBe(201);
+      const cluster = created.json<ClusterView>();
+      expect((await action(cluster.id, 'deploy')).statusCode).toBe(201);
+      await waitForStatus(ctx(), owner.auth, organizationId, cluster.id, 'DEPLOYED');
+      const projectId = (await post(`/organization/${organizationId}/project`, { name: uniqueName('project') })).json<{ id: string }>().id;
+      const environment = await post(`/project/${projectId}/environment`, { name: uniqueName('env'), cluster: cluster.id, mode: 'STAGING' });
+      expect(environment.statusCode, environment.body).toBe(201);
+      const environmentId = environment.json<{ id: string }>().id;
+      const application = await post(`/environment/${environmentId}/application`, {
+        name: 'web',
+        git_repository: { url: 'https://github.com/acme/web', provider: 'GITHUB' },
+        healthchecks: {},
+      });
+      expect(application.statusCode, application.body).toBe(201);
+      const applicationId = application.json<{ id: string }>().id;
+
+      // Denied: every deployment onto the cluster is refused, whoever's path it takes; what runs is left as it is.
+      expect(await grants.deny(organizationId)).toMatchObject({ changed: true, local_clusters: 1 });
+      for (const refused of [
+        await action(cluster.id, 'deploy'),
+        await action(cluster.id, 'restart'),
+        await post(`/cluster/${cluster.id}/upgrade`),
+        await post(`/environment/${environmentId}/deploy`),
+        await post(`/application/${applicationId}/deploy`, {}),
+      ]) {
+        expect(refusedForGrant(refused).message).toMatch(/^deploying onto the LOCAL cluster ".*" needs/);
+      }
+      refusedForGrant(await createCluster({ ...LOCAL_CLUSTER, name: uniqueName('local') }));
+      expect((await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${cluster.id}/status` })).json<ClusterStatusView>().status).toBe('DEPLOYED');
+      expect((await ctx().call(owner.auth, { method: 'GET', url: `/application/${applicationId}/status` })).json<{ state: string }>().state).toBe('READY');
+      expect(await grants.deny(organizationId)).toMatchObject({ changed: false });
+
+      // Allowed again: deployments are accepted once more (the application's waits for the cluster's agent).
+      expect((await grants.allow(organizationId, 'test')).changed).toBe(true);
+      const deploy = await post(`/application/${applicationId}/deploy`, {});
+      expect(deploy.statusCode, deploy.body).toBe(202);
+      expect(deploy.json<{ state: string }>().state).toBe('QUEUED');
+      expect((await grants.allow(organizationId, 'test')).changed).toBe(false);
+    });
+
+    it('lets one of concurrent grants of an organization win and the others find it given', async () => {
+      const { organizationId: allowedId } = await ctx().signUpWithOrganization();
+      const grants = createLocalClusterGrants({ db: ctx().database.db, clock: ctx().clock });
+      const answers = await Promise.all([0, 1, 2, 3].map(() => grants.allow(allowedId, 'test')));
+      expect(answers.filter((answer) => answer.changed)).toHaveLength(1);
+      expect(new Set(answers.map((answer) => answer.grant.granted_at)).size).toBe(1);
+      await expect(grants.allow('no such organization', 'test')).rejects.toMatchObject({ kind: 'not_found' });
     });
   },
   {},
@@ -331,6 +407,7 @@ describeEachDatabase(
   (ctx) => {
     it('cancels a queued deploy at once: its job is withdrawn and never runs', async () => {
       const { owner, organizationId } = await ctx().signUpWithOrganization();
+      await ctx().allowLocalClusters(organizationId);
       const cluster = (
         await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster`, payload: { ...LOCAL_CLUSTER, name: uniqueName('c') } })
       ).json<ClusterView>();
@@ -396,6 +473,7 @@ describeEachDatabase(
 
     it('answers the operator bootstrap with a fresh one-time token that replaces the unused one', async () => {
       const { owner, organizationId } = await ctx().signUpWithOrganization();
+      await ctx().allowLocalClusters(organizationId);
       const { clusterId, enrollmentToken } = await selfManagedCluster(organizationId, owner);
       const bootstrap = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster/${clusterId}/operatorBootstrap` });
       expect(bootstrap.statusCode, bootstrap.body).toBe(200);

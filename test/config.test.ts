@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       dataDir: path.resolve('./.slipway'),
       databaseUrl: undefined,
       oidc: undefined,
+      signUp: 'invite',
       egressIps: [],
       logLevel: 'info',
       publicUrl: 'http://127.0.0.1:8080',
@@ -53,6 +54,7 @@ describe('loadConfig', () => {
       appsPort: 8000,
       agentConcurrency: 4,
       localPostgresUrl: undefined,
+      workloadIsolation: 'strict',
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -69,6 +71,7 @@ describe('loadConfig', () => {
       SLIPWAY_DATABASE_URL: 'postgres://slipway:secret@db.internal:5432/slipway',
       SLIPWAY_OIDC_ISSUER: 'https://accounts.example.com/realms/main',
       SLIPWAY_OIDC_AUDIENCE: 'slipway-api',
+      SLIPWAY_SIGNUP: 'Closed',
       SLIPWAY_EGRESS_IPS: ' 203.0.113.7, 2001:db8::1 ,,198.51.100.20',
       SLIPWAY_LOG_LEVEL: 'debug',
       SLIPWAY_PUBLIC_URL: 'https://deploy.example.com/',
@@ -85,6 +88,7 @@ describe('loadConfig', () => {
       SLIPWAY_APPS_PORT: '8443',
       SLIPWAY_AGENT_CONCURRENCY: '2',
       SLIPWAY_LOCAL_POSTGRES_URL: 'postgres://admin@127.0.0.1:5432/postgres',
+      SLIPWAY_WORKLOAD_ISOLATION: 'none',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -92,6 +96,7 @@ describe('loadConfig', () => {
       dataDir: path.resolve('var/slipway-data'),
       databaseUrl: 'postgres://slipway:secret@db.internal:5432/slipway',
       oidc: { issuer: 'https://accounts.example.com/realms/main', audience: 'slipway-api' },
+      signUp: 'closed',
       egressIps: ['203.0.113.7', '2001:db8::1', '198.51.100.20'],
       logLevel: 'debug',
       publicUrl: 'https://deploy.example.com',
@@ -108,6 +113,7 @@ describe('loadConfig', () => {
       appsPort: 8443,
       agentConcurrency: 2,
       localPostgresUrl: 'postgres://admin@127.0.0.1:5432/postgres',
+      workloadIsolation: 'none',
     });
   });
 
@@ -117,6 +123,26 @@ describe('loadConfig', () => {
     expect(loadConfig({ SLIPWAY_SECRET_KEY: key.toString('base64url') }).secretKey).toEqual({ kind: 'value', key });
     expect(loadConfig({ SLIPWAY_DATA_DIR: '/srv/slipway' }).secretKey).toEqual({ kind: 'file', file: '/srv/slipway/secret.key' });
     expect(loadConfig({ SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'false' }).gitAllowPrivateHosts).toBe(false);
+  });
+
+  it('reads SLIPWAY_WORKLOAD_ISOLATION as strict (the default) or none, and refuses anything else naming it', () => {
+    expect(loadConfig({}).workloadIsolation).toBe('strict');
+    expect(loadConfig({ SLIPWAY_WORKLOAD_ISOLATION: ' NONE ' }).workloadIsolation).toBe('none');
+    for (const raw of ['off', 'false', 'loose', 'strictest']) {
+      const error = configErrorOf({ SLIPWAY_WORKLOAD_ISOLATION: raw });
+      expect(error.variable).toBe('SLIPWAY_WORKLOAD_ISOLATION');
+      expect(error.message).toContain('strict, none');
+    }
+  });
+
+  it('reads SLIPWAY_SIGNUP as invite (the default), open or closed, and refuses anything else naming it', () => {
+    expect(loadConfig({}).signUp).toBe('invite');
+    for (const mode of ['invite', 'open', 'closed'] as const) expect(loadConfig({ SLIPWAY_SIGNUP: ` ${mode.toUpperCase()} ` }).signUp).toBe(mode);
+    for (const raw of ['yes', 'true', 'invited', 'anyone']) {
+      const error = configErrorOf({ SLIPWAY_SIGNUP: raw });
+      expect(error.variable).toBe('SLIPWAY_SIGNUP');
+      expect(error.message).toBe(`SLIPWAY_SIGNUP: must be one of invite, open, closed, got "${raw}"`);
+    }
   });
 
   it('runs the job worker unless SLIPWAY_RUN_JOBS is false', () => {

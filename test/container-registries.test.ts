@@ -18,6 +18,7 @@ import { openTestDatabase, TEST_DIALECTS, type TestDatabase } from './support/da
 import { expectErrorBody } from './support/error-body.ts';
 import { startOciRegistry, type TestOciRegistry } from './support/oci-registry-server.ts';
 import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.ts';
+import { connectionsDuring, EMBEDDED_IPV4_HOSTS } from './support/outbound-attempts.ts';
 import { describeEachDatabase, uniqueName } from './support/test-app.ts';
 
 /**
@@ -88,6 +89,34 @@ describe('outgoing registry requests', () => {
       const failure = await oci.check({ baseUrl }).catch((error: unknown) => error);
       expect(failure, baseUrl).toBeInstanceOf(OutboundFailure);
       expect((failure as OutboundFailure).kind).toBe('refused');
+    }
+  });
+
+  it('refuses IPv6 forms that carry a loopback, private or metadata IPv4 address without connecting', async () => {
+    const seen: Socket[] = [];
+    const listener = createTcpServer((socket) => {
+      seen.push(socket);
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    try {
+      const oci = createOciDistributionClient(createOutboundHttp({ allowPrivateHosts: false }));
+      for (const { host, form } of EMBEDDED_IPV4_HOSTS) {
+        const { result: failure, connections } = await connectionsDuring(() => oci.check({ baseUrl: `https://${host}:${port}` }).catch((error: unknown) => error));
+        expect(failure, form).toBeInstanceOf(OutboundFailure);
+        expect((failure as OutboundFailure).kind, form).toBe('refused');
+        expect((failure as OutboundFailure).message, form).toContain('host is a loopback or private address');
+        expect(connections, form).toEqual([]);
+      }
+      expect(seen).toEqual([]);
+      // The recorder and the listener do notice a connection: with private hosts allowed, the mapped form reaches it.
+      const allowed = createOciDistributionClient(createOutboundHttp({ allowPrivateHosts: true }, { timeoutMs: 2000 }));
+      const { connections } = await connectionsDuring(() => allowed.check({ baseUrl: `http://[::ffff:127.0.0.1]:${port}` }));
+      expect(connections).toEqual([`::ffff:7f00:1:${port}`]);
+      expect(seen.length).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
     }
   });
 
@@ -417,5 +446,19 @@ describeEachDatabase('container registry addresses without private hosts', (ctx)
     }
     const listed = await ctx().call(owner.auth, { method: 'GET', url });
     expect(listed.json()).toEqual({ results: [] });
+  });
+
+  it('refuses IPv6 addresses that carry a loopback, private or metadata IPv4 address, before any connection', async () => {
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
+    const url = `/organization/${organizationId}/containerRegistry`;
+    for (const { host, form } of EMBEDDED_IPV4_HOSTS) {
+      const payload = { name: uniqueName('embedded'), kind: 'GENERIC_CR', url: `https://${host}:5000` };
+      const { result: response, connections } = await connectionsDuring(() => ctx().call(owner.auth, { method: 'POST', url, payload }));
+      const body = expectErrorBody(response, 400);
+      expect(body.message, form).toContain('host is a loopback or private address');
+      expect(body.details, form).toEqual([{ field: '/url', message: 'host is a loopback or private address' }]);
+      expect(connections, form).toEqual([]);
+    }
+    expect((await ctx().call(owner.auth, { method: 'GET', url })).json()).toEqual({ results: [] });
   });
 });

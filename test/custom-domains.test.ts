@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceHostname } from '../src/engine/local/reverse-proxy.ts';
 import { normaliseDomain } from '../src/modules/custom-domains/custom-domains.verification.ts';
 import { startTestDnsServer } from './support/dns-server.ts';
 import { expectErrorBody } from './support/error-body.ts';
-import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
 
 /**
  * Custom domains of applications and containers (issue 8 part 3): CRUD with the reference's operation ids, one
@@ -24,6 +23,15 @@ interface DomainView {
   use_cdn: boolean;
   verification_record: { type: string; name: string; value: string };
   last_check: { status: string; details: string | null; checked_at: string } | null;
+}
+
+/** The service's own public hostname, from its default link (listApplicationLinks): what a CNAME must point at. */
+async function publicHostnameOf(app: TestApp, auth: string, applicationId: string): Promise<string> {
+  const links = await app.call(auth, { method: 'GET', url: `/application/${applicationId}/link` });
+  expect(links.statusCode, links.body).toBe(200);
+  const own = links.json<{ results: Array<{ url: string; is_platform_domain: boolean }> }>().results.find((link) => link.is_platform_domain);
+  if (own === undefined) throw new Error(`application ${applicationId} has no link of its own: ${links.body}`);
+  return new URL(own.url).hostname;
 }
 
 describe('custom domain names', () => {
@@ -85,11 +93,12 @@ describeEachDatabase(
         status: 'VALIDATION_PENDING',
         generate_certificate: true,
         use_cdn: false,
-        validation_domain: serviceHostname(applicationName, environmentName, APPS_DOMAIN),
+        validation_domain: await publicHostnameOf(ctx(), owner.auth, applicationId),
         verification_record: { type: 'TXT', name: `_slipway-challenge.${domain}` },
         last_check: null,
       });
-      expect(created.validation_domain.endsWith(`.${APPS_DOMAIN}`)).toBe(true);
+      // `<service>-<environment>-<8 characters of its id>` under the apps domain: the tenant's names, and its own.
+      expect(created.validation_domain).toMatch(new RegExp(`^${applicationName}-${environmentName}-[a-z2-7]{8}\\.${APPS_DOMAIN.replaceAll('.', '\\.')}$`));
       expect(created.verification_record.value).toMatch(/^slipway-verification=[0-9a-f]{32}$/);
 
       const listed = await ok<{ results: DomainView[] }>('GET', `/application/${applicationId}/customDomain`, undefined, 200);
@@ -150,7 +159,7 @@ describeEachDatabase(
 
     it('verifies through DNS: not configured, wrong host, CNAME to the service, apex with addresses and TXT, DNS failure', async () => {
       const app = await createApplication(true);
-      const target = serviceHostname(app.name, environmentName, APPS_DOMAIN);
+      const target = await publicHostnameOf(ctx(), owner.auth, app.id);
       dns.zone.set(target, { a: ['192.0.2.10'] });
       const create = async (domain: string) => ok<DomainView>('POST', `/application/${app.id}/customDomain`, { domain, generate_certificate: true }, 201);
       const status = async (created: DomainView) => ok<DomainView>('GET', `/application/${app.id}/customDomain/${created.id}/status`, undefined, 200);
@@ -253,7 +262,7 @@ describeEachDatabase(
 
       const listed = async () =>
         (await ctx().call(owner.auth, { method: 'GET', url: `/application/${app.id}/customDomain` })).json<{ results: DomainView[] }>().results;
-      const target = serviceHostname(appName, environmentName, APPS_DOMAIN);
+      const target = await publicHostnameOf(ctx(), owner.auth, app.id);
       for (const domain of await listed()) dns.zone.set(domain.domain, { cname: target });
       // Checked every 100 ms here: the fresh domain passes by itself; the one added 8 days ago is left to its owner.
       for (let waited = 0; (await listed()).find((domain) => domain.id === fresh.id)?.status !== 'VALIDATED' && waited < 10_000; waited += 100) {

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorBody } from './support/error-body.ts';
+import { createRevealFixture, expectMasked, expectRevealed, expectRevealRefused, revealingUrls, type RevealFixture } from './support/secret-reveal.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
 
 /**
@@ -10,6 +11,7 @@ import { describeEachDatabase, uniqueName, type TestUser } from './support/test-
 interface EnvironmentTypePermission {
   environment_type: string;
   permission: string;
+  reveal_secrets?: boolean;
 }
 
 interface CustomRoleView {
@@ -24,6 +26,11 @@ interface CustomRoleView {
 
 function permissionsOf(list: EnvironmentTypePermission[]): Record<string, string> {
   return Object.fromEntries(list.map((entry) => [entry.environment_type, entry.permission]));
+}
+
+/** The environment types an entry list reveals secret values on. */
+function revealsOf(list: EnvironmentTypePermission[]): string[] {
+  return list.filter((entry) => entry.reveal_secrets === true).map((entry) => entry.environment_type);
 }
 
 describeEachDatabase('custom roles', (ctx) => {
@@ -139,6 +146,11 @@ describeEachDatabase('custom roles', (ctx) => {
             ],
           },
         ],
+        [
+          'reveal_secrets without access',
+          { ...base, project_permissions: [{ project_id: projectId, permissions: [{ environment_type: 'STAGING', permission: 'NO_ACCESS', reveal_secrets: true }] }] },
+        ],
+        ['reveal_secrets not a boolean', { ...base, default_project_permissions: [{ environment_type: 'STAGING', permission: 'VIEWER', reveal_secrets: 'yes' }] }],
         ['unknown field', { ...base, admin: true }],
         ['blank name', { ...base, name: '   ' }],
       ];
@@ -306,6 +318,120 @@ describeEachDatabase('custom roles', (ctx) => {
       expectErrorBody(await call(owner.auth, 'GET', `${rolesUrl()}/${roleId}`), 404);
       const rules = await ctx().database.db.selectFrom('custom_role_projects').select('project_id').where('role_id', '=', roleId).execute();
       expect(rules).toEqual([]);
+    });
+  });
+
+  describe('secrets:reveal', () => {
+    let staging: RevealFixture;
+    let production: RevealFixture;
+    let password: string;
+    let revealer: TestUser;
+    let revealerRoleId: string;
+
+    /** MANAGER on STAGING with reveal_secrets, VIEWER on PRODUCTION without, in the one project. */
+    const stagingRevealer = () => ({
+      name: uniqueName('staging-revealer'),
+      project_permissions: [
+        {
+          project_id: projectId,
+          permissions: [
+            { environment_type: 'STAGING', permission: 'MANAGER', reveal_secrets: true },
+            { environment_type: 'PRODUCTION', permission: 'VIEWER' },
+          ],
+        },
+      ],
+    });
+
+    beforeAll(async () => {
+      staging = await createRevealFixture(ctx(), owner.auth, projectId, { mode: 'STAGING', clusterId });
+      production = await createRevealFixture(ctx(), owner.auth, projectId, { mode: 'PRODUCTION', clusterId });
+      password = expectRevealed(await call(owner.auth, 'GET', `/environment/${staging.environmentId}/resolvedVariables?reveal=true`), staging);
+      const created = await call(owner.auth, 'POST', rolesUrl(), stagingRevealer());
+      expect(created.statusCode, created.body).toBe(201);
+      const role = created.json<CustomRoleView>();
+      revealerRoleId = role.id;
+      revealer = await ctx().signUp(uniqueName('revealer'));
+      const now = new Date().toISOString();
+      await ctx().database.db.insertInto('members').values({ organization_id: organizationId, user_id: revealer.id, role_id: role.id, created_at: now, updated_at: now }).execute();
+    });
+
+    it('answers reveal_secrets on every entry: true where granted, false elsewhere and by default', async () => {
+      const role = (await call(owner.auth, 'GET', `${rolesUrl()}/${revealerRoleId}`)).json<CustomRoleView>();
+      const listed = role.project_permissions.find((entry) => entry.project_id === projectId)?.permissions ?? [];
+      expect(revealsOf(listed)).toEqual(['STAGING']);
+      expect(listed.every((entry) => typeof entry.reveal_secrets === 'boolean')).toBe(true);
+      expect(role.default_project_permissions.every((entry) => entry.reveal_secrets === false)).toBe(true);
+      expect(role.project_permissions.find((entry) => entry.project_id === otherProjectId)?.permissions.every((entry) => entry.reveal_secrets === false)).toBe(true);
+    });
+
+    it('lets a member holding the role reveal on STAGING, and gives 403 naming secrets:reveal and the masked answer on PRODUCTION', async () => {
+      for (const url of revealingUrls(staging)) {
+        expect(expectRevealed(await call(revealer.auth, 'GET', `${url}?reveal=true`), staging)).toBe(password);
+      }
+      for (const url of revealingUrls(production)) {
+        expectRevealRefused(await call(revealer.auth, 'GET', `${url}?reveal=true`));
+        expectMasked(await call(revealer.auth, 'GET', url), production);
+      }
+      // MANAGER never implies it, nor does project admin: only the flag does.
+      const manager = await created(owner.auth, rolesUrl(), {
+        name: uniqueName('project-admin'),
+        project_permissions: [{ project_id: projectId, is_admin: true, permissions: [{ environment_type: 'STAGING', permission: 'MANAGER' }] }],
+      });
+      const managerMember = await ctx().signUp(uniqueName('manager'));
+      await ctx().database.db
+        .insertInto('members')
+        .values({ organization_id: organizationId, user_id: managerMember.id, role_id: manager, created_at: new Date().toISOString(), updated_at: new Date().toISOString() })
+        .execute();
+      expectRevealRefused(await call(managerMember.auth, 'GET', `/environment/${staging.environmentId}/resolvedVariables?reveal=true`), password);
+      expectMasked(await call(managerMember.auth, 'GET', `/environment/${staging.environmentId}/resolvedVariables`), staging, password);
+    });
+
+    it('reveals through defaults for projects the role does not list', async () => {
+      const roleId = await created(owner.auth, rolesUrl(), {
+        name: uniqueName('default-revealer'),
+        default_project_permissions: [
+          { environment_type: 'STAGING', permission: 'VIEWER' },
+          { environment_type: 'PRODUCTION', permission: 'VIEWER', reveal_secrets: true },
+        ],
+      });
+      const holder = await ctx().signUp(uniqueName('default-revealer'));
+      const now = new Date().toISOString();
+      await ctx().database.db.insertInto('members').values({ organization_id: organizationId, user_id: holder.id, role_id: roleId, created_at: now, updated_at: now }).execute();
+      expectRevealed(await call(holder.auth, 'GET', `/application/${production.applicationId}/resolvedVariables?reveal=true`), production);
+      expectRevealRefused(await call(holder.auth, 'GET', `/environment/${staging.environmentId}/resolvedVariables?reveal=true`), password);
+      expectMasked(await call(holder.auth, 'GET', `/environment/${staging.environmentId}/resolvedVariables`), staging, password);
+    });
+
+    it('gives a token carrying the role reveal only within its scope: none or ADMIN reveals, READ and WRITE do not', async () => {
+      const token = async (scope?: string) =>
+        `Token ${await ctx().createApiToken(owner.auth, organizationId, { name: uniqueName('revealer-token'), role_id: revealerRoleId, ...(scope === undefined ? {} : { scope }) })}`;
+      const url = `/application/${staging.applicationId}/resolvedVariables`;
+      expect(expectRevealed(await call(await token(), 'GET', `${url}?reveal=true`), staging)).toBe(password);
+      expect(expectRevealed(await call(await token('ADMIN'), 'GET', `${url}?reveal=true`), staging)).toBe(password);
+      for (const scope of ['READ', 'WRITE']) {
+        const auth = await token(scope);
+        expectRevealRefused(await call(auth, 'GET', `${url}?reveal=true`), password);
+        expectMasked(await call(auth, 'GET', url), staging, password);
+      }
+    });
+
+    it('drops a project reveal_secrets that an edit in the reference shape leaves out, keeps the defaults', async () => {
+      const roleId = await created(owner.auth, rolesUrl(), {
+        name: uniqueName('edited-revealer'),
+        default_project_permissions: [{ environment_type: 'DEVELOPMENT', permission: 'VIEWER', reveal_secrets: true }],
+        project_permissions: [{ project_id: projectId, permissions: [{ environment_type: 'STAGING', permission: 'VIEWER', reveal_secrets: true }] }],
+      });
+      const edited = await call(owner.auth, 'PUT', `${rolesUrl()}/${roleId}`, {
+        name: uniqueName('edited-revealer'),
+        cluster_permissions: [],
+        project_permissions: [{ project_id: projectId, permissions: [{ environment_type: 'STAGING', permission: 'VIEWER' }] }],
+      });
+      expect(edited.statusCode, edited.body).toBe(200);
+      const role = edited.json<CustomRoleView>();
+      expect(revealsOf(role.project_permissions.find((entry) => entry.project_id === projectId)?.permissions ?? [])).toEqual([]);
+      expect(revealsOf(role.default_project_permissions)).toEqual(['DEVELOPMENT']);
+      const rows = await ctx().database.db.selectFrom('custom_role_projects').selectAll().where('role_id', '=', roleId).execute();
+      expect(rows.map((row) => row.staging_reveal)).toEqual([0]);
     });
   });
 });

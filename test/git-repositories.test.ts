@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,7 @@ import { TEST_DIALECTS, openTestDatabase, type TestDialect } from './support/dat
 import { expectErrorBody } from './support/error-body.ts';
 import { createBareRepository, startGitServer, type TestGitServer } from './support/git-server.ts';
 import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.ts';
+import { connectionsDuring, EMBEDDED_IPV4_HOSTS } from './support/outbound-attempts.ts';
 import { uniqueName } from './support/test-app.ts';
 
 /**
@@ -79,6 +80,70 @@ describe('git host addresses', () => {
     }
     for (const address of ['140.82.121.3', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(address), address).toBe(true);
     expect(isPublicAddress('not-an-ip')).toBe(false);
+  });
+
+  it('judges every IPv6 form that carries an IPv4 address by that address, and counts only unicast as public', () => {
+    const notPublic = [
+      '::7f00:1', // IPv4-compatible ::127.0.0.1
+      '::a00:1', // ::10.0.0.1
+      '::ffff:0:a00:1', // IPv4-translated ::ffff:0:10.0.0.1
+      '::ffff:0:a9fe:a9fe', // ::ffff:0:169.254.169.254
+      '2002:7f00:1::', // 6to4 of 127.0.0.1
+      '2002:a9fe:a9fe::1', // 6to4 of 169.254.169.254
+      '2001:0:4136:e378:8000:63bf:80ff:fffe', // Teredo, client NOT(80ff:fffe) = 127.0.0.1
+      '2001:0:a00:1:8000:63bf:f7f7:f7f7', // Teredo with a private server (10.0.0.1), public client
+      '64:ff9b::a9fe:a9fe', // NAT64 of 169.254.169.254
+      '64:ff9b::7f00:1', // NAT64 of 127.0.0.1
+      '64:ff9b:1::808:808', // the local-use NAT64 prefix (RFC 8215)
+      '2001:db8::1', // documentation
+      '100::1', // discard
+      'fec0::1', // deprecated site-local
+      'fd00:ec2::254', // a cloud metadata address (unique local)
+      '192.0.2.10', // documentation
+      '198.18.0.1', // benchmarking
+      '192.175.48.1', // AS112
+      '127.1', // forms ipaddr.js would read as IPv4 but an IP address never takes
+      '0x7f000001',
+    ];
+    for (const address of notPublic) expect(isPublicAddress(address), address).toBe(false);
+    const isPublic = [
+      '::808:808', // IPv4-compatible ::8.8.8.8
+      '::ffff:0:808:808', // IPv4-translated ::ffff:0:8.8.8.8
+      '2002:808:808::1', // 6to4 of 8.8.8.8
+      '2001:0:4136:e378:8000:63bf:f7f7:f7f7', // Teredo, client 8.8.8.8
+      '64:ff9b::808:808', // NAT64 of 8.8.8.8
+      '2001:4860:4860::8888',
+    ];
+    for (const address of isPublic) expect(isPublicAddress(address), address).toBe(true);
+  });
+
+  it('refuses every IPv6 form of a non-public IPv4 address before starting git', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'slipway-git-recorder-'));
+    const invocations = path.join(dir, 'invocations');
+    const recorder = path.join(dir, 'git');
+    // Stands in for git: any run of it (the only thing that would open a connection) leaves a line behind.
+    await writeFile(recorder, `#!/bin/sh\necho "$@" >> '${invocations}'\nexit 1\n`);
+    await chmod(recorder, 0o755);
+    try {
+      const git = createSystemGitAccess({ allowPrivateHosts: false, gitBinary: recorder });
+      for (const { host, form } of EMBEDDED_IPV4_HOSTS) {
+        const url = `https://${host}/acme/infra.git`;
+        for (const attempt of [
+          () => git.listDirectories({ url, branch: 'main', rootPath: '/' }),
+          () => git.checkout({ url, destination: path.join(dir, 'checkout') }),
+        ]) {
+          const { result: failure, connections } = await connectionsDuring(() => attempt().catch((error: unknown) => error));
+          expect(failure, form).toBeInstanceOf(AppError);
+          expect((failure as AppError).kind, form).toBe('bad_request');
+          expect((failure as AppError).message, form).toMatch(/is a loopback or private address; Slipway only reaches public git hosts/);
+          expect((failure as AppError).details, form).toEqual([{ field: '/url', message: 'host is not public' }]);
+          expect(connections, form).toEqual([]);
+        }
+      }
+      expect(await readFile(invocations, 'utf8').catch(() => 'never run')).toBe('never run');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('gives up on a host that accepts connections and never answers, naming it', async () => {
@@ -275,6 +340,24 @@ for (const dialect of TEST_DIALECTS) {
         // Plain http is refused too, before any connection.
         const plain = await strict.inject({ ...listRequest(organizationId, { url: server.urlOf('infra'), provider: 'GITHUB', branch: 'main' }), headers: { authorization: ownerAuth } });
         expect(expectErrorBody(plain, 400).message).toMatch(/https/);
+        expect(server.seen.length).toBe(seenBefore);
+      } finally {
+        await strict.close();
+      }
+    });
+
+    it('refuses IPv6 forms of loopback, private and metadata addresses with 400, before any connection', async () => {
+      const strict = await startApp(harness.database, issuer, { secretKey: { kind: 'file', file: path.join(harness.dataDir, 'secret.key') }, gitAllowPrivateHosts: false }, []);
+      try {
+        const seenBefore = server.seen.length;
+        for (const { host, form } of EMBEDDED_IPV4_HOSTS) {
+          const request = { ...listRequest(organizationId, { url: `https://${host}/infra.git`, provider: 'GITHUB', branch: 'main' }), headers: { authorization: ownerAuth } };
+          const { result: response, connections } = await connectionsDuring(() => strict.inject(request));
+          const body = expectErrorBody(response, 400);
+          expect(body.message, form).toMatch(/loopback or private address.*SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS=true/);
+          expect(body.details, form).toEqual([{ field: '/url', message: 'host is not public' }]);
+          expect(connections, form).toEqual([]);
+        }
         expect(server.seen.length).toBe(seenBefore);
       } finally {
         await strict.close();

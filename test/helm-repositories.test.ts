@@ -11,6 +11,7 @@ import { expectErrorBody } from './support/error-body.ts';
 import { startHelmRepo, type TestHelmRepo } from './support/helm-repo-server.ts';
 import { startOciRegistry, type TestOciRegistry } from './support/oci-registry-server.ts';
 import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.ts';
+import { connectionsDuring, EMBEDDED_IPV4_HOSTS } from './support/outbound-attempts.ts';
 import { describeEachDatabase, uniqueName } from './support/test-app.ts';
 
 /**
@@ -241,5 +242,24 @@ describeEachDatabase('helm repository addresses without private hosts', (ctx) =>
       const body = expectErrorBody(await ctx().call(owner.auth, { method: 'POST', url, payload: { name: uniqueName('private'), kind, url: address } }), 400);
       expect(body.details?.[0]?.field, address).toBe('/url');
     }
+  });
+
+  it('refuses IPv6 addresses that carry a loopback, private or metadata IPv4 address, for HTTPS and OCI, before any connection', async () => {
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
+    const url = `/organization/${organizationId}/helmRepository`;
+    for (const { host, form } of EMBEDDED_IPV4_HOSTS) {
+      for (const [kind, address] of [
+        ['HTTPS', `https://${host}/charts`],
+        ['OCI_GENERIC_CR', `oci://${host}:5000/charts`],
+      ] as const) {
+        const payload = { name: uniqueName('embedded'), kind, url: address };
+        const { result: response, connections } = await connectionsDuring(() => ctx().call(owner.auth, { method: 'POST', url, payload }));
+        const body = expectErrorBody(response, 400);
+        expect(body.message, `${kind} ${form}`).toContain('host is a loopback or private address');
+        expect(body.details, `${kind} ${form}`).toEqual([{ field: '/url', message: 'host is a loopback or private address' }]);
+        expect(connections, `${kind} ${form}`).toEqual([]);
+      }
+    }
+    expect((await ctx().call(owner.auth, { method: 'GET', url })).json()).toEqual({ results: [] });
   });
 });

@@ -1,7 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
-import { createHttpServer } from '../src/http/server.ts';
+import { mintToken } from '../src/auth/tokens.ts';
+import { createHttpServer, redactedRequestUrl } from '../src/http/server.ts';
 import type { FastifyTypeBox } from '../src/http/fastify.types.ts';
 import { openTestDatabase, type TestDatabase } from './support/databases.ts';
 import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.ts';
@@ -486,6 +487,41 @@ describe('HTTP contract: logs', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('keeps credentials sent in a query string out of the request log line, and the other parameters in it', async () => {
+    const apiToken = mintToken('api').value;
+    const policyToken = mintToken('policy').value;
+    const response = await app.inject({ method: 'GET', url: `/organization?token=${apiToken}&other=1&x=${policyToken}`, headers: { 'x-request-id': 'log-query-token' } });
+    expectErrorBody(response, 401);
+    await new Promise((resolve) => setImmediate(resolve));
+    const own = lines.filter((line) => line.includes('"log-query-token"'));
+    const incoming = own.map((line) => JSON.parse(line) as { msg?: string; req?: { url?: string } }).find((line) => line.msg === 'incoming request');
+    expect(incoming?.req?.url).toBe('/organization?token=[redacted]&other=1&x=[redacted]');
+    for (const line of lines) {
+      expect(line).not.toContain(apiToken);
+      expect(line).not.toContain(policyToken);
+    }
+  });
+
+  it('redacts credential-named query parameters and any value holding a Slipway token, and nothing else', () => {
+    const token = mintToken('api').value;
+    const cases: [string, string][] = [
+      ['/x', '/x'],
+      ['/x?page=2&sort=name', '/x?page=2&sort=name'],
+      ['/x?token=a&access_token=b&password=c&secret=d&api_key=e&key=f&signature=g', '/x?token=[redacted]&access_token=[redacted]&password=[redacted]&secret=[redacted]&api_key=[redacted]&key=[redacted]&signature=[redacted]'],
+      // Names compared case-insensitively and decoded; values too.
+      ['/x?Access_Token=a&API_KEY=b&%74oken=c', '/x?Access_Token=[redacted]&API_KEY=[redacted]&%74oken=[redacted]'],
+      [`/x?q=${token}&n=1`, '/x?q=[redacted]&n=1'],
+      [`/x?q=%73lw_${token.slice(4)}`, '/x?q=[redacted]'],
+      [`/x?next=${encodeURIComponent(`https://example.com/?t=${mintToken('operator').value}`)}`, '/x?next=[redacted]'],
+      [`/x?enroll=${mintToken('enrollment').value}`, '/x?enroll=[redacted]'],
+      [`/x?${token}&n=1`, '/x?[redacted]&n=1'],
+      // Only exact names: a parameter that merely contains one is kept, and so is a name without a value.
+      ['/x?keyboard=us&monkey=1&token', '/x?keyboard=us&monkey=1&token'],
+      ['/x?bad=%E0%A4%A&token=%zz', '/x?bad=%E0%A4%A&token=[redacted]'],
+    ];
+    for (const [url, logged] of cases) expect(redactedRequestUrl(url), url).toBe(logged);
   });
 
   it('answers an unexpected failure with a 500 that hides it, and logs it under the request id', async () => {

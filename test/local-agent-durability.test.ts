@@ -49,7 +49,8 @@ for (const dialect of TEST_DIALECTS) {
     let gitRoot: string;
     let appsPort: number;
     let applicationId = '';
-    const hostname = 'slow-durable.localhost';
+    /** The application's public hostname, as its link names it (`slow-durable-<8 characters of its id>.localhost`). */
+    let hostname = '';
 
     async function api<T>(method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
       const response = await fetch(`${server.baseUrl}${url}`, {
@@ -113,6 +114,9 @@ for (const dialect of TEST_DIALECTS) {
         ports: [{ internal_port: 8080, publicly_accessible: true }],
         healthchecks: {},
       });
+      const links = await api<{ results: Array<{ url: string }> }>('GET', `/application/${applicationId}/link`);
+      hostname = new URL(links.body.results[0]?.url ?? 'http://missing').hostname;
+      expect(hostname).toMatch(/^slow-durable-[a-z2-7]{8}\.localhost$/);
       expect((await api('POST', `/application/${applicationId}/deploy`, {})).status).toBe(202);
       await until(stateOf, (status) => status.state === 'BUILDING', 'the build to start');
 

@@ -9,6 +9,7 @@ import { startGitServer, type TestGitServer } from './support/git-server.ts';
 import { freePort } from './support/identity-app.ts';
 import {
   createSampleRepository,
+  type HelloAnswer,
   killProcessesUnder,
   portAccepts,
   processAlive,
@@ -22,14 +23,17 @@ import { startSlipwayServer, type SlipwayServer } from './support/slipway-proces
 /**
  * Issue 9's "done means", end to end through the public REST API of a real `slipway server` child process — the
  * embedded default as `npm start` runs it: its in-process agent with the local driver runs the workloads of the LOCAL
- * cluster, its reverse proxy on SLIPWAY_APPS_PORT routes `<service>-<environment>.localhost` to them. A git server
- * on 127.0.0.1 serves the `visits` sample (test/support/sample-apps.ts), hence SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS.
+ * cluster, its reverse proxy on SLIPWAY_APPS_PORT routes each service's own hostname,
+ * `<service>-<environment>-<8 characters of its id>.localhost`, which its links name, to them. A git server on
+ * 127.0.0.1 serves the `visits` sample (test/support/sample-apps.ts), hence SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS.
  *
  * The story: a PostgreSQL database and an application from git with a public port, in one environment; the database
  * deploys, then the application; through the proxy the application answers a row it wrote into that database with
  * its built-in connection URI (and the test reads the same row with the same URI); the deployment's log holds the
  * build's output; a changed variable makes the application OUT_OF_DATE and a redeploy serves the new value; a second
- * application (the `hello` sample) reaches the first at PLATFORM_APPLICATION_WEB_HOSTNAME on its internal port; stop
+ * application (the `hello` sample) reaches the first at PLATFORM_APPLICATION_WEB_HOSTNAME on its internal port; a second
+ * organization (bootstrapped too, so allowed LOCAL clusters) deploys a same-named application in a same-named
+ * environment on a LOCAL cluster of its own, behind the same proxy: each gets its own hostname and both serve; stop
  * leaves no process of the application and its port closed; deleting both leaves no process under the server's data
  * directory and every port closed. Nothing here is timed: waits poll with generous deadlines.
  */
@@ -51,6 +55,16 @@ interface LogLine {
   stream: string;
   seq: number;
   deployment_id: string;
+}
+
+interface LinkView {
+  service_id: string;
+  service_type: string;
+  url: string;
+  internal_port: number;
+  external_port: number;
+  is_platform_domain: boolean;
+  is_default: boolean;
 }
 
 interface ResolvedVariable {
@@ -82,7 +96,8 @@ for (const dialect of TEST_DIALECTS) {
     let databasePort: number;
     let firstAnswer: VisitsAnswer;
     let redeployedAnswer: VisitsAnswer;
-    const hostname = 'web-staging.localhost';
+    /** The application's own hostname, read from its link once it exists. */
+    let hostname = '';
 
     beforeAll(async () => {
       gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-local-e2e-git-'));
@@ -111,10 +126,15 @@ for (const dialect of TEST_DIALECTS) {
     }, 60_000);
 
     async function api<T>(method: string, url: string, body?: unknown, expected = [200, 201, 202, 204]): Promise<T> {
+      return apiAs<T>(token, method, url, body, expected);
+    }
+
+    /** The API as the holder of `bearer` (another organization's token). */
+    async function apiAs<T>(bearer: string, method: string, url: string, body?: unknown, expected = [200, 201, 202, 204]): Promise<T> {
       if (server === undefined) throw new Error('the server did not start');
       const response = await fetch(`${server.baseUrl}${url}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await response.text();
@@ -128,18 +148,18 @@ for (const dialect of TEST_DIALECTS) {
       return `the server's warnings and errors:\n${lines.slice(-40).join('\n')}`;
     }
 
-    async function logOf(kindPath: string, id: string, deploymentId: string): Promise<LogLine[]> {
-      return (await api<{ results: LogLine[] }>('GET', `/${kindPath}/${id}/log?deploymentId=${deploymentId}`)).results;
+    async function logOf(kindPath: string, id: string, deploymentId: string, bearer = token): Promise<LogLine[]> {
+      return (await apiAs<{ results: LogLine[] }>(bearer, 'GET', `/${kindPath}/${id}/log?deploymentId=${deploymentId}`)).results;
     }
 
     /** Polls the service's status until it is `wanted`; a failed state or the deadline throws with the log. */
-    async function waitForState(kindPath: string, id: string, wanted: string): Promise<StatusView> {
+    async function waitForState(kindPath: string, id: string, wanted: string, bearer = token): Promise<StatusView> {
       const deadline = Date.now() + SETTLE_DEADLINE_MS;
       for (;;) {
-        const status = await api<StatusView>('GET', `/${kindPath}/${id}/status`);
+        const status = await apiAs<StatusView>(bearer, 'GET', `/${kindPath}/${id}/status`);
         if (status.state === wanted) return status;
         if (failedState(status.state) || Date.now() > deadline) {
-          const log = status.deployment_request_id === null ? [] : await logOf(kindPath, id, status.deployment_request_id);
+          const log = status.deployment_request_id === null ? [] : await logOf(kindPath, id, status.deployment_request_id, bearer);
           const lines = log.map((line) => `  [${line.stream}] ${line.message}`).join('\n');
           throw new Error(`${kindPath} ${id} is ${status.state} (${status.message ?? 'no message'}), not ${wanted}; its log:\n${lines}\n${serverTrouble()}`);
         }
@@ -173,24 +193,43 @@ for (const dialect of TEST_DIALECTS) {
       return true;
     }
 
+    /** The application's links, and the hostname of its own (the default link). */
+    async function ownLink(id: string, bearer = token): Promise<{ links: LinkView[]; hostname: string }> {
+      const links = (await apiAs<{ results: LinkView[] }>(bearer, 'GET', `/application/${id}/link`)).results;
+      const own = links.find((link) => link.is_default);
+      if (own === undefined) throw new Error(`application ${id} has no default link: ${JSON.stringify(links)}`);
+      return { links, hostname: new URL(own.url).hostname };
+    }
+
+    /** A LOCAL cluster, deployed, as the holder of `bearer` in `organization`. */
+    async function deployedLocalCluster(organization: string, bearer = token): Promise<string> {
+      const cluster = await apiAs<{ id: string }>(bearer, 'POST', `/organization/${organization}/cluster`, { name: 'local', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
+      await apiAs(bearer, 'POST', `/organization/${organization}/cluster/${cluster.id}/deploy`);
+      const status = () => apiAs<{ status: string }>(bearer, 'GET', `/organization/${organization}/cluster/${cluster.id}/status`);
+      expect(await eventually(async () => (await status()).status === 'DEPLOYED')).toBe(true);
+      return cluster.id;
+    }
+
     const portClosed = (port: number) => eventually(async () => !(await portAccepts(port)));
     const processEnded = (pid: number) => eventually(async () => !(await processAlive(pid)));
+    const processesEnded = async (pids: readonly number[]) => (await Promise.all(pids.map(processEnded))).every(Boolean);
+    /**
+     * The host's pids of a service's processes: those working in (or naming) its checkouts. An app's own `pid` is of
+     * no use here: confined, it lives in a PID namespace of its own, where its pid means nothing on the host.
+     */
+    const hostPidsOf = async (serviceId: string) => (await processesUnder(path.join(dataDir, 'agent', 'sources', serviceId))).map((found) => found.pid);
+    let firstHostPids: number[] = [];
+    let redeployedHostPids: number[] = [];
 
     const isPostgresServer = (found: HostProcess) => path.basename(found.executable) === 'postgres';
     const describeProcesses = (found: HostProcess[]) => found.map((entry) => `${entry.pid} ${entry.executable} (cwd ${entry.cwd}): ${entry.commandLine}`).join('\n');
 
     it('deploys the database, then the application, which serves through the proxy a row it wrote with the built-in URI', { timeout: STEP_TIMEOUT_MS }, async () => {
       if (gitServer === undefined) throw new Error('the git server did not start');
-      const cluster = await api<{ id: string }>('POST', `/organization/${organizationId}/cluster`, {
-        name: 'local',
-        region: 'local',
-        cloud_provider: 'ON_PREMISE',
-        kubernetes: 'LOCAL',
-      });
-      await api('POST', `/organization/${organizationId}/cluster/${cluster.id}/deploy`);
-      expect(await eventually(async () => (await api<{ status: string }>('GET', `/organization/${organizationId}/cluster/${cluster.id}/status`)).status === 'DEPLOYED')).toBe(true);
+      // The bootstrap's organization may have LOCAL clusters (the operator's grant, docs/clusters.md).
+      const clusterId = await deployedLocalCluster(organizationId);
       const project = await api<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: 'shop' });
-      environmentId = (await api<{ id: string }>('POST', `/project/${project.id}/environment`, { name: 'staging', cluster: cluster.id, mode: 'STAGING' })).id;
+      environmentId = (await api<{ id: string }>('POST', `/project/${project.id}/environment`, { name: 'staging', cluster: clusterId, mode: 'STAGING' })).id;
 
       databaseId = (await api<{ id: string }>('POST', `/environment/${environmentId}/database`, { name: 'orders-db', type: 'POSTGRESQL', version: '15', mode: 'CONTAINER' })).id;
       const application = await api<{ id: string }>('POST', `/environment/${environmentId}/application`, {
@@ -202,6 +241,20 @@ for (const dialect of TEST_DIALECTS) {
         },
       });
       applicationId = application.id;
+      // Its own hostname, for life: its names and 8 characters of its id, on the server's apps proxy.
+      const own = await ownLink(applicationId);
+      hostname = own.hostname;
+      expect(own.links).toEqual([
+        {
+          service_id: applicationId,
+          service_type: 'APPLICATION',
+          url: expect.stringMatching(new RegExp(`^http://web-staging-[a-z2-7]{8}\\.localhost:${appsPort}$`)),
+          internal_port: 8080,
+          external_port: appsPort,
+          is_platform_domain: true,
+          is_default: true,
+        },
+      ]);
       greetingVariableId = (await api<{ id: string }>('POST', `/application/${applicationId}/environmentVariable`, { key: 'GREETING', value: 'hello from the first deploy' })).id;
 
       await api('POST', `/database/${databaseId}/deploy`, {});
@@ -235,7 +288,8 @@ for (const dialect of TEST_DIALECTS) {
         await reader.end();
       }
       // The instance runs under the server's data directory, where the checks below look for what is left.
-      expect((await processesUnder(dataDir)).map((found) => found.pid)).toContain(firstAnswer.pid);
+      firstHostPids = await hostPidsOf(applicationId);
+      expect(firstHostPids.length).toBeGreaterThan(0);
 
       // The deployment's log holds the build's own output: the line the build step printed, with its id.
       const log = await logOf('application', applicationId, deployed.deployment_request_id as string);
@@ -262,7 +316,10 @@ for (const dialect of TEST_DIALECTS) {
         [redeployedAnswer.build, 'hello after the redeploy'],
       ]);
       // The previous instance is gone and its port closed.
-      expect(await processEnded(firstAnswer.pid)).toBe(true);
+      expect(await processesEnded(firstHostPids)).toBe(true);
+      redeployedHostPids = await hostPidsOf(applicationId);
+      expect(redeployedHostPids.length).toBeGreaterThan(0);
+      expect(redeployedHostPids.filter((pid) => firstHostPids.includes(pid))).toEqual([]);
       expect(await portClosed(firstAnswer.port)).toBe(true);
       const log = await logOf('application', applicationId, redeployed.deployment_request_id as string);
       expect(log.map((line) => line.message)).toContainEqual(expect.stringContaining(`sample build: stamped build ${redeployedAnswer.build}`));
@@ -285,14 +342,57 @@ for (const dialect of TEST_DIALECTS) {
       await waitForState('application', front.id, 'DEPLOYED');
 
       // front → web's own address and declared port → the instance of web that serves now (not through the proxy).
-      const relayed = await requestThroughProxy(appsPort, 'front-staging.localhost', '/upstream');
+      const frontHostname = (await ownLink(front.id)).hostname;
+      expect(frontHostname).toMatch(/^front-staging-[a-z2-7]{8}\.localhost$/);
+      const relayed = await requestThroughProxy(appsPort, frontHostname, '/upstream');
       expect(relayed.status, relayed.body).toBe(200);
       const body = JSON.parse(relayed.body) as { app: string; build: string; upstream: VisitsAnswer };
-      expect(body.upstream).toMatchObject({ app: 'visits', build: redeployedAnswer.build, pid: redeployedAnswer.pid });
+      expect(body.upstream).toMatchObject({ app: 'visits', build: redeployedAnswer.build, port: redeployedAnswer.port });
 
-      const frontPid = (JSON.parse((await requestThroughProxy(appsPort, 'front-staging.localhost')).body) as { pid: number }).pid;
+      const frontPids = await hostPidsOf(front.id);
+      expect(frontPids.length).toBeGreaterThan(0);
       await api('DELETE', `/application/${front.id}`);
-      expect(await processEnded(frontPid)).toBe(true);
+      expect(await processesEnded(frontPids)).toBe(true);
+    });
+
+    it("gives another organization's same-named environment and application a hostname of its own: both serve, each its own", { timeout: STEP_TIMEOUT_MS }, async () => {
+      expect(redeployedAnswer, 'the redeployment did not serve').toBeDefined();
+      if (gitServer === undefined || server === undefined) throw new Error('the git server or the server did not start');
+      // Another tenant of the same installation: the operator bootstraps it too, which allows it LOCAL clusters.
+      const bootstrap = await server.operator(['admin', 'bootstrap', '--email', 'globex@example.com', '--organization', 'Globex', '--json']);
+      expect(bootstrap.code, bootstrap.stderr).toBe(0);
+      const globex = JSON.parse(bootstrap.stdout) as { organization_id: string; api_token: string };
+      const clusterId = await deployedLocalCluster(globex.organization_id, globex.api_token);
+      const project = await apiAs<{ id: string }>(globex.api_token, 'POST', `/organization/${globex.organization_id}/project`, { name: 'shop' });
+      const environment = await apiAs<{ id: string }>(globex.api_token, 'POST', `/project/${project.id}/environment`, { name: 'staging', cluster: clusterId, mode: 'STAGING' });
+      const theirs = await apiAs<{ id: string }>(globex.api_token, 'POST', `/environment/${environment.id}/application`, {
+        name: 'web',
+        git_repository: { url: gitServer.urlOf('hello'), branch: 'main', provider: 'GITHUB', owner: 'globex', name: 'hello' },
+        ports: [{ internal_port: 3000, publicly_accessible: true, protocol: 'HTTP' }],
+        healthchecks: {},
+      });
+      const theirHostname = (await ownLink(theirs.id, globex.api_token)).hostname;
+      expect(theirHostname).toMatch(/^web-staging-[a-z2-7]{8}\.localhost$/);
+      expect(theirHostname).not.toBe(hostname);
+      // Neither tenant learns where the other's service is.
+      await apiAs(globex.api_token, 'GET', `/application/${applicationId}/link`, undefined, [404]);
+      await api('GET', `/application/${theirs.id}/link`, undefined, [404]);
+
+      await apiAs(globex.api_token, 'POST', `/application/${theirs.id}/deploy`, {});
+      await waitForState('application', theirs.id, 'DEPLOYED', globex.api_token);
+      // Behind the one proxy of this host, each hostname reaches its own tenant's application.
+      const theirAnswer = await requestThroughProxy(appsPort, theirHostname);
+      expect(theirAnswer.status, theirAnswer.body).toBe(200);
+      const hello = JSON.parse(theirAnswer.body) as HelloAnswer;
+      expect(hello.app).toBe('hello');
+      expect(await visits()).toMatchObject({ app: 'visits', build: redeployedAnswer.build, port: redeployedAnswer.port });
+
+      const theirPids = await hostPidsOf(theirs.id);
+      expect(theirPids.length).toBeGreaterThan(0);
+      await apiAs(globex.api_token, 'DELETE', `/application/${theirs.id}`);
+      expect(await processesEnded(theirPids)).toBe(true);
+      expect((await requestThroughProxy(appsPort, theirHostname)).status).toBe(404);
+      expect(await visits()).toMatchObject({ app: 'visits', build: redeployedAnswer.build, port: redeployedAnswer.port });
     });
 
     it('stops the application: no process of it is left, its port is closed, the proxy no longer routes to it', { timeout: STEP_TIMEOUT_MS }, async () => {
@@ -303,7 +403,7 @@ for (const dialect of TEST_DIALECTS) {
       const left = await processesSettled(isPostgresServer);
       expect(left.filter((found) => !isPostgresServer(found)), describeProcesses(left)).toEqual([]);
       expect(left.length).toBeGreaterThan(0);
-      expect(await processEnded(redeployedAnswer.pid)).toBe(true);
+      expect(await processesEnded(redeployedHostPids)).toBe(true);
       expect(await portClosed(redeployedAnswer.port)).toBe(true);
       expect((await requestThroughProxy(appsPort, hostname)).status).toBe(404);
       expect(await portAccepts(databasePort)).toBe(true);

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -17,6 +17,7 @@ import { createLocalDriver, unsupportedKindMessage, type LocalDriver } from '../
 import type { WorkloadLogLine } from '../src/engine/local/local-driver.logs.ts';
 import { tcpProbe } from '../src/engine/local/probes.ts';
 import { isProcessAlive, processGroupAlive } from '../src/engine/local/process-table.ts';
+import { DYNAMIC_UID_FIRST, WorkloadSandbox } from '../src/engine/local/workload-sandbox.ts';
 import { LocalReverseProxy } from '../src/engine/local/reverse-proxy.ts';
 import { createSystemGitAccess } from '../src/git/system-git.ts';
 import { startGitServer, type TestGitServer } from './support/git-server.ts';
@@ -34,12 +35,45 @@ const HOSTNAME = 'web-prod.apps.test';
 
 const SERVER = `
 const http = require('node:http');
+// Which instance answers: confined, each instance has a PID namespace of its own, where pids repeat.
+const instance = require('node:crypto').randomUUID();
 const version = require('node:fs').readFileSync('version.txt', 'utf8').trim();
 console.log('listening as version ' + version);
 http.createServer((req, res) => {
   if (req.url === '/crash') process.exit(7);
   if (req.url !== '/health') console.log('served ' + req.url);
-  res.end(JSON.stringify({ version, greeting: process.env.GREETING, plain: process.env.PLAIN, pid: process.pid }));
+  res.end(JSON.stringify({ version, greeting: process.env.GREETING, plain: process.env.PLAIN, instance, uid: process.getuid() }));
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+/** Tries, from inside a workload, what a hostile tenant would, and answers what worked. */
+const PROBE = `
+const fs = require('node:fs');
+const http = require('node:http');
+const targets = JSON.parse(process.env.PROBE_TARGETS);
+// The marker arrives reversed, so this process's own environment never holds it.
+const marker = targets.reversedMarker.split('').reverse().join('');
+const attempt = (work) => { try { return { ok: true, value: String(work()).slice(0, 100) }; } catch (error) { return { ok: false, error: error.code || error.message }; } };
+const pids = () => fs.readdirSync('/proc').filter((entry) => /^\\d+$/.test(entry));
+http.createServer((req, res) => {
+  res.end(JSON.stringify({
+    uid: process.getuid(),
+    gid: process.getgid(),
+    readKey: attempt(() => fs.readFileSync(targets.dataDir + '/secret.key', 'utf8')),
+    readDatabase: attempt(() => fs.readFileSync(targets.dataDir + '/slipway.db', 'utf8')),
+    listDataDir: attempt(() => fs.readdirSync(targets.dataDir).join(',')),
+    listServices: attempt(() => fs.readdirSync(targets.stateDir + '/sources').join(',')),
+    listRootHome: attempt(() => fs.readdirSync('/root').join(',')),
+    hostTmpFileVisible: fs.existsSync(targets.hostTmpFile),
+    environOfHostPids: targets.hostPids.map((pid) => attempt(() => fs.readFileSync('/proc/' + pid + '/environ', 'utf8'))),
+    markerInSomeEnviron: pids().some((pid) => { try { return fs.readFileSync('/proc/' + pid + '/environ', 'utf8').includes(marker); } catch { return false; } }),
+    visibleProcesses: pids().length,
+    writeEtc: attempt(() => fs.writeFileSync('/etc/slipway-probe', 'x')),
+    writeUsr: attempt(() => fs.writeFileSync('/usr/local/slipway-probe', 'x')),
+    writeDataDir: attempt(() => fs.writeFileSync(targets.dataDir + '/planted', 'x')),
+    writeOwnCheckout: attempt(() => fs.writeFileSync('written-by-probe', 'x')),
+    writeTmp: attempt(() => fs.writeFileSync('/tmp/probe', 'x')),
+  }));
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
@@ -92,7 +126,7 @@ let gitServer: TestGitServer;
 let proxy: LocalReverseProxy;
 let proxyPort: number;
 let driver: LocalDriver;
-const commits: Record<'one' | 'two' | 'slow', string> = { one: '', two: '', slow: '' };
+const commits: Record<'one' | 'two' | 'slow' | 'probe', string> = { one: '', two: '', slow: '', probe: '' };
 const workloadLines: Array<{ serviceId: string } & WorkloadLogLine> = [];
 /** What the driver reported of workloads' health, in order. */
 const healthReports: Array<{ serviceId: string; health: string; restarts: number; message?: string }> = [];
@@ -122,6 +156,8 @@ async function createAppRepository(reposDir: string): Promise<void> {
     commits.two = await commit(work, { 'version.txt': 'two\n' }, 'two');
     await runGit(['checkout', '--quiet', '-b', 'slow'], work);
     commits.slow = await commit(work, { 'package.json': JSON.stringify({ name: 'sample', private: true, scripts: { build: 'sleep 60', start: 'node server.js' } }) }, 'slow');
+    await runGit(['checkout', '--quiet', '-b', 'probe', 'main'], work);
+    commits.probe = await commit(work, { 'package.json': JSON.stringify({ name: 'probe', private: true, scripts: { start: 'node probe.js' } }), 'probe.js': PROBE }, 'probe');
     await runGit(['clone', '--quiet', '--bare', work, path.join(reposDir, 'apps.git')], reposDir);
     await runGit(['symbolic-ref', 'HEAD', 'refs/heads/main'], path.join(reposDir, 'apps.git'));
   } finally {
@@ -132,6 +168,8 @@ async function createAppRepository(reposDir: string): Promise<void> {
 function newDriver(): LocalDriver {
   return createLocalDriver({
     stateDir,
+    // The suite's directory stands for the data directory: hidden from every workload.
+    sandbox: new WorkloadSandbox({ isolation: 'strict', protectedPaths: [root], identitiesFile: path.join(stateDir, 'identities.json') }),
     proxy,
     git: createSystemGitAccess({ allowPrivateHosts: true }),
     workloadLogs: async (serviceId, lines) => {
@@ -149,6 +187,9 @@ beforeAll(async () => {
   // Database servers run as the engine's account when the tests run as root: it must pass through.
   await chmod(root, 0o711);
   stateDir = path.join(root, 'agent');
+  // As the local agent leaves it when it runs as root (local-agent.ts): searchable, not listable.
+  await mkdir(stateDir, { mode: 0o711 });
+  await chmod(stateDir, 0o711);
   const reposDir = path.join(root, 'repos');
   await mkdir(reposDir);
   await createAppRepository(reposDir);
@@ -267,7 +308,7 @@ async function currentInstance(serviceId: string): Promise<string> {
 }
 
 describe('local driver: applications', () => {
-  let firstPid = 0;
+  let firstInstance = '';
 
   it('deploys an application from git: checkout, build log, start, served by hostname through the proxy', async () => {
     const session = await perform(task(webId, 'deploy', 'APPLICATION'), webSpec(commits.one));
@@ -285,9 +326,13 @@ describe('local driver: applications', () => {
 
     const answer = await get(HOSTNAME);
     expect(answer.status).toBe(200);
-    const body = JSON.parse(answer.body) as { version: string; greeting: string; plain: string; pid: number };
+    const body = JSON.parse(answer.body) as { version: string; greeting: string; plain: string; instance: string; uid: number };
     expect(body).toMatchObject({ version: 'one', greeting: SECRET, plain: 'plain-value' });
-    firstPid = body.pid;
+    // Confined: a uid of the service's own, neither root nor the agent's.
+    expect(body.uid).toBeGreaterThanOrEqual(DYNAMIC_UID_FIRST);
+    expect(body.uid).not.toBe(process.getuid?.());
+    expect(session.text()).toContain(`workload isolation: strict — uid ${body.uid}`);
+    firstInstance = body.instance;
 
     // Output after the deployment settled is the workload's log, not the deployment's.
     await get(HOSTNAME, '/after-deploy');
@@ -308,15 +353,15 @@ describe('local driver: applications', () => {
     const oldPid = (await pidFileOf(before)).pid;
     const session = await perform(task(webId, 'redeploy', 'APPLICATION'), webSpec(commits.two));
     expect(session.events()).toEqual(['take', 'built', 'succeed']);
-    const body = JSON.parse((await get(HOSTNAME)).body) as { version: string; pid: number };
+    const body = JSON.parse((await get(HOSTNAME)).body) as { version: string; instance: string };
     expect(body.version).toBe('two');
-    expect(body.pid).not.toBe(firstPid);
+    expect(body.instance).not.toBe(firstInstance);
     expect(processGroupAlive(oldPid)).toBe(false);
     expect(await readdir(path.join(stateDir, 'sources', webId))).toEqual([session.task.id]);
   });
 
   it('fails a deployment whose instance does not start, saying how it ended, and keeps the current one', async () => {
-    const serving = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
+    const serving = JSON.parse((await get(HOSTNAME)).body) as { instance: string };
     const spec = webSpec(commits.two);
     (spec.service as { settings: Record<string, unknown> }).settings.entrypoint = 'sh';
     (spec.service as { settings: Record<string, unknown> }).settings.arguments = ['-c', 'echo cannot reach the database >&2; exit 4'];
@@ -325,7 +370,7 @@ describe('local driver: applications', () => {
     expect(session.reports.at(-1)?.message).toContain('exited with code 4 before it was ready');
     expect(session.reports.at(-1)?.message).toContain('cannot reach the database');
     expect(existsSync(path.join(stateDir, 'sources', webId, session.task.id))).toBe(false);
-    expect((JSON.parse((await get(HOSTNAME)).body) as { pid: number }).pid).toBe(serving.pid);
+    expect((JSON.parse((await get(HOSTNAME)).body) as { instance: string }).instance).toBe(serving.instance);
   });
 
   it('shows a crash of a deployed instance in its workload logs, and the supervisor restarts it', async () => {
@@ -338,12 +383,12 @@ describe('local driver: applications', () => {
     const session = await perform(task(crashingId, 'deploy', 'APPLICATION'), spec);
     expect(session.events()).toEqual(['take', 'built', 'succeed']);
     expect(session.text()).toContain('starting node server.js');
-    const before = JSON.parse((await get(crashingHost)).body) as { pid: number };
+    const before = JSON.parse((await get(crashingHost)).body) as { instance: string };
 
     await get(crashingHost, '/crash').catch(() => undefined);
     expect((await workloadLine(crashingId, /exited with code 7; restarting in \d+ ms$/)).stream).toBe('system');
     const restarted = await answerOf(crashingHost);
-    expect((JSON.parse(restarted) as { pid: number }).pid).not.toBe(before.pid);
+    expect((JSON.parse(restarted) as { instance: string }).instance).not.toBe(before.instance);
     // The service's status hears of it too: restarting after the crash, running again once the new process is ready.
     const reportsOf = () => healthReports.filter((report) => report.serviceId === crashingId);
     for (let waited = 0; reportsOf().at(-1)?.health !== 'RUNNING' && waited < 10_000; waited += 50) await sleep(50);
@@ -402,12 +447,12 @@ describe('local driver: applications', () => {
     };
     // A connection per request, as get() does: a keep-alive connection to the instance a redeploy stopped is closed.
     const internalAnswer = () =>
-      new Promise<{ version: string; pid: number }>((resolve, reject) => {
+      new Promise<{ version: string; instance: string }>((resolve, reject) => {
         const req = request({ host: address, port: 8080, path: '/', agent: false, timeout: 5_000 }, (res) => {
           let body = '';
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => resolve(JSON.parse(body) as { version: string; pid: number }));
+          res.on('end', () => resolve(JSON.parse(body) as { version: string; instance: string }));
         });
         req.on('timeout', () => req.destroy(new Error(`${address}:8080 did not answer`)));
         req.on('error', reject);
@@ -418,13 +463,14 @@ describe('local driver: applications', () => {
     expect(first.text()).toContain(`api is reached inside its environment on ${address}:8080`);
     const before = await internalAnswer();
     expect(before.version).toBe('two');
+    const beforeHostPid = (await pidFileOf(await currentInstance(apiId))).pid;
 
     // A redeploy: the same address and port, the new instance behind them, the old one gone.
     expect((await perform(task(apiId, 'redeploy', 'APPLICATION'), apiSpec(commits.one))).events()).toEqual(['take', 'built', 'succeed']);
     const after = await internalAnswer();
     expect(after).toMatchObject({ version: 'one' });
-    expect(after.pid).not.toBe(before.pid);
-    expect(processGroupAlive(before.pid)).toBe(false);
+    expect(after.instance).not.toBe(before.instance);
+    expect(processGroupAlive(beforeHostPid)).toBe(false);
     const record = JSON.parse(await readFile(path.join(stateDir, 'services', `${apiId}.json`), 'utf8')) as { application: { internal: unknown } };
     expect(record.application.internal).toEqual({ address, ports: [8080] });
 
@@ -433,7 +479,7 @@ describe('local driver: applications', () => {
     expect(await tcpProbe(address, 8080)).toBe(false);
     driver = newDriver();
     await driver.recover();
-    expect((await internalAnswer()).pid).toBe(after.pid);
+    expect((await internalAnswer()).instance).toBe(after.instance);
 
     expect((await perform(task(apiId, 'stop', 'APPLICATION'), apiSpec(commits.one))).events()).toEqual(['take', 'succeed']);
     expect(await tcpProbe(address, 8080)).toBe(false);
@@ -461,16 +507,16 @@ describe('local driver: applications', () => {
   });
 
   it('restarts without a build: a new instance of the same checkout', async () => {
-    const before = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
+    const before = JSON.parse((await get(HOSTNAME)).body) as { instance: string };
     const session = await perform(task(webId, 'restart', 'APPLICATION'), webSpec(commits.two));
     expect(session.events()).toEqual(['take', 'succeed']);
-    const after = JSON.parse((await get(HOSTNAME)).body) as { version: string; pid: number };
+    const after = JSON.parse((await get(HOSTNAME)).body) as { version: string; instance: string };
     expect(after.version).toBe('two');
-    expect(after.pid).not.toBe(before.pid);
+    expect(after.instance).not.toBe(before.instance);
   });
 
   it('routes a custom domain verified after the deployment to the running instance, and stops routing a removed one', async () => {
-    const serving = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
+    const serving = JSON.parse((await get(HOSTNAME)).body) as { instance: string };
     const domain = 'shop.example.test';
     const asked: string[][] = [];
     const answering = (hostnames: string[]) => async (serviceIds: readonly string[]) => {
@@ -481,19 +527,19 @@ describe('local driver: applications', () => {
     await driver.reconcileRoutes?.(answering([HOSTNAME, domain]));
     // The driver asks for what it routes: the web application (the crashing one was deleted).
     expect(asked).toEqual([[webId]]);
-    expect((JSON.parse((await get(domain)).body) as { pid: number }).pid).toBe(serving.pid);
-    expect((JSON.parse((await get(HOSTNAME)).body) as { pid: number }).pid).toBe(serving.pid);
+    expect((JSON.parse((await get(domain)).body) as { instance: string }).instance).toBe(serving.instance);
+    expect((JSON.parse((await get(HOSTNAME)).body) as { instance: string }).instance).toBe(serving.instance);
     // Kept for the next agent: the record names the new hostnames.
     const record = JSON.parse(await readFile(path.join(stateDir, 'services', `${webId}.json`), 'utf8')) as { application: { hostnames: string[] } };
     expect(record.application.hostnames).toEqual([HOSTNAME, domain]);
 
     await driver.reconcileRoutes?.(answering([HOSTNAME]));
     expect((await get(domain)).status).toBe(404);
-    expect((JSON.parse((await get(HOSTNAME)).body) as { pid: number }).pid).toBe(serving.pid);
+    expect((JSON.parse((await get(HOSTNAME)).body) as { instance: string }).instance).toBe(serving.instance);
   });
 
   it('cancels a build when the control plane asks, leaving the running instance serving', async () => {
-    const serving = JSON.parse((await get(HOSTNAME)).body) as { pid: number };
+    const serving = JSON.parse((await get(HOSTNAME)).body) as { instance: string };
     const session = await perform(task(webId, 'redeploy', 'APPLICATION'), webSpec(commits.slow, 'slow'), (harness) => {
       const timer = setInterval(() => {
         if (harness.text().includes('$ npm run build')) {
@@ -504,7 +550,7 @@ describe('local driver: applications', () => {
     });
     expect(session.events()).toEqual(['take', 'cancel_done']);
     expect(existsSync(path.join(stateDir, 'sources', webId, session.task.id))).toBe(false);
-    expect((JSON.parse((await get(HOSTNAME)).body) as { pid: number }).pid).toBe(serving.pid);
+    expect((JSON.parse((await get(HOSTNAME)).body) as { instance: string }).instance).toBe(serving.instance);
   });
 
   it('is taken over by a new driver over the same state directory without a restart', async () => {
@@ -544,6 +590,126 @@ describe('local driver: applications', () => {
     expect((await get(HOSTNAME)).status).toBe(404);
     expect(existsSync(path.join(stateDir, 'sources', webId))).toBe(false);
     expect(existsSync(path.join(stateDir, 'services', `${webId}.json`))).toBe(false);
+  });
+});
+
+describe('local driver: workload isolation', () => {
+  it('confines a hostile workload: its own uid, no data directory, no other process, a read-only system', async () => {
+    // What the control plane keeps in its data directory, and a process holding a secret in its environment.
+    await writeFile(path.join(root, 'secret.key'), 'the-control-plane-key', { mode: 0o600 });
+    await writeFile(path.join(root, 'slipway.db'), 'SQLite format 3', { mode: 0o600 });
+    const marker = `other-tenant-secret-${randomUUID()}`;
+    const hostTmpFile = path.join(tmpdir(), `slipway-host-only-${randomUUID()}`);
+    await writeFile(hostTmpFile, 'on the host\n');
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { env: { PATH: process.env.PATH ?? '', OTHER_TENANT_SECRET: marker }, stdio: 'ignore' });
+    const probeId = randomUUID();
+    const hostname = 'probe-prod.apps.test';
+    try {
+      const targets = { dataDir: root, stateDir, hostTmpFile, hostPids: [holder.pid, process.pid], reversedMarker: marker.split('').reverse().join('') };
+      const spec = serviceSpec(probeId, 'APPLICATION', 'probe', { entrypoint: null, arguments: [] }, {
+        git_commit_id: commits.probe,
+        git: gitSource(commits.probe, 'probe'),
+        routing: { hostnames: [hostname] },
+        variables: [{ key: 'PROBE_TARGETS', value: JSON.stringify(targets), mount_path: null, scope: 'SERVICE', secret: false }],
+      });
+      const session = await perform(task(probeId, 'deploy', 'APPLICATION'), spec);
+      expect(session.events(), session.text()).toEqual(['take', 'built', 'succeed']);
+      const report = JSON.parse(await answerOf(hostname)) as Record<string, unknown> & { uid: number; environOfHostPids: { ok: boolean }[] };
+
+      expect(report.uid).toBeGreaterThanOrEqual(DYNAMIC_UID_FIRST);
+      expect(report.uid).not.toBe(0);
+      expect(report.gid).toBe(report.uid);
+      expect(session.text()).toContain(`workload isolation: strict — uid ${report.uid}`);
+      for (const refused of ['readKey', 'readDatabase', 'listDataDir', 'listServices', 'listRootHome', 'writeEtc', 'writeUsr', 'writeDataDir']) {
+        expect(report[refused], refused).toMatchObject({ ok: false });
+      }
+      expect(report.environOfHostPids).toEqual([expect.objectContaining({ ok: false }), expect.objectContaining({ ok: false })]);
+      expect(report.markerInSomeEnviron).toBe(false);
+      expect(report.hostTmpFileVisible).toBe(false);
+      // Its own processes only: the sandbox's init, the shell, npm, node and what npm starts.
+      expect(report.visibleProcesses).toBeLessThan(10);
+      expect(report.writeOwnCheckout).toMatchObject({ ok: true });
+      expect(report.writeTmp).toMatchObject({ ok: true });
+      // Nothing was planted where the probe was refused.
+      expect(existsSync('/etc/slipway-probe')).toBe(false);
+      expect(existsSync(path.join(root, 'planted'))).toBe(false);
+    } finally {
+      holder.kill('SIGKILL');
+      await rm(hostTmpFile, { force: true });
+      await perform(task(probeId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined);
+    }
+  });
+
+  it('ends at its start what an earlier agent left running that no task owns, and never a running instance', async () => {
+    const slowId = randomUUID();
+    const spec = webSpec(commits.slow, 'slow');
+    Object.assign(spec, { routing: { hostnames: ['slow-prod.apps.test'] } });
+    Object.assign(spec.service as Record<string, unknown>, { id: slowId, name: 'slow' });
+    // A running instance, which the next agent must take over, not end.
+    const keeperId = randomUUID();
+    const keeperSpec = webSpec(commits.one);
+    Object.assign(keeperSpec, { routing: { hostnames: ['keeper-prod.apps.test'] } });
+    Object.assign(keeperSpec.service as Record<string, unknown>, { id: keeperId, name: 'keeper' });
+    expect((await perform(task(keeperId, 'deploy', 'APPLICATION'), keeperSpec)).events()).toEqual(['take', 'built', 'succeed']);
+    const keeper = JSON.parse(await answerOf('keeper-prod.apps.test')) as { instance: string };
+    // An agent whose build runs (sleep 60), and which then "dies": nothing of it ends the build.
+    const session = new TaskSessionHarness(task(slowId, 'deploy', 'APPLICATION'), spec);
+    const interrupted = driver.perform(session);
+    for (let waited = 0; !session.text().includes('$ npm run build') && waited < 20_000; waited += 50) await sleep(50);
+    const recorded = await readdir(path.join(stateDir, 'commands'));
+    expect(recorded).toHaveLength(1);
+    const buildGroup = Number((recorded[0] as string).replace('.json', ''));
+    expect(processGroupAlive(buildGroup)).toBe(true);
+
+    // The next agent over the same state directory ends the build's whole group at its start.
+    const next = newDriver();
+    await next.recover();
+    expect(processGroupAlive(buildGroup)).toBe(false);
+    expect(await readdir(path.join(stateDir, 'commands'))).toEqual([]);
+    expect(JSON.parse(await answerOf('keeper-prod.apps.test'))).toMatchObject({ instance: keeper.instance });
+    await interrupted;
+    await driver.detach();
+    driver = next;
+    expect((await perform(task(keeperId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
+  });
+
+  it('refuses to deploy where strict isolation is impossible, saying what the host lacks, and runs unconfined when told to', async () => {
+    const unconfinedState = path.join(root, 'unconfined-agent');
+    const sandbox = new WorkloadSandbox({ isolation: 'none', protectedPaths: [root], identitiesFile: path.join(unconfinedState, 'identities.json') });
+    const unconfined = createLocalDriver({ stateDir: unconfinedState, sandbox, proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), workloadLogs: async () => undefined });
+    const serviceId = randomUUID();
+    const spec = webSpec(commits.one);
+    Object.assign(spec, { routing: { hostnames: ['unconfined-prod.apps.test'] } });
+    Object.assign(spec.service as Record<string, unknown>, { id: serviceId, name: 'unconfined' });
+    const session = new TaskSessionHarness(task(serviceId, 'deploy', 'APPLICATION'), spec);
+    try {
+      await unconfined.perform(session);
+      expect(session.events()).toEqual(['take', 'built', 'succeed']);
+      expect(session.text()).toContain('workload isolation: none');
+      const body = JSON.parse(await answerOf('unconfined-prod.apps.test')) as { uid: number };
+      expect(body.uid).toBe(process.getuid?.());
+    } finally {
+      await unconfined.stopAll();
+    }
+    // Strict where the host cannot (here: no bubblewrap): the deployment fails before anything runs, saying why.
+    const impossibleState = path.join(root, 'impossible-agent');
+    const impossible = new WorkloadSandbox({ isolation: 'strict', protectedPaths: [root], identitiesFile: path.join(impossibleState, 'identities.json'), bwrapPath: path.join(root, 'no-bwrap-here') });
+    expect(impossible.unavailable).toMatch(/bubblewrap is not installed|does not run as root/);
+    const refusing = createLocalDriver({ stateDir: impossibleState, sandbox: impossible, proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), workloadLogs: async () => undefined });
+    const refusedId = randomUUID();
+    const refusedSpec = webSpec(commits.one);
+    Object.assign(refusedSpec, { routing: { hostnames: ['refused-prod.apps.test'] } });
+    Object.assign(refusedSpec.service as Record<string, unknown>, { id: refusedId, name: 'refused' });
+    const refused = new TaskSessionHarness(task(refusedId, 'deploy', 'APPLICATION'), refusedSpec);
+    try {
+      await refusing.perform(refused);
+      expect(refused.events()).toEqual(['take', 'fail']);
+      expect(refused.reports.at(-1)?.message).toMatch(/workload isolation is strict, but this host cannot confine workloads: .*SLIPWAY_WORKLOAD_ISOLATION=none/);
+      expect((await get('refused-prod.apps.test')).status).toBe(404);
+      expect(existsSync(path.join(impossibleState, 'sources', refusedId))).toBe(false);
+    } finally {
+      await refusing.stopAll();
+    }
   });
 });
 
@@ -596,7 +762,9 @@ const SHARED_POSTGRES_URL = process.env.SLIPWAY_TEST_DATABASE_URL;
 describe.skipIf(SHARED_POSTGRES_URL === undefined || SHARED_POSTGRES_URL === '')('local driver: POSTGRESQL on the shared server (SLIPWAY_LOCAL_POSTGRES_URL)', () => {
   it('creates the role and the database on deploy and drops both on delete', async () => {
     const adminUrl = SHARED_POSTGRES_URL as string;
-    const shared = createLocalDriver({ stateDir: path.join(root, 'shared-agent'), proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), externalPostgresUrl: adminUrl, workloadLogs: async () => undefined });
+    const sharedState = path.join(root, 'shared-agent');
+    const sandbox = new WorkloadSandbox({ isolation: 'strict', protectedPaths: [root], identitiesFile: path.join(sharedState, 'identities.json') });
+    const shared = createLocalDriver({ stateDir: sharedState, sandbox, proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), externalPostgresUrl: adminUrl, workloadLogs: async () => undefined });
     const serviceId = randomUUID();
     const suffix = Date.now().toString(36);
     const credentials = { username: `slw_driver_${suffix}`, password: 'Shared-Driver-Password-1' };

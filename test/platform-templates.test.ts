@@ -415,6 +415,7 @@ describeEachDatabase('platform templates', (ctx) => {
         return response.json<{ id: string }>().id;
       };
       awsClusterId = await createCluster({ name: 'eks-prod', region: 'us-east-1', cloud_provider: 'AWS', kubernetes: 'MANAGED' });
+      await ctx().allowLocalClusters(organizationId);
       localClusterId = await createCluster({ name: 'on-host', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
     });
 

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { mintToken, recogniseToken } from '../src/auth/tokens.ts';
 import { describeEachDatabase, uniqueName } from './support/test-app.ts';
 import { expectErrorBody, type ErrorBody } from './support/error-body.ts';
+import { createRevealWorld, expectMasked, expectRevealed, revealingUrls } from './support/secret-reveal.ts';
 
 /**
  * Organization policy API tokens (SPEC.md, DESIGN.md §5), through real HTTP requests on a real database: minting
@@ -56,6 +58,20 @@ function expectPolicyRefusedAt(response: LightMyRequestResponse, line?: number, 
   if (line !== undefined) expect(Number(position?.[1]), response.body).toBe(line);
   if (column !== undefined) expect(Number(position?.[2]), response.body).toBe(column);
   return body;
+}
+
+/** The read-only policy of the README's walkthrough: the `opa_policy` of its createOrganizationPolicyApiToken call. */
+function readmeReadOnlyPolicy(): string {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const call = /\/policyApiToken \\\n[^\n]*\n\s*-d '(\{[^']*\})'/.exec(readme);
+  if (call?.[1] === undefined) throw new Error('the README has no createOrganizationPolicyApiToken example');
+  return (JSON.parse(call[1]) as { opa_policy: string }).opa_policy;
+}
+
+/** The Rego examples of docs/policy-tokens.md. */
+function documentedPolicies(): string[] {
+  const document = readFileSync(new URL('../docs/policy-tokens.md', import.meta.url), 'utf8');
+  return [...document.matchAll(/```rego\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
 }
 
 /** A policy that allows exactly one input document, written as a Rego object literal (JSON is one). */
@@ -567,6 +583,15 @@ describeEachDatabase('policy API tokens', (ctx) => {
     }
   });
 
+  it('reveals secret values with a policy that allows everything, as an organization ADMIN may', async () => {
+    const { owner, organizationId, fixture } = await createRevealWorld(ctx());
+    const unbounded = await agent(owner.auth, organizationId, ALLOW_ALL);
+    const password = expectRevealed(await ctx().call(owner.auth, { method: 'GET', url: `${revealingUrls(fixture)[1]}?reveal=true` }), fixture);
+    for (const url of revealingUrls(fixture)) {
+      expect(expectRevealed(await ctx().call(unbounded.auth, { method: 'GET', url: `${url}?reveal=true` }), fixture)).toBe(password);
+    }
+  });
+
   it('can delete its own organization with a policy that allows everything, and then authenticates no more', async () => {
     const { owner, organizationId } = await ctx().signUpWithOrganization();
     const unbounded = await agent(owner.auth, organizationId, ALLOW_ALL);
@@ -745,6 +770,73 @@ describeEachDatabase('policy API tokens', (ctx) => {
     const renamed = await ctx().call(namer.auth, { method: 'PUT', url: `/project/${made}`, payload: { name: 'agent-renamed' } });
     expect(renamed.statusCode, renamed.body).toBe(200);
     expect(await projectNames(organizationId)).toEqual(['agent-renamed']);
+  });
+
+  it('sees a reveal as input.query.reveal, a boolean, on every route that can reveal', async () => {
+    const { owner, organizationId, fixture } = await createRevealWorld(ctx());
+    const environmentUrl = `/environment/${fixture.environmentId}/resolvedVariables`;
+    const expected = (reveal: boolean) => ({
+      method: 'GET',
+      path: ['environment', fixture.environmentId, 'resolvedVariables'],
+      route: '/environment/{environmentId}/resolvedVariables',
+      operation_id: 'listEnvironmentResolvedVariables',
+      params: { environmentId: fixture.environmentId },
+      query: { reveal },
+      body: null,
+      organization_id: organizationId,
+    });
+    const exact = async (reveal: boolean) => {
+      const name = uniqueName(`reveal-${String(reveal)}`);
+      const created = await createdPolicyToken(owner.auth, organizationId, { name, opa_policy: exactInputPolicy(expected(reveal), name) });
+      return { auth: `Bearer ${created.token}`, name };
+    };
+    // Asked: true, whatever spelling asks (the validator then refuses what it cannot read, 400 after the policy).
+    const asking = await exact(true);
+    expectRevealed(await ctx().call(asking.auth, { method: 'GET', url: `${environmentUrl}?reveal=true` }), fixture);
+    expectErrorBody(await ctx().call(asking.auth, { method: 'GET', url: `${environmentUrl}?reveal=yes` }), 400);
+    expectPolicyDenial(await ctx().call(asking.auth, { method: 'GET', url: environmentUrl }), asking.name);
+    // Not asked: false, also when the parameter is absent.
+    const masked = await exact(false);
+    expectMasked(await ctx().call(masked.auth, { method: 'GET', url: environmentUrl }), fixture);
+    expectMasked(await ctx().call(masked.auth, { method: 'GET', url: `${environmentUrl}?reveal=false` }), fixture);
+    expectPolicyDenial(await ctx().call(masked.auth, { method: 'GET', url: `${environmentUrl}?reveal=true` }), masked.name);
+
+    // Every revealing route gives the policy the boolean, and a policy can decide on it alone.
+    const onlyMasked = await agent(owner.auth, organizationId, 'package agent\n\nallow if input.query.reveal == false\n');
+    for (const url of revealingUrls(fixture)) {
+      expectMasked(await ctx().call(onlyMasked.auth, { method: 'GET', url }), fixture);
+      expectPolicyDenial(await ctx().call(onlyMasked.auth, { method: 'GET', url: `${url}?reveal=true` }), onlyMasked.name);
+    }
+  });
+
+  it("denies a reveal and allows the masked read under the README's read-only policy and the docs' examples", async () => {
+    const { owner, organizationId, fixture } = await createRevealWorld(ctx());
+    const password = expectRevealed(await ctx().call(owner.auth, { method: 'GET', url: `${revealingUrls(fixture)[1]}?reveal=true` }), fixture);
+    const policies = [readmeReadOnlyPolicy(), ...documentedPolicies()];
+    expect(policies.length).toBeGreaterThanOrEqual(2);
+    for (const policy of policies) {
+      const reader = await agent(owner.auth, organizationId, policy);
+      for (const url of revealingUrls(fixture)) {
+        const refused = await ctx().call(reader.auth, { method: 'GET', url: `${url}?reveal=true` });
+        expectPolicyDenial(refused, reader.name);
+        expect(refused.body).not.toContain(password);
+        expectMasked(await ctx().call(reader.auth, { method: 'GET', url }), fixture, password);
+        expectMasked(await ctx().call(reader.auth, { method: 'GET', url: `${url}?reveal=false` }), fixture, password);
+      }
+      // Still a reader of everything else, and no writer.
+      expect((await ctx().call(reader.auth, { method: 'GET', url: `/organization/${organizationId}/project` })).statusCode).toBe(200);
+      expectPolicyDenial(await ctx().call(reader.auth, { method: 'DELETE', url: `/environment/${fixture.environmentId}` }), reader.name);
+    }
+    // The dry run agrees with the real endpoint on the README's policy.
+    const decide = async (reveal: boolean) =>
+      (
+        await dryRun(owner.auth, organizationId, {
+          opa_policy: readmeReadOnlyPolicy(),
+          input: { method: 'GET', route: '/environment/{environmentId}/resolvedVariables', query: { reveal } },
+        })
+      ).json<{ allow: boolean }>().allow;
+    expect(await decide(true)).toBe(false);
+    expect(await decide(false)).toBe(true);
   });
 
   it('sees the input document of DESIGN.md §5, exactly', async () => {

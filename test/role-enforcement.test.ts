@@ -23,8 +23,9 @@ import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from '.
  *   no credentials
  *
  * The expected answer of each cell is derived from the route's declared permission and its requirement in
- * PERMISSIONS, with the grants of each role and scope written here independently from DESIGN.md §5 (so a wrong grant
- * table in the code fails here). A handful of operations narrow access further in their handler; they are listed in
+ * PERMISSIONS, with the grants of each role and scope written here independently from DESIGN.md §5 and docs/roles.md
+ * (so a wrong grant table in the code fails here). A route that declares a reveal parameter (`config.access.reveal`:
+ * masked values unless `?reveal=true`) is called both ways: asking needs the declared permission's grant as well. A handful of operations narrow access further in their handler; they are listed in
  * HANDLER_RULES, and a route that addresses an organization without letting the authorizer check it must be listed
  * there or this test fails. So a new route cannot escape the table.
  *
@@ -52,17 +53,21 @@ type Outcome = 'ok' | 401 | 403 | 404;
 type MemberRole = 'OWNER' | 'ADMIN' | 'DEVELOPER' | 'VIEWER';
 type Scope = 'ADMIN' | 'WRITE' | 'DEPLOY' | 'READ';
 
-/** DESIGN.md §5: OWNER = ADMIN + ownership; ADMIN = all; DEVELOPER = write + deploy + read; VIEWER = read. Scopes per SPEC.md. */
+/**
+ * DESIGN.md §5: OWNER = ADMIN + ownership; ADMIN = all; DEVELOPER = write + deploy + read; VIEWER = read. Scopes per
+ * SPEC.md. Revealing secret values (docs/roles.md): OWNER, ADMIN and the ADMIN scope only.
+ */
 const HELD: Record<Exclude<Caller, 'non-member' | 'invitee' | 'no credentials' | 'custom STAGING deployer'>, readonly string[]> = {
-  OWNER: ['read', 'write', 'deploy', 'admin'],
-  ADMIN: ['read', 'write', 'deploy', 'admin'],
+  OWNER: ['read', 'write', 'deploy', 'admin', 'reveal'],
+  ADMIN: ['read', 'write', 'deploy', 'admin', 'reveal'],
   DEVELOPER: ['read', 'write', 'deploy'],
   VIEWER: ['read'],
-  'token ADMIN': ['read', 'write', 'deploy', 'admin'],
+  'token ADMIN': ['read', 'write', 'deploy', 'admin', 'reveal'],
   'token WRITE': ['read', 'write'],
   'token DEPLOY': ['read', 'deploy'],
   'token READ': ['read'],
 };
+const GRANTS = ['read', 'write', 'deploy', 'admin', 'reveal'];
 
 /**
  * The custom role of the table, as docs/roles.md defines its rules: organization VIEWER (read), every project VIEWER
@@ -110,12 +115,26 @@ function expectedOutcome(route: DeclaredRoute, caller: Caller): Outcome {
   if (requirement === 'creator' && isToken(caller) && caller !== 'token ADMIN') return 403;
   if (target !== 'none') {
     if (caller === 'non-member' || caller === 'invitee') return 404;
-    const isGrant = ['read', 'write', 'deploy', 'admin'].includes(requirement);
+    const isGrant = GRANTS.includes(requirement);
     if (isGrant && !heldBy(caller, route).includes(requirement)) return 403;
   }
   const rule = HANDLER_RULES[permission];
   if (rule !== undefined) return rule(caller);
   return 'ok';
+}
+
+/** The answer to `?<parameter>=true` on a route that declares it: the route's own, then the reveal permission's grant. */
+function expectedRevealOutcome(route: DeclaredRoute, caller: Caller): Outcome {
+  const outcome = expectedOutcome(route, caller);
+  const reveal = route.access.reveal;
+  if (outcome !== 'ok' || reveal === undefined || caller === 'no credentials' || caller === 'non-member' || caller === 'invitee') return outcome;
+  return heldBy(caller, route).includes(PERMISSIONS[reveal.permission] as string) ? 'ok' : 403;
+}
+
+/** A route's querystring schema, as registered: which parameters it takes. */
+function querystringProperties(route: RegisteredRoute): string[] {
+  const schema = registeredOptions.get(`${route.method} ${route.url}`)?.schema as { querystring?: { properties?: Record<string, unknown> } } | undefined;
+  return Object.keys(schema?.querystring?.properties ?? {});
 }
 
 interface DeclaredRoute extends RegisteredRoute {
@@ -743,7 +762,7 @@ describeEachDatabase('role enforcement', (ctx) => {
     return route.method === 'GET' || route.method === 'HEAD';
   }
 
-  async function callCell(route: DeclaredRoute, caller: Caller, world: World): Promise<LightMyRequestResponse> {
+  async function callCell(route: DeclaredRoute, caller: Caller, world: World, query?: Record<string, string>): Promise<LightMyRequestResponse> {
     const operation = operationOf(route);
     const bodyOf = operation === undefined ? undefined : VALID_BODIES[operation];
     const payload = isRead(route) || (operation !== undefined && BODILESS_OPERATIONS.has(operation)) ? undefined : ((await bodyOf?.(world, people)) ?? {});
@@ -751,6 +770,7 @@ describeEachDatabase('role enforcement', (ctx) => {
       method: route.method,
       url: await fillPath(route.url, world),
       ...(payload === undefined ? {} : { payload }),
+      ...(query === undefined ? {} : { query }),
     });
   }
 
@@ -772,6 +792,15 @@ describeEachDatabase('role enforcement', (ctx) => {
 
   it('finds a declared access for every route, and a handler rule for every route the authorizer cannot scope', () => {
     expect(routes.length).toBeGreaterThan(30);
+    // A route that takes a `reveal` parameter declares it, so the authorizer, not its handler, decides who may ask.
+    const undeclaredReveals = routes.filter((route) => querystringProperties(route).includes('reveal') && route.access.reveal?.query !== 'reveal');
+    expect(undeclaredReveals.map((route) => `${route.method} ${route.url}`)).toEqual([]);
+    const declaredReveals = routes.filter((route) => route.access.reveal !== undefined);
+    expect(declaredReveals.every((route) => querystringProperties(route).includes(route.access.reveal?.query ?? ''))).toBe(true);
+    expect(declaredReveals.every((route) => route.access.reveal?.permission === 'secrets:reveal')).toBe(true);
+    // The environment's listing and explanation, and each service kind's with variables (every kind but DATABASE), as
+    // GETs (each with the HEAD Fastify adds).
+    expect(declaredReveals.filter((route) => route.method === 'GET').length).toBe(2 + 2 * SERVICE_KIND_DEFINITIONS.filter((definition) => definition.kind !== 'DATABASE').length);
     const unscoped = routes.filter((route) => route.access.target === 'none' && route.url.includes(':organizationId'));
     expect(unscoped.filter((route) => HANDLER_RULES[route.access.permission] === undefined).map((route) => `${route.method} ${route.url}`)).toEqual([]);
     // The member and invitation operations are in the table.
@@ -804,6 +833,16 @@ describeEachDatabase('role enforcement', (ctx) => {
         cells += 1;
         const problem = problemWith(route, caller, expected, await callCell(route, caller, world));
         if (problem !== undefined) problems.push(problem);
+        // Asking a revealing route for plain values: a read, so it runs here too.
+        if (route.access.reveal !== undefined) {
+          cells += 1;
+          const asked = await callCell(route, caller, world, { [route.access.reveal.query]: 'true' });
+          const revealProblem = problemWith(route, caller, expectedRevealOutcome(route, caller), asked);
+          if (revealProblem !== undefined) problems.push(`?${route.access.reveal.query}=true: ${revealProblem}`);
+          else if (route.method !== 'HEAD' && asked.statusCode === 403 && expected === 'ok' && !asked.json<{ message: string }>().message.includes(route.access.reveal.permission)) {
+            problems.push(`?${route.access.reveal.query}=true: ${route.method} ${route.url} as ${caller}: 403 without naming ${route.access.reveal.permission}`);
+          }
+        }
       }
     }
     expect(problems).toEqual([]);

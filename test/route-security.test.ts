@@ -209,6 +209,7 @@ function fillPath(url: string, values: Record<string, string>): string {
 interface OpenApiOperation {
   operationId?: string;
   security?: unknown[];
+  parameters?: { name?: string }[];
   requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
 }
 
@@ -295,6 +296,24 @@ function requestBodyOf(route: RegisteredRoute, document: OpenApiDocument): unkno
   const schema = operation?.requestBody?.content?.['application/json']?.schema;
   if (schema !== undefined) return sampleOf(schema, document);
   return ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined;
+}
+
+/** Every property name of a schema, nested ones included. */
+function propertyNamesOf(schema: JsonSchema | undefined, document: OpenApiDocument, depth = 0): string[] {
+  if (schema === undefined || depth > 8) return [];
+  if (schema.$ref !== undefined) return propertyNamesOf(document.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')], document, depth + 1);
+  const parts = [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? []), ...(schema.items === undefined ? [] : [schema.items])];
+  return [
+    ...Object.entries(schema.properties ?? {}).flatMap(([name, property]) => [name, ...propertyNamesOf(property, document, depth + 1)]),
+    ...parts.flatMap((part) => propertyNamesOf(part, document, depth + 1)),
+  ];
+}
+
+/** The names of the fields a route reads from its request: path and query parameters, and its body's properties. */
+function requestFieldNames(route: RegisteredRoute, document: OpenApiDocument): string[] {
+  const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
+  const parameters = (operation?.parameters ?? []).flatMap((parameter) => (parameter.name === undefined ? [] : [parameter.name]));
+  return [...new Set([...parameters, ...propertyNamesOf(operation?.requestBody?.content?.['application/json']?.schema, document)])];
 }
 
 /** Problems with an error answer of `status`; empty when it is the one error body. */
@@ -526,8 +545,12 @@ describeEachDatabase('route security', (ctx) => {
     for (const route of routes) {
       const response = await ctx().call(undefined, victimRequest(route));
       if (isOperatorRoute(route.url)) {
-        // No user credential is asked for; without the operator's own, the answer is 400 (no body) or 401.
-        if (response.statusCode !== 400 && response.statusCode !== 401) problems.push(`operator ${routeName(route)} answered ${response.statusCode}`);
+        // No user credential is asked for; without the operator's own, the answer is 401.
+        if (route.method === 'HEAD') {
+          if (response.statusCode !== 401) problems.push(`operator ${routeName(route)} answered ${response.statusCode}`);
+          continue;
+        }
+        for (const problem of errorBodyProblems(response, 401)) problems.push(`operator ${routeName(route)}: ${problem}`);
         continue;
       }
       if (isPublicRoute(route.url)) {
@@ -546,6 +569,79 @@ describeEachDatabase('route security', (ctx) => {
     expect(routes.filter((route) => isPublicRoute(route.url)).map(routeName)).toEqual(
       expect.arrayContaining(['GET /ips', 'GET /openapi.json', 'GET /docs']),
     );
+  });
+
+  it('authenticates every operator route before reading its request: 401 naming no field, whatever the body, path or query', { timeout: SWEEP_TIMEOUT_MS }, async () => {
+    const operatorRoutes = routes.filter((route) => isOperatorRoute(route.url));
+    expect(operatorRoutes.map(routeName)).toEqual(
+      expect.arrayContaining(['POST /operator/v1/enroll', 'POST /operator/v1/report', 'GET /operator/v1/tasks', 'POST /operator/v1/tasks/:taskId/progress', 'POST /operator/v1/heartbeat']),
+    );
+    const credentials: Record<string, string | undefined> = {
+      'no credential': undefined,
+      'a garbage bearer': 'Bearer garbage',
+      'a malformed header': 'Basic b3BlcmF0b3I6cGFzc3dvcmQ=',
+      'an unknown operator credential of valid form': `Bearer ${mintToken('operator').value}`,
+      'an operator credential with a broken checksum': `Bearer ${mintToken('operator').value.slice(0, -1)}x`,
+      'an enrollment token of valid form': `Bearer ${mintToken('enrollment').value}`,
+      "a person's JWT": intruder.auth,
+      'an ADMIN API token': intruderTokenAuth,
+    };
+    // What a validator would answer field by field, had it run first.
+    interface MalformedRequest {
+      label: string;
+      payload?: string;
+      contentType?: string;
+    }
+    const malformed: MalformedRequest[] = [
+      { label: 'no body' },
+      { label: 'an empty object', payload: '{}' },
+      { label: 'an unknown field', payload: '{"unexpected":1}' },
+      { label: 'an array', payload: '[1,2]' },
+      { label: 'a JSON string', payload: '"text"' },
+      { label: 'broken JSON', payload: '{"unexpected"' },
+      { label: 'plain text', payload: 'hello', contentType: 'text/plain' },
+    ];
+    // The enrollment route's credential is its body's token: wrong ones, beside a field the route does not take.
+    const wrongEnrollments: MalformedRequest[] = [
+      { label: 'a garbage token', payload: JSON.stringify({ enrollment_token: 'slwe_garbage', unexpected: 1 }) },
+      { label: 'an unknown token of valid form', payload: JSON.stringify({ enrollment_token: mintToken('enrollment').value, unexpected: 1 }) },
+      { label: "an operator's credential", payload: JSON.stringify({ enrollment_token: mintToken('operator').value, unexpected: 1 }) },
+      { label: 'a number', payload: JSON.stringify({ enrollment_token: 42 }) },
+    ];
+    const problems: string[] = [];
+    for (const route of operatorRoutes) {
+      const fields = requestFieldNames(route, document);
+      // Path parameters no route accepts, and a query of wrong types, bounds and names.
+      const url = `${route.url.replace(/:([A-Za-z0-9_]+)/g, 'not-a-uuid')}?max=many&wait_seconds=-1&lease_id=x&unexpected=1`;
+      const readsBody = route.method !== 'GET' && route.method !== 'HEAD';
+      const bodies: MalformedRequest[] = !readsBody ? [{ label: 'no body' }] : route.url === '/operator/v1/enroll' ? [...malformed, ...wrongEnrollments] : malformed;
+      for (const [who, auth] of Object.entries(credentials)) {
+        for (const body of bodies) {
+          const response = await ctx().app.inject({
+            method: route.method,
+            url,
+            headers: {
+              ...(auth === undefined ? {} : { authorization: auth }),
+              ...(body.payload === undefined ? {} : { 'content-type': body.contentType ?? 'application/json' }),
+            },
+            ...(body.payload === undefined ? {} : { payload: body.payload }),
+          });
+          const label = `${routeName(route)} with ${who} and ${body.label}`;
+          if (route.method === 'HEAD') {
+            if (response.statusCode !== 401) problems.push(`${label} answered ${response.statusCode}`);
+            continue;
+          }
+          const found = errorBodyProblems(response, 401);
+          for (const problem of found) problems.push(`${label}: ${problem}`);
+          if (found.length > 0) continue;
+          const answer = response.json<{ message: string; details?: unknown }>();
+          if (answer.details !== undefined) problems.push(`${label}: details ${JSON.stringify(answer.details)}`);
+          const named = fields.filter((field) => new RegExp(`\\b${field}\\b`).test(answer.message));
+          if (named.length > 0) problems.push(`${label}: the message "${answer.message}" names ${named.join(', ')}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
   });
 
   it('refuses every kind of invalid credential on every non-public route with 401 and the error body', { timeout: SWEEP_TIMEOUT_MS }, async () => {

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { isUniqueViolation } from '../src/db/db.errors.ts';
+import { up as addServiceHostnames } from '../src/db/migrations/0026_service_hostnames.ts';
+import { hostnameLabelCandidate, publicHostname } from '../src/modules/services/services.hostnames.ts';
 import { SERVICE_KIND_DEFINITIONS } from '../src/modules/services/services.kinds.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
@@ -37,6 +41,29 @@ interface ResolvedView {
 function kindDefined(kind: string): boolean {
   return SERVICE_KIND_DEFINITIONS.some((definition) => definition.kind === kind);
 }
+
+describe('service hostnames', () => {
+  const id = '0190f0b2-6c5e-7000-8000-00000000000a';
+
+  it('are <service>-<environment>-<8 base32 characters of the id> as one DNS label, under the apps domain', () => {
+    const label = hostnameLabelCandidate({ id, name: 'Api' }, 'Prod_EU (west)', 0);
+    expect(label).toMatch(/^api-prod-eu-west-[a-z2-7]{8}$/);
+    // Derived, not drawn: the same service gets the same label; another id or attempt, another suffix.
+    expect(hostnameLabelCandidate({ id, name: 'Api' }, 'Prod_EU (west)', 0)).toBe(label);
+    expect(hostnameLabelCandidate({ id: '0190f0b2-6c5e-7000-8000-00000000000b', name: 'Api' }, 'Prod_EU (west)', 0).slice(-8)).not.toBe(label.slice(-8));
+    expect(hostnameLabelCandidate({ id, name: 'Api' }, 'Prod_EU (west)', 1).slice(-8)).not.toBe(label.slice(-8));
+    expect(publicHostname(label, 'Apps.Example.com.')).toBe(`${label}.apps.example.com`);
+  });
+
+  it('cut long names so that the label stays within 63 characters with its suffix whole, and never end on a dash', () => {
+    const label = hostnameLabelCandidate({ id, name: 'a'.repeat(50) }, `${'b'.repeat(3)}-${'c'.repeat(40)}`, 0);
+    expect(label.length).toBeLessThanOrEqual(63);
+    expect(label).toMatch(/^a{50}-bbb-[a-z2-7]{8}$/);
+    expect(hostnameLabelCandidate({ id, name: 'a'.repeat(53) }, 'prod', 0)).toMatch(/^a{53}-[a-z2-7]{8}$/);
+    expect(hostnameLabelCandidate({ id, name: 'x' }, '——', 0)).toMatch(/^x-[a-z2-7]{8}$/);
+    expect(hostnameLabelCandidate({ id, name: '' }, '', 0)).toMatch(/^service-[a-z2-7]{8}$/);
+  });
+});
 
 describe('service kind registry', () => {
   it('gives every kind its own paths, id parameter and operation ids', () => {
@@ -410,5 +437,182 @@ describeEachDatabase('services', (ctx) => {
       expect(answer.body).not.toContain(password);
       expectErrorBody(await call('GET', `/database/${database.id}/environmentVariable`), 404);
     });
+  });
+
+  describe('public hostnames and links', () => {
+    interface LinkView {
+      service_id: string;
+      service_type: string;
+      url: string;
+      internal_port: number;
+      external_port: number;
+      is_platform_domain: boolean;
+      is_default: boolean;
+    }
+
+    async function linksOf(noun: 'application' | 'container', id: string, auth = owner.auth): Promise<LinkView[]> {
+      const response = await call('GET', `/${noun}/${id}/link`, undefined, auth);
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json<{ results: LinkView[] }>().results;
+    }
+
+    async function environmentNamed(name: string, inProject = projectId): Promise<string> {
+      return (await created<{ id: string }>('POST', `/project/${inProject}/environment`, { name, cluster: clusterId })).id;
+    }
+
+    const PUBLIC_PORTS = { ports: [{ internal_port: 9090, publicly_accessible: false }, { internal_port: 8080, publicly_accessible: true }] };
+
+    it("answers an application's links per the reference: its own hostname, then its verified custom domains; none without a public port", async () => {
+      const environmentName = uniqueName('staging');
+      const inEnvironment = await environmentNamed(environmentName);
+      const name = uniqueName('web');
+      const app = await createApplication(name, PUBLIC_PORTS, inEnvironment);
+      const [own, ...others] = await linksOf('application', app.id);
+      expect(others).toEqual([]);
+      // The test app serves apps on the defaults: SLIPWAY_APPS_DOMAIN localhost, SLIPWAY_APPS_PORT 8000.
+      expect(own).toEqual({
+        service_id: app.id,
+        service_type: 'APPLICATION',
+        url: expect.stringMatching(new RegExp(`^http://${name}-${environmentName}-[a-z2-7]{8}\\.localhost:8000$`)),
+        internal_port: 8080,
+        external_port: 8000,
+        is_platform_domain: true,
+        is_default: true,
+      });
+
+      // Custom domains are links once their DNS check passed (the check itself: custom-domains.test.ts); a wildcard is no URL.
+      const domain = `${uniqueName('shop')}.example.com`.toLowerCase();
+      for (const added of [domain, `*.${domain}`, `pending.${domain}`]) {
+        expect((await call('POST', `/application/${app.id}/customDomain`, { domain: added, generate_certificate: false })).statusCode).toBe(201);
+      }
+      await ctx().database.db.updateTable('service_custom_domains').set({ status: 'VALIDATED' }).where('service_id', '=', app.id).where('domain', 'in', [domain, `*.${domain}`]).execute();
+      expect(await linksOf('application', app.id)).toEqual([
+        own,
+        { ...own, url: `http://${domain}:8000`, is_platform_domain: false, is_default: false },
+      ]);
+
+      const hidden = await createApplication(uniqueName('worker'), { ports: [{ internal_port: 8080, publicly_accessible: false }] }, inEnvironment);
+      expect(await linksOf('application', hidden.id)).toEqual([]);
+      expect(await linksOf('application', (await createApplication(uniqueName('cli'), {}, inEnvironment)).id)).toEqual([]);
+    });
+
+    it('keeps a service\'s hostname when the service or its environment is renamed', async () => {
+      const inEnvironment = await environmentNamed(uniqueName('env'));
+      const app = await createApplication(uniqueName('web'), PUBLIC_PORTS, inEnvironment);
+      const before = await linksOf('application', app.id);
+      expect((await call('PUT', `/application/${app.id}`, { name: uniqueName('renamed'), healthchecks: {} })).statusCode).toBe(200);
+      expect((await call('PUT', `/environment/${inEnvironment}`, { name: uniqueName('moved') })).statusCode).toBe(200);
+      expect(await linksOf('application', app.id)).toEqual(before);
+    });
+
+    it("gives another organization's same-named environment and service a hostname of its own, and hides each from the other (404)", async () => {
+      const stranger = await ctx().signUpWithOrganization();
+      const strangerProject = (await created<{ id: string }>('POST', `/organization/${stranger.organizationId}/project`, { name: uniqueName('project') }, 200, stranger.owner.auth)).id;
+      const strangerCluster = (
+        await created<{ id: string }>('POST', `/organization/${stranger.organizationId}/cluster`, { name: uniqueName('cluster'), region: 'eu-west-3', cloud_provider: 'AWS', kubernetes: 'MANAGED' }, 201, stranger.owner.auth)
+      ).id;
+      const environmentName = uniqueName('staging');
+      const mine = await createApplication('web', PUBLIC_PORTS, await environmentNamed(environmentName));
+      const theirsEnvironment = (await created<{ id: string }>('POST', `/project/${strangerProject}/environment`, { name: environmentName, cluster: strangerCluster }, 201, stranger.owner.auth)).id;
+      const theirs = await created<ServiceView>('POST', `/environment/${theirsEnvironment}/application`, applicationBody('web', PUBLIC_PORTS), 201, stranger.owner.auth);
+
+      const [myLink] = await linksOf('application', mine.id);
+      const [theirLink] = await linksOf('application', theirs.id, stranger.owner.auth);
+      const shape = new RegExp(`^http://web-${environmentName}-[a-z2-7]{8}\\.localhost:8000$`);
+      expect(myLink?.url).toMatch(shape);
+      expect(theirLink?.url).toMatch(shape);
+      expect(myLink?.url).not.toBe(theirLink?.url);
+      expect((await serviceRows(theirsEnvironment))[0]?.hostname_label).not.toBe((await ctx().database.db.selectFrom('services').select('hostname_label').where('id', '=', mine.id).executeTakeFirstOrThrow()).hostname_label);
+
+      expectErrorBody(await call('GET', `/application/${mine.id}/link`, undefined, stranger.owner.auth), 404);
+      expectErrorBody(await call('GET', `/application/${theirs.id}/link`), 404);
+      expectErrorBody(await call('GET', `/application/${randomUUID()}/link`), 404);
+      expectErrorBody(await call('GET', '/application/not-an-id/link'), 400);
+    });
+
+    it("answers a container's links under its own path, and neither kind's under the other's", async () => {
+      const registry = await created<{ id: string }>('POST', `/organization/${organizationId}/containerRegistry`, {
+        name: uniqueName('registry'),
+        kind: 'GENERIC_CR',
+        url: 'https://registry.slipway-links.invalid',
+        config: { username: 'robot', password: 'fixture-pw' },
+      });
+      const container = await created<ServiceView>('POST', `/environment/${environmentId}/container`, {
+        name: uniqueName('proxy'),
+        registry_id: registry.id,
+        image_name: 'library/nginx',
+        tag: '1.27-alpine',
+        healthchecks: {},
+        ports: [{ internal_port: 80, publicly_accessible: true }],
+      });
+      expect(await linksOf('container', container.id)).toEqual([
+        expect.objectContaining({ service_id: container.id, service_type: 'CONTAINER', internal_port: 80, is_platform_domain: true, is_default: true }),
+      ]);
+      const app = await createApplication(uniqueName('web'), PUBLIC_PORTS);
+      expectErrorBody(await call('GET', `/application/${container.id}/link`), 404);
+      expectErrorBody(await call('GET', `/container/${app.id}/link`), 404);
+    });
+
+    it('gives a service the next candidate when another service holds the hostname its id hashes to', async () => {
+      const environmentName = uniqueName('env');
+      const inEnvironment = await environmentNamed(environmentName);
+      const holder = await createApplication(uniqueName('web'), PUBLIC_PORTS, inEnvironment);
+      const claimant = await createApplication(uniqueName('web'), PUBLIC_PORTS, inEnvironment);
+      // As if the claimant's first candidate had been given to the holder before the claimant claimed its own.
+      const first = hostnameLabelCandidate({ id: claimant.id, name: claimant.name }, environmentName, 0);
+      await ctx().database.db.updateTable('services').set({ hostname_label: null }).where('id', '=', claimant.id).execute();
+      await ctx().database.db.updateTable('services').set({ hostname_label: first }).where('id', '=', holder.id).execute();
+
+      const [claimed] = await linksOf('application', claimant.id);
+      expect(claimed?.url).toBe(`http://${hostnameLabelCandidate({ id: claimant.id, name: claimant.name }, environmentName, 1)}.localhost:8000`);
+      expect((await linksOf('application', holder.id))[0]?.url).toBe(`http://${first}.localhost:8000`);
+      // Claimed once: read again, it stays.
+      expect((await linksOf('application', claimant.id))[0]?.url).toBe(claimed?.url);
+    });
+  });
+});
+
+describeEachDatabase('services of an installation upgraded to per-service hostnames (0026_service_hostnames)', (ctx) => {
+  it('gives every existing service its own label, <service>-<environment>-<suffix>, unique in the installation, which its links then name', async () => {
+    const call = (auth: string, method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>) =>
+      ctx().call(auth, { method, url, ...(payload === undefined ? {} : { payload }) });
+    // Two organizations with the same environment and service names: before the upgrade, one hostname for both.
+    const tenants: Array<{ auth: string; serviceId: string }> = [];
+    for (const tenant of [await ctx().signUpWithOrganization(), await ctx().signUpWithOrganization()]) {
+      const projectId = (await call(tenant.owner.auth, 'POST', `/organization/${tenant.organizationId}/project`, { name: uniqueName('project') })).json<{ id: string }>().id;
+      const clusterId = (
+        await call(tenant.owner.auth, 'POST', `/organization/${tenant.organizationId}/cluster`, { name: uniqueName('cluster'), region: 'eu-west-3', cloud_provider: 'AWS', kubernetes: 'MANAGED' })
+      ).json<{ id: string }>().id;
+      const environmentId = (await call(tenant.owner.auth, 'POST', `/project/${projectId}/environment`, { name: 'staging', cluster: clusterId })).json<{ id: string }>().id;
+      const created = await call(tenant.owner.auth, 'POST', `/environment/${environmentId}/application`, {
+        name: 'web',
+        git_repository: { url: 'https://github.com/acme/web', provider: 'GITHUB' },
+        healthchecks: {},
+        ports: [{ internal_port: 8080, publicly_accessible: true }],
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      tenants.push({ auth: tenant.owner.auth, serviceId: created.json<{ id: string }>().id });
+    }
+    // The services table as 0025 left it: no label column.
+    const { db } = ctx().database;
+    await db.schema.dropIndex('services_hostname_label').execute();
+    await db.schema.alterTable('services').dropColumn('hostname_label').execute();
+
+    await addServiceHostnames(db as unknown as Kysely<unknown>);
+
+    const labels = await db.selectFrom('services').select(['id', 'hostname_label']).execute();
+    expect(labels.every((row) => row.hostname_label !== null)).toBe(true);
+    expect(new Set(labels.map((row) => row.hostname_label)).size).toBe(labels.length);
+    for (const tenant of tenants) {
+      const label = labels.find((row) => row.id === tenant.serviceId)?.hostname_label;
+      expect(label).toBe(hostnameLabelCandidate({ id: tenant.serviceId, name: 'web' }, 'staging', 0));
+      const links = await call(tenant.auth, 'GET', `/application/${tenant.serviceId}/link`);
+      expect(links.json<{ results: Array<{ url: string }> }>().results.map((link) => link.url)).toEqual([`http://${label}.localhost:8000`]);
+    }
+    // The index is back: a label is one service's.
+    const [first, second] = tenants;
+    if (first === undefined || second === undefined) throw new Error('two tenants were set up');
+    const taken = labels.find((row) => row.id === first.serviceId)?.hostname_label ?? '';
+    await expect(db.updateTable('services').set({ hostname_label: taken }).where('id', '=', second.serviceId).execute()).rejects.toSatisfy(isUniqueViolation);
   });
 });

@@ -12,6 +12,7 @@ import {
   type VariablesService,
 } from '../src/modules/variables/variables.service.ts';
 import { expectErrorBody } from './support/error-body.ts';
+import { createRevealFixture, expectMasked, expectRevealed, expectRevealRefused, revealingUrls } from './support/secret-reveal.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
 
 /**
@@ -289,7 +290,7 @@ describeEachDatabase('variables and secrets', (ctx) => {
     expectErrorBody(await call('POST', `/environment/${productionId}/environmentVariable/${UNKNOWN_ID}/override`, { value: 'x' }), 404);
   });
 
-  it('rules 5 and 6 over HTTP: built-ins of the environment by their exact names; revealing needs the write permission', async () => {
+  it('rules 5 and 6 over HTTP: built-ins of the environment by their exact names; revealing needs secrets:reveal', async () => {
     const staging = await listed(`/environment/${stagingId}/environmentVariable`);
     const builtIns = staging.filter((variable) => variable.scope === 'BUILT_IN');
     expect(builtIns.map((variable) => variable.key).sort()).toEqual(['PLATFORM_BRANCH_NAME', 'PLATFORM_IS_PRODUCTION', 'PLATFORM_JSON_B64']);
@@ -306,7 +307,7 @@ describeEachDatabase('variables and secrets', (ctx) => {
     await ctx().addMemberDirectly(organizationId, viewer, 'VIEWER');
     expect((await call('GET', `/environment/${stagingId}/environmentVariable`, undefined, viewer.auth)).statusCode).toBe(200);
     const refused = await call('GET', `/environment/${stagingId}/environmentVariable?reveal=true`, undefined, viewer.auth);
-    expect(expectErrorBody(refused, 403).message).toContain('write');
+    expect(expectErrorBody(refused, 403).message).toContain('secrets:reveal');
     expectErrorBody(await call('GET', `/environment/${stagingId}/resolvedVariables?reveal=true`, undefined, viewer.auth), 403);
     const revealed = await call('GET', `/environment/${stagingId}/environmentVariable?reveal=true`);
     expect(revealed.statusCode).toBe(200);
@@ -314,6 +315,37 @@ describeEachDatabase('variables and secrets', (ctx) => {
     // Viewers may not write either.
     expectErrorBody(await call('POST', `/environment/${stagingId}/environmentVariable`, { key: 'NOPE', value: '1' }, viewer.auth), 403);
     expectErrorBody(await call('GET', `/environment/${stagingId}/environmentVariable?unknown=1`), 400);
+  });
+
+  it('secrets:reveal: OWNER and ADMIN see the database password; DEVELOPER and VIEWER get 403 naming it, and the masked answer', async () => {
+    const project = await call('POST', `/organization/${organizationId}/project`, { name: uniqueName('reveal') });
+    expect(project.statusCode, project.body).toBe(200);
+    const fixture = await createRevealFixture(ctx(), owner.auth, project.json<{ id: string }>().id);
+    const members: Record<string, string> = { OWNER: owner.auth };
+    for (const role of ['ADMIN', 'DEVELOPER', 'VIEWER']) {
+      const user = await ctx().signUp(uniqueName(role.toLowerCase()));
+      await ctx().addMemberDirectly(organizationId, user, role);
+      members[role] = user.auth;
+    }
+    const password = expectRevealed(await call('GET', `/environment/${fixture.environmentId}/resolvedVariables?reveal=true`), fixture);
+
+    for (const url of revealingUrls(fixture)) {
+      for (const role of ['OWNER', 'ADMIN']) {
+        expect(expectRevealed(await call('GET', `${url}?reveal=true`, undefined, members[role]), fixture), `${role} ${url}`).toBe(password);
+      }
+      for (const role of ['DEVELOPER', 'VIEWER']) {
+        expectRevealRefused(await call('GET', `${url}?reveal=true`, undefined, members[role]), password);
+        expectMasked(await call('GET', url, undefined, members[role]), fixture, password);
+        expectMasked(await call('GET', `${url}?reveal=false`, undefined, members[role]), fixture, password);
+      }
+    }
+    // The authorizer reads the query before validation: any value but false asks, so a spelling the validator refuses
+    // is never read as "not asked". Without the permission that is 403; with it, the validator's 400.
+    for (const value of ['yes', '1', 'TRUE', '']) {
+      expectRevealRefused(await call('GET', `/environment/${fixture.environmentId}/resolvedVariables?reveal=${value}`, undefined, members.VIEWER), password);
+      expectErrorBody(await call('GET', `/environment/${fixture.environmentId}/resolvedVariables?reveal=${value}`), 400);
+    }
+    expectRevealRefused(await call('GET', `/environment/${fixture.environmentId}/resolvedVariables?reveal=false&reveal=true`, undefined, members.DEVELOPER), password);
   });
 
   it('secrets are write-only and sealed at rest: no answer carries the value and no column holds it', async () => {

@@ -5,11 +5,15 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import type { FastifyTypeBox } from '../src/http/fastify.types.ts';
+import { systemClock } from '../src/lib/clock.ts';
+import { createLocalClusterGrants } from '../src/modules/clusters/clusters.local-grants.ts';
+import { createWebhookSender } from '../src/modules/webhooks/webhooks.sender.ts';
 import { nameMatches } from '../src/modules/webhooks/webhooks.service.ts';
 import { generateWebhookSecret, signWebhook } from '../src/modules/webhooks/webhooks.signing.ts';
 import { openTestDatabase, TEST_DIALECTS, type TestDatabase } from './support/databases.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.ts';
+import { connectionsDuring, EMBEDDED_IPV4_HOSTS } from './support/outbound-attempts.ts';
 import { describeEachDatabase, uniqueName } from './support/test-app.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type TestWebhookReceiver } from './support/webhook-receiver.ts';
 
@@ -100,6 +104,8 @@ for (const dialect of TEST_DIALECTS) {
       expect(created.statusCode, created.body).toBe(201);
       organizationId = created.json<{ id: string }>().id;
       base = `/organization/${organizationId}/webhook`;
+      // The operator's grant for LOCAL clusters (docs/clusters.md), which the deploys below run on.
+      await createLocalClusterGrants({ db: testDatabase.database.db, clock: systemClock }).allow(organizationId, 'test support');
       const cluster = await call({ method: 'POST', url: `/organization/${organizationId}/cluster`, payload: { ...LOCAL_CLUSTER, name: uniqueName('local') } });
       expect(cluster.statusCode, cluster.body).toBe(201);
       clusterId = cluster.json<{ id: string }>().id;
@@ -344,6 +350,30 @@ describeEachDatabase('webhook addresses without private hosts', (ctx) => {
     });
     expect(fine.statusCode, fine.body).toBe(201);
   });
+
+  it('refuses IPv6 targets that carry a loopback, private or metadata IPv4 address with 400, before any connection', async () => {
+    const { owner, organizationId } = await ctx().signUpWithOrganization();
+    for (const { host, form } of EMBEDDED_IPV4_HOSTS) {
+      const payload = { target_url: `https://${host}/hook`, events: ['DEPLOYMENT_FAILURE'] };
+      const { result: response, connections } = await connectionsDuring(() => ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/webhook`, payload }));
+      const body = expectErrorBody(response, 400);
+      expect(body.message, form).toBe('invalid target_url: host is a loopback or private address');
+      expect(body.details, form).toEqual([{ field: '/target_url', message: 'host is a loopback or private address' }]);
+      expect(connections, form).toEqual([]);
+    }
+    expect((await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/webhook` })).json()).toEqual({ results: [] });
+  });
+});
+
+describe('webhook deliveries to IPv6 forms of non-public addresses', () => {
+  it('are refused by the sender too (a target stored before the check tightened), without connecting', async () => {
+    const sender = createWebhookSender({ allowPrivateHosts: false }, 2000);
+    for (const { host, form } of EMBEDDED_IPV4_HOSTS) {
+      const { result, connections } = await connectionsDuring(() => sender.send(`https://${host}/hook`, { 'content-type': 'application/json' }, '{}'));
+      expect(result, form).toEqual({ status: null, error: 'target_url host is a loopback or private address' });
+      expect(connections, form).toEqual([]);
+    }
+  });
 });
 
 describeEachDatabase(
@@ -351,6 +381,7 @@ describeEachDatabase(
   (ctx) => {
     it('enqueues DEPLOYMENT_CANCELLED in the transaction that cancels a queued deploy, and no STARTED', async () => {
       const { owner, organizationId } = await ctx().signUpWithOrganization();
+      await ctx().allowLocalClusters(organizationId);
       const hook = await ctx().call(owner.auth, {
         method: 'POST',
         url: `/organization/${organizationId}/webhook`,

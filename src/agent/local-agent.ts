@@ -1,9 +1,12 @@
-import { chmod, mkdir, stat } from 'node:fs/promises';
+import { chmod, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createLocalDriver } from '../engine/local/local-driver.ts';
 import { LocalReverseProxy } from '../engine/local/reverse-proxy.ts';
+import { WorkloadSandbox } from '../engine/local/workload-sandbox.ts';
+import type { WorkloadIsolation } from '../config.ts';
 import type { GitAccess } from '../git/git-access.ts';
+import { makePrivateDirectory } from '../lib/private-files.ts';
 import type { AgentClient } from './agent.client.ts';
 import { startAgent } from './agent.runtime.ts';
 
@@ -29,6 +32,10 @@ export interface LocalAgentOptions {
   pollWaitSeconds?: number;
   /** Tasks run at once (the runtime's default when absent). */
   concurrency?: number | undefined;
+  /** SLIPWAY_WORKLOAD_ISOLATION: how workloads are confined (engine/local/workload-sandbox.ts). */
+  isolation: WorkloadIsolation;
+  /** Hidden from every workload besides the state directory: the control plane's data directory. */
+  protectedPaths: readonly string[];
 }
 
 export interface RunningLocalAgent {
@@ -40,19 +47,24 @@ export interface RunningLocalAgent {
 }
 
 /**
- * Running as root (as in containers), the agent runs database servers as their engines' own accounts, which must
- * pass through the state directory and the one holding it: those two get the execute (search) bit for everyone —
- * no read bit, so nobody else can list them — when they lack it.
+ * The state directory holds the agent's records, logs and every service's files: it is this account's alone (0700),
+ * as the data directory holding it is, and is narrowed so at every start. One exception: running as root (as in
+ * containers), the agent runs database servers as their engines' own accounts, which must pass through the state
+ * directory and the one holding it to reach their data. Those two get the search bit for group and others — never
+ * the read bit, so nobody else can list them — and nothing more.
  */
-async function letServerAccountsThrough(stateDir: string, trouble: (message: string) => void): Promise<void> {
-  await mkdir(stateDir, { recursive: true, mode: 0o711 });
-  if (process.getuid?.() !== 0) return;
-  for (const dir of [path.dirname(stateDir), stateDir]) {
-    const { mode } = await stat(dir);
-    if ((mode & 0o011) !== 0o011) await chmod(dir, (mode & 0o7777) | 0o011);
-  }
+async function prepareStateDirectory(stateDir: string, trouble: (message: string) => void): Promise<void> {
+  makePrivateDirectory(stateDir);
+  const asRoot = process.getuid?.() === 0;
+  const wanted = asRoot ? 0o711 : 0o700;
+  if (((await stat(stateDir)).mode & 0o777) !== wanted) await chmod(stateDir, wanted);
+  if (!asRoot) return;
+  // The directory holding it only ever gains the search bit here: it may be the operator's (--state-dir).
+  const holder = path.dirname(stateDir);
+  const { mode } = await stat(holder);
+  if ((mode & 0o011) !== 0o011) await chmod(holder, (mode & 0o7777) | 0o011);
   // Directories further up are the machine owner's to open, not Slipway's: say which one stops the servers.
-  for (let dir = path.dirname(path.dirname(stateDir)); ; dir = path.dirname(dir)) {
+  for (let dir = path.dirname(holder); ; dir = path.dirname(dir)) {
     if (((await stat(dir)).mode & 0o001) === 0) {
       trouble(`database servers run as their own accounts and cannot pass through ${dir} (mode without o+x): databases will fail to start until it is opened (chmod o+x) or SLIPWAY_DATA_DIR moves`);
       return;
@@ -62,14 +74,22 @@ async function letServerAccountsThrough(stateDir: string, trouble: (message: str
 }
 
 export async function startLocalAgent(options: LocalAgentOptions): Promise<RunningLocalAgent> {
-  await letServerAccountsThrough(options.stateDir, options.onTrouble);
+  await prepareStateDirectory(options.stateDir, options.onTrouble);
   const proxy = new LocalReverseProxy({ onError: (message) => options.onTrouble(`proxy: ${message}`) });
   const appsAddress = await proxy.listen(options.appsPort, options.appsHost).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE') throw new Error(`the apps port ${options.appsHost}:${options.appsPort} is in use: choose another with SLIPWAY_APPS_PORT`);
     throw error;
   });
+  const sandbox = new WorkloadSandbox({
+    isolation: options.isolation,
+    protectedPaths: [...new Set([...options.protectedPaths, options.stateDir])],
+    identitiesFile: path.join(options.stateDir, 'identities.json'),
+  });
+  if (!sandbox.confined) options.onTrouble(sandbox.describe(undefined));
+  else if (sandbox.unavailable !== undefined) options.onTrouble(`workload isolation is strict, but this host cannot confine workloads (${sandbox.unavailable}): deployments of applications and jobs will fail until it can, or SLIPWAY_WORKLOAD_ISOLATION=none`);
   const driver = createLocalDriver({
     stateDir: options.stateDir,
+    sandbox,
     proxy,
     git: options.git,
     externalPostgresUrl: options.externalPostgresUrl,

@@ -3,17 +3,22 @@
  * needs one grant. Roles and token scopes are sets of grants, and a caller may do what its grants cover.
  *
  *   grant    what it covers
- *   read     every GET of the organization's resources
+ *   read     every GET of the organization's resources (secret values stay masked)
  *   write    create/update/delete of workload resources (projects, environments, services, …), not governance
  *   deploy   deploy/stop/restart/cancel actions
  *   admin    governance: organization settings, members, API tokens, billing
+ *   reveal   seeing secret values in plain text (`secrets:reveal`: hidden built-ins such as database passwords,
+ *            asked for with `?reveal=true`); nothing else needs it, and no other grant implies it
  *   person   only a signed-in person, never a token (e.g. one's own onboarding record)
  *   creator  a signed-in person, or an ADMIN API token acting for the person who created it (creating an
  *            organization: that person becomes its OWNER)
  *
  * `person` and `creator` are not grants anyone holds through a role; the authorizer checks the principal.
+ * `reveal` is a grant of its own rather than a part of read or write because reading the configuration and carrying
+ * its credentials away are different rights: a dashboard, a CI job or an agent that lists variables must not walk
+ * off with database passwords (docs/decisions.md, "Permissions").
  */
-export const GRANTS = ['read', 'write', 'deploy', 'admin'] as const;
+export const GRANTS = ['read', 'write', 'deploy', 'admin', 'reveal'] as const;
 export type Grant = (typeof GRANTS)[number];
 export type Requirement = Grant | 'person' | 'creator' | 'authenticated';
 
@@ -130,14 +135,16 @@ export const PERMISSIONS = {
   'services:delete': 'write',
   'services:deploy': 'deploy',
   'service-logs:read': 'read',
-  // Variables and secrets configure workloads: write to change, read to list (secrets never show a value). Revealing
-  // the hidden built-ins (database credentials, hostnames) takes write, checked in the handler of a listing asked
-  // with ?reveal=true: whoever can write a variable can alias a hidden value into a service anyway (docs/variables.md).
+  // Variables and secrets configure workloads: write to change, read to list (secret values never show, hidden
+  // built-ins are masked).
   'variables:read': 'read',
   'variables:create': 'write',
   'variables:update': 'write',
   'variables:delete': 'write',
-  'variables:reveal': 'write',
+  // Seeing secret values in plain text (the hidden built-ins: database credentials, hostnames). The listings that can
+  // reveal declare it for the requests that ask (`?reveal=true`, route-access.ts REVEAL_SECRETS), and the authorizer
+  // requires it on top of the listing's own permission; the masked answer needs only read.
+  'secrets:reveal': 'reveal',
   'secrets:read': 'read',
   'secrets:create': 'write',
   'secrets:update': 'write',
@@ -163,19 +170,26 @@ export function requirementOf(permission: Permission): Requirement {
 export const BUILT_IN_ROLES = ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'] as const;
 export type BuiltInRole = (typeof BUILT_IN_ROLES)[number];
 
+/**
+ * Only the roles that answer for the organization see secret values. DEVELOPER does not: it configures and deploys
+ * services, which needs the names and the masked values, not the database passwords on its screen (docs/roles.md).
+ */
 const ROLE_GRANTS: Record<BuiltInRole, readonly Grant[]> = {
-  OWNER: ['read', 'write', 'deploy', 'admin'],
-  ADMIN: ['read', 'write', 'deploy', 'admin'],
+  OWNER: ['read', 'write', 'deploy', 'admin', 'reveal'],
+  ADMIN: ['read', 'write', 'deploy', 'admin', 'reveal'],
   DEVELOPER: ['read', 'write', 'deploy'],
   VIEWER: ['read'],
 };
 
-/** Token scopes of SPEC.md. Every scope includes read: a token that cannot see what it acts on is of no use. */
+/**
+ * Token scopes of SPEC.md. Every scope includes read: a token that cannot see what it acts on is of no use. Only
+ * ADMIN ("full access to all resources") reveals secret values; WRITE, DEPLOY and READ tokens see them masked.
+ */
 export const TOKEN_SCOPES = ['ADMIN', 'WRITE', 'DEPLOY', 'READ'] as const;
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
 const SCOPE_GRANTS: Record<TokenScope, readonly Grant[]> = {
-  ADMIN: ['read', 'write', 'deploy', 'admin'],
+  ADMIN: ['read', 'write', 'deploy', 'admin', 'reveal'],
   WRITE: ['read', 'write'],
   DEPLOY: ['read', 'deploy'],
   READ: ['read'],
@@ -192,8 +206,9 @@ export function grantsOfRole(roleName: string): ReadonlySet<Grant> {
 /**
  * The most a custom role grants anywhere. Where a request acts decides what it grants there (modules/roles/
  * roles.rules.ts, asked by the authorizer); admin is never among them, so no custom role governs the organization.
+ * Reveal is, where the role grants it explicitly (per environment type).
  */
-export const CUSTOM_ROLE_CEILING: ReadonlySet<Grant> = new Set<Grant>(['read', 'write', 'deploy']);
+export const CUSTOM_ROLE_CEILING: ReadonlySet<Grant> = new Set<Grant>(['read', 'write', 'deploy', 'reveal']);
 
 /**
  * A token carries a role, a scope, or both; its grants are what both allow. A custom role (`roleKind` CUSTOM) counts

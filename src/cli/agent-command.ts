@@ -94,6 +94,8 @@ export async function runAgentCommand(config: Config, options: AgentCommandOptio
     version: SLIPWAY_VERSION,
     onTrouble: (message) => out(`agent: ${message}`),
     concurrency: options.concurrency ?? config.agentConcurrency,
+    isolation: config.workloadIsolation,
+    protectedPaths: [config.dataDir],
   });
   out(`agent for cluster ${clusterId} (driver ${options.driver}) serving apps on http://${agent.appsAddress.address}:${agent.appsAddress.port}`);
   await new Promise<void>((resolve) => {

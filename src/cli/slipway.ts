@@ -197,6 +197,45 @@ invoices
     }),
   );
 
+// A LOCAL cluster's workloads run on this host: only the organizations the operator allows may create or deploy onto one.
+const localClusters = admin.command('local-clusters').description('which organizations may create LOCAL clusters (workloads on this host) and deploy onto them');
+const ORGANIZATION_OPTION = ['--organization <id|name>', 'the organization, by id or name', nonBlank] as const;
+localClusters
+  .command('allow')
+  .description('let an organization create LOCAL clusters and deploy onto them')
+  .requiredOption(...ORGANIZATION_OPTION)
+  .option('--json', 'print what changed as JSON')
+  .action(async (options: { organization: string; json?: boolean }) =>
+    operatorCommand(async () => {
+      const { loadConfigOrExit } = await import('../config.ts');
+      const { allowOrganization } = await import('./admin-local-clusters.ts');
+      return allowOrganization(loadConfigOrExit(), options.organization, options);
+    }),
+  );
+localClusters
+  .command('deny')
+  .description('refuse an organization\'s future LOCAL cluster creations and deployments (what runs keeps running)')
+  .requiredOption(...ORGANIZATION_OPTION)
+  .option('--json', 'print what changed as JSON')
+  .action(async (options: { organization: string; json?: boolean }) =>
+    operatorCommand(async () => {
+      const { loadConfigOrExit } = await import('../config.ts');
+      const { denyOrganization } = await import('./admin-local-clusters.ts');
+      return denyOrganization(loadConfigOrExit(), options.organization, options);
+    }),
+  );
+localClusters
+  .command('list')
+  .description('the allowed organizations, and those holding LOCAL clusters without a grant')
+  .option('--json', 'print the lists as JSON')
+  .action(async (options: { json?: boolean }) =>
+    operatorCommand(async () => {
+      const { loadConfigOrExit } = await import('../config.ts');
+      const { listGrants } = await import('./admin-local-clusters.ts');
+      return listGrants(loadConfigOrExit(), options);
+    }),
+  );
+
 const io: CliIo = {
   env: process.env,
   out: (text) => process.stdout.write(text),

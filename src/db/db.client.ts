@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely';
 import type pg from 'pg';
+import { makePrivateDirectory, makePrivateFile, narrowPrivateFile } from '../lib/private-files.ts';
 import { withCommitParticipants } from './db.commit-participants.ts';
 import type { DB } from './db.schema.ts';
 
@@ -84,8 +84,21 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfi
   };
 }
 
+/**
+ * The database holds token hashes and sealed secrets: its files are this account's alone. The directory is created
+ * 0700 when missing and the database file 0600 before SQLite opens it. SQLite creates the -wal, -shm (and -journal)
+ * files itself, with the mode of the database file (its unix VFS copies it, so every account that may open the
+ * database may open its journal): created from a 0600 database they are 0600 from their first byte, which no chmod
+ * after the fact could promise. Files an older version left 0644 are narrowed here too.
+ */
+function makeDatabaseFilesPrivate(file: string): void {
+  makePrivateDirectory(path.dirname(file));
+  makePrivateFile(file);
+  for (const companion of ['-wal', '-shm', '-journal']) narrowPrivateFile(`${file}${companion}`);
+}
+
 function openSqlite(file: string): Database {
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') makeDatabaseFilesPrivate(file);
   const sqlite = new SqliteDatabase(file);
   // WAL lets readers proceed during a write; NORMAL sync is durable across application crashes in WAL mode.
   sqlite.pragma('journal_mode = WAL');

@@ -25,6 +25,9 @@ import * as serviceLocalPorts from './migrations/0021_service_local_ports.ts';
 import * as agentTaskOrder from './migrations/0022_agent_task_order.ts';
 import * as serviceWorkloadHealth from './migrations/0023_service_workload_health.ts';
 import * as serviceLocalAddresses from './migrations/0024_service_local_addresses.ts';
+import * as localClusterGrants from './migrations/0025_local_cluster_grants.ts';
+import * as serviceHostnames from './migrations/0026_service_hostnames.ts';
+import * as customRoleReveal from './migrations/0027_custom_role_reveal.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -65,6 +68,9 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0022_agent_task_order', agentTaskOrder],
   ['0023_service_workload_health', serviceWorkloadHealth],
   ['0024_service_local_addresses', serviceLocalAddresses],
+  ['0025_local_cluster_grants', localClusterGrants],
+  ['0026_service_hostnames', serviceHostnames],
+  ['0027_custom_role_reveal', customRoleReveal],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {
@@ -128,5 +134,7 @@ async function schemaIsCurrent(db: Kysely<any>): Promise<boolean> {
   } catch {
     return false;
   }
-  return applied.length === MIGRATIONS.length && MIGRATIONS.every(([name], index) => applied[index] === name);
+  // Compared as sets: the list is in the order migrations run, which is not always the order of their names.
+  const known = MIGRATIONS.map(([name]) => name).sort();
+  return applied.length === known.length && [...applied].sort().every((name, index) => name === known[index]);
 }

@@ -54,10 +54,15 @@ export interface CustomRolesTable {
   preview: string;
   staging: string;
   production: string;
+  /** Per environment type, whether the role reveals secret values there (1/0; 0027_custom_role_reveal). */
+  development_reveal: number;
+  preview_reveal: number;
+  staging_reveal: number;
+  production_reveal: number;
   updated_at: string;
 }
 
-/** A project a custom role lists: project admin (1/0) and the permission per environment type. */
+/** A project a custom role lists: project admin (1/0), the permission and the reveal flag per environment type. */
 export interface CustomRoleProjectsTable {
   role_id: string;
   project_id: string;
@@ -66,6 +71,10 @@ export interface CustomRoleProjectsTable {
   preview: string;
   staging: string;
   production: string;
+  development_reveal: number;
+  preview_reveal: number;
+  staging_reveal: number;
+  production_reveal: number;
 }
 
 /** A cluster a custom role lists, with its permission (VIEWER, ENV_CREATOR or ADMIN). */
@@ -292,6 +301,14 @@ export interface ClusterLocksTable {
   owner_name: string;
   ttl_in_days: number | null;
   locked_at: string;
+}
+
+/** An organization the installation's operator allows to create LOCAL clusters and deploy onto them (0025_local_cluster_grants). */
+export interface LocalClusterGrantsTable {
+  organization_id: string;
+  /** Which operator command gave it (`slipway admin bootstrap`, `slipway admin local-clusters allow`). */
+  granted_by: string;
+  granted_at: string;
 }
 
 export interface ClusterOperatorEnrollmentsTable {
@@ -542,6 +559,7 @@ export interface DB {
   cluster_locks: ClusterLocksTable;
   cluster_operator_enrollments: ClusterOperatorEnrollmentsTable;
   cluster_operators: ClusterOperatorsTable;
+  local_cluster_grants: LocalClusterGrantsTable;
   container_registries: ContainerRegistriesTable;
   helm_repositories: HelmRepositoriesTable;
   labels_groups: LabelsGroupsTable;
@@ -733,6 +751,11 @@ export interface ServicesTable {
   local_port: number | null;
   /** An application's or container's address on a local-driver host (0024_service_local_addresses); null for other kinds. */
   local_address: string | null;
+  /**
+   * The label of its public hostname, `<label>.<SLIPWAY_APPS_DOMAIN>` (0026_service_hostnames): unique in the
+   * installation, kept for the service's life. Claimed right after the insert; null only until then.
+   */
+  hostname_label: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -1,7 +1,8 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
 import { recogniseToken } from '../auth/tokens.ts';
-import { unauthenticated } from '../lib/errors.ts';
+import { AppError, unauthenticated } from '../lib/errors.ts';
+import { handleError } from './errors.ts';
 
 /**
  * Resolves `Authorization: Bearer|Token <token>` to a principal. Either word is accepted for either kind of
@@ -26,6 +27,60 @@ export function bearerCredentialOf(request: FastifyRequest, what: string): strin
   const token = AUTHORIZATION.exec(request.headers.authorization ?? '')?.[2];
   if (token === undefined) throw unauthenticated(`${what} is required (Authorization: Bearer <credential>)`);
   return token;
+}
+
+/**
+ * Callers of `/operator/v1/*` are clusters — their operator or agent — not principals, so the user API's
+ * authentication (security.ts) lets those routes through as public and each authenticates its caller with one of
+ * the hooks below, at the same point of the request: before the body is read or anything of the request is
+ * validated. An anonymous or wrongly credentialed caller gets 401 whatever its body, path or query, and learns
+ * nothing of the shape the route expects (which validation would tell it, field by field).
+ */
+const clusterOfRequest = new WeakMap<FastifyRequest, string>();
+
+/** The route's onRequest hook: the credential in `Authorization` must be one `authenticate` accepts (401 otherwise). */
+export function clusterCredentialHook(authenticate: (credential: string) => Promise<{ clusterId: string }>, what: string): onRequestAsyncHookHandler {
+  return async (request) => {
+    const { clusterId } = await authenticate(bearerCredentialOf(request, what));
+    clusterOfRequest.set(request, clusterId);
+  };
+}
+
+/** The cluster a request's credential belongs to, on a route that has clusterCredentialHook. */
+export function authenticatedClusterId(request: FastifyRequest): string {
+  const clusterId = clusterOfRequest.get(request);
+  // Fails closed: a route whose options lost the hook answers 500 rather than serving an unauthenticated caller.
+  if (clusterId === undefined) throw new AppError('internal', 'operator route reached without its credential hook');
+  return clusterId;
+}
+
+/**
+ * The hooks of a route whose credential is a field of its JSON body (the operator's one-time enrollment token, sent
+ * there by every operator already installed). The body is the credential, so it is checked in preValidation — the
+ * first moment the body exists, still before it is validated — with `check` (401 unless the credential is good;
+ * only checked, so the handler can use it up atomically). A body that cannot be read at all (not JSON, another media
+ * type, too large) carries no credential either: the route's error handler answers those 401 too, instead of the
+ * parser's 400, 413 or 415.
+ */
+export function bodyCredentialHooks(options: { field: string; what: string; check(credential: string): Promise<void> }): {
+  preValidation: preValidationAsyncHookHandler;
+  errorHandler(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply;
+} {
+  // The message names what is missing, not where it goes: the body's fields are for those who hold the credential.
+  const missing = () => unauthenticated(`${options.what} is required`);
+  return {
+    preValidation: async (request) => {
+      const body = request.body;
+      const credential = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[options.field] : undefined;
+      if (typeof credential !== 'string' || credential === '') throw missing();
+      await options.check(credential);
+    },
+    errorHandler: (error, request, reply) => {
+      const code = (error as Partial<FastifyError>).code;
+      if (typeof code === 'string' && code.startsWith('FST_ERR_CTP_')) return handleError(missing(), request, reply);
+      return handleError(error, request, reply);
+    },
+  };
 }
 
 export function createAuthenticator(ports: AuthenticationPorts) {

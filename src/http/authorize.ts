@@ -4,8 +4,8 @@ import { actingUserId, type Access, type Placement, type Principal } from '../au
 import { badRequest, forbidden, notFound } from '../lib/errors.ts';
 import { isUuid } from '../lib/ids.ts';
 import type { PolicyVerdict } from '../policy/policy.engine.ts';
-import { policyInputOf, type PolicyInput } from './policy-input.ts';
-import { TARGET_PARAMS, type AccessTarget, type OwnedTarget, type RouteAccess } from './route-access.ts';
+import { policyInputOf, type PolicyInput, type RevealQueryInput } from './policy-input.ts';
+import { asksToReveal, TARGET_PARAMS, type AccessTarget, type OwnedTarget, type RevealDeclaration, type RouteAccess } from './route-access.ts';
 
 /**
  * The one authorizer. It finds the organization a request acts on, establishes what the principal may do there
@@ -20,6 +20,12 @@ import { TARGET_PARAMS, type AccessTarget, type OwnedTarget, type RouteAccess } 
  * A custom role (docs/roles.md) grants by where the addressed resource lives: the authorizer hands the role the
  * request's placement (organization, project, environment mode, and the cluster when the path names one) and gets
  * the grants that hold there. A token carrying a custom role keeps only what its scope also allows.
+ *
+ * A route that can answer secret values in plain text declares the query parameter that asks for them
+ * (`config.access.reveal`, route-access.ts). A request that asks needs the declared permission (`secrets:reveal`) on
+ * top of the route's own, from every kind of caller: for a policy token its policy sees the ask as a boolean
+ * (`input.query.reveal`) and must allow it, and the grants the token holds must still include it. A request that
+ * does not ask gets the masked answer with the route's permission alone.
  */
 
 export interface AuthorizationPorts {
@@ -42,6 +48,14 @@ const TARGET_NOUNS: Record<Exclude<AccessTarget, 'none'>, string> = {
   environment: 'environment',
   service: 'service',
 };
+
+function isGrant(requirement: string): requirement is Grant {
+  return (GRANTS as readonly string[]).includes(requirement);
+}
+
+function refuseReveal(declaration: RevealDeclaration): never {
+  throw forbidden(`revealing secret values (${declaration.query}=true) requires the ${declaration.permission} permission, which this caller does not have`);
+}
 
 function intersection(a: ReadonlySet<Grant>, b: ReadonlySet<Grant>): ReadonlySet<Grant> {
   return new Set([...a].filter((grant) => b.has(grant)));
@@ -87,8 +101,9 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     request: FastifyRequest,
     token: Extract<Principal, { kind: 'policy_token' }>,
     organizationId: string,
+    reveal: RevealQueryInput | undefined,
   ): Promise<void> {
-    const input = policyInputOf(request, organizationId, { id: token.tokenId, name: token.tokenName });
+    const input = policyInputOf(request, organizationId, { id: token.tokenId, name: token.tokenName }, reveal);
     const verdict = await ports.policyVerdict(token.tokenId, input);
     if (!verdict.allow) throw forbidden(`the policy of policy API token "${token.tokenName}" denied this request: ${verdict.reason}`);
   }
@@ -101,8 +116,13 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     if (requirement === 'creator' && actingUserId(principal) === undefined) {
       throw forbidden(`${access.permission} needs a signed-in person or an ADMIN API token acting for its creator`);
     }
+    const reveal = access.reveal;
+    const revealAsked = reveal !== undefined && asksToReveal(request.query, reveal);
+    const revealInput = reveal === undefined ? undefined : { parameter: reveal.query, asked: revealAsked };
     if (access.target === 'none') {
-      if (principal.kind === 'policy_token') await enforcePolicy(request, principal, principal.organizationId);
+      // No organization, so no grants to reveal with: a declaration here could never be satisfied.
+      if (reveal !== undefined && revealAsked) refuseReveal(reveal);
+      if (principal.kind === 'policy_token') await enforcePolicy(request, principal, principal.organizationId, revealInput);
       return undefined;
     }
 
@@ -119,13 +139,13 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     const granted = placement === undefined ? undefined : await accessIn(ports, principal, placement);
     if (granted === undefined) throw notFound(`${noun} ${id} not found`);
     if (principal.kind === 'policy_token') {
-      await enforcePolicy(request, principal, granted.organizationId);
-      return granted;
-    }
-
-    const needsGrant = requirement !== 'person' && requirement !== 'creator' && requirement !== 'authenticated';
-    if (needsGrant && !granted.grants.has(requirement)) {
+      await enforcePolicy(request, principal, granted.organizationId, revealInput);
+    } else if (isGrant(requirement) && !granted.grants.has(requirement)) {
       throw forbidden(`${access.permission} requires the ${requirement} permission, which this caller does not have`);
+    }
+    if (reveal !== undefined && revealAsked) {
+      const needed = requirementOf(reveal.permission);
+      if (!isGrant(needed) || !granted.grants.has(needed)) refuseReveal(reveal);
     }
     return granted;
   };

@@ -3,8 +3,9 @@ import { actingUserId, type Access, type Principal } from '../auth/principal.ts'
 
 /**
  * What every route declares in `config.access`: either public, or the permission it needs and where the
- * organization it acts on comes from. A route without a declaration is refused when it is registered, so no
- * route can escape authentication or the route-security test.
+ * organization it acts on comes from — plus, for a route that can answer secret values in plain text, the query
+ * parameter that asks for them (`reveal`, below). A route without a declaration is refused when it is registered, so
+ * no route can escape authentication or the route-security test.
  *
  *   target        the organization is …
  *   none          not involved (list or create organizations)
@@ -17,7 +18,20 @@ import { actingUserId, type Access, type Principal } from '../auth/principal.ts'
  */
 export type AccessTarget = 'none' | 'organization' | 'project' | 'cluster' | 'environment' | 'service';
 
-export type RouteAccess = { public: true } | { permission: Permission; target: AccessTarget };
+/**
+ * A route whose answer masks secret values unless the boolean query parameter `query` asks for them in plain text.
+ * Only such a request needs `permission` as well as the route's own, so the masked answer stays available with the
+ * route's permission alone. The authorizer checks it (authorize.ts), never the handler: a handler cannot forget it.
+ */
+export interface RevealDeclaration {
+  query: string;
+  permission: Permission;
+}
+
+/** `?reveal=true` on the variable listings and explanations: hidden built-ins (database credentials, hostnames). */
+export const REVEAL_SECRETS: RevealDeclaration = { query: 'reveal', permission: 'secrets:reveal' };
+
+export type RouteAccess = { public: true } | { permission: Permission; target: AccessTarget; reveal?: RevealDeclaration };
 
 /** Resources that belong to an organization and are addressed without it in the path. */
 export type OwnedTarget = Exclude<AccessTarget, 'none' | 'organization'>;
@@ -38,6 +52,20 @@ declare module 'fastify' {
     principal: Principal | undefined;
     access: Access | undefined;
   }
+}
+
+/**
+ * Whether a request asks a revealing route for plain values. The authorizer runs before validation, so the query is
+ * still text: absent or `false` (also repeated) does not ask; `true` asks, and so does any other value. Validation
+ * refuses those (400) later, but a caller without the permission gets its 403 first: fail closed, so no spelling the
+ * validator would read as true can pass this check as false.
+ */
+export function asksToReveal(query: unknown, declaration: RevealDeclaration): boolean {
+  if (query === null || typeof query !== 'object') return false;
+  const raw = (query as Record<string, unknown>)[declaration.query];
+  if (raw === undefined) return false;
+  const values: unknown[] = Array.isArray(raw) ? raw : [raw];
+  return !values.every((value) => value === 'false' || value === false);
 }
 
 /** The authorized access of a request, for handlers behind a non-public route (set by the authorizer). */

@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { TOKEN_PREFIXES } from '../auth/tokens.ts';
 import type { LogLevel } from '../config.ts';
 import { AppError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
@@ -50,11 +51,11 @@ function loggerOptions(options: HttpServerOptions): FastifyServerOptions['logger
     // Credentials never reach a log line, whatever a future serializer adds.
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.password'], censor: '[redacted]' },
     serializers: {
-      // Fastify's own request fields, with signed links' signatures kept out: a logged signature is a working link.
+      // Fastify's own request fields, with the credentials a query string may carry kept out (redactedRequestUrl).
       req(request: FastifyRequest) {
         return {
           method: request.method,
-          url: request.url.replace(SIGNATURE_PARAMETER, '$1signature=[redacted]'),
+          url: redactedRequestUrl(request.url),
           host: request.host,
           remoteAddress: request.ip,
           remotePort: request.socket?.remotePort,
@@ -64,7 +65,53 @@ function loggerOptions(options: HttpServerOptions): FastifyServerOptions['logger
   };
 }
 
-const SIGNATURE_PARAMETER = /([?&])signature=[^&#]*/g;
+/**
+ * Query parameters whose values are credentials by their name alone (compared case-insensitively): what clients and
+ * proxies commonly put a secret in, and `signature`, since a logged signature of a signed link is a working link.
+ */
+const CREDENTIAL_PARAMETERS = new Set(['token', 'access_token', 'password', 'secret', 'api_key', 'key', 'signature']);
+const TOKEN_PREFIX_VALUES = Object.values(TOKEN_PREFIXES);
+const REDACTED = '[redacted]';
+
+function decodedQueryPart(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' '));
+  } catch {
+    return raw;
+  }
+}
+
+/** Whether a decoded query name or value holds one of Slipway's own tokens, recognised by its kind prefix. */
+function holdsSlipwayToken(value: string): boolean {
+  const lower = value.toLowerCase();
+  return TOKEN_PREFIX_VALUES.some((prefix) => lower.includes(prefix));
+}
+
+/**
+ * The request URL as it is logged. A credential sent in a query string — by a client that knows no better, or by
+ * mistake — must not outlive the request in a log line, so the value of a parameter named like a credential, and any
+ * value holding one of our tokens (`slw_`, `slwp_`, `slwe_`, `slwo_`, whatever the parameter is called; a bare
+ * `?slw_…` too), is replaced with `[redacted]`. Names and values are compared decoded, so percent-encoding does not
+ * hide them; the path and every other parameter stay as sent, so the line still says what was asked.
+ */
+export function redactedRequestUrl(url: string): string {
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return url;
+  const parameters = url
+    .slice(queryStart + 1)
+    .split('&')
+    .map((parameter) => {
+      const equals = parameter.indexOf('=');
+      const rawName = equals === -1 ? parameter : parameter.slice(0, equals);
+      const name = decodedQueryPart(rawName);
+      // A token sent as a name (`?slw_…`) goes whole: nothing of the parameter is left to tell.
+      if (holdsSlipwayToken(name)) return REDACTED;
+      if (equals === -1) return parameter;
+      const secret = CREDENTIAL_PARAMETERS.has(name.toLowerCase()) || holdsSlipwayToken(decodedQueryPart(parameter.slice(equals + 1)));
+      return secret ? `${rawName}=${REDACTED}` : parameter;
+    });
+  return `${url.slice(0, queryStart)}?${parameters.join('&')}`;
+}
 
 export function createHttpServer(options: HttpServerOptions): FastifyTypeBox {
   const compilers = createSchemaCompilers();

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { SignUpMode } from '../config.ts';
 import type { DB } from '../db/db.schema.ts';
 import { uniqueOrConflict } from '../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
-import { badRequest } from '../lib/errors.ts';
+import { badRequest, forbidden } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from './identity.passwords.ts';
 
@@ -31,12 +32,31 @@ export interface VerificationMessage {
   link: string;
 }
 
+/**
+ * Who may create an account (SLIPWAY_SIGNUP): `open` anyone; `invite` an address that a pending invitation to some
+ * organization names; `closed` nobody. In every mode the address `slipway admin bootstrap` named may create its
+ * account until its first sign-in: without it the installation's first administrator could never sign in here. The
+ * rest of the installation answers through these two ports, filled by the composition root.
+ */
+export interface SignUpPolicy {
+  mode: SignUpMode;
+  invitations: { hasPendingInvitation(email: string): Promise<boolean> };
+  users: { awaitsFirstSignIn(email: string): Promise<boolean> };
+}
+
 export interface AccountsDeps {
   db: Kysely<DB>;
   clock: Clock;
   /** Base URL the verification link is built on, e.g. https://slipway.example.com/oidc. */
   issuer: string;
   deliverVerification(message: VerificationMessage): Promise<void>;
+  signUp: SignUpPolicy;
+}
+
+export const SIGN_UP_CLOSED_MESSAGE = 'Sign-up is closed on this installation.';
+
+export function signUpNeedsInvitationMessage(email: string): string {
+  return `Sign-up needs an invitation: ask an organization's administrator to invite ${email}.`;
 }
 
 const EMAIL = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
@@ -75,8 +95,21 @@ function accountOf(row: { id: string; email: string; name: string | null; email_
 export function createAccountsService(deps: AccountsDeps) {
   const { db, clock } = deps;
 
+  /**
+   * Why this address may not create an account, or undefined when it may. Asked before anything about existing
+   * accounts, so the answer is the same whether the address has one or not.
+   */
+  async function signUpRefusal(email: string): Promise<string | undefined> {
+    const { mode, invitations, users } = deps.signUp;
+    if (mode === 'open' || (await users.awaitsFirstSignIn(email))) return undefined;
+    if (mode === 'invite') return (await invitations.hasPendingInvitation(email)) ? undefined : signUpNeedsInvitationMessage(email);
+    return SIGN_UP_CLOSED_MESSAGE;
+  }
+
   async function signUp(request: SignUpRequest): Promise<LocalAccount> {
     const { email, password, name } = validateSignUp(request);
+    const refusal = await signUpRefusal(email);
+    if (refusal !== undefined) throw forbidden(refusal);
     const secret = randomBytes(32).toString('base64url');
     const now = isoTimestamp(clock);
     const row = {
@@ -161,7 +194,7 @@ export function createAccountsService(deps: AccountsDeps) {
     return row === undefined ? undefined : accountOf(row);
   }
 
-  return { signUp, verifyEmail, signIn, findAccount };
+  return { signUp, verifyEmail, signIn, findAccount, signUpMode: deps.signUp.mode };
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;

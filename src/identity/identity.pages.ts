@@ -1,3 +1,5 @@
+import type { SignUpMode } from '../config.ts';
+
 /**
  * The few server-rendered pages of the built-in identity provider: sign-in, sign-up, e-mail verification, the
  * device-code pages and errors. Plain HTML with inline styles, no scripts, nothing fetched from elsewhere.
@@ -20,7 +22,19 @@ function errorLine(message: string | undefined): string {
   return message === undefined ? '' : `<p class="error" role="alert">${escapeHtml(message)}</p>`;
 }
 
-export function signInPage(options: { action: string; signUpUrl: string; email?: string; error?: string; clientName: string }): string {
+/** The sign-in page's way to the sign-up form, worded for who may use it (SLIPWAY_SIGNUP); none where nobody may. */
+const SIGN_UP_LINKS = {
+  open: { question: 'No account yet?', link: 'Create one' },
+  invite: { question: 'Invited to an organization?', link: 'Create your account' },
+  closed: undefined,
+} as const;
+
+function signUpLink(signUp: { url: string; mode: SignUpMode }): string {
+  const wording = SIGN_UP_LINKS[signUp.mode];
+  return wording === undefined ? '' : `<p class="note">${wording.question} <a href="${escapeHtml(signUp.url)}">${wording.link}</a>.</p>`;
+}
+
+export function signInPage(options: { action: string; signUp: { url: string; mode: SignUpMode }; email?: string; error?: string; clientName: string }): string {
   return page(
     'Sign in to Slipway',
     `<p class="note">${escapeHtml(options.clientName)} asks you to sign in.</p>${errorLine(options.error)}` +
@@ -28,14 +42,19 @@ export function signInPage(options: { action: string; signUpUrl: string; email?:
       `<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(options.email ?? '')}">` +
       `<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>` +
       `<button type="submit">Sign in</button></form>` +
-      `<p class="note">No account yet? <a href="${escapeHtml(options.signUpUrl)}">Create one</a>.</p>`,
+      signUpLink(options.signUp),
   );
 }
 
-export function signUpPage(options: { action: string; error?: string; email?: string; name?: string; passwordMinLength: number }): string {
+/**
+ * The sign-up form. `notice` says who may use it when not everyone may; an error (a refusal, a field at fault) takes
+ * its place.
+ */
+export function signUpPage(options: { action: string; error?: string; notice?: string; email?: string; name?: string; passwordMinLength: number }): string {
+  const notice = options.error === undefined && options.notice !== undefined ? `<p class="note">${escapeHtml(options.notice)}</p>` : '';
   return page(
     'Create a Slipway account',
-    `${errorLine(options.error)}<form method="post" action="${escapeHtml(options.action)}">` +
+    `${notice}${errorLine(options.error)}<form method="post" action="${escapeHtml(options.action)}">` +
       `<label for="name">Name</label><input id="name" name="name" autocomplete="name" value="${escapeHtml(options.name ?? '')}">` +
       `<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(options.email ?? '')}">` +
       `<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${options.passwordMinLength}" required>` +

@@ -4,7 +4,7 @@ import { HTTP_STATUS, statusOf } from '../http/errors.ts';
 import type { FastifyTypeBox } from '../http/fastify.types.ts';
 import { markRoutesPublic } from '../http/security.ts';
 import { AppError } from '../lib/errors.ts';
-import { PASSWORD_MIN_LENGTH, type AccountsService } from './identity.accounts.ts';
+import { PASSWORD_MIN_LENGTH, SIGN_UP_CLOSED_MESSAGE, type AccountsService } from './identity.accounts.ts';
 import { consentPage, errorPage, messagePage, signInPage, signUpPage } from './identity.pages.ts';
 import { CLI_CLIENT_ID, grantFirstPartyScopes, IDENTITY_MOUNT_PATH, type BuiltInIdentity } from './identity.provider.ts';
 
@@ -21,6 +21,13 @@ import { CLI_CLIENT_ID, grantFirstPartyScopes, IDENTITY_MOUNT_PATH, type BuiltIn
 const HIDDEN = { hide: true } as const;
 
 const FormFields = Type.Record(Type.String(), Type.Unknown());
+
+/** Above the sign-up form, who may use it (SLIPWAY_SIGNUP); nothing when anyone may. */
+const SIGN_UP_NOTICES = {
+  open: undefined,
+  invite: 'Sign-up needs an invitation: use the address an organization invited.',
+  closed: `${SIGN_UP_CLOSED_MESSAGE} Only the administrator named when it was set up can create an account here.`,
+} as const;
 
 const SIGN_IN_REFUSALS = {
   wrong_credentials: { message: 'Wrong e-mail or password.', kind: 'unauthenticated' },
@@ -78,10 +85,11 @@ export async function registerIdentityRoutes(app: FastifyTypeBox, identity: Buil
     });
 
     const signUpAction = `${identity.issuer}/signup`;
+    const signUpLink = { url: signUpAction, mode: accounts.signUpMode };
+    const signUpNotice = SIGN_UP_NOTICES[accounts.signUpMode];
+    const signUpForm = { action: signUpAction, passwordMinLength: PASSWORD_MIN_LENGTH, ...(signUpNotice === undefined ? {} : { notice: signUpNotice }) };
 
-    scope.get(`${IDENTITY_MOUNT_PATH}/signup`, { schema: HIDDEN }, async (_request, reply) =>
-      sendHtml(reply, HTTP_STATUS.ok, signUpPage({ action: signUpAction, passwordMinLength: PASSWORD_MIN_LENGTH })),
-    );
+    scope.get(`${IDENTITY_MOUNT_PATH}/signup`, { schema: HIDDEN }, async (_request, reply) => sendHtml(reply, HTTP_STATUS.ok, signUpPage(signUpForm)));
 
     scope.post(`${IDENTITY_MOUNT_PATH}/signup`, { schema: { ...HIDDEN, body: FormFields } }, async (request, reply) => {
       const form = { email: field(request.body, 'email'), password: field(request.body, 'password'), name: field(request.body, 'name') };
@@ -92,7 +100,7 @@ export async function registerIdentityRoutes(app: FastifyTypeBox, identity: Buil
       } catch (error) {
         if (!(error instanceof AppError) || !wantsHtml(request)) throw error;
         const problem = error.details?.map((detail) => `${detail.field.slice(1)} ${detail.message}`).join('; ') ?? error.message;
-        return sendHtml(reply, statusOf(error.kind), signUpPage({ action: signUpAction, error: problem, email: form.email, name: form.name, passwordMinLength: PASSWORD_MIN_LENGTH }));
+        return sendHtml(reply, statusOf(error.kind), signUpPage({ ...signUpForm, error: problem, email: form.email, name: form.name }));
       }
     });
 
@@ -114,7 +122,7 @@ export async function registerIdentityRoutes(app: FastifyTypeBox, identity: Buil
       if (details === undefined) return reply;
       const action = `${identity.issuer}/interaction/${details.uid}`;
       const clientName = clientNameOf(details.params.client_id);
-      if (details.prompt.name === 'login') return sendHtml(reply, HTTP_STATUS.ok, signInPage({ action, signUpUrl: signUpAction, clientName }));
+      if (details.prompt.name === 'login') return sendHtml(reply, HTTP_STATUS.ok, signInPage({ action, signUp: signUpLink, clientName }));
       if (details.prompt.name === 'consent') return sendHtml(reply, HTTP_STATUS.ok, consentPage({ action: `${action}/consent`, clientName }));
       return sendHtml(reply, statusOf('bad_request'), errorPage(`This sign-in request asks for an unsupported step (${details.prompt.name}).`));
     });
@@ -148,7 +156,7 @@ export async function registerIdentityRoutes(app: FastifyTypeBox, identity: Buil
       const outcome = await accounts.signIn(email, field(request.body, 'password'));
       if (!outcome.ok) {
         const { message, kind } = SIGN_IN_REFUSALS[outcome.reason];
-        return sendHtml(reply, statusOf(kind), signInPage({ action: `${identity.issuer}/interaction/${details.uid}`, signUpUrl: signUpAction, email, error: message, clientName: clientNameOf(details.params.client_id) }));
+        return sendHtml(reply, statusOf(kind), signInPage({ action: `${identity.issuer}/interaction/${details.uid}`, signUp: signUpLink, email, error: message, clientName: clientNameOf(details.params.client_id) }));
       }
       const returnTo = await provider.interactionResult(request.raw, reply.raw, { login: { accountId: outcome.account.id } }, { mergeWithLastSubmission: false });
       return reply.redirect(returnTo);

@@ -2,7 +2,7 @@ import type { Database } from '../db/db.client.ts';
 import type { FastifyTypeBox } from '../http/fastify.types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { escapeHtml, type Mailer } from '../mail/mailer.ts';
-import { createAccountsService, type VerificationMessage } from './identity.accounts.ts';
+import { createAccountsService, type SignUpPolicy, type VerificationMessage } from './identity.accounts.ts';
 
 /**
  * Turns the built-in identity provider on for an application without an external issuer: answers the issuer and
@@ -24,6 +24,8 @@ export interface BuiltInIdentityDeps {
   publicUrl: string;
   /** Carries the verification link (SMTP, or the outbox table and the log when no relay is configured). */
   mailer: Mailer;
+  /** SLIPWAY_SIGNUP, and the invitations and bootstrapped users it asks about. */
+  signUp: SignUpPolicy;
 }
 
 function verificationMail(message: VerificationMessage) {
@@ -47,6 +49,7 @@ export async function setUpBuiltInIdentity(deps: BuiltInIdentityDeps): Promise<B
     clock: deps.clock,
     issuer,
     deliverVerification: (message) => deps.mailer.send(verificationMail(message)),
+    signUp: deps.signUp,
   });
   const identity = await createBuiltInIdentity({ db: deps.database.db, clock: deps.clock, issuer, apiResource: deps.publicUrl, accounts });
   return {

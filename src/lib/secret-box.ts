@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { makePrivateDirectory, octalMode, PRIVATE_FILE_MODE, shellQuoted, UnsafePermissionsError } from './private-files.ts';
 
 /**
  * Symmetric encryption of secrets at rest (git tokens, later secret variables): AES-256-GCM with a random 96-bit
@@ -62,11 +63,22 @@ export function decodeSecretKey(text: string): Buffer | undefined {
  * The key is written to a private temporary file first and then hard-linked to its name, which fails if the name
  * exists: two processes starting at once agree on one complete key (the loser reads the winner's), and no reader
  * ever sees a half-written file.
+ *
+ * A key file that other accounts may read or write is refused with an UnsafePermissionsError, never narrowed in
+ * passing: whoever could read it may already hold a copy of the key, and whoever could write it may have put in a key
+ * of their own. The operator decides what that exposure means before the server starts again.
  */
 export function loadOrCreateKeyFile(file: string): Buffer {
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  makePrivateDirectory(path.dirname(file));
   const candidate = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(candidate, `${randomBytes(SECRET_KEY_BYTES).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
+  const created = openSync(candidate, 'wx', PRIVATE_FILE_MODE);
+  try {
+    // The umask may have narrowed the mode further; the key file is exactly 0600.
+    fchmodSync(created, PRIVATE_FILE_MODE);
+    writeFileSync(created, `${randomBytes(SECRET_KEY_BYTES).toString('base64')}\n`);
+  } finally {
+    closeSync(created);
+  }
   try {
     linkSync(candidate, file);
   } catch (error) {
@@ -74,7 +86,22 @@ export function loadOrCreateKeyFile(file: string): Buffer {
   } finally {
     unlinkSync(candidate);
   }
-  const key = decodeSecretKey(readFileSync(file, 'utf8'));
-  if (key === undefined) throw new Error(`${file} does not hold a 32-byte key (base64 or hex)`);
-  return key;
+  const descriptor = openSync(file, 'r');
+  try {
+    assertKeyFileUnexposed(file, fstatSync(descriptor).mode);
+    const key = decodeSecretKey(readFileSync(descriptor, 'utf8'));
+    if (key === undefined) throw new Error(`${file} does not hold a 32-byte key (base64 or hex)`);
+    return key;
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
+function assertKeyFileUnexposed(file: string, mode: number): void {
+  const readable = (mode & 0o044) !== 0;
+  const writable = (mode & 0o022) !== 0;
+  if (!readable && !writable) return;
+  const exposure = readable ? 'readable by other accounts' : 'writable by other accounts';
+  const consequence = readable ? 'the key in it may already have been copied' : 'the key in it may have been replaced';
+  throw new UnsafePermissionsError(`${file} is ${exposure} (mode ${octalMode(mode)}), so ${consequence}; run chmod 600 ${shellQuoted(file)} and start again`);
 }

@@ -5,10 +5,13 @@ import { isIP, type LookupFunction } from 'node:net';
 import { isPublicAddress, resolveGitHost } from '../git/git-addresses.ts';
 
 /**
- * Outgoing HTTP to addresses users give (container registries, Helm repositories). The same SSRF stance as git
- * access (git/git-addresses.ts): loopback, private and link-local addresses are refused unless the installation
- * allows them. The check runs inside the connection's own DNS lookup, so the address connected to is the address
- * that was checked (no second resolution an attacker's DNS could answer differently), and again at every redirect.
+ * Outgoing HTTP to addresses users give (container registries, Helm repositories, webhooks). The same SSRF stance as
+ * git access, with the same classifier (git/git-addresses.ts `isPublicAddress`): only public unicast addresses are
+ * reached — no loopback, private, link-local or other special-purpose address, nor an IPv6 form that carries one —
+ * unless the installation allows private hosts. An IP literal is judged before any connection; a host name inside
+ * the connection's own DNS lookup, which checks every address the name resolves to and hands the socket the
+ * checked one, so the address connected to is the address that was checked (no second resolution an attacker's
+ * DNS could answer differently). Every redirect is judged again.
  */
 export interface OutboundPolicy {
   /** Lets requests reach loopback and private addresses, and plain http:// (tests, on-premise registries). */

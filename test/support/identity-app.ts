@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { buildApp } from '../../src/app.ts';
+import type { SignUpMode } from '../../src/config.ts';
 import type { FastifyTypeBox } from '../../src/http/fastify.types.ts';
 import { openTestDatabase, type TestDatabase, type TestDialect } from './databases.ts';
 import { formAction, TestBrowser } from './identity-browser.ts';
@@ -37,11 +38,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startIdentityTestApp(dialect: TestDialect): Promise<IdentityTestApp> {
+/** `signUp` is SLIPWAY_SIGNUP: the server's default (invite) unless given. */
+export async function startIdentityTestApp(dialect: TestDialect, options: { signUp?: SignUpMode } = {}): Promise<IdentityTestApp> {
   const testDatabase = await openTestDatabase(dialect);
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const app = await buildApp({ config: { oidc: undefined, egressIps: [], logLevel: 'silent', publicUrl: baseUrl }, database: testDatabase.database });
+  const app = await buildApp({
+    config: { oidc: undefined, egressIps: [], logLevel: 'silent', publicUrl: baseUrl, ...(options.signUp === undefined ? {} : { signUp: options.signUp }) },
+    database: testDatabase.database,
+  });
   await app.listen({ host: '127.0.0.1', port });
 
   /** Without an SMTP relay the verification mail waits in the outbox table; its text carries the link. */

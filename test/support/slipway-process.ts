@@ -24,6 +24,8 @@ export interface SlipwayServer {
   crash(): Promise<void>;
   /** Starts the server again on the same port, data directory and database. */
   restart(): Promise<void>;
+  /** Runs `slipway <args>` on the server's data directory and database, as its operator would (`admin …`). */
+  operator(args: string[]): Promise<CliResult>;
   close(): Promise<void>;
 }
 
@@ -141,6 +143,7 @@ export async function startSlipwayServer(dialect: TestDialect, env: Record<strin
       await exited;
     },
     restart: launch,
+    operator: (args: string[]) => runSlipway(args, { ...database, SLIPWAY_LOG_LEVEL: 'silent' }),
     async close() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');

@@ -4,6 +4,7 @@ import { buildApp, type AppDeps } from '../../src/app.ts';
 import type { FastifyTypeBox } from '../../src/http/fastify.types.ts';
 import type { Clock } from '../../src/lib/clock.ts';
 import type { Database } from '../../src/db/db.client.ts';
+import { createLocalClusterGrants } from '../../src/modules/clusters/clusters.local-grants.ts';
 import { openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from './databases.ts';
 import { startTestIssuer, type TestIssuer } from './oidc-issuer.ts';
 
@@ -48,6 +49,12 @@ export interface TestApp {
   addMemberDirectly(organizationId: string, user: TestUser, roleName: string): Promise<void>;
   /** Creates an API token in the organization as `creator`, answering its value. */
   createApiToken(creatorAuth: string, organizationId: string, body: Record<string, unknown>): Promise<string>;
+  /**
+   * Gives the organization the installation operator's grant for LOCAL clusters, as `slipway admin local-clusters
+   * allow` does: for suites that create or deploy onto LOCAL clusters without being about that grant. Organizations
+   * have none otherwise.
+   */
+  allowLocalClusters(organizationId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -148,6 +155,9 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
       const response = await call(creatorAuth, { method: 'POST', url: `/organization/${organizationId}/apiToken`, payload: body });
       if (response.statusCode !== 201) throw new Error(`createApiToken failed: ${response.statusCode} ${response.body}`);
       return response.json<{ token: string }>().token;
+    },
+    async allowLocalClusters(organizationId) {
+      await createLocalClusterGrants({ db: testDatabase.database.db, clock }).allow(organizationId, 'test support');
     },
     async close() {
       await app.close();

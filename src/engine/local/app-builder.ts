@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand, type OutputStream, type RunAs } from './run-command.ts';
+import type { CommandRegistry } from './command-registry.ts';
+import { runCommand, type OutputStream } from './run-command.ts';
 
 /**
  * The application builder: from a checked-out source directory to the commands that build it and the command that
@@ -122,7 +123,9 @@ export interface RunBuildOptions {
   /** For the whole build; default 15 minutes. */
   timeoutMs?: number;
   signal?: AbortSignal;
-  runAs?: RunAs;
+  /** Wraps each step's argv in the service's confinement (workload-sandbox.ts). */
+  confine?: (command: readonly string[]) => string[];
+  registry?: CommandRegistry;
 }
 
 /** Runs the plan's steps in order; the first failing step throws a BuildError naming it, with its last output lines. */
@@ -131,12 +134,12 @@ export async function runBuild(plan: BuildPlan, options: RunBuildOptions): Promi
   for (const step of plan.steps) {
     options.onLine?.('stdout', `$ ${step.command}   # ${step.reason}`);
     const result = await runCommand({
-      command: ['/bin/sh', '-c', step.command],
+      command: options.confine === undefined ? ['/bin/sh', '-c', step.command] : options.confine(['/bin/sh', '-c', step.command]),
       cwd: options.sourceDir,
       env: options.env,
       timeoutMs: Math.max(1, deadline - Date.now()),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(options.runAs === undefined ? {} : { runAs: options.runAs }),
+      ...(options.registry === undefined ? {} : { registry: options.registry }),
       ...(options.onLine === undefined ? {} : { onLine: options.onLine }),
     });
     if (result.aborted) throw new BuildError(`the build was canceled during "${step.command}"`, result.tail);

@@ -37,6 +37,8 @@ export interface ApplicationInstanceSpec {
   memoryLimitMb?: number;
   startTimeoutMs?: number;
   restart?: RestartPolicy | false;
+  /** The service's confinement (workload-sandbox.ts), for the instance and its exec readiness checks. */
+  confine?: (command: readonly string[]) => string[];
 }
 
 interface CurrentInstance {
@@ -126,6 +128,7 @@ export class LocalApplications {
       ...(spec.memoryLimitMb === undefined ? {} : { memoryLimitMb: spec.memoryLimitMb }),
       ...(spec.startTimeoutMs === undefined ? {} : { startTimeoutMs: spec.startTimeoutMs }),
       ...(spec.restart === undefined ? {} : { restart: spec.restart }),
+      ...(spec.confine === undefined ? {} : { confine: spec.confine }),
     };
   }
 

@@ -65,7 +65,7 @@ export class ServiceRecords {
 
   constructor(stateDir: string) {
     this.dir = join(stateDir, 'services');
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
   }
 
   private file(serviceId: string): string {

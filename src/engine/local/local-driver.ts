@@ -29,7 +29,9 @@ import {
 import { processEnvironment, ServiceRecords, type ApplicationRecord, type DatabaseRecord, type JobRecord, type ServiceRecord } from './local-driver.state.ts';
 import { baseEnvironment, ProcessSupervisor, type ProcessState } from './process-supervisor.ts';
 import { requestHostname, type LocalReverseProxy } from './reverse-proxy.ts';
+import { CommandRegistry } from './command-registry.ts';
 import { runCommand } from './run-command.ts';
+import type { WorkloadAccess, WorkloadSandbox } from './workload-sandbox.ts';
 
 /**
  * The local driver of the cluster agent: carries out service tasks on this host with the local engine
@@ -43,13 +45,21 @@ import { runCommand } from './run-command.ts';
  *   processes/                  the supervisor's pid and log files
  *   sources/<serviceId>/<taskId>/  one checkout per deployment; superseded ones are removed once the new one serves
  *   files/<serviceId>/<taskId>/    the deployment's file variables, at their mount paths (file-variables.ts); the same
+ *   homes/<serviceId>/          the service's home directory (HOME of its builds and workloads: npm's cache)
  *   databases/<serviceId>/      a database server's directory
+ *   commands/                   builds and job runs under way (command-registry.ts), ended by the next agent
+ *   identities.json             the uid of each service, when workloads are confined (workload-sandbox.ts)
+ *
+ * Confined (SLIPWAY_WORKLOAD_ISOLATION=strict), every process of a service runs under its own uid and sees of the
+ * state directory only its sources and home (writable) and its file variables (read-only).
  */
 export interface LocalDriverOptions {
   stateDir: string;
   /** Started by the caller; the driver only sets and removes routes. */
   proxy: LocalReverseProxy;
   git: GitAccess;
+  /** How the workloads of applications and jobs are confined (the same for every service of this agent). */
+  sandbox: WorkloadSandbox;
   /** SLIPWAY_LOCAL_POSTGRES_URL: POSTGRESQL databases become a role and a database on that server. */
   externalPostgresUrl?: string | undefined;
   /** Runtime output of deployed workloads, cron runs and crash restarts. */
@@ -118,7 +128,7 @@ function stringOf(value: unknown): string | undefined {
 }
 
 export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
-  const { stateDir, proxy, git } = options;
+  const { stateDir, proxy, git, sandbox } = options;
   const trouble = options.onTrouble ?? (() => undefined);
   const cancelPollMs = options.cancelPollMs ?? 1_000;
   const records = new ServiceRecords(stateDir);
@@ -173,9 +183,46 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     },
   });
   const databases = new LocalDatabaseServers({ supervisor, engines: LOCAL_DATABASE_ENGINES });
+  /** Builds and job runs under way, for the next agent to end if this one dies (command-registry.ts). */
+  const commands = new CommandRegistry(join(stateDir, 'commands'));
 
   const sourcesOf = (serviceId: string): string => join(stateDir, 'sources', serviceId);
   const filesOf = (serviceId: string): string => join(stateDir, 'files', serviceId);
+  const homeOf = (serviceId: string): string => join(stateDir, 'homes', serviceId);
+
+  /** What a confined service may touch; undefined when workloads are not confined. */
+  function accessOf(serviceId: string): WorkloadAccess | undefined {
+    const identity = sandbox.identityOf(serviceId);
+    if (identity === undefined) return undefined;
+    return { identity, writable: [sourcesOf(serviceId), homeOf(serviceId)], readable: [filesOf(serviceId)] };
+  }
+
+  function confinementSpec(serviceId: string): { confine?: (command: readonly string[]) => string[] } {
+    const confine = confinementOf(serviceId);
+    return confine === undefined ? {} : { confine };
+  }
+
+  /** The argv transformation that runs a service's commands in its confinement. */
+  function confinementOf(serviceId: string): ((command: readonly string[]) => string[]) | undefined {
+    const access = accessOf(serviceId);
+    return access === undefined ? undefined : (command) => sandbox.wrap(command, access);
+  }
+
+  /** The environment every process of a service starts from: confined, its own home and the private /tmp. */
+  function serviceBaseEnvironment(serviceId: string): Record<string, string> {
+    return sandbox.confined ? { ...baseEnvironment(), HOME: homeOf(serviceId), TMPDIR: '/tmp' } : baseEnvironment();
+  }
+
+  /**
+   * Before a service's processes run: strict isolation must be possible here; the service's directories exist and
+   * belong to its uid (`handOver`: what the agent just wrote for it — a checkout, file variables — with all inside).
+   */
+  function prepareConfinement(session: TaskSession, serviceId: string, handOver: readonly string[] = []): void {
+    sandbox.requireAvailable();
+    const access = accessOf(serviceId);
+    session.log('system', sandbox.describe(access?.identity));
+    if (access !== undefined) sandbox.prepareDirectories(access, handOver);
+  }
   const cronProcessOf = (serviceId: string): string => `cron-${serviceId}`;
 
   /** Removes what earlier deployments of a service left under `root` (checkouts, file variables) except `keep`. */
@@ -239,10 +286,13 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
         session.log('system', `checking out ${source.url} at ${source.commitId ?? (source.branch === undefined ? 'the default branch' : `the head of ${source.branch}`)}`);
         const commit = await git.checkout({ url: source.url, branch: source.branch, commitId: source.commitId, credentials: source.credentials, destination: workDir, signal });
         session.log('system', `checked out commit ${commit}`);
+        const access = accessOf(spec.serviceId);
+        if (access !== undefined) sandbox.prepareDirectories(access, [workDir]);
         const rootPath = normaliseRepositoryPath(source.rootPath);
         const buildDir = rootPath === '' ? workDir : join(workDir, rootPath);
         const plan = planBuild(buildDir, { startCommand });
-        await runBuild(plan, { sourceDir: buildDir, env, signal, onLine: (stream, line) => session.log(stream, line) });
+        const confine = confinementOf(spec.serviceId);
+        await runBuild(plan, { sourceDir: buildDir, env, signal, registry: commands, onLine: (stream, line) => session.log(stream, line), ...(confine === undefined ? {} : { confine }) });
         return { workDir, buildDir, startCommand: plan.startCommand };
       });
     } catch (error) {
@@ -272,7 +322,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     const discard = () => rmSync(dir, { recursive: true, force: true });
     try {
       const mounted = writeFileVariables(dir, spec.variables);
-      return { env: { ...baseEnvironment(), ...variablesEnvironment(spec.variables, mounted) }, mounted, discard };
+      return { env: { ...serviceBaseEnvironment(spec.serviceId), ...variablesEnvironment(spec.variables, mounted) }, mounted, discard };
     } catch (error) {
       discard();
       throw error;
@@ -282,7 +332,9 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   // ---------------------------------------------------------------- applications
 
   function applicationInstance(serviceId: string, record: ApplicationRecord, env: Record<string, string>): ApplicationInstanceSpec {
+    const confine = confinementOf(serviceId);
     return {
+      ...(confine === undefined ? {} : { confine }),
       serviceKey: serviceId,
       instanceId: record.instanceId,
       sourceDir: record.sourceDir,
@@ -297,6 +349,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
 
   async function deployApplication(session: TaskSession, spec: ServiceSpec, { env }: WorkloadEnvironment): Promise<void> {
     const previous = records.read(spec.serviceId)?.application;
+    prepareConfinement(session, spec.serviceId, [filesOf(spec.serviceId)]);
     const configuredStart = commandLine(spec.settings.entrypoint, spec.settings.arguments);
     let workDir: string | undefined;
     let sourceDir: string;
@@ -415,10 +468,13 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   // ---------------------------------------------------------------- jobs
 
   /** Runs one lifecycle command to its end; rejects when it does not exit with code 0. */
-  async function runLifecycle(event: string, command: string, cwd: string, env: Record<string, string>, maxSeconds: number, log: (stream: 'stdout' | 'stderr' | 'system', line: string) => void, signal?: AbortSignal): Promise<void> {
+  async function runLifecycle(serviceId: string, event: string, command: string, cwd: string, env: Record<string, string>, maxSeconds: number, log: (stream: 'stdout' | 'stderr' | 'system', line: string) => void, signal?: AbortSignal): Promise<void> {
     log('system', `${event}: $ ${command}`);
+    const confine = confinementOf(serviceId);
+    const argv = ['/bin/sh', '-c', command];
     const result = await runCommand({
-      command: ['/bin/sh', '-c', command],
+      command: confine === undefined ? argv : confine(argv),
+      registry: commands,
       cwd,
       env,
       timeoutMs: maxSeconds * 1000,
@@ -436,6 +492,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     const commands = jobCommandsOf(spec.settings);
     if (commands.source === 'image') throw new Error(unsupportedKindMessage('JOB_IMAGE'));
     const previous = records.read(spec.serviceId)?.job;
+    prepareConfinement(session, spec.serviceId, [filesOf(spec.serviceId)]);
     const env = workload.env;
     let workDir: string | undefined;
     let sourceDir: string;
@@ -462,7 +519,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       onStop: commands.onStop === undefined ? undefined : (commands.onStop.command ?? defaultCommand),
       onDelete: commands.onDelete === undefined ? undefined : (commands.onDelete.command ?? defaultCommand),
       maxDurationSeconds: commands.maxDurationSeconds,
-      environment: { ...baseEnvironment(), ...nonSecretEnvironment(spec.variables, workload.mounted) },
+      environment: { ...serviceBaseEnvironment(spec.serviceId), ...nonSecretEnvironment(spec.variables, workload.mounted) },
     };
     const failed = (error: unknown): never => {
       if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
@@ -476,7 +533,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       owners.set(processName, spec.serviceId);
       deploying.set(processName, session);
       try {
-        await supervisor.start(cronRunnerProcess({ sourceDir, ...record.cron, maxDurationSeconds: record.maxDurationSeconds, env }));
+        await supervisor.start(cronRunnerProcess({ sourceDir, ...record.cron, maxDurationSeconds: record.maxDurationSeconds, env, ...confinementSpec(spec.serviceId) }));
       } catch (error) {
         failed(error);
       } finally {
@@ -485,7 +542,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     } else if (commands.onStart !== undefined) {
       const onStart = commands.onStart.command ?? defaultCommand;
       try {
-        await cancellable(session, (signal) => runLifecycle('on_start', onStart, sourceDir, env, record.maxDurationSeconds, (stream, line) => session.log(stream, line), signal));
+        await cancellable(session, (signal) => runLifecycle(spec.serviceId, 'on_start', onStart, sourceDir, env, record.maxDurationSeconds, (stream, line) => session.log(stream, line), signal));
       } catch (error) {
         failed(error);
       }
@@ -507,7 +564,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       if (session !== undefined) session.log(stream, line);
       else logs.add(record.serviceId, { at: new Date().toISOString(), stream, line });
     };
-    await runLifecycle(event, command, job.sourceDir, env ?? job.environment, job.maxDurationSeconds, log);
+    await runLifecycle(record.serviceId, event, command, job.sourceDir, env ?? job.environment, job.maxDurationSeconds, log);
   }
 
   // ---------------------------------------------------------------- actions
@@ -566,7 +623,9 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       // The service is gone whatever its on_delete did: nothing of it stays on this host.
       rmSync(sourcesOf(serviceId), { recursive: true, force: true });
       rmSync(filesOf(serviceId), { recursive: true, force: true });
+      rmSync(homeOf(serviceId), { recursive: true, force: true });
       records.remove(serviceId);
+      sandbox.releaseIdentity(serviceId);
     }
     session.log('system', record === undefined ? 'nothing of this service was on this host' : `${record.name} was removed from this host`);
   }
@@ -673,7 +732,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
         return;
       }
       owners.set(cron.processName, record.serviceId);
-      const runner = cronRunnerProcess({ sourceDir: record.job.sourceDir, ...cron, maxDurationSeconds: record.job.maxDurationSeconds, env });
+      const runner = cronRunnerProcess({ sourceDir: record.job.sourceDir, ...cron, maxDurationSeconds: record.job.maxDurationSeconds, env, ...confinementSpec(record.serviceId) });
       // A runner of an older agent (another script) is superseded by adopt; it starts again with the same environment.
       if ((await supervisor.adopt(runner)) === undefined) await supervisor.start(runner);
     }
@@ -684,6 +743,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     perform,
     reconcileRoutes,
     async recover() {
+      // What an earlier agent left running that no task owns any more: its tasks are leased again and start anew.
+      for (const ended of await commands.endLeftovers()) trouble(`ended a command an earlier agent left running: ${ended}`);
       for (const record of records.list()) {
         if (!record.running) continue;
         try {

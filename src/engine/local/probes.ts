@@ -78,11 +78,13 @@ export interface ProbeContext {
   port: number | undefined;
   cwd: string;
   env: Readonly<Record<string, string>>;
+  /** Wraps an exec check's argv the way the workload itself is confined (workload-sandbox.ts). */
+  confine?: (command: readonly string[]) => string[];
 }
 
 /** Runs `command` (argv, no shell); true when it exits 0 within the timeout (a probe that hangs is killed). */
 function execProbe(command: readonly string[], context: Omit<ProbeContext, 'port'>, timeoutMs = EXEC_PROBE_TIMEOUT_MS): Promise<boolean> {
-  const [file, ...args] = command;
+  const [file, ...args] = context.confine === undefined || command.length === 0 ? command : context.confine(command);
   if (file === undefined) return Promise.resolve(false);
   return new Promise((resolve) => {
     execFile(file, args, { cwd: context.cwd, env: { ...context.env }, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024 }, (error) => resolve(error === null));

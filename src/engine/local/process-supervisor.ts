@@ -59,6 +59,11 @@ export interface ProcessSpec {
   restart?: RestartPolicy | false;
   runAs?: RunAs;
   /**
+   * Wraps an argv in the workload's confinement (workload-sandbox.ts): the command itself and its exec readiness
+   * checks run through it.
+   */
+  confine?: (command: readonly string[]) => string[];
+  /**
    * The most memory the workload's process group may hold resident, in MB. The supervisor sums the group's resident
    * sizes every `memoryPollMs` and kills the group (SIGKILL) once they pass it, as the kernel's OOM killer would in a
    * cgroup; the restart policy then applies and the exit says why. A limit on address space (RLIMIT_AS/RLIMIT_DATA)
@@ -183,13 +188,18 @@ export function baseEnvironment(): Record<string, string> {
 function specFingerprint(spec: ProcessSpec): string {
   return sha256Hex(
     JSON.stringify({
-      command: spec.command,
+      command: launchArgv(spec),
       cwd: spec.cwd,
       env: Object.entries(spec.env).sort(),
       port: spec.port ?? null,
       ...(spec.memoryLimitMb === undefined ? {} : { memoryLimitMb: spec.memoryLimitMb }),
     }),
   );
+}
+
+/** The argv actually spawned: the command, in its confinement when it has one. */
+function launchArgv(spec: ProcessSpec): readonly string[] {
+  return spec.confine === undefined ? spec.command : spec.confine(spec.command);
 }
 
 function describeExit(exit: Omit<ProcessExit, 'at'>, instance?: Instance): string {
@@ -442,12 +452,13 @@ class SupervisedProcess {
   private async launch(): Promise<void> {
     this.setStatus('STARTING');
     const spec = this.spec;
-    mkdirSync(this.options.stateDir, { recursive: true });
+    mkdirSync(this.options.stateDir, { recursive: true, mode: 0o700 });
     const stdout = openSync(this.file('stdout.log'), 'a', 0o600);
     const stderr = openSync(this.file('stderr.log'), 'a', 0o600);
     let child: ChildProcess;
     try {
-      child = spawn(spec.command[0] ?? '', spec.command.slice(1), {
+      const argv = launchArgv(spec);
+      child = spawn(argv[0] ?? '', argv.slice(1), {
         cwd: spec.cwd,
         env: { ...spec.env, ...(spec.port === undefined ? {} : { PORT: String(spec.port) }) },
         detached: true,
@@ -510,7 +521,8 @@ class SupervisedProcess {
     }
     for (;;) {
       if (instance.hasExited || this.wanted !== 'running') return false;
-      if (await runReadinessCheck(check, { port: this.spec.port, cwd: this.spec.cwd, env: { ...this.spec.env, ...(this.spec.port === undefined ? {} : { PORT: String(this.spec.port) }) } })) {
+      const env = { ...this.spec.env, ...(this.spec.port === undefined ? {} : { PORT: String(this.spec.port) }) };
+      if (await runReadinessCheck(check, { port: this.spec.port, cwd: this.spec.cwd, env, ...(this.spec.confine === undefined ? {} : { confine: this.spec.confine }) })) {
         return !instance.hasExited && this.wanted === 'running';
       }
       if (Date.now() >= deadline) return false;
@@ -646,7 +658,7 @@ export class ProcessSupervisor {
       onLog: options.onLog,
       onStatus: options.onStatus,
     };
-    mkdirSync(options.stateDir, { recursive: true });
+    mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
   }
 
   private register(spec: ProcessSpec): SupervisedProcess {

@@ -5,8 +5,8 @@ import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 
 /**
  * The built-in reverse proxy of the local engine: routes requests by their Host header to the current instance of a
- * service (`<service>-<environment>.<appsDomain>`, plus verified custom domains), forwarding with http-proxy-3
- * (HTTP and WebSocket upgrades, X-Forwarded-* headers).
+ * service (the hostnames its task's spec names: its own, which the control plane chose, plus verified custom domains),
+ * forwarding with http-proxy-3 (HTTP and WebSocket upgrades, X-Forwarded-* headers).
  *
  * Routes are keyed by the caller's route key (a service id). `setRoute` replaces a service's hostnames and target in
  * one step: requests that arrive after it go to the new target; requests already forwarded finish where they are.
@@ -24,12 +24,15 @@ export interface ProxyRoute {
   target: ProxyTarget;
 }
 
-/** A hostname is already routed to another service: a routing table never lets two services share one. */
+/**
+ * A hostname is already routed to another service: a routing table never lets two services share one. The message
+ * goes into the refused service's log, so it does not name the other service, which may be another organization's.
+ */
 export class RouteConflictError extends Error {
   readonly hostname: string;
   readonly routeKey: string;
   constructor(hostname: string, routeKey: string) {
-    super(`${hostname} is already routed to ${routeKey}`);
+    super(`${hostname} is already routed to another service`);
     this.hostname = hostname;
     this.routeKey = routeKey;
     this.name = 'RouteConflictError';
@@ -37,20 +40,6 @@ export class RouteConflictError extends Error {
 }
 
 const HOSTNAME_PATTERN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
-
-/** Lower-case letters, digits and hyphens, no leading/trailing hyphen, at most 63: one DNS label. */
-function dnsLabel(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-+/g, '-').replace(/^-|-$/g, '').slice(0, 63).replace(/-$/, '');
-}
-
-/**
- * `<service>-<environment>.<appsDomain>`: the hostname a service with a public port answers on. Names become DNS
- * labels (lower case, other characters as hyphens); the pair is cut to the 63 characters a label may have.
- */
-export function serviceHostname(serviceName: string, environmentName: string, appsDomain: string): string {
-  const label = dnsLabel(`${dnsLabel(serviceName)}-${dnsLabel(environmentName)}`);
-  return `${label === '' ? 'service' : label}.${appsDomain.toLowerCase().replace(/\.$/, '')}`;
-}
 
 /** The hostname a request names, without port and trailing dot; undefined when absent or malformed. */
 export function requestHostname(hostHeader: string | undefined): string | undefined {
@@ -217,7 +206,8 @@ export class LocalReverseProxy {
     res.once('close', end);
     this.proxy.web(req, res, { target: { host: target.host, port: target.port } }, (error) => {
       end();
-      this.options.onError?.(`forwarding ${req.method ?? 'GET'} ${req.headers.host ?? ''}${req.url ?? ''} to ${targetKey(target)} failed: ${error.message}`);
+      // The path without its query: a tenant's users send their own tokens there, which the agent's log must not keep.
+      this.options.onError?.(`forwarding ${req.method ?? 'GET'} ${req.headers.host ?? ''}${(req.url ?? '').split('?', 1)[0] ?? ''} to ${targetKey(target)} failed: ${error.message}`);
       if (res.headersSent) {
         res.destroy();
         return;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { CommandRegistry } from './command-registry.ts';
 import { LineSplitter, LineTail } from './lines.ts';
 import { processGroupAlive, sendSignal } from './process-table.ts';
 
@@ -23,6 +24,8 @@ export interface CommandOptions {
   /** Aborting kills the command's process group (a canceled deployment). */
   signal?: AbortSignal;
   onLine?: (stream: OutputStream, line: string) => void;
+  /** Where the command's process group is written down while it runs, for the next agent to end (command-registry.ts). */
+  registry?: CommandRegistry;
 }
 
 export interface CommandResult {
@@ -52,6 +55,7 @@ export function runCommand(options: CommandOptions): Promise<CommandResult> {
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       ...(options.runAs === undefined ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
     });
+    const forget = child.pid === undefined ? undefined : options.registry?.track(child.pid, options.command.join(' ').slice(0, 200));
     const splitters = (['stdout', 'stderr'] as const).map((stream) => {
       const splitter = new LineSplitter((line) => {
         tail.add(line);
@@ -85,6 +89,7 @@ export function runCommand(options: CommandOptions): Promise<CommandResult> {
     if (options.signal?.aborted === true) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     child.once('error', (error) => {
+      forget?.();
       clearTimeout(timeout);
       options.signal?.removeEventListener('abort', onAbort);
       reject(new Error(`cannot run ${options.command[0] ?? ''}: ${error.message}`));
@@ -96,6 +101,7 @@ export function runCommand(options: CommandOptions): Promise<CommandResult> {
       for (const splitter of splitters) splitter.flush();
       // What the command left running in its group (a daemonised helper) ends with it.
       if (child.pid !== undefined && processGroupAlive(child.pid)) sendSignal(-child.pid, 'SIGKILL');
+      forget?.();
       resolve({ code, signal, timedOut, aborted, tail: tail.text() });
     });
   });

@@ -1,5 +1,4 @@
-import type { FastifyRequest } from 'fastify';
-import { bearerCredentialOf } from '../../http/authenticate.ts';
+import { authenticatedClusterId, clusterCredentialHook } from '../../http/authenticate.ts';
 import { authenticatedErrors, errorResponses } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { notFound } from '../../lib/errors.ts';
@@ -38,10 +37,14 @@ export interface AgentRoutesDeps {
 const AGENT_TAGS = ['Cluster Agent'];
 const AGENT_ERRORS = errorResponses('bad_request', 'unauthenticated', 'not_found', 'conflict');
 
-/** The agent's side of the protocol: authenticated by the cluster's operator credential (docs/agent-protocol.md). */
+/**
+ * The agent's side of the protocol: authenticated by the cluster's operator credential (docs/agent-protocol.md), in
+ * each route's onRequest hook — before its body, path or query is read, so a caller without the credential gets 401
+ * and nothing about what the route expects.
+ */
 export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps): void {
   const { agents } = deps;
-  const clusterOf = async (request: FastifyRequest) => (await deps.authenticateAgent(bearerCredentialOf(request, 'an agent credential'))).clusterId;
+  const onRequest = clusterCredentialHook(deps.authenticateAgent, 'an agent credential');
 
   app.get(
     '/operator/v1/tasks',
@@ -55,9 +58,10 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentTaskLease, ...AGENT_ERRORS },
       },
       config: { access: { public: true } },
+      onRequest,
     },
     async (request) => {
-      const clusterId = await clusterOf(request);
+      const clusterId = authenticatedClusterId(request);
       // A poller that hangs up stops waiting (and leases nothing it could not receive).
       const gone = new AbortController();
       request.raw.once('close', () => gone.abort());
@@ -80,8 +84,9 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentTaskState, ...AGENT_ERRORS },
       },
       config: { access: { public: true } },
+      onRequest,
     },
-    async (request) => agents.getTask(await clusterOf(request), request.params.taskId),
+    async (request) => agents.getTask(authenticatedClusterId(request), request.params.taskId),
   );
 
   app.get(
@@ -97,8 +102,9 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentTaskSpec, ...AGENT_ERRORS },
       },
       config: { access: { public: true } },
+      onRequest,
     },
-    async (request) => agents.getTaskSpec(await clusterOf(request), request.params.taskId, request.query.lease_id),
+    async (request) => agents.getTaskSpec(authenticatedClusterId(request), request.params.taskId, request.query.lease_id),
   );
 
   app.post(
@@ -114,8 +120,9 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentProgressAnswer, ...AGENT_ERRORS },
       },
       config: { access: { public: true } },
+      onRequest,
     },
-    async (request) => agents.reportProgress(await clusterOf(request), request.params.taskId, request.body),
+    async (request) => agents.reportProgress(authenticatedClusterId(request), request.params.taskId, request.body),
   );
 
   app.post(
@@ -130,8 +137,9 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentLogAnswer, ...AGENT_ERRORS },
       },
       config: { access: { public: true } },
+      onRequest,
     },
-    async (request) => agents.appendLogs(await clusterOf(request), request.params.taskId, request.body),
+    async (request) => agents.appendLogs(authenticatedClusterId(request), request.params.taskId, request.body),
   );
 
   app.post(
@@ -147,8 +155,9 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentLogAnswer, ...AGENT_ERRORS },
       },
       config: { access: { public: true } },
+      onRequest,
     },
-    async (request) => agents.appendWorkloadLogs(await clusterOf(request), request.params.serviceId, request.body.lines),
+    async (request) => agents.appendWorkloadLogs(authenticatedClusterId(request), request.params.serviceId, request.body.lines),
   );
 
   app.post(
@@ -164,8 +173,9 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentWorkloadHealthAnswer, ...AGENT_ERRORS },
       },
       config: { access: { public: true } },
+      onRequest,
     },
-    async (request) => agents.recordWorkloadHealth(await clusterOf(request), request.params.serviceId, request.body),
+    async (request) => agents.recordWorkloadHealth(authenticatedClusterId(request), request.params.serviceId, request.body),
   );
 
   app.post(
@@ -181,8 +191,9 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentRoutes, ...errorResponses('bad_request', 'unauthenticated') },
       },
       config: { access: { public: true } },
+      onRequest,
     },
-    async (request) => agents.resolveRoutes(await clusterOf(request), request.body.service_ids),
+    async (request) => agents.resolveRoutes(authenticatedClusterId(request), request.body.service_ids),
   );
 
   app.post(
@@ -196,8 +207,9 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         response: { 200: AgentHeartbeatAnswer, ...errorResponses('bad_request', 'unauthenticated') },
       },
       config: { access: { public: true } },
+      onRequest,
     },
-    async (request) => agents.recordHeartbeat(await clusterOf(request), request.body),
+    async (request) => agents.recordHeartbeat(authenticatedClusterId(request), request.body),
   );
 
   app.get(

@@ -3,12 +3,14 @@ import type {
   ClusterLocksTable,
   ClusterOperatorsTable,
   ClustersTable,
+  LocalClusterGrantsTable,
   Queryable,
 } from '../../db/db.schema.ts';
 
 export type ClusterRow = Selectable<ClustersTable>;
 export type ClusterLockRow = Selectable<ClusterLocksTable>;
 export type ClusterOperatorRow = Selectable<ClusterOperatorsTable>;
+export type LocalClusterGrantRow = Selectable<LocalClusterGrantsTable>;
 
 export async function insertCluster(db: Queryable, row: Omit<ClusterRow, 'production' | 'is_deployed' | 'config_revision'> & Partial<ClusterRow>): Promise<void> {
   await db.insertInto('clusters').values(row).execute();
@@ -100,6 +102,18 @@ export async function consumeEnrollment(db: Queryable, tokenHash: string, now: s
   return row?.cluster_id;
 }
 
+/** Whether consumeEnrollment would accept the token now; a read that uses nothing up. */
+export async function isEnrollmentUsable(db: Queryable, tokenHash: string, now: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('cluster_operator_enrollments')
+    .select('cluster_id')
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Invalidates the unused enrollment tokens of a cluster (a new bootstrap replaces them). */
 export async function expireEnrollments(db: Queryable, clusterId: string, now: string): Promise<void> {
   await db
@@ -129,4 +143,61 @@ export async function recordOperatorReport(
   report: { reported_status: string; kubernetes_version: string | null; reported_at: string },
 ): Promise<void> {
   await db.updateTable('cluster_operators').set(report).where('cluster_id', '=', clusterId).execute();
+}
+
+export function findLocalClusterGrant(db: Queryable, organizationId: string): Promise<LocalClusterGrantRow | undefined> {
+  return db.selectFrom('local_cluster_grants').selectAll().where('organization_id', '=', organizationId).executeTakeFirst();
+}
+
+/** Allows an organization; false when it was allowed already (of two concurrent grants, one inserts, the other finds it). */
+export async function insertLocalClusterGrant(db: Queryable, row: LocalClusterGrantRow): Promise<boolean> {
+  const result = await db
+    .insertInto('local_cluster_grants')
+    .values(row)
+    .onConflict((conflict) => conflict.column('organization_id').doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+export async function deleteLocalClusterGrant(db: Queryable, organizationId: string): Promise<boolean> {
+  const result = await db.deleteFrom('local_cluster_grants').where('organization_id', '=', organizationId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/**
+ * The organization an operator names by its id or else by its name (names are unique, compared by their key). A read
+ * of the organizations module's table, as the clusters module reads it nowhere else.
+ */
+export async function findOrganizationNamed(db: Queryable, idOrName: string, nameKey: string): Promise<{ id: string; name: string } | undefined> {
+  const byId = await db.selectFrom('organizations').select(['id', 'name']).where('id', '=', idOrName).executeTakeFirst();
+  return byId ?? db.selectFrom('organizations').select(['id', 'name']).where('name_key', '=', nameKey).executeTakeFirst();
+}
+
+/** How many LOCAL clusters (not deleted) each organization holds, for the operator's listing. */
+export async function countLocalClustersByOrganization(db: Queryable): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('clusters')
+    .select(['organization_id', (eb) => eb.fn.countAll<string | number>().as('count')])
+    .where('kubernetes', '=', 'LOCAL')
+    .where('status', '!=', 'DELETED')
+    .groupBy('organization_id')
+    .execute();
+  return new Map(rows.map((row) => [row.organization_id, Number(row.count)]));
+}
+
+/** Every grant with its organization's name, oldest first. */
+export function listLocalClusterGrants(db: Queryable) {
+  return db
+    .selectFrom('local_cluster_grants')
+    .innerJoin('organizations', 'organizations.id', 'local_cluster_grants.organization_id')
+    .select(['local_cluster_grants.organization_id as organization_id', 'organizations.name as organization_name', 'local_cluster_grants.granted_by as granted_by', 'local_cluster_grants.granted_at as granted_at'])
+    .orderBy('local_cluster_grants.granted_at')
+    .orderBy('local_cluster_grants.organization_id')
+    .execute();
+}
+
+/** The names of these organizations (an operator's listing of LOCAL clusters held without a grant). */
+export function listOrganizationNames(db: Queryable, organizationIds: string[]): Promise<Array<{ id: string; name: string }>> {
+  if (organizationIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('organizations').select(['id', 'name']).where('id', 'in', organizationIds).orderBy('name_key').execute();
 }

@@ -2,7 +2,7 @@ import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/err
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
 import { NoContent, OrganizationParams } from '../../http/schema.ts';
-import { bearerCredentialOf } from '../../http/authenticate.ts';
+import { authenticatedClusterId, bodyCredentialHooks, clusterCredentialHook } from '../../http/authenticate.ts';
 import {
   BareClusterParams,
   ClusterLock,
@@ -251,7 +251,8 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     async (request) => clusters.getClusterOperatorBootstrap(request.params.organizationId, request.params.clusterId),
   );
 
-  // The operator's side: authenticated by its enrollment token, then by its own credential, not by a user's.
+  // The operator's side: authenticated by its enrollment token, then by its own credential, not by a user's — in
+  // both cases before its request is validated (http/authenticate.ts).
   app.post(
     '/operator/v1/enroll',
     {
@@ -263,6 +264,7 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
         response: { 200: OperatorEnrollResponse, ...errorResponses('bad_request', 'unauthenticated') },
       },
       config: { access: { public: true } },
+      ...bodyCredentialHooks({ field: 'enrollment_token', what: 'an operator enrollment token', check: clusters.checkEnrollmentToken }),
     },
     async (request) => clusters.enrollOperator(request.body.enrollment_token),
   );
@@ -278,9 +280,10 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
         response: { 204: NoContent, ...errorResponses('bad_request', 'unauthenticated') },
       },
       config: { access: { public: true } },
+      onRequest: clusterCredentialHook(clusters.authenticateOperator, 'an operator credential'),
     },
     async (request, reply) => {
-      await clusters.recordOperatorReport(bearerCredentialOf(request, 'an operator credential'), request.body);
+      await clusters.recordOperatorReport(authenticatedClusterId(request), request.body);
       return reply.code(HTTP_STATUS.noContent).send(null);
     },
   );

@@ -13,6 +13,7 @@ import { cleanName, nameKey } from '../../lib/names.ts';
 import { NO_EVENTS, publishClusterTransition, type EventPublisher } from '../webhooks/webhooks.events.ts';
 import {
   consumeEnrollment,
+  isEnrollmentUsable,
   deleteLock,
   expireEnrollments,
   findCluster,
@@ -32,6 +33,7 @@ import {
   type ClusterLockRow,
   type ClusterRow,
 } from './clusters.repo.ts';
+import { createLocalClusterGrants } from './clusters.local-grants.ts';
 import type { ClusterRequestBody } from './clusters.schemas.ts';
 import { isClusterState, requestedState, transitionOf, type ClusterAction, type ClusterState } from './clusters.states.ts';
 
@@ -81,7 +83,10 @@ export interface ClustersDeps {
   deletePlatformConfiguration: (trx: Transaction<DB>, clusterId: string) => Promise<void>;
   /** Where operators reach this control plane, and the chart that installs them. */
   publicUrl: string;
-  /** Whether the organization's billing lets it deploy (billing's deploymentsAllowed); refused deploys answer 402. */
+  /**
+   * Whether the organization's billing lets it deploy (billing's deploymentsAllowed); refused deploys answer 402.
+   * admitDeployment asks it for every deployment, the environments' and services' included.
+   */
   deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
   /** Checks that labels group ids name groups of the organization (400 naming the unknown ones). */
   labelsGroups: { resolveLabelsGroups(organizationId: string, ids: readonly string[], pointer?: string): Promise<unknown> };
@@ -223,6 +228,19 @@ function lockedMessage(lock: ClusterLockRow): string {
 
 export function createClustersService(deps: ClustersDeps) {
   const { db, clock } = deps;
+  const localGrants = createLocalClusterGrants({ db, clock });
+
+  /**
+   * The one check every deployment passes before it starts workloads on a cluster: the cluster's own deploy, upgrade
+   * and restart, and the environment and service actions that start workloads (their modules ask admitDeployment).
+   * On a LOCAL cluster the organization needs the installation operator's grant (403); then its billing must be valid
+   * (402). Stopping, deleting and cancelling never ask: they end workloads.
+   */
+  async function admit(organizationId: string, cluster: Pick<ClusterRow, 'kubernetes' | 'name'> | undefined): Promise<void> {
+    if (cluster?.kubernetes === 'LOCAL') await localGrants.refuseUnlessAllowed(organizationId, `deploying onto the LOCAL cluster "${cluster.name}"`);
+    const gate = await deps.deploymentGate(organizationId);
+    if (!gate.allowed) throw paymentRequired(`deployments are suspended while the organization's billing is not valid: ${gate.reason}`);
+  }
 
   async function requireCluster(executor: Kysely<DB> | Transaction<DB>, organizationId: string, clusterId: string): Promise<ClusterRow> {
     const row = await findCluster(executor, organizationId, clusterId);
@@ -266,12 +284,10 @@ export function createClustersService(deps: ClustersDeps) {
     options: { dryRun?: boolean; deleteMode?: string; skipReconcile?: boolean } = {},
   ): Promise<ClusterRow> {
     // Asked before the transaction: billing reads its own tables, and SQLite has one connection, held by a transaction.
+    // A cluster that is not there is left to the transaction's 404.
     if (COSTS_MONEY.has(action)) {
-      const owner = organizationId ?? (await findClusterById(db, clusterId))?.organization_id;
-      const gate = owner === undefined ? undefined : await deps.deploymentGate(owner);
-      if (gate !== undefined && !gate.allowed) {
-        throw paymentRequired(`deployments are suspended while the organization's billing is not valid: ${gate.reason}`);
-      }
+      const cluster = organizationId === undefined ? await findClusterById(db, clusterId) : await findCluster(db, organizationId, clusterId);
+      if (cluster !== undefined && cluster.status !== 'DELETED') await admit(cluster.organization_id, cluster);
     }
     const row = await db.transaction().execute(async (trx) => {
       const current = organizationId === undefined ? await findClusterById(trx, clusterId) : await findCluster(trx, organizationId, clusterId);
@@ -337,6 +353,16 @@ export function createClustersService(deps: ClustersDeps) {
       return row === undefined || row.status === 'DELETED' ? undefined : summaryOf(row);
     },
 
+    /**
+     * For the environments and services modules, before an action that starts workloads on the cluster: throws the
+     * 403 of a LOCAL cluster the organization holds no grant for, or the 402 of invalid billing. A cluster gone
+     * meanwhile leaves only the billing check (the caller refuses what has no cluster).
+     */
+    async admitDeployment(organizationId: string, clusterId: string): Promise<void> {
+      const cluster = await findClusterById(db, clusterId);
+      await admit(organizationId, cluster === undefined || cluster.status === 'DELETED' ? undefined : cluster);
+    },
+
     /** Whether the cluster is a LOCAL one: its workloads run on this host, by the in-process agent's local driver. */
     async isLocalCluster(clusterId: string): Promise<boolean> {
       const row = await findClusterById(db, clusterId);
@@ -372,6 +398,7 @@ export function createClustersService(deps: ClustersDeps) {
       if (kubernetes === 'LOCAL' && body.cloud_provider !== 'ON_PREMISE') {
         throw badRequest('a LOCAL cluster runs on this host', [{ field: '/cloud_provider', message: 'must be ON_PREMISE for a LOCAL cluster' }]);
       }
+      if (kubernetes === 'LOCAL') await localGrants.refuseUnlessAllowed(access.organizationId, 'creating a LOCAL cluster');
       const { min, max } = nodeRange(body);
       if (body.labels_groups !== undefined) await deps.labelsGroups.resolveLabelsGroups(access.organizationId, body.labels_groups.map((g) => g.id));
       const now = clock.now().toISOString();
@@ -635,6 +662,17 @@ export function createClustersService(deps: ClustersDeps) {
 
     authenticateOperator,
 
+    /**
+     * Whether an enrollment token could be used now (401 otherwise), without using it: the enrollment route asks
+     * before it validates the rest of the request, so a caller without a live token learns nothing of its shape.
+     * enrollOperator still uses the token up atomically; this only answers sooner.
+     */
+    async checkEnrollmentToken(enrollmentToken: string): Promise<void> {
+      if (recogniseToken(enrollmentToken) !== 'enrollment') throw unauthenticated('invalid enrollment token');
+      const usable = await isEnrollmentUsable(db, hashToken(enrollmentToken), clock.now().toISOString());
+      if (!usable) throw unauthenticated('enrollment token is invalid, expired or already used');
+    },
+
     /** An operator trades its one-time enrollment token for its own credential (shown once, stored hashed). */
     async enrollOperator(enrollmentToken: string): Promise<{ cluster_id: string; credential: string }> {
       if (recogniseToken(enrollmentToken) !== 'enrollment') throw unauthenticated('invalid enrollment token');
@@ -656,10 +694,12 @@ export function createClustersService(deps: ClustersDeps) {
       return { cluster_id: clusterId, credential: credential.value };
     },
 
-    /** An enrolled operator reports on its cluster; a READY report lets a waiting deploy complete. */
-    async recordOperatorReport(credential: string, report: { status: string; kubernetes_version?: string | undefined }): Promise<void> {
-      const operator = await authenticateOperator(credential);
-      await recordOperatorReport(db, operator.clusterId, {
+    /**
+     * An enrolled operator reports on its cluster (the route authenticated it: authenticateOperator); a READY report
+     * lets a waiting deploy complete.
+     */
+    async recordOperatorReport(clusterId: string, report: { status: string; kubernetes_version?: string | undefined }): Promise<void> {
+      await recordOperatorReport(db, clusterId, {
         reported_status: report.status,
         kubernetes_version: report.kubernetes_version ?? null,
         reported_at: clock.now().toISOString(),

@@ -4,7 +4,6 @@ import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import type { DialectName } from '../../db/db.client.ts';
 import { lockUntilCommit } from '../../db/db.locks.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { serviceHostname } from '../../engine/local/reverse-proxy.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -53,11 +52,14 @@ export interface CustomDomainsDeps {
   db: Kysely<DB>;
   dialect: DialectName;
   clock: Clock;
-  /** SLIPWAY_APPS_DOMAIN: where services' own host names live. */
+  /** SLIPWAY_APPS_DOMAIN: where services' own host names live (no custom domain may be under it). */
   appsDomain: string;
   resolver: DomainResolver;
-  services: { findService(serviceId: string): Promise<StoredService | undefined> };
-  environments: { findEnvironmentSummary(environmentId: string): Promise<{ name: string } | undefined> };
+  services: {
+    findService(serviceId: string): Promise<StoredService | undefined>;
+    /** The service's own public host name, which a custom domain's CNAME points at; undefined once it is gone. */
+    publicHostnameOf(serviceId: string): Promise<string | undefined>;
+  };
 }
 
 export interface CustomDomainBody {
@@ -78,9 +80,9 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
   }
 
   async function validationDomainOf(service: StoredService): Promise<string> {
-    const environment = await deps.environments.findEnvironmentSummary(service.environmentId);
-    if (environment === undefined) throw notFound(`environment ${service.environmentId} not found`);
-    return serviceHostname(service.name, environment.name, deps.appsDomain);
+    const hostname = await deps.services.publicHostnameOf(service.id);
+    if (hostname === undefined) throw notFound(`${service.kind.toLowerCase()} ${service.id} not found`);
+    return hostname;
   }
 
   function view(row: CustomDomainRow, validationDomain: string) {
@@ -224,9 +226,9 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
       const since = new Date(clock.now().getTime() - RECHECK_FOR_MS).toISOString();
       let checked = 0;
       for (const row of await listDomainsToRecheck(db, since, RECHECK_BATCH)) {
-        const service = await deps.services.findService(row.service_id);
-        if (service === undefined) continue;
-        await runCheck(row, await validationDomainOf(service));
+        const validationDomain = await deps.services.publicHostnameOf(row.service_id);
+        if (validationDomain === undefined) continue;
+        await runCheck(row, validationDomain);
         checked += 1;
       }
       return checked;

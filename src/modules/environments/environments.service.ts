@@ -6,7 +6,7 @@ import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound, paymentRequired } from '../../lib/errors.ts';
+import { badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
@@ -85,8 +85,11 @@ export interface EnvironmentsDeps {
     listOrganizationCluster(organizationId: string): Promise<Array<{ id: string }>>;
   };
   variables: EnvironmentVariablesCopier;
-  /** Whether the organization's billing lets it deploy (billing's deploymentsAllowed); refused deploys answer 402. */
-  deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
+  /**
+   * Refuses an action that starts workloads on the cluster by throwing (the clusters module's admitDeployment): 403
+   * on a LOCAL cluster the organization holds no grant for, 402 while its billing is not valid.
+   */
+  deploymentGate: (organizationId: string, clusterId: string) => Promise<void>;
   /** The services module: the environment's services (rebootServices names them); without it, an environment holds none. */
   services?: {
     listEnvironmentServices(environmentId: string): Promise<Array<{ id: string; kind: string }>>;
@@ -271,10 +274,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     if ((await deps.clusters.findClusterSummary(before.organization_id, before.cluster_id)) === undefined) {
       throw conflict(`cannot ${action} environment: its cluster ${before.cluster_id} no longer exists`);
     }
-    if (COSTS_MONEY.has(action)) {
-      const gate = await deps.deploymentGate(before.organization_id);
-      if (!gate.allowed) throw paymentRequired(`deployments are suspended while the organization's billing is not valid: ${gate.reason}`);
-    }
+    if (COSTS_MONEY.has(action)) await deps.deploymentGate(before.organization_id, before.cluster_id);
     return db.transaction().execute(async (trx) => {
       const current = await requireEnvironment(trx, environmentId);
       const from = stateOf(current);
@@ -333,6 +333,19 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     };
   }
 
+
+  /**
+   * Removes the environment and, by foreign keys, its history and whatever later modules keep for it; its queued
+   * jobs are withdrawn. Refused while the cluster's agent is working on it. Answers the services removed with it.
+   */
+  async function removeEnvironmentIn(trx: Transaction<DB>, environmentId: string, teardown: boolean): Promise<string[]> {
+    const current = await requireEnvironment(trx, environmentId);
+    requestedState(stateOf(current), 'delete', current.deployed_revision !== null);
+    for (const jobId of await listDeploymentJobIds(trx, environmentId)) await cancelQueuedJob(trx, clock, jobId);
+    const serviceIds = (await deps.services?.removeEnvironmentServices(trx, environmentId, { teardown })) ?? [];
+    await deleteEnvironmentRow(trx, environmentId);
+    return serviceIds;
+  }
   return {
     /**
      * The variables module's change listener (SPEC.md variable rule 4): inside the transaction that changed a
@@ -397,21 +410,21 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       return viewOf(await requireEnvironment(db, environmentId));
     },
 
-    /**
-     * Removes the environment and, by foreign keys, its history and whatever later modules keep for it; its queued
-     * jobs are withdrawn. Refused while the cluster's agent is working on it.
-     */
     /** `skipReconcile`: the records go, what runs on the cluster stays (the reference's delete parameter). */
     async deleteEnvironment(environmentId: string, options: { skipReconcile?: boolean | undefined } = {}): Promise<void> {
-      const removed = await db.transaction().execute(async (trx) => {
-        const current = await requireEnvironment(trx, environmentId);
-        requestedState(stateOf(current), 'delete', current.deployed_revision !== null);
-        for (const jobId of await listDeploymentJobIds(trx, environmentId)) await cancelQueuedJob(trx, clock, jobId);
-        const serviceIds = (await deps.services?.removeEnvironmentServices(trx, environmentId, { teardown: options.skipReconcile !== true })) ?? [];
-        await deleteEnvironmentRow(trx, environmentId);
-        return serviceIds;
-      });
+      const removed = await db.transaction().execute((trx) => removeEnvironmentIn(trx, environmentId, options.skipReconcile !== true));
       await deps.services?.servicesRemoved(removed);
+    },
+
+    /**
+     * Inside the transaction that deletes a project: removes each of its environments as deleteEnvironment does, its
+     * workloads handed to their clusters' agents to tear down (refused, 409, while an agent works on one). The answer
+     * is run once that transaction committed.
+     */
+    async removeProjectEnvironments(trx: Transaction<DB>, projectId: string): Promise<() => Promise<void>> {
+      const removed: string[] = [];
+      for (const environment of await listEnvironments(trx, projectId)) removed.push(...(await removeEnvironmentIn(trx, environment.id, true)));
+      return async () => deps.services?.servicesRemoved(removed);
     },
 
     /** A new environment in the same project with the source's settings, never its history; variables when asked. */

@@ -37,6 +37,19 @@ export function listOpenInvitations(db: Queryable, organizationId: string): Prom
     .execute();
 }
 
+/** Whether a pending invitation to any organization, unexpired at `now`, names the address (`emailKey`, lower case). */
+export async function pendingInvitationExists(db: Queryable, emailKey: string, now: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('invitations')
+    .select('id')
+    .where('email_key', '=', emailKey)
+    .where('status', '=', 'PENDING')
+    .where('expires_at', '>', now)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Removes expired, never accepted invitations of an address, so it can be invited again. */
 export async function deleteExpiredInvitations(db: Queryable, organizationId: string, emailKey: string, now: string): Promise<void> {
   await db

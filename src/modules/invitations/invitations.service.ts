@@ -16,6 +16,7 @@ import {
   insertInvitation,
   listOpenInvitations,
   markInvitationAccepted,
+  pendingInvitationExists,
   type InvitationWithContext,
 } from './invitations.repo.ts';
 
@@ -209,7 +210,15 @@ export function createInvitationsService(deps: InvitationsDeps) {
     if (!(await deleteInvitation(db, organizationId, invitationId))) throw notFound(`invitation ${invitationId} not found`);
   }
 
-  return { inviteMember, listInvitations, getInvitation, acceptInvitation, withdrawInvitation };
+  /**
+   * Whether some organization waits for this address: a pending invitation, neither expired nor withdrawn. The
+   * built-in identity provider asks it before creating an account when sign-up needs an invitation (SLIPWAY_SIGNUP).
+   */
+  async function hasPendingInvitation(email: string): Promise<boolean> {
+    return pendingInvitationExists(db, email.trim().toLowerCase(), isoTimestamp(clock));
+  }
+
+  return { inviteMember, listInvitations, getInvitation, acceptInvitation, withdrawInvitation, hasPendingInvitation };
 }
 
 export type InvitationsService = ReturnType<typeof createInvitationsService>;

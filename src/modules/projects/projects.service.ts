@@ -1,5 +1,5 @@
 import type { Placement } from '../../auth/principal.ts';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
@@ -29,6 +29,11 @@ export interface ProjectsDeps {
   db: Kysely<DB>;
   clock: Clock;
   contents: ProjectContentCounts;
+  /**
+   * Removes what the project holds inside its deletion's transaction (its environments, their workloads handed to
+   * the agents) and answers what to run once it committed. Absent where nothing runs (operator commands).
+   */
+  removeContents?: (trx: Transaction<DB>, projectId: string) => Promise<() => Promise<void>>;
 }
 
 export interface ProjectInput {
@@ -115,8 +120,14 @@ export function createProjectsService(deps: ProjectsDeps) {
     return getProject(id);
   }
 
+  /** What runs under the project is torn down with it (environments.removeProjectEnvironments), never left behind. */
   async function removeProject(id: string): Promise<void> {
-    if (!(await deleteProject(db, id))) throw notFound(`project ${id} not found`);
+    const afterCommit = await db.transaction().execute(async (trx) => {
+      const removed = await deps.removeContents?.(trx, id);
+      if (!(await deleteProject(trx, id))) throw notFound(`project ${id} not found`);
+      return removed;
+    });
+    await afterCommit?.();
   }
 
   return {

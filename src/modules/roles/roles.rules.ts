@@ -6,7 +6,8 @@ import type { Placement } from '../../auth/principal.ts';
  * resource lives (docs/roles.md). The enums are the original product's (OrganizationCustomRoleProjectPermission,
  * OrganizationCustomRoleClusterPermission) plus Slipway's organization-level permission. A custom role never holds
  * the admin grant: governance (members, tokens, billing, credentials) stays with the built-in OWNER and ADMIN roles,
- * so nobody holding a custom role can widen their own rights.
+ * so nobody holding a custom role can widen their own rights. It holds the reveal grant (`secrets:reveal`) only on the
+ * environment types it names explicitly (`reveal_secrets`), and only on top of at least VIEWER there.
  */
 
 export const ENVIRONMENT_TYPES = ['DEVELOPMENT', 'PREVIEW', 'STAGING', 'PRODUCTION'] as const;
@@ -24,11 +25,21 @@ export type OrganizationPermission = (typeof ORGANIZATION_PERMISSIONS)[number];
 
 export type EnvironmentTypePermissions = Record<EnvironmentType, ProjectPermission>;
 
+/** The rules of one project: project admin, the permission per environment type, and where it reveals secret values. */
+export interface ProjectRule {
+  isAdmin: boolean;
+  permissions: EnvironmentTypePermissions;
+  /** The environment types on whose environments and services the role sees secret values in plain text. */
+  revealSecrets: ReadonlySet<EnvironmentType>;
+}
+
 export interface CustomRoleDefinition {
   organizationPermission: OrganizationPermission;
   /** For every project `projects` does not list, including projects created later. */
   defaultProjectPermissions: EnvironmentTypePermissions;
-  projects: ReadonlyMap<string, { isAdmin: boolean; permissions: EnvironmentTypePermissions }>;
+  /** Where the role reveals secret values in every project `projects` does not list. */
+  defaultRevealSecrets: ReadonlySet<EnvironmentType>;
+  projects: ReadonlyMap<string, ProjectRule>;
   clusters: ReadonlyMap<string, ClusterPermission>;
 }
 
@@ -60,23 +71,35 @@ const ORGANIZATION_PERMISSION_GRANTS: Record<OrganizationPermission, readonly Gr
   MANAGER: ['read', 'write'],
 };
 
-/** The permission of a role on one environment type of one project. */
-function projectRule(definition: CustomRoleDefinition, projectId: string) {
-  return definition.projects.get(projectId) ?? { isAdmin: false, permissions: definition.defaultProjectPermissions };
+/** The rules of a role for one project: the project's own when the role lists it, else the defaults. */
+function projectRule(definition: CustomRoleDefinition, projectId: string): ProjectRule {
+  return (
+    definition.projects.get(projectId) ?? {
+      isAdmin: false,
+      permissions: definition.defaultProjectPermissions,
+      revealSecrets: definition.defaultRevealSecrets,
+    }
+  );
 }
 
 /**
  * The grants of a custom role where a request acts:
- *   environment or service   the project's permission for the environment's type (project admin: MANAGER)
- *   project                  read when any environment type is visible; everything but admin for a project admin
+ *   environment or service   the project's permission for the environment's type (project admin: MANAGER), plus
+ *                            reveal where the role names that type for it (never without read)
+ *   project                  read when any environment type is visible; everything but admin and reveal for a
+ *                            project admin (nothing addressed by a project alone reveals a secret value)
  *   cluster (path names it)  the cluster's permission (clusterPermissionOf)
  *   organization             the organization-level permission
  */
 export function grantsOfCustomRole(definition: CustomRoleDefinition, scope: Placement): ReadonlySet<Grant> {
   if (scope.projectId !== undefined) {
     const rule = projectRule(definition, scope.projectId);
+    if (scope.environmentMode !== undefined) {
+      const grants = new Set<Grant>(PROJECT_PERMISSION_GRANTS[rule.isAdmin ? 'MANAGER' : rule.permissions[scope.environmentMode]]);
+      if (rule.revealSecrets.has(scope.environmentMode) && grants.has('read')) grants.add('reveal');
+      return grants;
+    }
     if (rule.isAdmin) return new Set(PROJECT_PERMISSION_GRANTS.MANAGER);
-    if (scope.environmentMode !== undefined) return new Set(PROJECT_PERMISSION_GRANTS[rule.permissions[scope.environmentMode]]);
     const anyVisible = ENVIRONMENT_TYPES.some((type) => rule.permissions[type] !== 'NO_ACCESS');
     return new Set<Grant>(anyVisible ? ['read'] : []);
   }

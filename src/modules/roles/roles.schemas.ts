@@ -13,9 +13,19 @@ const ProjectPermission = Type.Enum(PROJECT_PERMISSIONS, { description: 'Organiz
 const ClusterPermission = Type.Enum(CLUSTER_PERMISSIONS, { description: 'OrganizationCustomRoleClusterPermission, lowest to highest' });
 const OrganizationPermission = Type.Enum(ORGANIZATION_PERMISSIONS, { description: 'Slipway: VIEWER reads the organization, MANAGER also creates its workload resources' });
 
-/** One environment type's permission; an environment type a list leaves out is NO_ACCESS. */
+const RevealSecrets = Type.Boolean({
+  description:
+    'Slipway: the role also reveals secret values (secrets:reveal, e.g. ?reveal=true on the variable listings) on this environment type; ' +
+    'needs a permission other than NO_ACCESS. Default false.',
+});
+
+/**
+ * One environment type's permission; an environment type a list leaves out is NO_ACCESS. `reveal_secrets` is Slipway's
+ * addition (the reference's entry has no such field): revealing secret values is a permission of its own, granted
+ * explicitly, never implied by MANAGER.
+ */
 const EnvironmentTypePermission = Type.Object(
-  { environment_type: EnvironmentModeEnum, permission: ProjectPermission },
+  { environment_type: EnvironmentModeEnum, permission: ProjectPermission, reveal_secrets: Type.Optional(RevealSecrets) },
   { additionalProperties: false },
 );
 const EnvironmentTypePermissions = Type.Array(EnvironmentTypePermission, { maxItems: ENVIRONMENT_TYPES.length });
@@ -65,7 +75,7 @@ export const OrganizationCustomRoleUpdateRequest = Type.Object(
   { $id: 'OrganizationCustomRoleUpdateRequest', additionalProperties: false },
 );
 
-const EnvironmentTypePermissionView = Type.Object({ environment_type: EnvironmentModeEnum, permission: ProjectPermission });
+const EnvironmentTypePermissionView = Type.Object({ environment_type: EnvironmentModeEnum, permission: ProjectPermission, reveal_secrets: RevealSecrets });
 
 /** The reference's OrganizationCustomRole: one entry per cluster and per project of the organization. */
 export const OrganizationCustomRole = Type.Object(

@@ -52,6 +52,7 @@ export interface RolesDeps {
 interface EnvironmentTypePermissionInput {
   environment_type: EnvironmentType;
   permission: ProjectPermission;
+  reveal_secrets?: boolean | undefined;
 }
 
 export interface CustomRoleInput {
@@ -64,24 +65,50 @@ export interface CustomRoleInput {
 }
 
 const MODE_COLUMNS = { DEVELOPMENT: 'development', PREVIEW: 'preview', STAGING: 'staging', PRODUCTION: 'production' } as const;
+const REVEAL_COLUMNS = {
+  DEVELOPMENT: 'development_reveal',
+  PREVIEW: 'preview_reveal',
+  STAGING: 'staging_reveal',
+  PRODUCTION: 'production_reveal',
+} as const;
 
 type ModeColumns = Record<(typeof MODE_COLUMNS)[EnvironmentType], string>;
+type RevealColumns = Record<(typeof REVEAL_COLUMNS)[EnvironmentType], number>;
 
-function permissionsOfColumns(row: ModeColumns): EnvironmentTypePermissions {
-  return Object.fromEntries(ENVIRONMENT_TYPES.map((type) => [type, row[MODE_COLUMNS[type]] as ProjectPermission])) as EnvironmentTypePermissions;
+/** One list of the reference's shape (plus `reveal_secrets`): the permission per type and where the role reveals. */
+interface EnvironmentTypeRules {
+  permissions: EnvironmentTypePermissions;
+  revealSecrets: ReadonlySet<EnvironmentType>;
 }
 
-function columnsOfPermissions(permissions: EnvironmentTypePermissions): ModeColumns {
-  return Object.fromEntries(ENVIRONMENT_TYPES.map((type) => [MODE_COLUMNS[type], permissions[type]])) as ModeColumns;
+function rulesOfColumns(row: ModeColumns & RevealColumns): EnvironmentTypeRules {
+  return {
+    permissions: Object.fromEntries(ENVIRONMENT_TYPES.map((type) => [type, row[MODE_COLUMNS[type]] as ProjectPermission])) as EnvironmentTypePermissions,
+    revealSecrets: new Set(ENVIRONMENT_TYPES.filter((type) => row[REVEAL_COLUMNS[type]] === 1)),
+  };
 }
 
-function permissionList(permissions: EnvironmentTypePermissions) {
-  return ENVIRONMENT_TYPES.map((type) => ({ environment_type: type, permission: permissions[type] }));
+function columnsOfRules(rules: EnvironmentTypeRules): ModeColumns & RevealColumns {
+  return Object.fromEntries(
+    ENVIRONMENT_TYPES.flatMap((type) => [
+      [MODE_COLUMNS[type], rules.permissions[type]],
+      [REVEAL_COLUMNS[type], rules.revealSecrets.has(type) ? 1 : 0],
+    ]),
+  ) as ModeColumns & RevealColumns;
 }
 
-/** A list of environment-type permissions as a full map: a type left out has NO_ACCESS, a type named twice is refused. */
-function environmentTypePermissions(list: EnvironmentTypePermissionInput[], field: string): EnvironmentTypePermissions {
+function permissionList(rules: EnvironmentTypeRules) {
+  return ENVIRONMENT_TYPES.map((type) => ({ environment_type: type, permission: rules.permissions[type], reveal_secrets: rules.revealSecrets.has(type) }));
+}
+
+/**
+ * A list of environment-type permissions as a full map: a type left out has NO_ACCESS and reveals nothing, a type
+ * named twice is refused. Revealing comes on top of reading, so `reveal_secrets` with NO_ACCESS is refused rather than
+ * stored as a right that could never be used.
+ */
+function environmentTypeRules(list: EnvironmentTypePermissionInput[], field: string): EnvironmentTypeRules {
   const permissions: EnvironmentTypePermissions = { ...NO_PROJECT_ACCESS };
+  const revealSecrets = new Set<EnvironmentType>();
   const seen = new Set<EnvironmentType>();
   list.forEach((entry, index) => {
     if (seen.has(entry.environment_type)) {
@@ -89,15 +116,25 @@ function environmentTypePermissions(list: EnvironmentTypePermissionInput[], fiel
     }
     seen.add(entry.environment_type);
     permissions[entry.environment_type] = entry.permission;
+    if (entry.reveal_secrets === true) {
+      if (entry.permission === 'NO_ACCESS') {
+        throw badRequest('revealing secret values needs access to the environment type', [
+          { field: `${field}/${index}/reveal_secrets`, message: 'needs a permission other than NO_ACCESS' },
+        ]);
+      }
+      revealSecrets.add(entry.environment_type);
+    }
   });
-  return permissions;
+  return { permissions, revealSecrets };
 }
 
 function definitionOf(role: CustomRoleRow, projects: CustomRoleProjectRow[], clusters: CustomRoleClusterRow[]): CustomRoleDefinition {
+  const defaults = rulesOfColumns(role);
   return {
     organizationPermission: role.organization_permission as OrganizationPermission,
-    defaultProjectPermissions: permissionsOfColumns(role),
-    projects: new Map(projects.map((row) => [row.project_id, { isAdmin: row.is_admin === 1, permissions: permissionsOfColumns(row) }])),
+    defaultProjectPermissions: defaults.permissions,
+    defaultRevealSecrets: defaults.revealSecrets,
+    projects: new Map(projects.map((row) => [row.project_id, { isAdmin: row.is_admin === 1, ...rulesOfColumns(row) }])),
     clusters: new Map(clusters.map((row) => [row.cluster_id, row.permission as ClusterPermission])),
   };
 }
@@ -135,8 +172,8 @@ export function createRolesService(deps: RolesDeps) {
       if (!projectIds.has(entry.project_id)) throw badRequest('unknown project', [{ field: `${field}/project_id`, message: 'is not a project of this organization' }]);
       if (namedProjects.has(entry.project_id)) throw badRequest('a project is named twice', [{ field: `${field}/project_id`, message: 'is already given' }]);
       namedProjects.add(entry.project_id);
-      const permissions = environmentTypePermissions(entry.permissions ?? [], `${field}/permissions`);
-      projectRows.push({ role_id: roleId, project_id: entry.project_id, is_admin: entry.is_admin === true ? 1 : 0, ...columnsOfPermissions(permissions) });
+      const rules = environmentTypeRules(entry.permissions ?? [], `${field}/permissions`);
+      projectRows.push({ role_id: roleId, project_id: entry.project_id, is_admin: entry.is_admin === true ? 1 : 0, ...columnsOfRules(rules) });
     });
     const clusterRows: CustomRoleClusterRow[] = [];
     const namedClusters = new Set<string>();
@@ -181,7 +218,7 @@ export function createRolesService(deps: RolesDeps) {
         name: role.name,
         description: role.description,
         organization_permission: definition.organizationPermission,
-        default_project_permissions: permissionList(definition.defaultProjectPermissions),
+        default_project_permissions: permissionList({ permissions: definition.defaultProjectPermissions, revealSecrets: definition.defaultRevealSecrets }),
         cluster_permissions: clusters.map((cluster) => ({
           cluster_id: cluster.id,
           cluster_name: cluster.name,
@@ -193,7 +230,7 @@ export function createRolesService(deps: RolesDeps) {
             project_id: project.id,
             project_name: project.name,
             is_admin: rule?.isAdmin ?? false,
-            permissions: permissionList(rule?.permissions ?? definition.defaultProjectPermissions),
+            permissions: permissionList(rule ?? { permissions: definition.defaultProjectPermissions, revealSecrets: definition.defaultRevealSecrets }),
           };
         }),
       };
@@ -216,7 +253,7 @@ export function createRolesService(deps: RolesDeps) {
     const id = newId();
     const name = cleanName(input.name);
     const { projectRows, clusterRows } = await rulesOf(organizationId, id, input);
-    const defaults = environmentTypePermissions(input.default_project_permissions ?? [], '/default_project_permissions');
+    const defaults = environmentTypeRules(input.default_project_permissions ?? [], '/default_project_permissions');
     const now = isoTimestamp(clock);
     await writeRules(
       () =>
@@ -228,7 +265,7 @@ export function createRolesService(deps: RolesDeps) {
               role_id: id,
               description: input.description ?? null,
               organization_permission: input.organization_permission ?? 'VIEWER',
-              ...columnsOfPermissions(defaults),
+              ...columnsOfRules(defaults),
               updated_at: now,
             },
           );
@@ -245,15 +282,15 @@ export function createRolesService(deps: RolesDeps) {
     const { projectRows, clusterRows } = await rulesOf(organizationId, roleId, input);
     const defaults =
       input.default_project_permissions === undefined
-        ? permissionsOfColumns(current)
-        : environmentTypePermissions(input.default_project_permissions, '/default_project_permissions');
+        ? rulesOfColumns(current)
+        : environmentTypeRules(input.default_project_permissions, '/default_project_permissions');
     const updated = await writeRules(
       () =>
         db.transaction().execute(async (trx) => {
           const found = await updateCustomRole(trx, roleId, name, {
             description: input.description === undefined ? current.description : input.description,
             organization_permission: input.organization_permission ?? current.organization_permission,
-            ...columnsOfPermissions(defaults),
+            ...columnsOfRules(defaults),
             updated_at: isoTimestamp(clock),
           });
           if (found) await replaceCustomRoleRules(trx, roleId, projectRows, clusterRows);

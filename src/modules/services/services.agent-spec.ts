@@ -21,8 +21,8 @@ export interface ServiceAgentSpecDeps {
   gitCredentialsOf(organizationId: string, gitTokenId: string): Promise<GitCredentials | undefined>;
   /** The service's custom domains whose DNS check passed. */
   verifiedDomainsOf(serviceId: string): Promise<string[]>;
-  /** `<service>-<environment>.<SLIPWAY_APPS_DOMAIN>`. */
-  hostnameOf(serviceName: string, environmentName: string): string;
+  /** The service's public hostname, chosen by the services module (services.hostnames.ts); undefined once it is gone. */
+  hostnameOf(serviceId: string): Promise<string | undefined>;
   /** The service's own loopback address when a local-driver agent runs its cluster (services.local_address). */
   internalAddressOf(serviceId: string): Promise<string | undefined>;
   openValue(variable: SnapshotVariable): string;
@@ -31,10 +31,14 @@ export interface ServiceAgentSpecDeps {
 export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
   const definitions = new Map(deps.kinds.map((definition) => [definition.kind, definition]));
 
-  /** Only a service with a public port is reachable from outside (issue 8): the others get no route. */
-  async function hostnamesOf(service: { id: string; kind: string; name: string; settings: Record<string, unknown> }, environmentName: string): Promise<string[]> {
+  /**
+   * Only a service with a public port is reachable from outside (issue 8): the others get no route. The hostname is
+   * the service's own whatever the snapshot's names (it is kept across renames); a service gone has none.
+   */
+  async function hostnamesOf(service: { id: string; kind: string; settings: Record<string, unknown> }): Promise<string[]> {
     const publiclyReachable = definitions.get(service.kind as ServiceKind)?.references(service.settings).publiclyReachable ?? false;
-    return publiclyReachable ? [deps.hostnameOf(service.name, environmentName), ...(await deps.verifiedDomainsOf(service.id))] : [];
+    const hostname = publiclyReachable ? await deps.hostnameOf(service.id) : undefined;
+    return hostname === undefined ? [] : [hostname, ...(await deps.verifiedDomainsOf(service.id))];
   }
 
   return {
@@ -73,7 +77,7 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
                 shared: database.shared,
               },
         routing: {
-          hostnames: await hostnamesOf(service, environment.name),
+          hostnames: await hostnamesOf(service),
           // Where the other services of the environment reach it (PLATFORM_APPLICATION_<NAME>_HOSTNAME), on a local-driver host.
           internal: internalAddress === undefined || internalPorts.length === 0 ? null : { address: internalAddress, ports: internalPorts },
         },
@@ -82,15 +86,16 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
 
     /**
      * The routes of these services now, for those running on the cluster: as their running deployment routed them
-     * (its public port, its name) with the custom domains verified now (docs/agent-protocol.md, "Routes").
+     * (its public port), on the service's hostname and the custom domains verified now (docs/agent-protocol.md,
+     * "Routes"). A running service whose hostname changed since its deployment (an upgrade to per-service hostnames)
+     * is moved to the new one here.
      */
     async routesOf(clusterId: string, serviceIds: readonly string[]): Promise<Array<{ service_id: string; hostnames: string[] }>> {
       const routes: Array<{ service_id: string; hostnames: string[] }> = [];
       for (const serviceId of new Set(serviceIds)) {
         const service = await deps.deployments.runningServiceOn(serviceId, clusterId);
-        const environment = service === undefined ? undefined : await deps.environmentOf(service.environmentId);
-        if (service === undefined || environment === undefined) continue;
-        routes.push({ service_id: serviceId, hostnames: await hostnamesOf(service, environment.name) });
+        if (service === undefined) continue;
+        routes.push({ service_id: serviceId, hostnames: await hostnamesOf(service) });
       }
       return routes;
     },

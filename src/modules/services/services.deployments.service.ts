@@ -8,7 +8,7 @@ import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, badRequest, conflict, notFound, paymentRequired } from '../../lib/errors.ts';
+import { AppError, badRequest, conflict, notFound, type AppErrorKind } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import type { SnapshotVariable, VariableSnapshot } from '../variables/variables.service.ts';
@@ -117,8 +117,11 @@ export interface ServiceDeploymentsDeps {
     resolveForDeployment(environmentId: string, serviceId?: string): Promise<VariableSnapshot>;
     explain(environmentId: string, serviceId: string | undefined, reveal: boolean): Promise<{ content_hash: string }>;
   };
-  /** Whether the organization's billing lets it deploy (billing's deploymentsAllowed); refused deploys answer 402. */
-  deploymentGate: (organizationId: string) => Promise<{ allowed: boolean; reason: string }>;
+  /**
+   * Refuses an action that starts workloads on the cluster by throwing (the clusters module's admitDeployment): 403
+   * on a LOCAL cluster the organization holds no grant for, 402 while its billing is not valid.
+   */
+  deploymentGate: (organizationId: string, clusterId: string) => Promise<void>;
   metering: ServiceMetering;
   /** Wakes the in-process job worker after a commit (the agent's dispatcher may be waiting). */
   wakeWorkers?: () => void;
@@ -151,6 +154,9 @@ export const MAX_HISTORY_PAGE_SIZE = 100;
 
 /** Actions that start workloads, and so cost money; a stop is always allowed. */
 const COSTS_MONEY: ReadonlySet<QueuedServiceAction> = new Set(['deploy', 'redeploy', 'restart']);
+
+/** What an environment's fanned-out action records as a skipped service rather than failing the whole action. */
+const FAN_OUT_REFUSALS: ReadonlySet<AppErrorKind> = new Set(['conflict', 'payment_required', 'forbidden']);
 
 /** Kinds whose deploy may name a git commit, and kinds whose deploy may name an image tag. */
 const GIT_KINDS: ReadonlySet<ServiceKind> = new Set(['APPLICATION', 'JOB', 'HELM', 'TERRAFORM', 'AGENTIC_WORKFLOW']);
@@ -350,10 +356,7 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
     refuseDeployInput(service, input);
     const environment = await deps.environments.findEnvironmentSummary(service.environmentId);
     if (environment === undefined) throw notFound(`service ${serviceId} not found`);
-    if (COSTS_MONEY.has(action)) {
-      const gate = await deps.deploymentGate(service.organizationId);
-      if (!gate.allowed) throw paymentRequired(`deployments are suspended while the organization's billing is not valid: ${gate.reason}`);
-    }
+    if (COSTS_MONEY.has(action)) await deps.deploymentGate(service.organizationId, environment.clusterId);
     const before = await runtimeOf(db, serviceId);
     requestedState(stateOf(before, serviceId), action, before.deployed_deployment_id !== null);
     const deployedBefore = before.deployed_deployment_id === null ? undefined : await findDeployment(db, before.deployed_deployment_id);
@@ -594,7 +597,8 @@ export function createServiceDeploymentsService(deps: ServiceDeploymentsDeps) {
           await requestAction(triggeredBy, service.kind, service.id, own);
           outcomes.push({ serviceId: service.id, name: service.name, action: own });
         } catch (error) {
-          if (!(error instanceof AppError) || (error.kind !== 'conflict' && error.kind !== 'payment_required')) throw error;
+          // Refusals (a state that does not allow it, billing, a LOCAL cluster's grant withdrawn meanwhile) skip the service.
+          if (!(error instanceof AppError) || !FAN_OUT_REFUSALS.has(error.kind)) throw error;
           outcomes.push({ serviceId: service.id, name: service.name, action: null, skipped: error.message });
         }
       }

@@ -13,9 +13,11 @@ import type { SecretBox } from '../../lib/secret-box.ts';
 import type { GitTokenAssociatedService } from '../git-tokens/git-tokens.service.ts';
 import type { GroupAssociatedItem } from '../labels-groups/labels-groups.service.ts';
 import type { DatabaseType, ServiceForVariables, ServiceKind } from '../variables/variables.builtins.ts';
+import { hostnameLabelCandidate, publicHostname } from './services.hostnames.ts';
 import { SERVICE_NAME_PATTERN } from './services.kind-fields.ts';
 import type { DatabaseSummary, KindWrite, ServiceKindContext, ServiceKindDefinition, ServiceReferences, StoredService } from './services.kinds.ts';
 import {
+  claimHostnameLabel,
   claimLocalAddress,
   claimLocalPort,
   countServicesByProject,
@@ -113,6 +115,8 @@ export interface ServicesDeps {
   variables: { deleteServiceVariables(trx: Transaction<DB>, serviceId: string): Promise<void> };
   runtime: ServiceRuntimePort;
   localDatabases?: LocalDatabaseAddressing | undefined;
+  /** SLIPWAY_APPS_DOMAIN: the domain of services' public hostnames (services.hostnames.ts). */
+  appsDomain: string;
 }
 
 /**
@@ -135,6 +139,9 @@ interface DatabaseCredentials {
 export function internalHostname(service: { name: string; environmentId: string }): string {
   return `${nameKey(service.name)}.${service.environmentId}.slipway.internal`;
 }
+
+/** Candidates of 40 bits each: a fifth collision in a row would take more services than any installation holds. */
+const HOSTNAME_LABEL_ATTEMPTS = 5;
 
 /** Kinds that serve on ports inside their environment, hence get a local address (0024_service_local_addresses). */
 const ADDRESSED_KINDS: ReadonlySet<string> = new Set(['APPLICATION', 'CONTAINER']);
@@ -294,14 +301,19 @@ export function createServicesService(deps: ServicesDeps) {
    * 1, …) and a candidate another service holds is a unique violation, so the next attempt tries another. Claimed
    * right after creation, and again by whoever needs it should a crash have come between.
    */
-  async function claimOnce<T>(serviceId: string, read: (row: ServiceRow) => T | null, claim: (attempt: number) => Promise<boolean>, attempts: number): Promise<T> {
+  async function claimOnce<T>(
+    serviceId: string,
+    read: (row: ServiceRow) => T | null,
+    claim: (attempt: number, current: ServiceRow) => Promise<boolean>,
+    attempts: number,
+  ): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       const current = await findServiceRow(db, serviceId);
       if (current === undefined) throw notFound(`service ${serviceId} not found`);
       const held = read(current);
       if (held !== null) return held;
       try {
-        await claim(attempt);
+        await claim(attempt, current);
       } catch (error) {
         if (!isUniqueViolation(error) || attempt + 1 >= attempts) throw error;
       }
@@ -316,6 +328,23 @@ export function createServicesService(deps: ServicesDeps) {
   /** An application's or container's local address (0024_service_local_addresses), unique among services. */
   function claimFreeLocalAddress(serviceId: string): Promise<string> {
     return claimOnce(serviceId, (row) => row.local_address, (attempt) => claimLocalAddress(db, serviceId, localAddressCandidate(serviceId, attempt)), 20);
+  }
+
+  /**
+   * The label of a service's public hostname (services.hostnames.ts), unique in the installation: a candidate another
+   * service holds is a unique violation, and the next attempt hashes differently. The names in it are those at the
+   * claim; the label is kept afterwards, renames included.
+   */
+  function claimFreeHostnameLabel(serviceId: string): Promise<string> {
+    return claimOnce(
+      serviceId,
+      (row) => row.hostname_label,
+      async (attempt, current) => {
+        const environment = await deps.environments.findEnvironmentSummary(current.environment_id);
+        return claimHostnameLabel(db, serviceId, hostnameLabelCandidate(current, environment?.name ?? '', attempt));
+      },
+      HOSTNAME_LABEL_ATTEMPTS,
+    );
   }
 
   async function runsLocally(clusterId: string): Promise<boolean> {
@@ -407,6 +436,7 @@ export function createServicesService(deps: ServicesDeps) {
       credentials_envelope: null,
       local_port: null,
       local_address: null,
+      hostname_label: null,
       created_at: now,
       updated_at: now,
     };
@@ -416,6 +446,7 @@ export function createServicesService(deps: ServicesDeps) {
       await insertService(trx, row);
       await replaceServiceReferences(trx, id, referenceRows(id, definition.references(write.settings)));
     });
+    row.hostname_label = await claimFreeHostnameLabel(id);
     if (database !== undefined) row.local_port = await claimFreeLocalPort(id);
     if (ADDRESSED_KINDS.has(kind)) row.local_address = await claimFreeLocalAddress(id);
     return responseOf(row);
@@ -533,6 +564,22 @@ export function createServicesService(deps: ServicesDeps) {
       const environment = await deps.environments.findEnvironmentSummary(row.environment_id);
       if (environment === undefined || !(await runsLocally(environment.clusterId))) return undefined;
       return row.local_address ?? (await claimFreeLocalAddress(serviceId));
+    },
+
+    /**
+     * The service's public hostname, `<label>.<SLIPWAY_APPS_DOMAIN>`, whatever its kind or ports (whether it is routed
+     * is the caller's business: only a service with a public port is). Undefined once the service is gone.
+     */
+    async publicHostnameOf(serviceId: string): Promise<string | undefined> {
+      const row = await findServiceRow(db, serviceId);
+      if (row === undefined) return undefined;
+      try {
+        return publicHostname(row.hostname_label ?? (await claimFreeHostnameLabel(serviceId)), deps.appsDomain);
+      } catch (error) {
+        // Deleted between the read and the claim.
+        if (error instanceof AppError && error.kind === 'not_found') return undefined;
+        throw error;
+      }
     },
 
     /** A database's connection for its agent (what to run, on which port, with which credentials). */

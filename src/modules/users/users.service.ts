@@ -123,7 +123,15 @@ export function createUsersService(deps: UsersDeps) {
     return user?.email != null && user.email_verified === 1 ? user.email.toLowerCase() : undefined;
   }
 
-  return { userForIdentity, createUnlinkedUser, userForEmail, verifiedEmailOf };
+  /**
+   * Whether a person made by `slipway admin bootstrap` waits for their first sign-in under this address: the first
+   * verified identity with it takes the user over (userForIdentity).
+   */
+  async function awaitsFirstSignIn(email: string): Promise<boolean> {
+    return (await findUnlinkedUserByEmail(db, email)) !== undefined;
+  }
+
+  return { userForIdentity, createUnlinkedUser, userForEmail, verifiedEmailOf, awaitsFirstSignIn };
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;

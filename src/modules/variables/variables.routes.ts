@@ -1,11 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { Type, type TObject } from 'typebox';
-import { PERMISSIONS } from '../../auth/permissions.ts';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { requireAccess, type AccessTarget } from '../../http/route-access.ts';
+import { REVEAL_SECRETS, requireAccess, type AccessTarget, type RevealDeclaration } from '../../http/route-access.ts';
 import { NoContent, Uuid } from '../../http/schema.ts';
-import { forbidden } from '../../lib/errors.ts';
 import {
   AliasRequest,
   EnvironmentSecretParams,
@@ -48,13 +46,12 @@ interface ScopeRoutes {
   owner(request: FastifyRequest): Promise<VariableOwner>;
 }
 
-/** Rule 5: a caller sees hidden built-in values only when asking (`?reveal=true`) and holding the reveal grant. */
+/**
+ * Rule 5: a caller sees hidden built-in values only when asking (`?reveal=true`). Whether it may is the authorizer's
+ * (the route declares REVEAL_SECRETS): a request that reaches the handler asking has been allowed to.
+ */
 function revealRequested(request: FastifyRequest): boolean {
-  const reveal = (request.query as { reveal?: boolean } | undefined)?.reveal === true;
-  if (reveal && !requireAccess(request).grants.has(PERMISSIONS['variables:reveal'])) {
-    throw forbidden(`revealing hidden built-in values requires the ${PERMISSIONS['variables:reveal']} permission, which this caller does not have`);
-  }
-  return reveal;
+  return (request.query as { reveal?: boolean } | undefined)?.reveal === true;
 }
 
 function idParam(request: FastifyRequest, name: 'environmentVariableId' | 'secretId'): string {
@@ -66,8 +63,11 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
   const variableUrl = `${variablesUrl}/:environmentVariableId`;
   const secretsUrl = `${scope.base}/secret`;
   const secretUrl = `${secretsUrl}/:secretId`;
-  const access = (permission: 'variables:read' | 'variables:create' | 'variables:update' | 'variables:delete' | 'secrets:read' | 'secrets:create' | 'secrets:update' | 'secrets:delete') => ({
-    access: { permission, target: scope.target },
+  const access = (
+    permission: 'variables:read' | 'variables:create' | 'variables:update' | 'variables:delete' | 'secrets:read' | 'secrets:create' | 'secrets:update' | 'secrets:delete',
+    reveal?: RevealDeclaration,
+  ) => ({
+    access: { permission, target: scope.target, ...(reveal === undefined ? {} : { reveal }) },
   });
   const noun = scope.noun;
 
@@ -81,7 +81,7 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
         ...(scope.revealable ? { querystring: RevealQuery } : {}),
         response: { 200: EnvironmentVariableResponseList, ...authenticatedErrors() },
       },
-      config: access('variables:read'),
+      config: access('variables:read', scope.revealable ? REVEAL_SECRETS : undefined),
     },
     async (request, reply) => {
       const reveal = revealRequested(request);
@@ -320,14 +320,14 @@ export function registerEnvironmentVariableRoutes(app: FastifyTypeBox, variables
         operationId: 'listEnvironmentResolvedVariables',
         description:
           'Every final variable of the environment: the scope that set it, the alias chain that produced its value and what it overrides. ' +
-          'Secret values never appear; hidden built-in values only with `reveal=true` and the write permission. ' +
+          'Secret values never appear; hidden built-in values only with `reveal=true` and the secrets:reveal permission. ' +
           '`content_hash` changes exactly when what a deployment would receive changes.',
         tags: ['Environment Variable'],
         params: VariablesEnvironmentParams,
         querystring: RevealQuery,
         response: { 200: ResolvedVariableResponseList, ...authenticatedErrors() },
       },
-      config: { access: { permission: 'variables:read', target: 'environment' } },
+      config: { access: { permission: 'variables:read', target: 'environment', reveal: REVEAL_SECRETS } },
     },
     async (request, reply) => {
       const reveal = revealRequested(request);
@@ -379,13 +379,13 @@ export function registerServiceVariableRoutes(app: FastifyTypeBox, variables: Va
         description:
           'Every final variable of the service: the scope that set it (its own, the environment, the project or built-in), the alias chain ' +
           'that produced its value and what it overrides. Secret values never appear; hidden built-in values only with `reveal=true` and the ' +
-          'write permission. `content_hash` changes exactly when what a deployment would receive changes.',
+          'secrets:reveal permission. `content_hash` changes exactly when what a deployment would receive changes.',
         tags: [`${scope.noun} Environment Variable`],
         params,
         querystring: RevealQuery,
         response: { 200: ResolvedVariableResponseList, ...authenticatedErrors() },
       },
-      config: { access: { permission: 'variables:read', target: 'service' } },
+      config: { access: { permission: 'variables:read', target: 'service', reveal: REVEAL_SECRETS } },
     },
     async (request, reply) => {
       const reveal = revealRequested(request);

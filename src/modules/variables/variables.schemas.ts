@@ -170,7 +170,7 @@ export const ResolvedVariableResponseList = Type.Object(
 );
 
 export const RevealQuery = Type.Object(
-  { reveal: Type.Optional(Type.Boolean({ description: 'Show the values of hidden built-in variables (needs the write permission).' })) },
+  { reveal: Type.Optional(Type.Boolean({ description: 'Show the values of hidden built-in variables (needs the secrets:reveal permission; without it 403).' })) },
   { additionalProperties: false },
 );
 

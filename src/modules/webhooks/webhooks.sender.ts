@@ -4,9 +4,11 @@ import { guardedLookup, urlProblem, type OutboundPolicy } from '../../registry/o
 
 /**
  * POSTs one webhook delivery. The address policy is the outbound one (registry/outbound-http.ts): https only, and
- * no loopback or private addresses unless SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS allows them, checked in the connection's
- * own DNS lookup so the address connected to is the one checked. Redirects are not followed (a 3xx is a failed
- * delivery), and the whole exchange is bounded by the timeout.
+ * only public unicast addresses (IPv6 forms that carry an IPv4 address judged by it) unless
+ * SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS allows private ones — an IP literal judged before connecting, a name in the
+ * connection's own DNS lookup so the address connected to is the one checked. It is judged again at every delivery,
+ * not only when the webhook is saved. Redirects are not followed (a 3xx is a failed delivery), and the whole
+ * exchange is bounded by the timeout.
  */
 export interface WebhookSendResult {
   /** The receiver's status, or null when no answer came. */

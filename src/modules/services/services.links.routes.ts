@@ -1,0 +1,30 @@
+import { authenticatedErrors } from '../../http/errors.ts';
+import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import type { LinkServiceKind, ServiceLinks } from './services.links.ts';
+import { LinkResponseList, serviceParams } from './services.schemas.ts';
+
+/** The reference's two link operations, on the kinds that serve traffic on ports. */
+const LINK_ROUTES: ReadonlyArray<{ kind: LinkServiceKind; item: string; idParam: 'applicationId' | 'containerId'; operationId: string; tags: string[] }> = [
+  { kind: 'APPLICATION', item: 'application', idParam: 'applicationId', operationId: 'listApplicationLinks', tags: ['Application Main Calls'] },
+  { kind: 'CONTAINER', item: 'container', idParam: 'containerId', operationId: 'listContainerLinks', tags: ['Container Main Calls'] },
+];
+
+export function registerServiceLinkRoutes(app: FastifyTypeBox, links: ServiceLinks): void {
+  for (const route of LINK_ROUTES) {
+    app.get(
+      `/${route.item}/:${route.idParam}/link`,
+      {
+        schema: {
+          operationId: route.operationId,
+          description:
+            'Where the service is reached from outside: its public hostname (kept for its life, renames included), then its verified custom domains. Empty without a public port.',
+          tags: route.tags,
+          params: serviceParams(route),
+          response: { 200: LinkResponseList, ...authenticatedErrors() },
+        },
+        config: { access: { permission: 'services:read', target: 'service' } },
+      },
+      async (request) => ({ results: await links.listServiceLinks(route.kind, (request.params as Record<string, string>)[route.idParam] as string) }),
+    );
+  }
+}

@@ -1,0 +1,66 @@
+import type { Static } from 'typebox';
+import { notFound } from '../../lib/errors.ts';
+import type { StoredPort } from './services.kind-fields.ts';
+import type { StoredService } from './services.kinds.ts';
+import type { Link } from './services.schemas.ts';
+
+/**
+ * Where a service is reached from outside: the reference's listApplicationLinks and listContainerLinks
+ * (docs/services.md, "Public hostname"). A service with a public port has its public hostname as the default link,
+ * then one link per custom domain whose DNS check passed (what the reverse proxy routes to it); a service without a
+ * public port has none. The URL is the installation's apps proxy: plain HTTP on SLIPWAY_APPS_PORT.
+ *
+ * The reference's Status has no field for a URL, so the status answers none: the links are where clients find it.
+ */
+
+export type LinkServiceKind = 'APPLICATION' | 'CONTAINER';
+
+export interface ServiceLinksDeps {
+  services: {
+    /** 404 unless the id names a service of that kind (the authorizer already hid other organizations' ids). */
+    requireService(kind: LinkServiceKind, serviceId: string): Promise<StoredService>;
+    publicHostnameOf(serviceId: string): Promise<string | undefined>;
+  };
+  /** The custom domains of the service whose DNS check passed. */
+  verifiedDomainsOf(serviceId: string): Promise<string[]>;
+  /** The port the apps proxy answers on: the in-process agent's once it listens, else SLIPWAY_APPS_PORT. */
+  appsPort(): number;
+}
+
+/** The public port a host name reaches: the default port when it is public, else the first public one. */
+function routedPort(service: StoredService): StoredPort | undefined {
+  const ports = (service.settings as { ports?: StoredPort[] }).ports ?? [];
+  const published = ports.filter((port) => port.publicly_accessible);
+  return published.find((port) => port.is_default) ?? published[0];
+}
+
+function urlOf(host: string, port: number): string {
+  return port === 80 ? `http://${host}` : `http://${host}:${port}`;
+}
+
+export function createServiceLinks(deps: ServiceLinksDeps) {
+  return {
+    async listServiceLinks(kind: LinkServiceKind, serviceId: string): Promise<Array<Static<typeof Link>>> {
+      const service = await deps.services.requireService(kind, serviceId);
+      const port = routedPort(service);
+      if (port === undefined) return [];
+      const hostname = await deps.services.publicHostnameOf(service.id);
+      if (hostname === undefined) throw notFound(`${kind.toLowerCase()} ${serviceId} not found`);
+      const externalPort = deps.appsPort();
+      const link = (host: string, platform: boolean): Static<typeof Link> => ({
+        service_id: service.id,
+        service_type: kind,
+        url: urlOf(host, externalPort),
+        internal_port: port.internal_port,
+        external_port: externalPort,
+        is_platform_domain: platform,
+        is_default: platform,
+      });
+      // A wildcard domain names many hosts, none of which is a URL to open.
+      const domains = (await deps.verifiedDomainsOf(service.id)).filter((domain) => !domain.startsWith('*.'));
+      return [link(hostname, true), ...domains.map((domain) => link(domain, false))];
+    },
+  };
+}
+
+export type ServiceLinks = ReturnType<typeof createServiceLinks>;
