@@ -223,12 +223,13 @@ function parseOidc(env: Env): Config['oidc'] {
   return { issuer, audience };
 }
 
-function parseSignUp(env: Env): SignUpMode {
-  const raw = read(env, 'SLIPWAY_SIGNUP');
-  if (raw === undefined) return 'invite';
-  const mode = SIGN_UP_MODES.find((candidate) => candidate === raw.toLowerCase());
-  if (mode === undefined) throw new ConfigError('SLIPWAY_SIGNUP', `must be one of ${SIGN_UP_MODES.join(', ')}, got "${raw}"`);
-  return mode;
+/** One of a variable's words (any letter case), `fallback` when unset; anything else is refused naming the choices. */
+function parseChoice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  const choice = choices.find((candidate) => candidate === raw.toLowerCase());
+  if (choice === undefined) throw new ConfigError(name, `must be one of ${choices.join(', ')}, got "${raw}"`);
+  return choice;
 }
 
 function parseEgressIps(env: Env): string[] {
@@ -409,14 +410,6 @@ function parseTemplateCatalogUrl(env: Env): string | undefined {
   return raw;
 }
 
-function parseWorkloadIsolation(env: Env): WorkloadIsolation {
-  const raw = read(env, 'SLIPWAY_WORKLOAD_ISOLATION');
-  if (raw === undefined) return 'strict';
-  const value = WORKLOAD_ISOLATIONS.find((isolation) => isolation === raw.toLowerCase());
-  if (value === undefined) throw new ConfigError('SLIPWAY_WORKLOAD_ISOLATION', `must be one of ${WORKLOAD_ISOLATIONS.join(', ')}, got "${raw}"`);
-  return value;
-}
-
 export function loadConfig(env: Env = process.env): Config {
   const host = parseHost(env);
   const port = parsePort(env);
@@ -430,7 +423,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: parseDatabaseUrl(env),
     oidc: parseOidc(env),
-    signUp: parseSignUp(env),
+    signUp: parseChoice(env, 'SLIPWAY_SIGNUP', SIGN_UP_MODES, 'invite'),
     egressIps: parseEgressIps(env),
     logLevel: parseLogLevel(env),
     secretKey: parseSecretKey(env, dataDir),
@@ -446,7 +439,7 @@ export function loadConfig(env: Env = process.env): Config {
     appsPort: parseAppsPort(env),
     agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),
-    workloadIsolation: parseWorkloadIsolation(env),
+    workloadIsolation: parseChoice(env, 'SLIPWAY_WORKLOAD_ISOLATION', WORKLOAD_ISOLATIONS, 'strict'),
   };
 }
 

@@ -18,9 +18,9 @@ interface Finished {
   stderr: string;
 }
 
-function runCli(args: string[], env: Record<string, string>): Promise<Finished> {
+function runCli(args: string[], env: Record<string, string>, script = SLIPWAY): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SLIPWAY, ...args], { env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -171,16 +171,7 @@ describe('slipway process', () => {
     });
     afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-    const launch = (): Promise<Finished> =>
-      new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(root, 'bin', 'slipway.js'), 'server', '--x'], { env: process.env });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+    const launch = (): Promise<Finished> => runCli(['server', '--x'], {}, path.join(root, 'bin', 'slipway.js'));
     const age = (file: string, secondsAgo: number): void => {
       const when = new Date(Date.now() - secondsAgo * 1000);
       utimesSync(path.join(root, file), when, when);
