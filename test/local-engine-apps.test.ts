@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BuildError, planBuild, runBuild, startCommandArgv } from '../src/engine/local/app-builder.ts';
 import { LocalApplications, type ApplicationInstanceSpec } from '../src/engine/local/application-instances.ts';
 import { findFreePort } from '../src/engine/local/free-port.ts';
@@ -212,7 +212,9 @@ describe('reverse proxy', () => {
 
     const v2 = await appSpec('rolling-v2', dir, 'node server.js', { VERSION: 'v2', DELAY_MS: '30' });
     await supervisor.start(v2);
-    expect(proxy.inFlight({ host: '127.0.0.1', port: v1.port as number })).toBeGreaterThan(0);
+    // The switch must happen under load: requests in flight to v1 at that moment (a busy runner can catch every
+    // client between two requests, so the moment is awaited, not assumed).
+    await vi.waitFor(() => expect(proxy.inFlight({ host: '127.0.0.1', port: v1.port as number })).toBeGreaterThan(0), { timeout: 5_000, interval: 5 });
     const previous = await proxy.replaceTarget('service-rolling', { host: '127.0.0.1', port: v2.port as number });
     expect(previous).toEqual({ host: '127.0.0.1', port: v1.port });
     expect(proxy.inFlight(previous as { host: string; port: number })).toBe(0);

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { dirname, sep } from 'node:path';
 import type { ProcessSpec } from './process-supervisor.ts';
 
 /**
@@ -60,6 +61,14 @@ export interface CronRunnerSpec {
   command: string;
   maxDurationSeconds: number;
   env: Readonly<Record<string, string>>;
+}
+
+/** The scheduler package's directory: what a confined cron runner must be able to read besides its own files. */
+export function cronerPackageDirectory(): string {
+  const entry = createRequire(import.meta.url).resolve('croner');
+  const marker = `${sep}node_modules${sep}croner${sep}`;
+  const at = entry.lastIndexOf(marker);
+  return at === -1 ? dirname(entry) : entry.slice(0, at + marker.length - 1);
 }
 
 export function cronRunnerProcess(spec: CronRunnerSpec): ProcessSpec {

@@ -12,7 +12,7 @@ import { LOCAL_DATABASE_ENGINES } from './database-engines.ts';
 import { LocalDatabaseServers, type DatabaseServerSpec } from './database-servers.ts';
 import { dropExternalPostgres, provisionExternalPostgres } from './external-postgres.ts';
 import { writeFileVariables } from './file-variables.ts';
-import { CRON_MARKER, cronRunnerProcess } from './local-driver.cron.ts';
+import { CRON_MARKER, cronerPackageDirectory, cronRunnerProcess } from './local-driver.cron.ts';
 import { adoptableServerProcess, databaseRecordOf } from './local-driver.databases.ts';
 import { WorkloadLogBatcher, type WorkloadLogSink } from './local-driver.logs.ts';
 import {
@@ -197,15 +197,15 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     return { identity, writable: [sourcesOf(serviceId), homeOf(serviceId)], readable: [filesOf(serviceId)] };
   }
 
-  function confinementSpec(serviceId: string): { confine?: (command: readonly string[]) => string[] } {
-    const confine = confinementOf(serviceId);
+  function confinementSpec(serviceId: string, runtime: readonly string[] = []): { confine?: (command: readonly string[]) => string[] } {
+    const confine = confinementOf(serviceId, runtime);
     return confine === undefined ? {} : { confine };
   }
 
   /** The argv transformation that runs a service's commands in its confinement. */
-  function confinementOf(serviceId: string): ((command: readonly string[]) => string[]) | undefined {
+  function confinementOf(serviceId: string, runtime: readonly string[] = []): ((command: readonly string[]) => string[]) | undefined {
     const access = accessOf(serviceId);
-    return access === undefined ? undefined : (command) => sandbox.wrap(command, access);
+    return access === undefined ? undefined : (command) => sandbox.wrap(command, { ...access, runtime });
   }
 
   /** The environment every process of a service starts from: confined, its own home and the private /tmp. */
@@ -533,7 +533,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       owners.set(processName, spec.serviceId);
       deploying.set(processName, session);
       try {
-        await supervisor.start(cronRunnerProcess({ sourceDir, ...record.cron, maxDurationSeconds: record.maxDurationSeconds, env, ...confinementSpec(spec.serviceId) }));
+        await supervisor.start(cronRunnerProcess({ sourceDir, ...record.cron, maxDurationSeconds: record.maxDurationSeconds, env, ...confinementSpec(spec.serviceId, [cronerPackageDirectory()]) }));
       } catch (error) {
         failed(error);
       } finally {
@@ -732,7 +732,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
         return;
       }
       owners.set(cron.processName, record.serviceId);
-      const runner = cronRunnerProcess({ sourceDir: record.job.sourceDir, ...cron, maxDurationSeconds: record.job.maxDurationSeconds, env, ...confinementSpec(record.serviceId) });
+      const runner = cronRunnerProcess({ sourceDir: record.job.sourceDir, ...cron, maxDurationSeconds: record.job.maxDurationSeconds, env, ...confinementSpec(record.serviceId, [cronerPackageDirectory()]) });
       // A runner of an older agent (another script) is superseded by adopt; it starts again with the same environment.
       if ((await supervisor.adopt(runner)) === undefined) await supervisor.start(runner);
     }

@@ -39,6 +39,11 @@ export interface WorkloadAccess {
   writable: readonly string[];
   /** Directories it may read (its file variables). */
   readable: readonly string[];
+  /**
+   * Code it runs that is not its own (the cron runner's scheduler package): read-only, and bound back where a hidden
+   * or private path covers it — an installation under /tmp or /root. Never handed to the service's uid.
+   */
+  runtime?: readonly string[];
 }
 
 export interface WorkloadSandboxOptions {
@@ -140,15 +145,17 @@ export class WorkloadSandbox {
     this.requireAvailable();
     const tools = this.tools as { bwrap: string; setpriv: string };
     const args = [tools.bwrap, '--ro-bind', '/', '/', '--dev', '/dev', '--unshare-pid', '--unshare-ipc', '--proc', '/proc'];
-    args.push('--perms', '1777', '--tmpfs', '/tmp', '--perms', '1777', '--tmpfs', '/var/tmp');
+    for (const path of PRIVATE_TEMPORARY_DIRECTORIES) args.push('--perms', '1777', '--tmpfs', path);
     const hidden = [...this.protectedPaths, '/root'].filter((path) => existsSync(path));
     // Empty, and not even listable: what is bound back inside is reached by its path alone.
     for (const path of hidden) args.push('--perms', '0711', '--tmpfs', path);
-    // Inside a hidden path, the directories leading to what is bound back are made searchable, not listable (bubblewrap
-    // would create them 0700, owned by root: the workload could not reach its own directory).
+    // Every path the sandbox mounts an empty file system on: what lives under one is gone unless bound back.
+    const covered = [...PRIVATE_TEMPORARY_DIRECTORIES, ...hidden];
+    // Inside a covered path, the directories leading to what is bound back are made searchable, not listable
+    // (bubblewrap would create them 0700, owned by root: the workload could not reach its own directory).
     const created = new Set<string>();
     const bindBack = (option: '--bind' | '--ro-bind', path: string): void => {
-      const root = hidden.find((candidate) => isInside(path, candidate) && path !== candidate);
+      const root = covered.find((candidate) => isInside(path, candidate) && path !== candidate);
       if (root !== undefined) {
         const ancestors: string[] = [];
         for (let parent = dirname(path); parent !== root && isInside(parent, root); parent = dirname(parent)) ancestors.unshift(parent);
@@ -160,8 +167,9 @@ export class WorkloadSandbox {
       }
       args.push(option, path, path);
     };
-    // The runtime the workload may need again, when a hidden path holds it (Node under /root/.cache).
-    for (const path of runtimeDirectories()) if (hidden.some((root) => isInside(path, root))) bindBack('--ro-bind', path);
+    // The runtime the workload may need again, when a covered path holds it (Node under /root/.cache, an
+    // installation under /tmp).
+    for (const path of [...runtimeDirectories(), ...(access.runtime ?? [])]) if (covered.some((root) => isInside(path, root))) bindBack('--ro-bind', path);
     for (const path of access.readable) bindBack('--ro-bind', path);
     for (const path of access.writable) bindBack('--bind', path);
     args.push('--', tools.setpriv, `--reuid=${access.identity.uid}`, `--regid=${access.identity.gid}`, '--clear-groups', '--no-new-privs', '--', ...command);
@@ -183,6 +191,9 @@ export class WorkloadSandbox {
     renameSync(temporary, this.identitiesFile);
   }
 }
+
+/** Writable by everyone, as on the host, and private to the sandbox. */
+const PRIVATE_TEMPORARY_DIRECTORIES = ['/tmp', '/var/tmp'];
 
 function isInside(path: string, root: string): boolean {
   return path === root || path.startsWith(`${root.endsWith('/') ? root : `${root}/`}`);
