@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -155,6 +155,11 @@ describe('slipway process', () => {
     expect(stderr).toBe('');
     const levels = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => (JSON.parse(line) as { level: number; msg: string }));
     expect(levels.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
+  it('prints its version, the one package.json carries', async () => {
+    const { version } = JSON.parse(readFileSync(path.resolve('package.json'), 'utf8')) as { version: string };
+    expect(await runCli(['--version'], {})).toMatchObject({ code: 0, stdout: `${version}\n` });
   });
 
   describe('bin/slipway.js', () => {

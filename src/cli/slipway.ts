@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { AppError } from '../lib/errors.ts';
+import { SLIPWAY_VERSION } from '../lib/version.ts';
 import { CredentialsUnreadable } from './credentials.ts';
 import { passwordFromStdin, passwordFromTerminal } from './password-input.ts';
 import { CliError, login, logout, whoami, type CliIo } from './sign-in.ts';
@@ -43,7 +44,7 @@ function nonBlank(value: string): string {
   return value;
 }
 
-const program = new Command('slipway').description('Slipway deployment platform').showHelpAfterError();
+const program = new Command('slipway').description('Slipway deployment platform').version(SLIPWAY_VERSION, '-V, --version', 'print the version').showHelpAfterError();
 
 program
   .command('server')
