@@ -121,6 +121,18 @@ describeEachDatabase('services through the agent', (ctx) => {
     return (await ctx().call(w.owner.auth, { method: 'GET', url: `/${noun}/${id}/status` })).json<{ state: string }>().state;
   }
 
+  /** The agent is handed the teardown of each of the world's three services, and their records are gone. */
+  async function expectEveryServiceTornDown(w: World): Promise<void> {
+    const teardowns = await leaseTasks(w, 3);
+    expect(teardowns.map((task) => [task.subject_type, task.action])).toEqual([
+      ['SERVICE_TEARDOWN', 'delete'],
+      ['SERVICE_TEARDOWN', 'delete'],
+      ['SERVICE_TEARDOWN', 'delete'],
+    ]);
+    expect(teardowns.map((task) => task.subject_id).sort()).toEqual([w.webId, w.workerId, w.databaseId].sort());
+    expect(await ctx().database.db.selectFrom('services').select('id').where('environment_id', '=', w.environmentId).execute()).toEqual([]);
+  }
+
   /** Deploys the environment and has the agent carry out every task it fans out into; answers the tasks. */
   async function deployEnvironment(w: World): Promise<AgentTask[]> {
     expect((await post(w.owner.auth, `/environment/${w.environmentId}/deploy`)).statusCode).toBe(202);
@@ -366,14 +378,7 @@ describeEachDatabase('services through the agent', (ctx) => {
     await deployEnvironment(w);
     const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/environment/${w.environmentId}` });
     expect(removed.statusCode, removed.body).toBe(204);
-    const teardowns = await leaseTasks(w, 3);
-    expect(teardowns.map((task) => [task.subject_type, task.action])).toEqual([
-      ['SERVICE_TEARDOWN', 'delete'],
-      ['SERVICE_TEARDOWN', 'delete'],
-      ['SERVICE_TEARDOWN', 'delete'],
-    ]);
-    expect(teardowns.map((task) => task.subject_id).sort()).toEqual([w.webId, w.workerId, w.databaseId].sort());
-    expect(await ctx().database.db.selectFrom('services').select('id').where('environment_id', '=', w.environmentId).execute()).toEqual([]);
+    await expectEveryServiceTornDown(w);
   });
 
   it("hands every deployed service's teardown to the agent when their project is deleted, and removes its environments", async () => {
@@ -381,13 +386,7 @@ describeEachDatabase('services through the agent', (ctx) => {
     await deployEnvironment(w);
     const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/project/${w.projectId}` });
     expect(removed.statusCode, removed.body).toBe(204);
-    const teardowns = await leaseTasks(w, 3);
-    expect(teardowns.map((task) => [task.subject_type, task.action])).toEqual([
-      ['SERVICE_TEARDOWN', 'delete'],
-      ['SERVICE_TEARDOWN', 'delete'],
-      ['SERVICE_TEARDOWN', 'delete'],
-    ]);
-    expect(teardowns.map((task) => task.subject_id).sort()).toEqual([w.webId, w.workerId, w.databaseId].sort());
+    await expectEveryServiceTornDown(w);
     expect(await ctx().database.db.selectFrom('environments').select('id').where('project_id', '=', w.projectId).execute()).toEqual([]);
     expect((await ctx().call(w.owner.auth, { method: 'GET', url: `/project/${w.projectId}` })).statusCode).toBe(404);
   });

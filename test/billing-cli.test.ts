@@ -1,15 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/db.client.ts';
 import { sha256Hex } from '../src/lib/crypto.ts';
 import { newId } from '../src/lib/ids.ts';
-import { SLIPWAY_BIN } from './support/slipway-process.ts';
+import { runSlipway } from './support/slipway-process.ts';
 
-const run = promisify(execFile);
 
 /** The operator's billing commands, run as the real `slipway` executable on an installation's SQLite database. */
 describe('slipway admin credit-code / invoices', () => {
@@ -17,17 +14,7 @@ describe('slipway admin credit-code / invoices', () => {
   let database: Database;
   let organizationId: string;
 
-  async function slipway(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [SLIPWAY_BIN, ...args], {
-        env: { PATH: process.env.PATH, SLIPWAY_DATA_DIR: dataDir, SLIPWAY_LOG_LEVEL: 'silent' } as NodeJS.ProcessEnv,
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
-  }
+  const slipway = (...args: string[]) => runSlipway(args, { SLIPWAY_DATA_DIR: dataDir, SLIPWAY_LOG_LEVEL: 'silent' });
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'slipway-billing-cli-'));

@@ -1,16 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../src/app.ts';
 import { openDatabase, type Database } from '../src/db/db.client.ts';
 import { newId } from '../src/lib/ids.ts';
 import { insertCluster } from '../src/modules/clusters/clusters.repo.ts';
-import { SLIPWAY_BIN } from './support/slipway-process.ts';
+import { runSlipway } from './support/slipway-process.ts';
 
-const run = promisify(execFile);
 
 /**
  * `slipway admin local-clusters allow|deny|list` and `slipway admin bootstrap`'s grant, run as the real `slipway`
@@ -23,17 +20,7 @@ describe('slipway admin local-clusters', () => {
   let acmeId: string;
   let globexId: string;
 
-  async function slipway(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [SLIPWAY_BIN, ...args], {
-        env: { PATH: process.env.PATH, SLIPWAY_DATA_DIR: dataDir, SLIPWAY_LOG_LEVEL: 'silent' } as NodeJS.ProcessEnv,
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
-  }
+  const slipway = (...args: string[]) => runSlipway(args, { SLIPWAY_DATA_DIR: dataDir, SLIPWAY_LOG_LEVEL: 'silent' });
 
   async function grantOf(organizationId: string) {
     return database.db.selectFrom('local_cluster_grants').selectAll().where('organization_id', '=', organizationId).executeTakeFirst();
