@@ -149,8 +149,9 @@ export class WorkloadSandbox {
     const hidden = [...this.protectedPaths, '/root'].filter((path) => existsSync(path));
     // Empty, and not even listable: what is bound back inside is reached by its path alone.
     for (const path of hidden) args.push('--perms', '0711', '--tmpfs', path);
-    // Every path the sandbox mounts an empty file system on: what lives under one is gone unless bound back.
-    const covered = [...PRIVATE_TEMPORARY_DIRECTORIES, ...hidden];
+    // Every path the sandbox mounts an empty file system on: what lives under one is gone unless bound back. Deepest
+    // first, so a path under the data directory under /tmp is led to from the data directory's own mount.
+    const covered = [...PRIVATE_TEMPORARY_DIRECTORIES, ...hidden].sort((a, b) => b.length - a.length);
     // Inside a covered path, the directories leading to what is bound back are made searchable, not listable
     // (bubblewrap would create them 0700, owned by root: the workload could not reach its own directory).
     const created = new Set<string>();
