@@ -301,6 +301,16 @@ describeEachDatabase(
         expect(getOrganization?.operationId).toBe('getOrganization');
         expect(getOrganization?.security).toBeUndefined();
         expect(Object.keys(getOrganization?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
+        // A cluster's operator and agent authenticate with their own credential: every /operator/v1 operation says so,
+        // but enrollment, whose one-time token travels in its body.
+        expect(document.components.securitySchemes.OperatorAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+        const operatorOperations = Object.entries(document.paths)
+          .filter(([path]) => path.startsWith('/operator/v1/'))
+          .flatMap(([path, operations]) => Object.values(operations).map((operation) => ({ path, operation })));
+        expect(operatorOperations.length).toBeGreaterThanOrEqual(11);
+        for (const { path, operation } of operatorOperations) {
+          expect(operation.security, `${path} ${operation.operationId ?? ''}`).toEqual(path === '/operator/v1/enroll' ? [] : [{ OperatorAuth: [] }]);
+        }
       });
 
       it('serves the documentation page as HTML', async () => {

@@ -9,6 +9,9 @@ import { markRoutesPublic } from './security.ts';
  */
 export const API_VERSION = '1.0.4';
 
+/** What the routes of a cluster's operator and agent declare: their own credential, in `Authorization`. */
+export const OPERATOR_SECURITY = [{ OperatorAuth: [] }];
+
 /** Must run before any route is registered: the generator collects routes as they are added. */
 export async function registerOpenApiGenerator(app: FastifyTypeBox): Promise<void> {
   await app.register(swagger, {
@@ -27,6 +30,7 @@ export async function registerOpenApiGenerator(app: FastifyTypeBox): Promise<voi
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT or slw_ API token' },
           ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API token>' },
+          OperatorAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'slwo_ operator credential', description: "A cluster operator's or agent's credential (`/operator/v1/*` only)" },
         },
       },
       security: [{ bearerAuth: [] }, { ApiKeyAuth: [] }],

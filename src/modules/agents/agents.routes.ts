@@ -1,6 +1,7 @@
 import { authenticatedClusterId, clusterCredentialHook } from '../../http/authenticate.ts';
 import { authenticatedErrors, errorResponses } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { OPERATOR_SECURITY } from '../../http/openapi.ts';
 import { notFound } from '../../lib/errors.ts';
 import { ClusterParams } from '../clusters/clusters.schemas.ts';
 import {
@@ -53,7 +54,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         operationId: 'leaseAgentTasks',
         description: 'Long-poll: leases the oldest tasks of the cluster, waiting up to wait_seconds for one when there is none.',
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         querystring: LeaseAgentTasksQuery,
         response: { 200: AgentTaskLease, ...AGENT_ERRORS },
       },
@@ -79,7 +80,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
       schema: {
         operationId: 'getAgentTask',
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         params: AgentTaskParams,
         response: { 200: AgentTaskState, ...AGENT_ERRORS },
       },
@@ -96,7 +97,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         operationId: 'getAgentTaskSpec',
         description: 'The deployment to carry out, with its variables (secrets opened) — for the holder of the live lease only.',
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         params: AgentTaskParams,
         querystring: AgentTaskSpecQuery,
         response: { 200: AgentTaskSpec, ...AGENT_ERRORS },
@@ -114,7 +115,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         operationId: 'reportAgentTaskProgress',
         description: 'Reports one phase (take, built, succeed, fail, cancel_done) under the lease; seq numbers reports from 1, retries are no-ops.',
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         params: AgentTaskParams,
         body: AgentProgressReport,
         response: { 200: AgentProgressAnswer, ...AGENT_ERRORS },
@@ -131,7 +132,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
       schema: {
         operationId: 'appendAgentTaskLogs',
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         params: AgentTaskParams,
         body: AgentLogBatch,
         response: { 200: AgentLogAnswer, ...AGENT_ERRORS },
@@ -149,7 +150,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         operationId: 'appendAgentWorkloadLogs',
         description: "Output of a deployed workload of the cluster (its processes, a cron job's runs), kept with the service's running deployment.",
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         params: AgentWorkloadParams,
         body: AgentWorkloadLogBatch,
         response: { 200: AgentLogAnswer, ...AGENT_ERRORS },
@@ -167,7 +168,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         operationId: 'reportAgentWorkloadHealth',
         description: "How a deployed workload of the cluster runs: RUNNING, RESTARTING after a crash, or FAILED; shown in the service's status.",
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         params: AgentWorkloadParams,
         body: AgentWorkloadHealth,
         response: { 200: AgentWorkloadHealthAnswer, ...AGENT_ERRORS },
@@ -186,7 +187,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
         description:
           "The hostnames the cluster's routed services are reached by now: the service's own and its verified custom domains (a read, as POST for the list of ids).",
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         body: AgentRoutesQuery,
         response: { 200: AgentRoutes, ...errorResponses('bad_request', 'unauthenticated') },
       },
@@ -202,7 +203,7 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
       schema: {
         operationId: 'recordAgentHeartbeat',
         tags: AGENT_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         body: AgentHeartbeat,
         response: { 200: AgentHeartbeatAnswer, ...errorResponses('bad_request', 'unauthenticated') },
       },

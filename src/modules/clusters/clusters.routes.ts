@@ -1,5 +1,6 @@
 import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { OPERATOR_SECURITY } from '../../http/openapi.ts';
 import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
 import { NoContent, OrganizationParams } from '../../http/schema.ts';
 import { authenticatedClusterId, bodyCredentialHooks, clusterCredentialHook } from '../../http/authenticate.ts';
@@ -275,7 +276,7 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
       schema: {
         operationId: 'reportClusterOperatorStatus',
         tags: OPERATOR_TAGS,
-        security: [],
+        security: OPERATOR_SECURITY,
         body: OperatorReportRequest,
         response: { 204: NoContent, ...errorResponses('bad_request', 'unauthenticated') },
       },
