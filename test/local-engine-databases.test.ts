@@ -196,6 +196,22 @@ describe('local Redis server', () => {
     expect(config).not.toContain(redisSpec.credentials.password);
   });
 
+  it('starts with the user the control plane names every REDIS database\'s: default, with its password, and nobody without it', async () => {
+    const defaultUser = { ...spec('REDIS', 'cache-default-user') };
+    defaultUser.credentials = { ...defaultUser.credentials, username: 'default' };
+    const started = await servers.start(defaultUser);
+    try {
+      expect(started.uri).toBe(`redis://default:${defaultUser.credentials.password}@127.0.0.1:${started.port}`);
+      expect(await redis(started, [['SET', 'k', 'v'], ['GET', 'k']], 4)).toBe('+OK\r\n+OK\r\n$1\r\nv\r\n');
+      expect(await redis(started, [['GET', 'k']], 1, false)).toMatch(/^-NOAUTH/);
+      expect(await redis(started, [['AUTH', 'default', 'not-the-password']], 1, false)).toMatch(/^-WRONGPASS/);
+      // A bare AUTH <password>, as clients configured with a password only send it.
+      expect(await redis(started, [['AUTH', defaultUser.credentials.password], ['GET', 'k']], 3, false)).toBe('+OK\r\n$1\r\nv\r\n');
+    } finally {
+      await servers.destroy(defaultUser);
+    }
+  });
+
   it('keeps its data across a stop and a start (append-only file)', async () => {
     const pid = await serverPid('cache-sessions');
     await servers.stop('cache-sessions');

@@ -5,7 +5,7 @@ import { connectionUri, type DatabaseEngineContext, type DatabaseEngineDefinitio
 import { tcpExchange } from './probes.ts';
 
 /**
- * REDIS: `redis-server` with a configuration file of ours: the default user disabled, the service's user with all
+ * REDIS: `redis-server` with a configuration file of ours: the default user disabled (unless it is the service's), the service's user with all
  * rights and its password stored as a SHA-256 in the ACL (no clear password on disk or in argv), durability through
  * the append-only file (fsync every second, as managed Redis offerings do), no RDB snapshots. Ready when
  * `AUTH user password` + `PING` answer `+OK` and `+PONG` (a server still loading its data answers -LOADING).
@@ -35,7 +35,10 @@ export const redisEngine: DatabaseEngineDefinition = {
       'appendonly yes',
       'appendfsync everysec',
       'save ""',
-      'user default off',
+      // Every REDIS database of the control plane is given the user `default` (Redis's own name for the user that
+      // a bare AUTH <password> logs in as): then it is the one user, with its password. Declaring it twice (off, then
+      // on) is a fatal "Duplicate user found" for Redis 7.
+      ...(username === 'default' ? [] : ['user default off']),
       `user ${username} on #${sha256Hex(password)} ~* &* +@all`,
       '',
     ].join('\n');
