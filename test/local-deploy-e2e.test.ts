@@ -19,6 +19,8 @@ import {
   type VisitsAnswer,
 } from './support/sample-apps.ts';
 import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
+import type { Static } from 'typebox';
+import type { Link } from '../src/modules/services/services.schemas.ts';
 
 /**
  * Issue 9's "done means", end to end through the public REST API of a real `slipway server` child process — the
@@ -57,15 +59,8 @@ interface LogLine {
   deployment_id: string;
 }
 
-interface LinkView {
-  service_id: string;
-  service_type: string;
-  url: string;
-  internal_port: number;
-  external_port: number;
-  is_platform_domain: boolean;
-  is_default: boolean;
-}
+/** A link as the reference's Link schema answers it. */
+type LinkView = Static<typeof Link>;
 
 interface ResolvedVariable {
   key: string;

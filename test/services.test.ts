@@ -7,6 +7,8 @@ import { hostnameLabelCandidate, publicHostname } from '../src/modules/services/
 import { SERVICE_KIND_DEFINITIONS } from '../src/modules/services/services.kinds.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
+import type { Static } from 'typebox';
+import type { Link } from '../src/modules/services/services.schemas.ts';
 
 /**
  * Services (issue 8 parts 2 and 6): the generic routes every kind gets (list, create 201, get, edit, delete 204),
@@ -440,15 +442,8 @@ describeEachDatabase('services', (ctx) => {
   });
 
   describe('public hostnames and links', () => {
-    interface LinkView {
-      service_id: string;
-      service_type: string;
-      url: string;
-      internal_port: number;
-      external_port: number;
-      is_platform_domain: boolean;
-      is_default: boolean;
-    }
+    /** A link as the reference's Link schema answers it. */
+    type LinkView = Static<typeof Link>;
 
     async function linksOf(noun: 'application' | 'container', id: string, auth = owner.auth): Promise<LinkView[]> {
       const response = await call('GET', `/${noun}/${id}/link`, undefined, auth);
