@@ -69,6 +69,7 @@ import { createOnboardingService } from './modules/onboarding/onboarding.service
 import { registerOrganizationEventRoutes } from './modules/organization-events/organization-events.routes.ts';
 import { createOrganizationEventsService } from './modules/organization-events/organization-events.service.ts';
 import { registerOrganizationRoutes } from './modules/organizations/organizations.routes.ts';
+import { createOrganizationPurgeHandler, ORGANIZATION_PURGE_JOB } from './modules/organizations/organizations.purge.ts';
 import { createOrganizationsService } from './modules/organizations/organizations.service.ts';
 import { registerPolicyTokenRoutes } from './modules/policy-tokens/policy-tokens.routes.ts';
 import { createPolicyTokensService } from './modules/policy-tokens/policy-tokens.service.ts';
@@ -139,6 +140,8 @@ export interface AppDeps {
   clusterOperator?: { readyTimeoutMs?: number; recheckMs?: number };
   /** How often pending custom domains are checked again in the background (every 5 minutes unless given). */
   customDomains?: { recheckIntervalMs?: number };
+  /** How often a deleted organization's purge looks whether its teardowns settled, and how long it waits at most. */
+  organizationPurge?: { recheckMs?: number; patienceMs?: number };
   /** Failed webhook deliveries in a row after which a webhook is disabled (20 unless given). */
   webhooks?: { disableAfterFailures?: number };
   /** Agent protocol timings (docs/agent-protocol.md): lease, heartbeat interval, long-poll look, dispatch recheck. */
@@ -157,6 +160,12 @@ export interface MailWiring {
   publicUrl: string;
 }
 
+/** Where deleting a project or an organization meets what runs: absent for operator commands, where nothing runs. */
+export interface WorkloadWiring {
+  removeProjectContents: NonNullable<ProjectsDeps['removeContents']>;
+  wakeWorkers: () => void;
+}
+
 /** Links in mail point here when no public URL is configured (the default listening address). */
 const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
 
@@ -165,7 +174,7 @@ export function createServices(
   database: Database,
   clock: Clock = systemClock,
   mail?: MailWiring,
-  projectContents?: Pick<ProjectsDeps, 'removeContents'>,
+  workloads?: WorkloadWiring,
 ) {
   const { db } = database;
   const roles = createRolesService({ db, clock });
@@ -181,11 +190,32 @@ export function createServices(
     members,
     users,
   });
-  const organizations = createOrganizationsService({ db, clock, roles, members, onboarding, auditLogRetentionDays });
   const apiTokens = createApiTokensService({ db, clock, roles });
   const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
   // Environments and services are counted by their modules (getOrganizationProjectStats).
-  const projects = createProjectsService({ db, clock, contents: environmentCountsOf(db, serviceCountsOf(db)), ...projectContents });
+  const projects = createProjectsService({
+    db,
+    clock,
+    contents: environmentCountsOf(db, serviceCountsOf(db)),
+    ...(workloads === undefined ? {} : { removeContents: workloads.removeProjectContents }),
+  });
+  const organizations = createOrganizationsService({
+    db,
+    clock,
+    roles,
+    members,
+    onboarding,
+    auditLogRetentionDays,
+    // A deleted organization can no longer be reached by anyone, and what ran under it is torn down.
+    removeContents: async (trx, organizationId) => {
+      await members.removeOrganizationMembers(trx, organizationId);
+      await invitations.removeOrganizationInvitations(trx, organizationId);
+      await apiTokens.removeOrganizationApiTokens(trx, organizationId);
+      await policyTokens.removeOrganizationPolicyTokens(trx, organizationId);
+      return projects.removeOrganizationProjects(trx, organizationId);
+    },
+    ...(workloads === undefined ? {} : { wakeWorkers: workloads.wakeWorkers }),
+  });
   const idempotency = createIdempotencyService({ db, clock });
   return { roles, members, invitations, onboarding, users, organizations, apiTokens, policyTokens, projects, idempotency };
 }
@@ -202,8 +232,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     deps.database,
     clock,
     { mailer, publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL },
-    // A project's environments go with it, their workloads handed to the agents (environments are created below).
-    { removeContents: (trx, projectId) => environments.removeProjectEnvironments(trx, projectId) },
+    // A project's environments go with it, their workloads handed to the agents (environments and the worker are
+    // created below).
+    { removeProjectContents: (trx, projectId) => environments.removeProjectEnvironments(trx, projectId), wakeWorkers: () => worker.wake() },
   );
 
   // Without an external issuer, Slipway's own provider signs users in; its tokens are verified the same way.
@@ -596,6 +627,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
         }),
       ],
       [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
+      [ORGANIZATION_PURGE_JOB, createOrganizationPurgeHandler({ db: deps.database.db, clock, log: app.log, ...deps.organizationPurge })],
       [
         SERVICE_TEARDOWN_JOB,
         dispatchToAgent({

@@ -49,6 +49,7 @@ describeEachDatabase('services through the agent', (ctx) => {
 
   interface World {
     owner: TestUser;
+    organizationId: string;
     projectId: string;
     environmentId: string;
     environmentName: string;
@@ -81,7 +82,7 @@ describeEachDatabase('services through the agent', (ctx) => {
       healthchecks: {},
     });
     const databaseId = await created(owner.auth, `/environment/${environmentId}/database`, { name: 'orders', type: 'POSTGRESQL', version: '16', mode: 'CONTAINER' });
-    return { owner, projectId, environmentId, environmentName, webId, workerId, databaseId, credential, client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }) };
+    return { owner, organizationId, projectId, environmentId, environmentName, webId, workerId, databaseId, credential, client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }) };
   }
 
   /**
@@ -122,7 +123,7 @@ describeEachDatabase('services through the agent', (ctx) => {
   }
 
   /** The agent is handed the teardown of each of the world's three services, and their records are gone. */
-  async function expectEveryServiceTornDown(w: World): Promise<void> {
+  async function expectEveryServiceTornDown(w: World): Promise<AgentTask[]> {
     const teardowns = await leaseTasks(w, 3);
     expect(teardowns.map((task) => [task.subject_type, task.action])).toEqual([
       ['SERVICE_TEARDOWN', 'delete'],
@@ -131,6 +132,7 @@ describeEachDatabase('services through the agent', (ctx) => {
     ]);
     expect(teardowns.map((task) => task.subject_id).sort()).toEqual([w.webId, w.workerId, w.databaseId].sort());
     expect(await ctx().database.db.selectFrom('services').select('id').where('environment_id', '=', w.environmentId).execute()).toEqual([]);
+    return teardowns;
   }
 
   /** Deploys the environment and has the agent carry out every task it fans out into; answers the tasks. */
@@ -389,6 +391,49 @@ describeEachDatabase('services through the agent', (ctx) => {
     await expectEveryServiceTornDown(w);
     expect(await ctx().database.db.selectFrom('environments').select('id').where('project_id', '=', w.projectId).execute()).toEqual([]);
     expect((await ctx().call(w.owner.auth, { method: 'GET', url: `/project/${w.projectId}` })).statusCode).toBe(404);
+  });
+
+  it("deletes an organization at once for every caller, hands its services' teardowns to the agent, and purges it once they settled", async () => {
+    const w = await world();
+    await deployEnvironment(w);
+    const token = await ctx().createApiToken(w.owner.auth, w.organizationId, { name: uniqueName('token'), scope: 'ADMIN' });
+    const { name } = (await ctx().call(w.owner.auth, { method: 'GET', url: `/organization/${w.organizationId}` })).json<{ name: string }>();
+    const organizationRow = () => ctx().database.db.selectFrom('organizations').select(['id', 'deleted_at']).where('id', '=', w.organizationId).executeTakeFirst();
+
+    const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/organization/${w.organizationId}` });
+    expect(removed.statusCode, removed.body).toBe(204);
+    // Gone for every caller at once: its owner finds nothing, its token no longer authenticates, its name is free.
+    expectErrorBody(await ctx().call(w.owner.auth, { method: 'GET', url: `/organization/${w.organizationId}` }), 404);
+    expectErrorBody(await ctx().call(w.owner.auth, { method: 'GET', url: `/project/${w.projectId}` }), 404);
+    expectErrorBody(await ctx().call(w.owner.auth, { method: 'DELETE', url: `/organization/${w.organizationId}` }), 404);
+    const listed = await ctx().call(w.owner.auth, { method: 'GET', url: '/organization' });
+    expect(listed.json<{ results: Array<{ id: string }> }>().results.map((organization) => organization.id)).not.toContain(w.organizationId);
+    expectErrorBody(await ctx().call(`Token ${token}`, { method: 'GET', url: `/organization/${w.organizationId}/project` }), 401);
+    const again = await ctx().call(w.owner.auth, { method: 'POST', url: '/organization', payload: { name } });
+    expect(again.statusCode, again.body).toBe(201);
+
+    // Its cluster's agent still takes the teardowns; the row (and so the cluster) stays until they settled.
+    const teardowns = await expectEveryServiceTornDown(w);
+    expect((await organizationRow())?.deleted_at).toEqual(expect.any(String));
+    const [last, ...others] = teardowns;
+    for (const task of others) await settle(w, task, ['take', 'succeed']);
+    // One teardown still under way: the purge waits for it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await organizationRow()).toBeDefined();
+    await settle(w, last as AgentTask, ['take', 'succeed']);
+    await ctx().organizationPurged(w.organizationId);
+    expect(await ctx().database.db.selectFrom('clusters').select('id').where('organization_id', '=', w.organizationId).execute()).toEqual([]);
+  });
+
+  it('refuses to delete an organization while an agent works on one of its services, and deletes nothing', async () => {
+    const w = await world();
+    expect((await post(w.owner.auth, `/environment/${w.environmentId}/deploy`)).statusCode).toBe(202);
+    const [first] = await leaseTasks(w, 1);
+    await settle(w, first as AgentTask, ['take']);
+    const refused = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/organization/${w.organizationId}` });
+    expectErrorBody(refused, 409);
+    expect((await ctx().call(w.owner.auth, { method: 'GET', url: `/organization/${w.organizationId}` })).statusCode).toBe(200);
+    expect((await ctx().call(w.owner.auth, { method: 'GET', url: `/environment/${w.environmentId}` })).statusCode).toBe(200);
   });
 
   it('refuses to delete a project while an agent works on one of its environments, and deletes nothing', async () => {

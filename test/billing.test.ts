@@ -358,6 +358,7 @@ describeEachDatabase('billing', (ctx) => {
     // Deleting an organization takes its ledger with it, and a code it used stays used.
     for (const organization of [first, second]) {
       expect((await call(organization.owner.auth, { method: 'DELETE', url: `/organization/${organization.organizationId}` })).statusCode).toBe(204);
+      await ctx().organizationPurged(organization.organizationId);
     }
     const third = await organizationOf();
     expectErrorBody(await call(third.owner.auth, { method: 'POST', url: `/organization/${third.organizationId}/creditCode`, payload: { code: code.code } }), 400);

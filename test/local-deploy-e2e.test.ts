@@ -350,7 +350,7 @@ for (const dialect of TEST_DIALECTS) {
       expect(await processesEnded(frontPids)).toBe(true);
     });
 
-    it("gives another organization's same-named environment and application a hostname of its own: both serve, each its own", { timeout: STEP_TIMEOUT_MS }, async () => {
+    it("gives another organization's same-named environment and application a hostname of its own, both serve, each its own; deleting that organization leaves nothing of it running", { timeout: STEP_TIMEOUT_MS }, async () => {
       expect(redeployedAnswer, 'the redeployment did not serve').toBeDefined();
       if (gitServer === undefined || server === undefined) throw new Error('the git server or the server did not start');
       // Another tenant of the same installation: the operator bootstraps it too, which allows it LOCAL clusters.
@@ -384,9 +384,11 @@ for (const dialect of TEST_DIALECTS) {
 
       const theirPids = await hostPidsOf(theirs.id);
       expect(theirPids.length).toBeGreaterThan(0);
-      await apiAs(globex.api_token, 'DELETE', `/application/${theirs.id}`);
+      // The whole tenant goes: its application's processes end, its hostname stops routing, its token stops working.
+      await apiAs(globex.api_token, 'DELETE', `/organization/${globex.organization_id}`);
       expect(await processesEnded(theirPids)).toBe(true);
       expect((await requestThroughProxy(appsPort, theirHostname)).status).toBe(404);
+      await apiAs(globex.api_token, 'GET', `/organization/${globex.organization_id}`, undefined, [401]);
       expect(await visits()).toMatchObject({ app: 'visits', build: redeployedAnswer.build, port: redeployedAnswer.port });
     });
 

@@ -1,5 +1,7 @@
 import { expect, it } from 'vitest';
+import { enqueueJob, findJob } from '../src/jobs/job-queue.ts';
 import { newId } from '../src/lib/ids.ts';
+import { createOrganizationPurgeHandler, ORGANIZATION_PURGE_JOB } from '../src/modules/organizations/organizations.purge.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
 import { expectErrorBody } from './support/error-body.ts';
 
@@ -314,9 +316,10 @@ describeEachDatabase('organizations', (ctx) => {
     expect(deleted.statusCode, deleted.body).toBe(204);
     expect(deleted.body).toBe('');
 
+    // At once, every way in is gone; the row and what hangs only on it go with the purge job (nothing to tear down here).
+    expect(await rowsBeneath(ctx(), organizationId)).toMatchObject({ projects: 0, api_tokens: 0, members: 0 });
+    await ctx().organizationPurged(organizationId);
     expect(await rowsBeneath(ctx(), organizationId)).toEqual({ projects: 0, api_tokens: 0, roles: 0, members: 0, onboarding: 0 });
-    const gone = await ctx().database.db.selectFrom('organizations').select('id').where('id', '=', organizationId).execute();
-    expect(gone).toEqual([]);
     // The people stay; the other organization is untouched.
     const people = await ctx().database.db.selectFrom('users').select('id').where('id', 'in', [owner.id, member.id]).execute();
     expect(people).toHaveLength(2);
@@ -336,7 +339,41 @@ describeEachDatabase('organizations', (ctx) => {
     const token = await ctx().createApiToken(owner.auth, organizationId, { name: 'admin', scope: 'ADMIN' });
     const deleted = await ctx().call(`Token ${token}`, { method: 'DELETE', url: `/organization/${organizationId}` });
     expect(deleted.statusCode, deleted.body).toBe(204);
+    await ctx().organizationPurged(organizationId);
     expect(await rowsBeneath(ctx(), organizationId)).toEqual({ projects: 0, api_tokens: 0, roles: 0, members: 0, onboarding: 0 });
+  });
+
+  it('purges a deleted organization whose teardowns no agent takes once its patience ran out, withdrawing them', async () => {
+    const { organizationId } = await ctx().signUpWithOrganization();
+    const db = ctx().database.db;
+    // A teardown nobody carries out (a kind no worker handles), of a service the organization had.
+    const serviceId = newId();
+    const teardownId = await enqueueJob(db, ctx().clock, { kind: 'test.unhandled', payload: {}, serialKey: `service:${serviceId}` });
+    const purge = createOrganizationPurgeHandler({ db, clock: ctx().clock, patienceMs: 60 * 60_000, recheckMs: 5_000 });
+    const job = (deletedAt: Date) => ({
+      id: newId(),
+      kind: ORGANIZATION_PURGE_JOB,
+      payload: { organizationId, serviceIds: [serviceId], deletedAt: deletedAt.toISOString() },
+      serialKey: `organization:${organizationId}`,
+      attempt: 1,
+      maxAttempts: 5,
+    });
+    const now = ctx().clock.now();
+    // Within its patience it waits.
+    const waiting = await purge.run(job(now));
+    expect(waiting).toEqual({ deferUntil: expect.any(Date) });
+    const lookAgain = (waiting as { deferUntil: Date }).deferUntil.getTime() - now.getTime();
+    expect(lookAgain).toBeGreaterThanOrEqual(5_000);
+    expect(lookAgain).toBeLessThan(60_000);
+    expect(await db.selectFrom('organizations').select('id').where('id', '=', organizationId).execute()).toHaveLength(1);
+    // An hour later it withdraws the teardown and purges.
+    expect(await purge.run(job(new Date(now.getTime() - 61 * 60_000)))).toBeUndefined();
+    expect(await db.selectFrom('organizations').select('id').where('id', '=', organizationId).execute()).toEqual([]);
+    expect((await findJob(db, teardownId))?.status).toBe('CANCELLED');
+    // A purge that finds the row gone (run twice after a crash) is done.
+    expect(await purge.run(job(now))).toBeUndefined();
+    // A payload that is not a purge's fails the job instead of deleting anything.
+    await expect(purge.run({ ...job(now), payload: { organizationId } })).rejects.toThrow();
   });
 
   it('an ADMIN API token creates an organization owned by the token’s creator; a READ token gets 403', async () => {

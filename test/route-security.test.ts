@@ -377,6 +377,18 @@ async function victimSnapshot(testApp: TestApp, seedIds: string[]): Promise<Reco
   return snapshot;
 }
 
+/** Which of the victim's rows appeared or went between two snapshots, table by table. */
+function describeChange(before: Record<string, string[]>, after: Record<string, string[]>): string {
+  const changes: string[] = [];
+  for (const table of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const was = new Set(before[table] ?? []);
+    const is = new Set(after[table] ?? []);
+    for (const row of was) if (!is.has(row)) changes.push(`${table} lost ${row}`);
+    for (const row of is) if (!was.has(row)) changes.push(`${table} gained ${row}`);
+  }
+  return changes.join('; ');
+}
+
 describeEachDatabase('route security', (ctx) => {
   let routes: RegisteredRoute[] = [];
   let document: OpenApiDocument;
@@ -685,7 +697,8 @@ describeEachDatabase('route security', (ctx) => {
     ['an allow-everything policy API token of another organization', () => intruderPolicyTokenAuth],
   ])("keeps %s out of the victim organization's resources", async (_who, auth) => {
     const seeds = () => [victimIds.organizationId, victimIds.projectId, victimIds.apiTokenId, victimIds.policyApiTokenId, victim.id];
-    const before = await victimSnapshot(ctx(), seeds());
+    const initial = await victimSnapshot(ctx(), seeds());
+    let before = initial;
     expect(before.variables).toHaveLength(2);
     expect(before.organizations).toHaveLength(1);
     expect(before.projects).toHaveLength(1);
@@ -714,9 +727,13 @@ describeEachDatabase('route security', (ctx) => {
         }
       }
       const after = await victimSnapshot(ctx(), seeds());
-      if (JSON.stringify(after) !== JSON.stringify(before)) problems.push(`${name} changed the victim's rows`);
+      if (JSON.stringify(after) !== JSON.stringify(before)) {
+        problems.push(`${name} changed the victim's rows: ${describeChange(before, after)}`);
+        // Each change is reported once, after the request it followed, not again after every later route.
+        before = after;
+      }
     }
     expect(problems).toEqual([]);
-    expect(await victimSnapshot(ctx(), seeds())).toEqual(before);
+    expect(await victimSnapshot(ctx(), seeds())).toEqual(initial);
   }, SWEEP_TIMEOUT_MS);
 });

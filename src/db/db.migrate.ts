@@ -28,6 +28,7 @@ import * as serviceLocalAddresses from './migrations/0024_service_local_addresse
 import * as localClusterGrants from './migrations/0025_local_cluster_grants.ts';
 import * as serviceHostnames from './migrations/0026_service_hostnames.ts';
 import * as customRoleReveal from './migrations/0027_custom_role_reveal.ts';
+import * as organizationDeletion from './migrations/0028_organization_deletion.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -71,6 +72,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0025_local_cluster_grants', localClusterGrants],
   ['0026_service_hostnames', serviceHostnames],
   ['0027_custom_role_reveal', customRoleReveal],
+  ['0028_organization_deletion', organizationDeletion],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

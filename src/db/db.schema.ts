@@ -32,6 +32,8 @@ export interface OrganizationsTable {
   admin_emails: unknown;
   created_at: string;
   updated_at: string;
+  /** Set when the organization was deleted; the row goes once its workloads are torn down (0028_organization_deletion). */
+  deleted_at: string | null;
 }
 
 export interface RolesTable {

@@ -213,6 +213,19 @@ export async function cancelQueuedJob(db: Queryable, clock: Clock, jobId: string
   return result.numUpdatedRows > 0n;
 }
 
+/** The jobs of these serial keys not finished yet (queued, or running), oldest first. */
+export async function listUnfinishedJobIds(db: Queryable, serialKeys: readonly string[]): Promise<string[]> {
+  if (serialKeys.length === 0) return [];
+  const rows = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('serial_key', 'in', [...serialKeys])
+    .where('status', 'in', ['QUEUED', 'RUNNING'])
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 export function findJob(db: Queryable, jobId: string): Promise<JobRow | undefined> {
   return db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
 }

@@ -1,5 +1,5 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.ts';
 import type { FastifyTypeBox } from '../../src/http/fastify.types.ts';
 import type { Clock } from '../../src/lib/clock.ts';
@@ -43,6 +43,8 @@ export interface TestApp {
   call(auth: string | undefined, options: InjectOptions): Promise<LightMyRequestResponse>;
   /** Creates an organization owned by `owner` and answers its id. */
   createOrganization(owner: TestUser, name?: string): Promise<string>;
+  /** Waits until the purge job deleted a deleted organization's row (organizations.purge.ts). */
+  organizationPurged(organizationId: string): Promise<void>;
   /** A newly signed-up person and an organization they own. */
   signUpWithOrganization(name?: string): Promise<{ owner: TestUser; organizationId: string }>;
   /** Makes `user` a member with a built-in role by writing the row, for fixtures that are not about joining. */
@@ -69,6 +71,8 @@ export interface TestAppOptions {
   logStream?: NodeJS.WritableStream;
   /** SLIPWAY_AWS_ENDPOINT_URL of the app: a test AWS server (support/aws-server.ts). */
   awsEndpointUrl?: string;
+  /** How often a deleted organization's purge looks again (fast by default here) and how long it waits at most. */
+  organizationPurge?: AppDeps['organizationPurge'];
   /** The in-process job worker's timings (fast by default here), or `run: false` for a test that drives jobs itself. */
   jobs?: AppDeps['jobs'];
   clusterOperator?: AppDeps['clusterOperator'];
@@ -100,6 +104,7 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
     ...(options.agents === undefined ? {} : { agents: options.agents }),
     ...(options.customDomains === undefined ? {} : { customDomains: options.customDomains }),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
+    organizationPurge: { recheckMs: 50, ...options.organizationPurge },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   });
 
@@ -132,6 +137,10 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
       const response = await call(owner.auth, { method: 'POST', url: '/organization', payload: { name } });
       if (response.statusCode !== 201) throw new Error(`createOrganization failed: ${response.statusCode} ${response.body}`);
       return response.json<{ id: string }>().id;
+    },
+    async organizationPurged(organizationId) {
+      const row = () => testDatabase.database.db.selectFrom('organizations').select('id').where('id', '=', organizationId).executeTakeFirst();
+      await vi.waitFor(async () => expect(await row()).toBeUndefined(), { timeout: 10_000, interval: 20 });
     },
     async signUpWithOrganization(name) {
       const owner = await testApp.signUp(name);

@@ -44,3 +44,8 @@ export async function deleteApiToken(db: Queryable, organizationId: string, id: 
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** Every row of the organization: its deletion takes every way in away at once (organizations.service removeOrganization). */
+export async function deleteOrganizationApiTokens(db: Queryable, organizationId: string): Promise<void> {
+  await db.deleteFrom('api_tokens').where('organization_id', '=', organizationId).execute();
+}

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { covers, grantsOfToken, type TokenScope } from '../../auth/permissions.ts';
 import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
 import { hashToken, mintToken, requestedExpiry, storedTokenIsLive } from '../../auth/tokens.ts';
-import type { DB } from '../../db/db.schema.ts';
+import type { DB, Queryable } from '../../db/db.schema.ts';
 import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { badRequest, forbidden, notFound, unauthenticated } from '../../lib/errors.ts';
@@ -10,6 +10,7 @@ import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { RolesService } from '../roles/roles.service.ts';
 import {
+  deleteOrganizationApiTokens,
   deleteApiToken,
   findApiToken,
   findApiTokenByHash,
@@ -161,7 +162,14 @@ export function createApiTokensService(deps: ApiTokensDeps) {
     return view(row);
   }
 
-  return { resolveApiToken, createApiToken, listOrganizationApiTokens, revokeApiToken, getApiToken };
+  return {
+    resolveApiToken,
+    createApiToken,
+    listOrganizationApiTokens,
+    revokeApiToken,
+    getApiToken,
+    removeOrganizationApiTokens: (trx: Queryable, organizationId: string) => deleteOrganizationApiTokens(trx, organizationId),
+  };
 }
 
 export type ApiTokensService = ReturnType<typeof createApiTokensService>;

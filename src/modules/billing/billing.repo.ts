@@ -30,8 +30,9 @@ export function findBilledOrganization(db: Queryable, organizationId: string): P
   return db.selectFrom('organizations').select(['id', 'name', 'plan', 'created_at']).where('id', '=', organizationId).executeTakeFirst();
 }
 
+/** Every organization not deleted (a deleted one's row lingers only until its workloads are torn down). */
 export function listBilledOrganizations(db: Queryable): Promise<BilledOrganization[]> {
-  return db.selectFrom('organizations').select(['id', 'name', 'plan', 'created_at']).orderBy('id').execute();
+  return db.selectFrom('organizations').select(['id', 'name', 'plan', 'created_at']).where('deleted_at', 'is', null).orderBy('id').execute();
 }
 
 // Plan history

@@ -169,8 +169,9 @@ export async function deleteLocalClusterGrant(db: Queryable, organizationId: str
  * of the organizations module's table, as the clusters module reads it nowhere else.
  */
 export async function findOrganizationNamed(db: Queryable, idOrName: string, nameKey: string): Promise<{ id: string; name: string } | undefined> {
-  const byId = await db.selectFrom('organizations').select(['id', 'name']).where('id', '=', idOrName).executeTakeFirst();
-  return byId ?? db.selectFrom('organizations').select(['id', 'name']).where('name_key', '=', nameKey).executeTakeFirst();
+  const live = db.selectFrom('organizations').select(['id', 'name']).where('deleted_at', 'is', null);
+  const byId = await live.where('id', '=', idOrName).executeTakeFirst();
+  return byId ?? live.where('name_key', '=', nameKey).executeTakeFirst();
 }
 
 /** How many LOCAL clusters (not deleted) each organization holds, for the operator's listing. */

@@ -10,6 +10,7 @@ import { badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
+import type { RemovedContents } from '../projects/projects.service.ts';
 import { publishDeploymentTransition, type DeploymentEventSource, type EventPublisher } from '../webhooks/webhooks.events.ts';
 import {
   bumpConfigRevision,
@@ -419,12 +420,13 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     /**
      * Inside the transaction that deletes a project: removes each of its environments as deleteEnvironment does, its
      * workloads handed to their clusters' agents to tear down (refused, 409, while an agent works on one). The answer
-     * is run once that transaction committed.
+     * names the removed services (their teardown jobs have their serial keys) and what to run once that transaction
+     * committed.
      */
-    async removeProjectEnvironments(trx: Transaction<DB>, projectId: string): Promise<() => Promise<void>> {
+    async removeProjectEnvironments(trx: Transaction<DB>, projectId: string): Promise<RemovedContents> {
       const removed: string[] = [];
       for (const environment of await listEnvironments(trx, projectId)) removed.push(...(await removeEnvironmentIn(trx, environment.id, true)));
-      return async () => deps.services?.servicesRemoved(removed);
+      return { serviceIds: removed, afterCommit: async () => deps.services?.servicesRemoved(removed) };
     },
 
     /** A new environment in the same project with the source's settings, never its history; variables when asked. */

@@ -77,3 +77,8 @@ export async function markInvitationAccepted(db: Queryable, id: string, userId: 
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Every row of the organization: its deletion takes every way in away at once (organizations.service removeOrganization). */
+export async function deleteOrganizationInvitations(db: Queryable, organizationId: string): Promise<void> {
+  await db.deleteFrom('invitations').where('organization_id', '=', organizationId).execute();
+}

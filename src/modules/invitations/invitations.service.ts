@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { principalDisplayName, type Access, type Principal } from '../../auth/principal.ts';
-import type { DB } from '../../db/db.schema.ts';
+import type { DB, Queryable } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.ts';
@@ -10,6 +10,7 @@ import { assertMayGrantRole, type GrantableRole, type MembersService } from '../
 import type { RolesService } from '../roles/roles.service.ts';
 import type { UsersService } from '../users/users.service.ts';
 import {
+  deleteOrganizationInvitations,
   deleteExpiredInvitations,
   deleteInvitation,
   findInvitation,
@@ -218,7 +219,15 @@ export function createInvitationsService(deps: InvitationsDeps) {
     return pendingInvitationExists(db, email.trim().toLowerCase(), isoTimestamp(clock));
   }
 
-  return { inviteMember, listInvitations, getInvitation, acceptInvitation, withdrawInvitation, hasPendingInvitation };
+  return {
+    inviteMember,
+    listInvitations,
+    getInvitation,
+    acceptInvitation,
+    withdrawInvitation,
+    hasPendingInvitation,
+    removeOrganizationInvitations: (trx: Queryable, organizationId: string) => deleteOrganizationInvitations(trx, organizationId),
+  };
 }
 
 export type InvitationsService = ReturnType<typeof createInvitationsService>;

@@ -139,3 +139,8 @@ export async function findRoleIdByName(db: Queryable, organizationId: string, na
   const row = await db.selectFrom('roles').select('id').where('organization_id', '=', organizationId).where('name', '=', name).executeTakeFirst();
   return row?.id;
 }
+
+/** Every row of the organization: its deletion takes every way in away at once (organizations.service removeOrganization). */
+export async function deleteOrganizationMembers(db: Queryable, organizationId: string): Promise<void> {
+  await db.deleteFrom('members').where('organization_id', '=', organizationId).execute();
+}

@@ -7,6 +7,7 @@ import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../lib/errors.ts';
 import type { RolesService } from '../roles/roles.service.ts';
 import {
+  deleteOrganizationMembers,
   deleteMemberWithRole,
   findMember,
   findMemberRoleName,
@@ -149,6 +150,7 @@ export function createMembersService(deps: MembersDeps) {
     changeMemberRole,
     removeMember,
     transferOwnership,
+    removeOrganizationMembers: (trx: Queryable, organizationId: string) => deleteOrganizationMembers(trx, organizationId),
   };
 }
 

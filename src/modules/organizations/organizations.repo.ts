@@ -7,13 +7,26 @@ export async function insertOrganization(db: Queryable, row: OrganizationRow): P
   await db.insertInto('organizations').values(row).execute();
 }
 
+/** The organization, unless it was deleted (its row may outlive the delete while its workloads are torn down). */
 export function findOrganization(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
+  return db.selectFrom('organizations').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+/** The organization's row, deleted or not: for the purge that removes it. */
+export function findOrganizationRecord(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
   return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export function listOrganizationsByIds(db: Queryable, ids: string[]): Promise<OrganizationRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
-  return db.selectFrom('organizations').selectAll().where('id', 'in', ids).orderBy('created_at').orderBy('id').execute();
+  return db
+    .selectFrom('organizations')
+    .selectAll()
+    .where('id', 'in', ids)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 export async function updateOrganization(
@@ -25,7 +38,7 @@ export async function updateOrganization(
   return result.numUpdatedRows > 0n;
 }
 
-/** Deletes the organization; foreign keys cascade to everything beneath it. */
+/** Deletes the organization's row; foreign keys cascade to everything beneath it (the purge, once nothing runs). */
 export async function deleteOrganization(db: Queryable, id: string): Promise<boolean> {
   const result = await db.deleteFrom('organizations').where('id', '=', id).executeTakeFirst();
   return result.numDeletedRows > 0n;

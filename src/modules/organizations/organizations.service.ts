@@ -10,8 +10,9 @@ import { cleanName, nameKey } from '../../lib/names.ts';
 import type { MembersService } from '../members/members.service.ts';
 import type { OnboardingService } from '../onboarding/onboarding.service.ts';
 import type { RolesService } from '../roles/roles.service.ts';
+import { enqueueJob } from '../../jobs/job-queue.ts';
+import { deletedNameKey, ORGANIZATION_PURGE_JOB, type OrganizationPurgePayload } from './organizations.purge.ts';
 import {
-  deleteOrganization,
   findOrganization,
   insertOrganization,
   listOrganizationsByIds,
@@ -28,6 +29,14 @@ export interface OrganizationsDeps {
   onboarding: Pick<OnboardingService, 'startOnboarding'>;
   /** Audit log retention of a plan, from the billing module's plan data (modules/billing/billing.plans.ts). */
   auditLogRetentionDays: (plan: string) => number;
+  /**
+   * Inside the deletion's transaction: takes away every way into the organization (members, invitations, tokens) and
+   * its projects, whose workloads are handed to the agents to tear down; answers the services removed and what to
+   * run after the commit. The purge job (organizations.purge.ts) removes the row once their teardowns settled.
+   */
+  removeContents?: (trx: Transaction<DB>, organizationId: string) => Promise<{ serviceIds: readonly string[]; afterCommit(): Promise<void> }>;
+  /** Called after a deletion committed, so a worker picks up its purge job at once. */
+  wakeWorkers?: () => void;
 }
 
 export interface OrganizationInput {
@@ -111,6 +120,7 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
       admin_emails: null,
       created_at: now,
       updated_at: now,
+      deleted_at: null,
       ...editableColumns(input),
     };
     await uniqueOrConflict(async () => {
@@ -146,8 +156,24 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
     return getOrganization(id);
   }
 
+  /**
+   * Deleting is two steps (docs/decisions.md "Deleting an organization"): here, in one transaction, the organization
+   * disappears for every caller, its name is free again and its workloads' teardowns are queued (409, deleting
+   * nothing, while an agent works on one of its services); the purge job deletes the row once they settled, so the
+   * clusters and agents that carry the teardowns out outlive it that long.
+   */
   async function removeOrganization(id: string): Promise<void> {
-    if (!(await deleteOrganization(db, id))) throw notFound(`organization ${id} not found`);
+    const now = isoTimestamp(clock);
+    const removed = await db.transaction().execute(async (trx) => {
+      if ((await findOrganization(trx, id)) === undefined) throw notFound(`organization ${id} not found`);
+      const contents = await deps.removeContents?.(trx, id);
+      await updateOrganization(trx, id, { deleted_at: now, name_key: deletedNameKey(id), updated_at: now });
+      const payload: OrganizationPurgePayload = { organizationId: id, serviceIds: [...(contents?.serviceIds ?? [])], deletedAt: now };
+      await enqueueJob(trx, clock, { kind: ORGANIZATION_PURGE_JOB, payload: { ...payload }, serialKey: `organization:${id}` });
+      return contents;
+    });
+    await removed?.afterCommit();
+    deps.wakeWorkers?.();
   }
 
   /** The billing module's changePlan (modules/billing), inside its transaction; the plan code is already checked there. */

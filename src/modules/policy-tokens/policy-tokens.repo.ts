@@ -34,3 +34,8 @@ export async function deletePolicyToken(db: Queryable, organizationId: string, i
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** Every row of the organization: its deletion takes every way in away at once (organizations.service removeOrganization). */
+export async function deleteOrganizationPolicyTokens(db: Queryable, organizationId: string): Promise<void> {
+  await db.deleteFrom('policy_tokens').where('organization_id', '=', organizationId).execute();
+}

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { principalDisplayName, refuseMintingByPolicyToken, type Access, type Principal } from '../../auth/principal.ts';
 import { hashToken, mintToken, requestedExpiry, storedTokenIsLive } from '../../auth/tokens.ts';
-import type { DB } from '../../db/db.schema.ts';
+import type { DB, Queryable } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, notFound } from '../../lib/errors.ts';
@@ -9,6 +9,7 @@ import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { CompiledPolicy, PolicyEngine, PolicyVerdict } from '../../policy/policy.engine.ts';
 import {
+  deleteOrganizationPolicyTokens,
   deletePolicyToken,
   findPolicyTokenByHash,
   findPolicyTokenById,
@@ -148,7 +149,15 @@ export function createPolicyTokensService(deps: PolicyTokensDeps) {
     return engine.decide(engine.compile(source), input);
   }
 
-  return { resolvePolicyToken, policyVerdict, createPolicyToken, listOrganizationPolicyTokens, revokePolicyToken, evaluatePolicy };
+  return {
+    resolvePolicyToken,
+    policyVerdict,
+    createPolicyToken,
+    listOrganizationPolicyTokens,
+    revokePolicyToken,
+    evaluatePolicy,
+    removeOrganizationPolicyTokens: (trx: Queryable, organizationId: string) => deleteOrganizationPolicyTokens(trx, organizationId),
+  };
 }
 
 export type PolicyTokensService = ReturnType<typeof createPolicyTokensService>;

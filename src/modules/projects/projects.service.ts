@@ -31,10 +31,18 @@ export interface ProjectsDeps {
   contents: ProjectContentCounts;
   /**
    * Removes what the project holds inside its deletion's transaction (its environments, their workloads handed to
-   * the agents) and answers what to run once it committed. Absent where nothing runs (operator commands).
+   * the agents). Absent where nothing runs (operator commands).
    */
-  removeContents?: (trx: Transaction<DB>, projectId: string) => Promise<() => Promise<void>>;
+  removeContents?: (trx: Transaction<DB>, projectId: string) => Promise<RemovedContents>;
 }
+
+/** What a removal inside a transaction took away: the services (their teardowns are queued) and what to run after the commit. */
+export interface RemovedContents {
+  serviceIds: readonly string[];
+  afterCommit(): Promise<void>;
+}
+
+const NOTHING_REMOVED: RemovedContents = { serviceIds: [], afterCommit: async () => {} };
 
 export interface ProjectInput {
   name: string;
@@ -120,14 +128,28 @@ export function createProjectsService(deps: ProjectsDeps) {
     return getProject(id);
   }
 
+  async function removeProjectIn(trx: Transaction<DB>, id: string): Promise<RemovedContents> {
+    const removed = (await deps.removeContents?.(trx, id)) ?? NOTHING_REMOVED;
+    if (!(await deleteProject(trx, id))) throw notFound(`project ${id} not found`);
+    return removed;
+  }
+
   /** What runs under the project is torn down with it (environments.removeProjectEnvironments), never left behind. */
   async function removeProject(id: string): Promise<void> {
-    const afterCommit = await db.transaction().execute(async (trx) => {
-      const removed = await deps.removeContents?.(trx, id);
-      if (!(await deleteProject(trx, id))) throw notFound(`project ${id} not found`);
-      return removed;
-    });
-    await afterCommit?.();
+    const removed = await db.transaction().execute((trx) => removeProjectIn(trx, id));
+    await removed.afterCommit();
+  }
+
+  /** Inside an organization's deletion: removes each of its projects as removeProject does. */
+  async function removeOrganizationProjects(trx: Transaction<DB>, organizationId: string): Promise<RemovedContents> {
+    const removed: RemovedContents[] = [];
+    for (const project of await listProjects(trx, organizationId)) removed.push(await removeProjectIn(trx, project.id));
+    return {
+      serviceIds: removed.flatMap((contents) => contents.serviceIds),
+      afterCommit: async () => {
+        for (const contents of removed) await contents.afterCommit();
+      },
+    };
   }
 
   return {
@@ -137,6 +159,7 @@ export function createProjectsService(deps: ProjectsDeps) {
     projectStats,
     editProject,
     removeProject,
+    removeOrganizationProjects,
     /** Where a project addressed without its organization in the path (`/project/{projectId}/…`) lives. */
     async placementOf(projectId: string): Promise<Placement | undefined> {
       const organizationId = await findProjectOrganizationId(db, projectId);
