@@ -1,14 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AgentTask } from '../src/agent/agent.client.ts';
 import type { TaskSession } from '../src/agent/agent.runtime.ts';
 import { noLocalEngineMessage } from '../src/engine/local/database-engines.ts';
@@ -17,6 +17,7 @@ import { createLocalDriver, unsupportedKindMessage, type LocalDriver } from '../
 import type { WorkloadLogLine } from '../src/engine/local/local-driver.logs.ts';
 import { tcpProbe } from '../src/engine/local/probes.ts';
 import { isProcessAlive, processGroupAlive } from '../src/engine/local/process-table.ts';
+import { WorkloadCgroups } from '../src/engine/local/workload-cgroups.ts';
 import { DYNAMIC_UID_FIRST, WorkloadSandbox } from '../src/engine/local/workload-sandbox.ts';
 import { LocalReverseProxy } from '../src/engine/local/reverse-proxy.ts';
 import { createSystemGitAccess } from '../src/git/system-git.ts';
@@ -77,6 +78,30 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
+/**
+ * An application that shows its limits: `/burn` spins for two seconds of wall time and answers the CPU time it got,
+ * `/hog` allocates (and touches) memory until something stops it, `/` answers its control groups.
+ */
+const LIMITS_APP = `
+const fs = require('node:fs');
+const http = require('node:http');
+const held = [];
+http.createServer((req, res) => {
+  if (req.url === '/burn') {
+    const before = process.cpuUsage();
+    const until = Date.now() + 2000;
+    while (Date.now() < until) {}
+    const used = process.cpuUsage(before);
+    res.end(JSON.stringify({ cpuMs: (used.user + used.system) / 1000 }));
+    return;
+  }
+  if (req.url === '/hog') {
+    for (;;) held.push(Buffer.alloc(16 * 1024 * 1024, 1));
+  }
+  res.end(JSON.stringify({ cgroup: fs.readFileSync('/proc/self/cgroup', 'utf8') }));
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
 /** What the driver reports and logs for one task: the agent runtime's session, recorded. */
 class TaskSessionHarness implements TaskSession {
   readonly reports: Array<{ event: string; message: string | undefined }> = [];
@@ -126,7 +151,9 @@ let gitServer: TestGitServer;
 let proxy: LocalReverseProxy;
 let proxyPort: number;
 let driver: LocalDriver;
-const commits: Record<'one' | 'two' | 'slow' | 'probe', string> = { one: '', two: '', slow: '', probe: '' };
+const commits: Record<'one' | 'two' | 'slow' | 'probe' | 'limits', string> = { one: '', two: '', slow: '', probe: '', limits: '' };
+/** This host's control groups, as the local agent finds them (CI's hosts: cgroup v1, writable as root). */
+const cgroups = new WorkloadCgroups();
 const workloadLines: Array<{ serviceId: string } & WorkloadLogLine> = [];
 /** What the driver reported of workloads' health, in order. */
 const healthReports: Array<{ serviceId: string; health: string; restarts: number; message?: string }> = [];
@@ -158,6 +185,8 @@ async function createAppRepository(reposDir: string): Promise<void> {
     commits.slow = await commit(work, { 'package.json': JSON.stringify({ name: 'sample', private: true, scripts: { build: 'sleep 60', start: 'node server.js' } }) }, 'slow');
     await runGit(['checkout', '--quiet', '-b', 'probe', 'main'], work);
     commits.probe = await commit(work, { 'package.json': JSON.stringify({ name: 'probe', private: true, scripts: { start: 'node probe.js' } }), 'probe.js': PROBE }, 'probe');
+    await runGit(['checkout', '--quiet', '-b', 'limits', 'main'], work);
+    commits.limits = await commit(work, { 'package.json': JSON.stringify({ name: 'limits', private: true, scripts: { start: 'node limits.js' } }), 'limits.js': LIMITS_APP }, 'limits');
     await runGit(['clone', '--quiet', '--bare', work, path.join(reposDir, 'apps.git')], reposDir);
     await runGit(['symbolic-ref', 'HEAD', 'refs/heads/main'], path.join(reposDir, 'apps.git'));
   } finally {
@@ -170,6 +199,7 @@ function newDriver(): LocalDriver {
     stateDir,
     // The suite's directory stands for the data directory: hidden from every workload.
     sandbox: new WorkloadSandbox({ isolation: 'strict', protectedPaths: [root], identitiesFile: path.join(stateDir, 'identities.json') }),
+    cgroups,
     proxy,
     git: createSystemGitAccess({ allowPrivateHosts: true }),
     workloadLogs: async (serviceId, lines) => {
@@ -201,6 +231,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await driver.stopAll();
+  cgroups.tidy();
   await proxy.close();
   await gitServer.close();
   await rm(root, { recursive: true, force: true });
@@ -277,10 +308,10 @@ function get(hostname: string, pathname = '/'): Promise<{ status: number; body: 
 }
 
 /** Waits (at most 20 s) until the hostname answers 200 (an instance being restarted answers 502 meanwhile). */
-async function answerOf(hostname: string): Promise<string> {
+async function answerOf(hostname: string, pathname = '/'): Promise<string> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const answer = await get(hostname);
+    const answer = await get(hostname, pathname);
     if (answer.status === 200) return answer.body;
     if (Date.now() > deadline) throw new Error(`${hostname} answered ${answer.status}: ${answer.body}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -638,6 +669,46 @@ describe('local driver: workload isolation', () => {
       await rm(hostTmpFile, { force: true });
       await perform(task(probeId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined);
     }
+  });
+
+  it.runIf(cgroups.unavailable === undefined)('holds a workload to its CPU and memory limits through its control groups, and says when the kernel killed it', async () => {
+    const limitedId = randomUUID();
+    const hostname = 'limited-prod.apps.test';
+    const spec = serviceSpec(limitedId, 'APPLICATION', 'limited', { entrypoint: null, arguments: [], memory: 128, cpu: 100 }, {
+      git_commit_id: commits.limits,
+      git: gitSource(commits.limits, 'limits'),
+      routing: { hostnames: [hostname] },
+    });
+    try {
+      const session = await perform(task(limitedId, 'deploy', 'APPLICATION'), spec);
+      expect(session.events(), session.text()).toEqual(['take', 'built', 'succeed']);
+      expect(session.text()).toContain(`resource limits: memory 128 MB, CPU 100m, held by the kernel (cgroup ${cgroups.version ?? ''})`);
+      // Every process of the instance is in the service's own groups.
+      const { cgroup } = JSON.parse(await answerOf(hostname)) as { cgroup: string };
+      const controlling = cgroups.version === 'v2' ? /^0::/ : /[:,](memory|cpu)[:,]/;
+      const groups = cgroup.split('\n').filter((line) => controlling.test(line));
+      expect(groups.length).toBeGreaterThan(0);
+      for (const line of groups) expect(line).toContain(`/slipway/${limitedId}`);
+
+      // A tenth of a CPU: two seconds of spinning get about 0.2 s of CPU time, whatever the host has free.
+      const burned = JSON.parse(await answerOf(hostname, '/burn')) as { cpuMs: number };
+      expect(burned.cpuMs).toBeLessThan(500);
+
+      // Past 128 MB the kernel kills it; the supervisor says why and starts it again.
+      await get(hostname, '/hog').catch(() => undefined);
+      await vi.waitFor(
+        () => expect(healthReports.filter((report) => report.serviceId === limitedId).map((report) => report.message ?? '')).toContainEqual(expect.stringContaining('was killed by the kernel for going over its memory limit of 128 MB')),
+        { timeout: 30_000, interval: 100 },
+      );
+      await vi.waitFor(async () => expect(JSON.parse(await answerOf(hostname))).toHaveProperty('cgroup'), { timeout: 30_000, interval: 200 });
+    } finally {
+      await perform(task(limitedId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined);
+    }
+    // Its groups go with it.
+    const memoryLine = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((line) => (cgroups.version === 'v2' ? /^0::/ : /[:,]memory:/).test(line)) ?? '';
+    const ownPath = memoryLine.slice(memoryLine.indexOf(':', memoryLine.indexOf(':') + 1) + 1);
+    const mount = memoryLine.startsWith('0::') ? '/sys/fs/cgroup' : '/sys/fs/cgroup/memory';
+    expect(existsSync(path.join(mount, ownPath, 'slipway', limitedId))).toBe(false);
   });
 
   it('ends at its start what an earlier agent left running that no task owns, and never a running instance', async () => {

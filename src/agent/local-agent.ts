@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createLocalDriver } from '../engine/local/local-driver.ts';
 import { LocalReverseProxy } from '../engine/local/reverse-proxy.ts';
+import { WorkloadCgroups } from '../engine/local/workload-cgroups.ts';
 import { WorkloadSandbox } from '../engine/local/workload-sandbox.ts';
 import type { WorkloadIsolation } from '../config.ts';
 import type { GitAccess } from '../git/git-access.ts';
@@ -87,9 +88,14 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Runni
   });
   if (!sandbox.confined) options.onTrouble(sandbox.describe(undefined));
   else if (sandbox.unavailable !== undefined) options.onTrouble(`workload isolation is strict, but this host cannot confine workloads (${sandbox.unavailable}): deployments of applications and jobs will fail until it can, or SLIPWAY_WORKLOAD_ISOLATION=none`);
+  const cgroups = new WorkloadCgroups();
+  if (cgroups.unavailable !== undefined) {
+    options.onTrouble(`memory limits are held by sampling and CPU is not limited: this host gives the agent no control groups (${cgroups.unavailable})`);
+  }
   const driver = createLocalDriver({
     stateDir: options.stateDir,
     sandbox,
+    cgroups,
     proxy,
     git: options.git,
     externalPostgresUrl: options.externalPostgresUrl,
@@ -116,6 +122,7 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Runni
       await agent.stop();
       if (withWorkloads) await driver.stopAll();
       else await driver.detach();
+      cgroups.tidy();
       await proxy.close();
     })());
   return { appsAddress, stop: () => stop(false), stopWithWorkloads: () => stop(true) };

@@ -1,4 +1,5 @@
 import { startCommandArgv } from './app-builder.ts';
+import type { CgroupPlacement } from './workload-cgroups.ts';
 import { findFreePort } from './free-port.ts';
 import type { InternalAddresses, InternalEndpoint } from './internal-addresses.ts';
 import type { ReadinessCheck } from './probes.ts';
@@ -35,6 +36,8 @@ export interface ApplicationInstanceSpec {
   /** Where the other services reach it (PLATFORM_APPLICATION_<NAME>_HOSTNAME and its internal ports). */
   internal?: InternalEndpoint | undefined;
   memoryLimitMb?: number;
+  /** The control groups that hold the memory limit, when the kernel holds it (workload-cgroups.ts). */
+  memoryCgroup?: CgroupPlacement;
   startTimeoutMs?: number;
   restart?: RestartPolicy | false;
   /** The service's confinement (workload-sandbox.ts), for the instance and its exec readiness checks. */
@@ -126,6 +129,7 @@ export class LocalApplications {
       port,
       readiness: spec.readiness ?? { kind: 'tcp' },
       ...(spec.memoryLimitMb === undefined ? {} : { memoryLimitMb: spec.memoryLimitMb }),
+      ...(spec.memoryCgroup === undefined ? {} : { memoryCgroup: spec.memoryCgroup }),
       ...(spec.startTimeoutMs === undefined ? {} : { startTimeoutMs: spec.startTimeoutMs }),
       ...(spec.restart === undefined ? {} : { restart: spec.restart }),
       ...(spec.confine === undefined ? {} : { confine: spec.confine }),

@@ -1,4 +1,5 @@
 import type { GitCredentials, GitProvider } from '../../git/git-access.ts';
+import type { ResourceLimits } from './workload-cgroups.ts';
 import type { ReadinessCheck } from './probes.ts';
 
 /**
@@ -199,10 +200,10 @@ export function readinessOf(settings: Record<string, unknown>): ReadinessCheck |
   return undefined;
 }
 
-/** The memory limit of a workload in MB (settings.memory), when it has a usable one. */
-export function memoryLimitOf(settings: Record<string, unknown>): number | undefined {
-  const memory = settings.memory;
-  return typeof memory === 'number' && Number.isFinite(memory) && memory > 0 ? memory : undefined;
+/** A workload's limits: settings.memory in MB and settings.cpu in millicores, where they are usable. */
+export function resourceLimitsOf(settings: Record<string, unknown>): ResourceLimits {
+  const positive = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined);
+  return { memoryMb: positive(settings.memory), cpuMillicores: positive(settings.cpu) };
 }
 
 /** A lifecycle event of a job: its command, or undefined for the job's default command (as an image's CMD). */

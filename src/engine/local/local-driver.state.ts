@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import type { LocalDatabaseEngine } from './database-servers.ts';
 import type { ReadinessCheck } from './probes.ts';
+import type { ResourceLimits } from './workload-cgroups.ts';
 
 /**
  * The local driver's record of each service it runs: `<stateDir>/services/<serviceId>.json`, written after every
@@ -20,6 +21,8 @@ export interface ApplicationRecord {
   internal?: { address: string; ports: number[] } | undefined;
   readiness: ReadinessCheck | undefined;
   memoryLimitMb: number | undefined;
+  /** Absent in records of earlier agents. */
+  cpuMillicores?: number | undefined;
 }
 
 export interface DatabaseRecord {
@@ -42,6 +45,8 @@ export interface JobRecord {
   onStop: string | undefined;
   onDelete: string | undefined;
   maxDurationSeconds: number;
+  /** Its memory and CPU limits, for every run (absent in records of earlier agents). */
+  limits?: ResourceLimits | undefined;
   /** The non-secret variables, for on_stop / on_delete runs without a spec. */
   environment: Record<string, string>;
 }

@@ -19,7 +19,7 @@ import {
   commandLine,
   ENGINE_VARIABLES,
   jobCommandsOf,
-  memoryLimitOf,
+  resourceLimitsOf,
   nonSecretEnvironment,
   parseServiceSpec,
   readinessOf,
@@ -31,6 +31,7 @@ import { baseEnvironment, ProcessSupervisor, type ProcessState } from './process
 import { requestHostname, type LocalReverseProxy } from './reverse-proxy.ts';
 import { CommandRegistry } from './command-registry.ts';
 import { runCommand } from './run-command.ts';
+import { describeLimits, type CgroupPlacement, type ResourceLimits, type WorkloadCgroups } from './workload-cgroups.ts';
 import type { WorkloadAccess, WorkloadSandbox } from './workload-sandbox.ts';
 
 /**
@@ -60,6 +61,8 @@ export interface LocalDriverOptions {
   git: GitAccess;
   /** How the workloads of applications and jobs are confined (the same for every service of this agent). */
   sandbox: WorkloadSandbox;
+  /** How their memory and CPU limits are held: control groups where this host lets the agent write them. */
+  cgroups?: WorkloadCgroups;
   /** SLIPWAY_LOCAL_POSTGRES_URL: POSTGRESQL databases become a role and a database on that server. */
   externalPostgresUrl?: string | undefined;
   /** Runtime output of deployed workloads, cron runs and crash restarts. */
@@ -129,6 +132,7 @@ function stringOf(value: unknown): string | undefined {
 
 export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const { stateDir, proxy, git, sandbox } = options;
+  const cgroups = options.cgroups;
   const trouble = options.onTrouble ?? (() => undefined);
   const cancelPollMs = options.cancelPollMs ?? 1_000;
   const records = new ServiceRecords(stateDir);
@@ -197,15 +201,25 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     return { identity, writable: [sourcesOf(serviceId), homeOf(serviceId)], readable: [filesOf(serviceId)] };
   }
 
-  function confinementSpec(serviceId: string, runtime: readonly string[] = []): { confine?: (command: readonly string[]) => string[] } {
-    const confine = confinementOf(serviceId, runtime);
+  function confinementSpec(serviceId: string, runtime: readonly string[] = [], limits?: CgroupPlacement): { confine?: (command: readonly string[]) => string[] } {
+    const confine = confinementOf(serviceId, runtime, limits);
     return confine === undefined ? {} : { confine };
   }
 
-  /** The argv transformation that runs a service's commands in its confinement. */
-  function confinementOf(serviceId: string, runtime: readonly string[] = []): ((command: readonly string[]) => string[]) | undefined {
+  /**
+   * The argv transformation that runs a service's commands in its confinement, and inside its control groups when
+   * `limits` placed it in some (joined first, so the sandbox and everything in it is counted).
+   */
+  function confinementOf(serviceId: string, runtime: readonly string[] = [], limits?: CgroupPlacement): ((command: readonly string[]) => string[]) | undefined {
     const access = accessOf(serviceId);
-    return access === undefined ? undefined : (command) => sandbox.wrap(command, { ...access, runtime });
+    const confined = access === undefined ? undefined : (command: readonly string[]) => sandbox.wrap(command, { ...access, runtime });
+    if (limits === undefined || cgroups === undefined) return confined;
+    return (command) => cgroups.joinArgv(limits, confined === undefined ? command : confined(command));
+  }
+
+  /** The service's control groups with its limits, when it has limits and this host lets the agent hold them so. */
+  function placeLimits(serviceId: string, limits: ResourceLimits): CgroupPlacement | undefined {
+    return cgroups?.place(serviceId, limits);
   }
 
   /** The environment every process of a service starts from: confined, its own home and the private /tmp. */
@@ -217,10 +231,12 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
    * Before a service's processes run: strict isolation must be possible here; the service's directories exist and
    * belong to its uid (`handOver`: what the agent just wrote for it — a checkout, file variables — with all inside).
    */
-  function prepareConfinement(session: TaskSession, serviceId: string, handOver: readonly string[] = []): void {
+  function prepareConfinement(session: TaskSession, serviceId: string, handOver: readonly string[] = [], limits: ResourceLimits = {}): void {
     sandbox.requireAvailable();
     const access = accessOf(serviceId);
     session.log('system', sandbox.describe(access?.identity));
+    const held = describeLimits(limits, placeLimits(serviceId, limits), cgroups?.unavailable ?? 'the agent holds no control groups');
+    if (held !== undefined) session.log('system', held);
     if (access !== undefined) sandbox.prepareDirectories(access, handOver);
   }
   const cronProcessOf = (serviceId: string): string => `cron-${serviceId}`;
@@ -332,9 +348,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   // ---------------------------------------------------------------- applications
 
   function applicationInstance(serviceId: string, record: ApplicationRecord, env: Record<string, string>): ApplicationInstanceSpec {
-    const confine = confinementOf(serviceId);
+    const placement = placeLimits(serviceId, { memoryMb: record.memoryLimitMb, cpuMillicores: record.cpuMillicores });
+    const confine = confinementOf(serviceId, [], placement);
     return {
       ...(confine === undefined ? {} : { confine }),
+      ...(placement?.limits.memoryMb === undefined ? {} : { memoryCgroup: placement }),
       serviceKey: serviceId,
       instanceId: record.instanceId,
       sourceDir: record.sourceDir,
@@ -349,7 +367,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
 
   async function deployApplication(session: TaskSession, spec: ServiceSpec, { env }: WorkloadEnvironment): Promise<void> {
     const previous = records.read(spec.serviceId)?.application;
-    prepareConfinement(session, spec.serviceId, [filesOf(spec.serviceId)]);
+    const limits = resourceLimitsOf(spec.settings);
+    prepareConfinement(session, spec.serviceId, [filesOf(spec.serviceId)], limits);
     const configuredStart = commandLine(spec.settings.entrypoint, spec.settings.arguments);
     let workDir: string | undefined;
     let sourceDir: string;
@@ -375,7 +394,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       hostnames: spec.hostnames,
       internal: spec.internal,
       readiness: readinessOf(spec.settings),
-      memoryLimitMb: memoryLimitOf(spec.settings),
+      memoryLimitMb: limits.memoryMb,
+      cpuMillicores: limits.cpuMillicores,
     };
     const processName = LocalApplications.processName(spec.serviceId, record.instanceId);
     owners.set(processName, spec.serviceId);
@@ -468,9 +488,9 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   // ---------------------------------------------------------------- jobs
 
   /** Runs one lifecycle command to its end; rejects when it does not exit with code 0. */
-  async function runLifecycle(serviceId: string, event: string, command: string, cwd: string, env: Record<string, string>, maxSeconds: number, log: (stream: 'stdout' | 'stderr' | 'system', line: string) => void, signal?: AbortSignal): Promise<void> {
+  async function runLifecycle(serviceId: string, limits: ResourceLimits, event: string, command: string, cwd: string, env: Record<string, string>, maxSeconds: number, log: (stream: 'stdout' | 'stderr' | 'system', line: string) => void, signal?: AbortSignal): Promise<void> {
     log('system', `${event}: $ ${command}`);
-    const confine = confinementOf(serviceId);
+    const confine = confinementOf(serviceId, [], placeLimits(serviceId, limits));
     const argv = ['/bin/sh', '-c', command];
     const result = await runCommand({
       command: confine === undefined ? argv : confine(argv),
@@ -492,7 +512,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     const commands = jobCommandsOf(spec.settings);
     if (commands.source === 'image') throw new Error(unsupportedKindMessage('JOB_IMAGE'));
     const previous = records.read(spec.serviceId)?.job;
-    prepareConfinement(session, spec.serviceId, [filesOf(spec.serviceId)]);
+    const limits = resourceLimitsOf(spec.settings);
+    prepareConfinement(session, spec.serviceId, [filesOf(spec.serviceId)], limits);
     const env = workload.env;
     let workDir: string | undefined;
     let sourceDir: string;
@@ -519,6 +540,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       onStop: commands.onStop === undefined ? undefined : (commands.onStop.command ?? defaultCommand),
       onDelete: commands.onDelete === undefined ? undefined : (commands.onDelete.command ?? defaultCommand),
       maxDurationSeconds: commands.maxDurationSeconds,
+      limits,
       environment: { ...serviceBaseEnvironment(spec.serviceId), ...nonSecretEnvironment(spec.variables, workload.mounted) },
     };
     const failed = (error: unknown): never => {
@@ -533,7 +555,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       owners.set(processName, spec.serviceId);
       deploying.set(processName, session);
       try {
-        await supervisor.start(cronRunnerProcess({ sourceDir, ...record.cron, maxDurationSeconds: record.maxDurationSeconds, env, ...confinementSpec(spec.serviceId, [cronerPackageDirectory()]) }));
+        await supervisor.start(cronRunnerProcess({ sourceDir, ...record.cron, maxDurationSeconds: record.maxDurationSeconds, env, ...confinementSpec(spec.serviceId, [cronerPackageDirectory()], placeLimits(spec.serviceId, limits)) }));
       } catch (error) {
         failed(error);
       } finally {
@@ -542,7 +564,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     } else if (commands.onStart !== undefined) {
       const onStart = commands.onStart.command ?? defaultCommand;
       try {
-        await cancellable(session, (signal) => runLifecycle(spec.serviceId, 'on_start', onStart, sourceDir, env, record.maxDurationSeconds, (stream, line) => session.log(stream, line), signal));
+        await cancellable(session, (signal) => runLifecycle(spec.serviceId, limits, 'on_start', onStart, sourceDir, env, record.maxDurationSeconds, (stream, line) => session.log(stream, line), signal));
       } catch (error) {
         failed(error);
       }
@@ -564,7 +586,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       if (session !== undefined) session.log(stream, line);
       else logs.add(record.serviceId, { at: new Date().toISOString(), stream, line });
     };
-    await runLifecycle(record.serviceId, event, command, job.sourceDir, env ?? job.environment, job.maxDurationSeconds, log);
+    await runLifecycle(record.serviceId, job.limits ?? {}, event, command, job.sourceDir, env ?? job.environment, job.maxDurationSeconds, log);
   }
 
   // ---------------------------------------------------------------- actions
@@ -626,6 +648,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       rmSync(homeOf(serviceId), { recursive: true, force: true });
       records.remove(serviceId);
       sandbox.releaseIdentity(serviceId);
+      cgroups?.release(serviceId);
     }
     session.log('system', record === undefined ? 'nothing of this service was on this host' : `${record.name} was removed from this host`);
   }
@@ -732,7 +755,13 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
         return;
       }
       owners.set(cron.processName, record.serviceId);
-      const runner = cronRunnerProcess({ sourceDir: record.job.sourceDir, ...cron, maxDurationSeconds: record.job.maxDurationSeconds, env, ...confinementSpec(record.serviceId, [cronerPackageDirectory()]) });
+      const runner = cronRunnerProcess({
+        sourceDir: record.job.sourceDir,
+        ...cron,
+        maxDurationSeconds: record.job.maxDurationSeconds,
+        env,
+        ...confinementSpec(record.serviceId, [cronerPackageDirectory()], placeLimits(record.serviceId, record.job.limits ?? {})),
+      });
       // A runner of an older agent (another script) is superseded by adopt; it starts again with the same environment.
       if ((await supervisor.adopt(runner)) === undefined) await supervisor.start(runner);
     }

@@ -69,9 +69,15 @@ export interface ProcessSpec {
    * cgroup; the restart policy then applies and the exit says why. A limit on address space (RLIMIT_AS/RLIMIT_DATA)
    * is no memory limit for today's runtimes: V8 reserves more than half a gigabyte of address space at start
    * (Node 24: ~560 MB of VmData for 40 MB resident), the Go runtime reserves arenas, so such a limit stops a small
-   * program from starting at all. A cgroup (issue 17) bounds the group exactly; this check samples it.
+   * program from starting at all. Where `memoryCgroup` is given, the kernel holds the limit instead and nothing is
+   * sampled.
    */
   memoryLimitMb?: number;
+  /**
+   * The control groups the workload joins (through `confine`) and that hold its memory limit (workload-cgroups.ts):
+   * their OOM-kill count, read when an instance ends, says whether the kernel killed it for the limit.
+   */
+  memoryCgroup?: { oomKills(): number };
 }
 
 export interface ProcessExit {
@@ -146,8 +152,10 @@ interface Instance {
   hasExited: boolean;
   child: ChildProcess | undefined;
   stopWatching: () => void;
-  /** Set when the supervisor killed the group for holding more than its memory limit. */
-  memoryExceeded?: { limitMb: number; residentMb: number };
+  /** Set when the group was killed for more than its memory limit: by the supervisor (what it held) or the kernel. */
+  memoryExceeded?: { limitMb: number; residentMb: number } | { limitMb: number; byKernel: true };
+  /** The OOM-kill count of its control groups when it started (memoryCgroup). */
+  oomKillsAtStart?: number;
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -204,6 +212,7 @@ function launchArgv(spec: ProcessSpec): readonly string[] {
 
 function describeExit(exit: Omit<ProcessExit, 'at'>, instance?: Instance): string {
   const memory = instance?.memoryExceeded;
+  if (memory !== undefined && 'byKernel' in memory) return `was killed by the kernel for going over its memory limit of ${memory.limitMb} MB`;
   if (memory !== undefined) return `was killed for holding ${memory.residentMb} MB, more than its memory limit of ${memory.limitMb} MB`;
   if (exit.signal !== null) return `was killed by ${exit.signal}`;
   if (exit.code !== null) return `exited with code ${exit.code}`;
@@ -436,6 +445,15 @@ class SupervisedProcess {
   private watchMemory(instance: Instance): void {
     const limitMb = this.spec.memoryLimitMb;
     if (limitMb === undefined) return;
+    const cgroup = this.spec.memoryCgroup;
+    if (cgroup !== undefined) {
+      // The kernel holds the limit; what it did is read when the instance ends.
+      instance.oomKillsAtStart = cgroup.oomKills();
+      void instance.exited.then(() => {
+        if (instance.memoryExceeded === undefined && cgroup.oomKills() > (instance.oomKillsAtStart ?? 0)) instance.memoryExceeded = { limitMb, byKernel: true };
+      });
+      return;
+    }
     const unwatch = this.options.memory.watch(instance.pid, (residentBytes) => {
       if (instance.hasExited || instance.memoryExceeded !== undefined || residentBytes <= limitMb * 1024 * 1024) return;
       instance.memoryExceeded = { limitMb, residentMb: Math.round(residentBytes / (1024 * 1024)) };
