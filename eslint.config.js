@@ -32,6 +32,21 @@ export default tseslint.config(
     },
   },
   {
+    // The dependency-cruiser configuration is CommonJS (the tool reads it with require).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
+  },
+  {
+    // Type-aware checks where a mistake is silent at run time: a promise nobody awaits or handles (its rejection
+    // would crash the process or vanish), a switch over a union that misses a member.
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+    },
+  },
+  {
     files: ['bin/**/*.js'],
     languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },

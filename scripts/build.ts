@@ -25,6 +25,7 @@ const BUNDLED_PACKAGES = new Set([
   'kysely',
   'yaml',
   'jose',
+  'openapi-fetch',
   'uuid',
   'fastify',
   'avvio',

@@ -10,8 +10,8 @@ import { createAuthenticator } from './http/authenticate.ts';
 import { createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { registerOpenApiDocuments, registerOpenApiGenerator } from './http/openapi.ts';
-import { installAudit } from './http/audit.ts';
-import { installIdempotency } from './http/idempotency.ts';
+import { installAudit, organizationEventsSweepSchedule } from './http/audit.ts';
+import { idempotencySweepSchedule, installIdempotency } from './http/idempotency.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { installSecurity, requireAccessDeclarations } from './http/security.ts';
 import { createHttpServer } from './http/server.ts';
@@ -23,6 +23,7 @@ import { createSecretBox, loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/se
 import type { Mailer } from './mail/mailer.ts';
 import { createOutboxMailer } from './mail/outbox-mailer.ts';
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
+import { createJobSchedules } from './jobs/job-schedules.ts';
 import { createJobWorker, type JobWorkerOptions } from './jobs/job-worker.ts';
 import {
   createLocalClusterDriver,
@@ -34,8 +35,8 @@ import { registerClusterRoutes } from './modules/clusters/clusters.routes.ts';
 import { CLUSTER_ACTION_JOB, createClustersService } from './modules/clusters/clusters.service.ts';
 import { registerBillingRoutes } from './modules/billing/billing.routes.ts';
 import { createSignedLinks } from './modules/billing/billing.links.ts';
-import { installBillingSchedule } from './modules/billing/billing.schedule.ts';
-import { DEFAULT_DOMAIN_RECHECK_INTERVAL_MS, installCustomDomainRechecks } from './modules/custom-domains/custom-domains.schedule.ts';
+import { billingSchedule } from './modules/billing/billing.schedule.ts';
+import { customDomainRecheckSchedule, DEFAULT_DOMAIN_RECHECK_INTERVAL_MS } from './modules/custom-domains/custom-domains.schedule.ts';
 import { createBillingService, NO_PAYMENT_PROVIDER } from './modules/billing/billing.service.ts';
 import { auditLogRetentionDays, PLANS } from './modules/billing/billing.plans.ts';
 import { registerAnnotationsGroupRoutes } from './modules/annotations-groups/annotations-groups.routes.ts';
@@ -134,7 +135,7 @@ export interface AppDeps {
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
     Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>>;
   database: Database;
-  /** Background work: the in-process worker (on unless `run` is false) and its timings. */
+  /** Background work: the in-process worker (on unless `run` is false; scheduled work runs only with it) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
   /** How long a self-managed cluster's deploy waits for its operator's READY report, and how often it looks. */
   clusterOperator?: { readyTimeoutMs?: number; recheckMs?: number };
@@ -574,9 +575,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
 
   const perMinute = deps.config.rateLimitPerMinute ?? 0;
   if (perMinute > 0) await installRateLimit(app, perMinute);
-  await installIdempotency(app, services.idempotency, deriveKey(secretKey, 'slipway/idempotency-fingerprints/v1'));
-  installBillingSchedule(app, billing);
-  installCustomDomainRechecks(app, customDomains, deps.customDomains?.recheckIntervalMs ?? DEFAULT_DOMAIN_RECHECK_INTERVAL_MS);
+  installIdempotency(app, services.idempotency, deriveKey(secretKey, 'slipway/idempotency-fingerprints/v1'));
   // After idempotency's hooks: a replay is no new write, and a claim commits before the request's event takes part.
   const organizationEvents = createOrganizationEventsService({
     db: deps.database.db,
@@ -589,6 +588,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     maxRetentionDays: Math.max(...PLANS.map((plan) => plan.auditLogsRetentionDays)),
   });
   installAudit(app, { ...organizationEvents, placementOf });
+  // Periodic work runs once per installation as jobs (src/jobs/job-schedules.ts), in the processes running a worker.
+  const schedules = createJobSchedules({
+    db: deps.database.db,
+    clock,
+    schedules: [
+      billingSchedule(billing),
+      customDomainRecheckSchedule(customDomains, deps.customDomains?.recheckIntervalMs ?? DEFAULT_DOMAIN_RECHECK_INTERVAL_MS),
+      organizationEventsSweepSchedule(organizationEvents),
+      idempotencySweepSchedule(services.idempotency),
+    ],
+  });
 
   const clusterOperatorTimings = deps.clusterOperator ?? {};
   const dispatchToAgent = (handler: Pick<AgentDispatchDeps, 'locate' | 'ready'>) =>
@@ -686,6 +696,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           },
         }),
       ],
+      ...schedules.handlers,
       [
         SERVICE_ACTION_JOB,
         dispatchToAgent({
@@ -779,7 +790,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   // Stopping the agent leaves its workloads running: the next start of the server takes them over.
   app.addHook('onClose', async () => localAgent?.stop());
   await app.ready();
-  if (runWorker) worker.start();
+  if (runWorker) {
+    await schedules.ensure();
+    worker.start();
+  }
   if (deps.config.localAgent === true) {
     // This process is the LOCAL clusters' only agent (docs/agent-protocol.md): what it held before a crash resumes now.
     await agents.releaseLeases(await clusters.listLocalClusterIds());

@@ -1,7 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { createAgentClient, enrollAgent, type AgentTask } from '../src/agent/agent.client.ts';
-import { startAgent, type AgentDriver, type RunningAgent } from '../src/agent/agent.runtime.ts';
+import { createAgentClient, enrollAgent } from '../src/agent/agent.client.ts';
+import type { AgentTask } from '../src/protocol/agent-protocol.ts';
+import { Value } from 'typebox/value';
+import { startAgent, type RunningAgent } from '../src/agent/agent.runtime.ts';
+import type { AgentDriver } from '../src/protocol/agent-driver.ts';
+import { ServiceDeploymentSpec } from '../src/protocol/agent-protocol.ts';
 import { expireAgentTaskLeases } from '../src/modules/agents/agents.repo.ts';
 import { clusterWithEnrollmentToken } from './support/agent-cluster.ts';
 import { expectErrorBody } from './support/error-body.ts';
@@ -9,8 +13,9 @@ import { describeEachDatabase, uniqueName, type TestUser } from './support/test-
 
 /**
  * The agent protocol end to end on a listening server: a real agent runtime (src/agent/) enrolls with the cluster's
- * one-time token, heartbeats, leases an environment's deploy by long-poll and drives it to DEPLOYED through a
- * scripted driver (a test double standing for the local driver of issue 9, which does the real work there).
+ * one-time token, heartbeats, leases an environment's deploy by long-poll and drives it to DEPLOYED — its database's
+ * deploy through a scripted driver (a test double standing for a real driver, which the local driver's suites
+ * exercise), the environment's own task by the runtime alone.
  */
 
 interface EnvironmentStatus {
@@ -18,21 +23,28 @@ interface EnvironmentStatus {
   message?: string | null;
 }
 
-/** A driver that reports the phases a real one would, with log lines, or fails when told to. */
-function scriptedDriver(script: { failWith?: string } = {}): AgentDriver & { performed: AgentTask[] } {
+/** A driver that runs databases as a real one would, with log lines and a build phase, or fails when told to. */
+function scriptedDriver(script: { failWith?: string } = {}): AgentDriver & { performed: AgentTask[]; specs: ServiceDeploymentSpec[] } {
   const performed: AgentTask[] = [];
+  const specs: ServiceDeploymentSpec[] = [];
+  const refuse = async () => {
+    throw new Error('the scripted driver only deploys');
+  };
   return {
     name: 'scripted',
+    serviceKinds: ['DATABASE'],
     performed,
-    async perform(session) {
+    specs,
+    async deploy(session, spec) {
       performed.push(session.task);
-      await session.report('take', 'starting');
+      specs.push(spec);
       session.log('stdout', `building ${session.task.subject_id}`);
       session.log('stderr', 'a warning');
       if (script.failWith !== undefined) throw new Error(script.failWith);
-      await session.report('built');
-      await session.report('succeed', 'all services answer');
+      await session.built();
     },
+    stop: refuse,
+    teardown: refuse,
   };
 }
 
@@ -54,8 +66,8 @@ describeEachDatabase(
       return clusterWithEnrollmentToken(ctx(), organizationId, owner);
     }
 
-    /** An organization with an enrolled cluster and an environment on it. */
-    async function world() {
+    /** An organization with an enrolled cluster and an environment on it (and a database in it, for a driver to run). */
+    async function world(options: { withDatabase?: boolean } = {}) {
       const url = await listen();
       const { owner, organizationId } = await ctx().signUpWithOrganization();
       const { clusterId, enrollmentToken } = await clusterWithEnrollment(organizationId, owner);
@@ -68,15 +80,28 @@ describeEachDatabase(
         payload: { name: uniqueName('env'), cluster: clusterId, mode: 'STAGING' },
       });
       expect(environment.statusCode, environment.body).toBe(201);
+      const environmentId = environment.json<{ id: string }>().id;
+      const databaseId = options.withDatabase === true ? await addDatabase(owner, environmentId) : undefined;
       return {
         owner,
+        databaseId,
         organizationId,
         clusterId,
         credential,
         projectId,
-        environmentId: environment.json<{ id: string }>().id,
+        environmentId,
         client: createAgentClient({ controlPlaneUrl: url, credential, retryBaseMs: 20 }),
       };
+    }
+
+    async function addDatabase(owner: TestUser, environmentId: string): Promise<string> {
+      const database = await ctx().call(owner.auth, {
+        method: 'POST',
+        url: `/environment/${environmentId}/database`,
+        payload: { name: 'orders', type: 'POSTGRESQL', version: '16', mode: 'CONTAINER' },
+      });
+      expect(database.statusCode, database.body).toBe(201);
+      return database.json<{ id: string }>().id;
     }
 
     async function environmentStatus(auth: string, environmentId: string): Promise<EnvironmentStatus> {
@@ -110,7 +135,7 @@ describeEachDatabase(
     }
 
     it('enrolls, heartbeats and drives a queued deploy to DEPLOYED; the job that dispatched it finishes', async () => {
-      const { owner, organizationId, clusterId, environmentId, client } = await world();
+      const { owner, organizationId, clusterId, environmentId, databaseId, client } = await world({ withDatabase: true });
       const before = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${clusterId}/agent` });
       expect(before.json()).toMatchObject({ connected: false, reachable: false, open_tasks: 0 });
 
@@ -124,8 +149,12 @@ describeEachDatabase(
       running.push(agent);
       const deployed = await eventually(() => environmentStatus(owner.auth, environmentId), (status) => status.state === 'DEPLOYED', 'DEPLOYED');
       expect(deployed.state).toBe('DEPLOYED');
+      // The driver ran the database; the environment's own task needed none (the runtime took, built and settled it).
       expect(driver.performed).toHaveLength(1);
-      expect(driver.performed[0]).toMatchObject({ subject_type: 'ENVIRONMENT', subject_id: environmentId, action: 'deploy', attempt: 1 });
+      expect(driver.performed[0]).toMatchObject({ subject_type: 'SERVICE', subject_id: databaseId, action: 'deploy', attempt: 1 });
+      // What the control plane produced is what the protocol's schema, which every driver parses with, says.
+      expect(Value.Errors(ServiceDeploymentSpec, driver.specs[0])).toEqual([]);
+      expect(driver.specs[0]).toMatchObject({ service: { id: databaseId, kind: 'DATABASE', name: 'orders' }, database: { type: 'POSTGRESQL', database_name: expect.any(String) } });
 
       const task = await ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', environmentId).executeTakeFirstOrThrow();
       expect(task).toMatchObject({ status: 'DONE', outcome: 'SUCCEEDED', last_report_seq: 3 });
@@ -144,25 +173,27 @@ describeEachDatabase(
     });
 
     it('runs the tasks it holds side by side, up to its concurrency', async () => {
-      const { owner, clusterId, projectId, environmentId, client } = await world();
+      const { owner, clusterId, projectId, environmentId, client } = await world({ withDatabase: true });
       const environmentIds = [environmentId];
       for (const name of [uniqueName('env'), uniqueName('env')]) {
         const more = await ctx().call(owner.auth, { method: 'POST', url: `/project/${projectId}/environment`, payload: { name, cluster: clusterId, mode: 'STAGING' } });
-        environmentIds.push(more.json<{ id: string }>().id);
+        const moreId = more.json<{ id: string }>().id;
+        environmentIds.push(moreId);
+        await addDatabase(owner, moreId);
       }
       for (const id of environmentIds) await deploy(owner.auth, id);
       for (const id of environmentIds) await dispatched(id);
 
-      // Each task holds until a second one runs beside it (or 3 s pass): serially, none would ever see another.
+      // Each database's deploy holds until a second one runs beside it (or 3 s pass): serially, none would ever see another.
       let inFlight = 0;
       let most = 0;
       const release: Array<() => void> = [];
       const driver: AgentDriver = {
+        ...scriptedDriver(),
         name: 'gated',
-        async perform(session) {
+        async deploy(session) {
           inFlight += 1;
           most = Math.max(most, inFlight);
-          await session.report('take');
           if (inFlight >= 2) for (const open of release.splice(0)) open();
           else {
             await new Promise<void>((resolve) => {
@@ -170,8 +201,7 @@ describeEachDatabase(
               setTimeout(resolve, 3_000);
             });
           }
-          await session.report('built');
-          await session.report('succeed');
+          await session.built();
           inFlight -= 1;
         },
       };
@@ -183,13 +213,16 @@ describeEachDatabase(
     });
 
     it('reports a driver failure as the action failing, with its reason', async () => {
-      const { owner, environmentId, client } = await world();
+      const { owner, environmentId, databaseId, client } = await world({ withDatabase: true });
       await deploy(owner.auth, environmentId);
       const agent = startAgent({ client, driver: scriptedDriver({ failWith: 'npm run build exited with 1' }), version: '1.0.0-test', pollWaitSeconds: 1 });
       running.push(agent);
-      const failed = await eventually(() => environmentStatus(owner.auth, environmentId), (status) => status.state.endsWith('_ERROR'), 'an error state');
+      const databaseStatus = async () => (await ctx().call(owner.auth, { method: 'GET', url: `/database/${databaseId ?? ''}/status` })).json<EnvironmentStatus>();
+      // It failed before its build phase ended: a build error, saying why.
+      const failed = await eventually(databaseStatus, (status) => status.state.endsWith('_ERROR'), 'an error state');
       expect(failed.state).toBe('BUILD_ERROR');
-      const task = await ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', environmentId).executeTakeFirstOrThrow();
+      expect(failed.message).toContain('npm run build exited with 1');
+      const task = await ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', databaseId ?? '').executeTakeFirstOrThrow();
       expect(task.outcome).toBe('FAILED');
       await agent.stop();
     });

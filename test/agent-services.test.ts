@@ -1,6 +1,16 @@
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { createAgentClient, ControlPlaneRefusal, type AgentClient, type AgentTask } from '../src/agent/agent.client.ts';
+import { createAgentClient, type AgentClient } from '../src/agent/agent.client.ts';
+import { Value } from 'typebox/value';
+import {
+  AgentTaskSpec,
+  EnvironmentTaskPayload,
+  parseProtocol,
+  ServiceDeploymentSpec,
+  ServiceTaskPayload,
+  ControlPlaneRefusal,
+  type AgentTask,
+} from '../src/protocol/agent-protocol.ts';
 import { enrolledCluster } from './support/agent-cluster.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
@@ -12,17 +22,6 @@ import { describeEachDatabase, uniqueName, type TestUser } from './support/test-
  * a public port), the runtime output of a deployed workload, the teardown of a deleted service, and rebootServices
  * restarting only the services it names.
  */
-
-interface SpecAnswer {
-  spec: {
-    service: { id: string; kind: string; name: string };
-    variables: Array<{ key: string; value: string; secret: boolean }>;
-    environment: { id: string; name: string; mode: string };
-    git: { url: string; branch: string; commit_id: string | null; root_path: string; credentials: { provider: string; token: string } | null } | null;
-    database: { type: string; username: string; password: string; database_name: string; host: string; port: number; shared: boolean } | null;
-    routing: { hostnames: string[]; internal: { address: string; ports: number[] } | null };
-  };
-}
 
 const GIT_TOKEN_VALUE = 'ghp_AgentReadsThisToken0123456789';
 
@@ -158,10 +157,20 @@ describeEachDatabase('services through the agent', (ctx) => {
 
     // A redeploy of the environment redeploys every deployed service; read the specs while their leases are live.
     expect((await post(w.owner.auth, `/environment/${w.environmentId}/redeploy`)).statusCode).toBe(202);
-    const specs = new Map<string, SpecAnswer['spec']>();
+    const specs = new Map<string, ServiceDeploymentSpec>();
     const again = (
       await leaseTasks(w, 4, async (task) => {
-        if (task.subject_type === 'SERVICE') specs.set(task.subject_id, ((await w.client.getTaskSpec(task.id, task.lease_id)) as unknown as SpecAnswer).spec);
+        // Each task's payload, and each spec exactly as it crosses the wire, is what the protocol's schemas say: what
+        // the control plane produces is what every driver parses (the agent's client checks it with the same schema).
+        expect(Value.Errors(task.subject_type === 'SERVICE' ? ServiceTaskPayload : EnvironmentTaskPayload, task.payload)).toEqual([]);
+        if (task.subject_type === 'SERVICE') {
+          const raw = await ctx().call(`Bearer ${w.credential}`, { method: 'GET', url: `/operator/v1/tasks/${task.id}/spec?lease_id=${task.lease_id}` });
+          expect(raw.statusCode, raw.body).toBe(200);
+          const answer = raw.json<{ spec: unknown }>();
+          expect(Value.Errors(AgentTaskSpec, answer)).toEqual([]);
+          expect(await w.client.getTaskSpec(task.id, task.lease_id)).toEqual(answer);
+          specs.set(task.subject_id, parseProtocol(ServiceDeploymentSpec, answer.spec, 'spec'));
+        }
         await settle(w, task, ['take', 'built', 'succeed']);
       })
     ).filter((task) => task.subject_type === 'SERVICE');
@@ -170,7 +179,7 @@ describeEachDatabase('services through the agent', (ctx) => {
       [w.webId, 'redeploy'],
       [w.workerId, 'redeploy'],
     ]);
-    const [database, web, worker] = [specs.get(w.databaseId), specs.get(w.webId), specs.get(w.workerId)] as [SpecAnswer['spec'], SpecAnswer['spec'], SpecAnswer['spec']];
+    const [database, web, worker] = [specs.get(w.databaseId), specs.get(w.webId), specs.get(w.workerId)] as [ServiceDeploymentSpec, ServiceDeploymentSpec, ServiceDeploymentSpec];
 
     expect(web.environment).toEqual({ id: w.environmentId, name: w.environmentName, mode: 'STAGING' });
     expect(web.git).toEqual({ url: 'https://github.com/acme/web', branch: 'release', commit_id: null, root_path: '/', credentials: { provider: 'GITHUB', token: GIT_TOKEN_VALUE } });

@@ -182,8 +182,9 @@ describeEachDatabase('billing', (ctx) => {
     const startupCost = await call(startup.owner.auth, { method: 'GET', url: `/organization/${startup.organizationId}/currentCost` });
     expect(startupCost.json()).toMatchObject({ plan: 'STARTUP', remaining_trial_day: 10, cost: { total_in_cents: 6820, total: 68.2, currency_code: 'USD' } });
 
-    // The month ends. A replica starting now runs the scheduled billing at once and invoices the month that ended;
-    // later runs (its timer, another replica, the CLI) find the invoices there.
+    // The month ends. The installation's hourly billing run (a scheduled job) is long due by the moved clock: a worker
+    // takes it at once, the app's or that of a replica starting now (which schedules no run of its own), and invoices
+    // the month that ended; later runs (the next scheduled one, the CLI) find the invoices there.
     const next = moveToNextMonth(clock);
     expect(next).not.toBe(month);
     const replica = await buildApp({

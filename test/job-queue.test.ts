@@ -9,8 +9,10 @@ import { migrateToLatest } from '../src/db/db.migrate.ts';
 import {
   claimNextJob,
   completeJob,
+  completeJobWithNext,
   deferJob,
   enqueueJob,
+  enqueueJobUnlessPending,
   failJobRun,
   findJob,
   heartbeatJob,
@@ -119,6 +121,30 @@ for (const dialect of TEST_DIALECTS) {
       expect(run3?.attempt).toBe(2);
       expect(await failJobRun(database.db, clock, id, 'w', 'boom again', undefined)).toBe(true);
       expect(await findJob(database.db, id)).toMatchObject({ status: 'FAILED', attempts: 2, last_error: 'boom again' });
+    });
+
+    it('completes a job and enqueues its follow-up in one transaction: both, or neither', async () => {
+      const kind = `k.next.${newId()}`;
+      const serialKey = `schedule:test-${newId()}`;
+      const id = await enqueueJob(database.db, clock, { kind, payload: {} });
+      await claimNextJob(database.db, database.dialect, clock, 'w1', [kind]);
+      const next = { kind: `${kind}.next`, payload: { n: 2 }, serialKey };
+      // Not this worker's job (it was recovered and taken by another): nothing happens.
+      expect(await completeJobWithNext(database.db, clock, id, 'w2', next)).toBe(false);
+      expect(await database.db.selectFrom('jobs').select('id').where('serial_key', '=', serialKey).execute()).toEqual([]);
+      expect((await findJob(database.db, id))?.status).toBe('RUNNING');
+      // A follow-up that cannot be enqueued (its schedule has a run pending already) leaves the job unfinished.
+      const pending = await enqueueJobUnlessPending(database.db, clock, { kind: `${kind}.next`, payload: {}, serialKey });
+      expect(pending).toBeDefined();
+      await expect(completeJobWithNext(database.db, clock, id, 'w1', next)).rejects.toThrow();
+      expect((await findJob(database.db, id))?.status).toBe('RUNNING');
+      await database.db.updateTable('jobs').set({ status: 'CANCELLED' }).where('id', '=', pending ?? '').execute();
+      expect(await completeJobWithNext(database.db, clock, id, 'w1', next)).toBe(true);
+      expect((await findJob(database.db, id))?.status).toBe('SUCCEEDED');
+      const followUps = await database.db.selectFrom('jobs').select(['kind', 'status', 'payload']).where('serial_key', '=', serialKey).where('status', '=', 'QUEUED').execute();
+      expect(followUps.map((row) => [row.kind, row.status, typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload])).toEqual([
+        [`${kind}.next`, 'QUEUED', { n: 2 }],
+      ]);
     });
 
     it('returns a dead worker\'s job to the queue; the dead worker can no longer heartbeat or complete it', async () => {

@@ -9,10 +9,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AgentTask } from '../src/agent/agent.client.ts';
-import type { TaskSession } from '../src/agent/agent.runtime.ts';
+import type { AgentTask } from '../src/protocol/agent-protocol.ts';
+import { carryOutTask } from '../src/agent/agent.runtime.ts';
+import type { AgentDriver, TaskSession } from '../src/protocol/agent-driver.ts';
+import { parseProtocol, ServiceDeploymentSpec } from '../src/protocol/agent-protocol.ts';
 import { noLocalEngineMessage } from '../src/engine/local/database-engines.ts';
-import { findFreePort } from '../src/engine/local/free-port.ts';
+import { findFreePort } from '../src/lib/free-port.ts';
 import { createLocalDriver, unsupportedKindMessage, type LocalDriver } from '../src/engine/local/local-driver.ts';
 import type { WorkloadLogLine } from '../src/engine/local/local-driver.logs.ts';
 import { tcpProbe } from '../src/engine/local/probes.ts';
@@ -102,7 +104,7 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
-/** What the driver reports and logs for one task: the agent runtime's session, recorded. */
+/** What one task reports and logs, carried out as the agent runtime does (carryOutTask), recorded. */
 class TaskSessionHarness implements TaskSession {
   readonly reports: Array<{ event: string; message: string | undefined }> = [];
   readonly lines: Array<{ stream: string; line: string }> = [];
@@ -131,9 +133,15 @@ class TaskSessionHarness implements TaskSession {
     return this.cancel;
   }
 
-  async spec(): Promise<Record<string, unknown>> {
+  async built(): Promise<boolean> {
+    if (this.task.action === 'restart') return true;
+    return (await this.report('built')).subjectStatus !== 'CANCELING';
+  }
+
+  /** As the agent's client answers it: checked against the protocol's schema. */
+  async spec(): Promise<ServiceDeploymentSpec> {
     if (this.specification === undefined) throw new Error('404: a deleted service has no spec');
-    return this.specification;
+    return parseProtocol(ServiceDeploymentSpec, this.specification, 'task spec');
   }
 
   events(): string[] {
@@ -238,13 +246,19 @@ afterAll(async () => {
 });
 
 function task(serviceId: string, action: string, serviceType: string, subjectType: AgentTask['subject_type'] = 'SERVICE'): AgentTask {
+  const deploymentId = randomUUID();
+  const payloads: Record<AgentTask['subject_type'], Record<string, unknown>> = {
+    SERVICE: { service_id: serviceId, service_type: serviceType, environment_id: environmentId, deployment_id: deploymentId, action },
+    SERVICE_TEARDOWN: { service_id: serviceId, service_type: serviceType, environment_id: environmentId, name: serviceType.toLowerCase() },
+    ENVIRONMENT: { environment_id: serviceId, action },
+  };
   return {
     id: randomUUID(),
     subject_type: subjectType,
     subject_id: serviceId,
-    deployment_id: randomUUID(),
+    deployment_id: deploymentId,
     action,
-    payload: { service_id: serviceId, service_type: serviceType, environment_id: environmentId, action },
+    payload: payloads[subjectType],
     lease_id: randomUUID(),
     lease_expires_at: new Date(Date.now() + 60_000).toISOString(),
     attempt: 1,
@@ -254,10 +268,15 @@ function task(serviceId: string, action: string, serviceType: string, subjectTyp
   };
 }
 
+/** Carries one task out with a driver as the agent runtime does: take, the driver's work, the outcome. */
+function carryOut(withDriver: AgentDriver, session: TaskSessionHarness): Promise<void> {
+  return carryOutTask(withDriver, session, (event, message) => session.report(event, message));
+}
+
 async function perform(agentTask: AgentTask, spec: Record<string, unknown> | undefined, beforeStart?: (session: TaskSessionHarness) => void): Promise<TaskSessionHarness> {
   const session = new TaskSessionHarness(agentTask, spec);
   beforeStart?.(session);
-  await driver.perform(session);
+  await carryOut(driver, session);
   return session;
 }
 
@@ -273,7 +292,7 @@ function serviceSpec(serviceId: string, kind: string, name: string, settings: Re
     environment: { id: environmentId, name: 'prod', mode: 'PRODUCTION' },
     git: null,
     database: null,
-    routing: { hostnames: [] },
+    routing: { hostnames: [], internal: null },
     ...extra,
   };
 }
@@ -290,7 +309,7 @@ function webSpec(commitId: string | null, branch = 'main'): Record<string, unkno
     arguments: [],
     healthchecks: { readiness_probe: { type: { kind: 'http', port: 8080, path: '/health', scheme: 'HTTP' }, initial_delay_seconds: 0, period_seconds: 10, timeout_seconds: 5, success_threshold: 1, failure_threshold: 3 }, liveness_probe: null },
   };
-  return serviceSpec(webId, 'APPLICATION', 'web', settings, { git_commit_id: commitId, git: gitSource(commitId, branch), routing: { hostnames: [HOSTNAME] } });
+  return serviceSpec(webId, 'APPLICATION', 'web', settings, { git_commit_id: commitId, git: gitSource(commitId, branch), routing: { hostnames: [HOSTNAME], internal: null } });
 }
 
 /** GET through the proxy with a Host header (fetch cannot set one). */
@@ -408,7 +427,7 @@ describe('local driver: applications', () => {
     const crashingId = randomUUID();
     const crashingHost = 'crashing-prod.apps.test';
     const spec = webSpec(commits.two);
-    Object.assign(spec, { routing: { hostnames: [crashingHost] } });
+    Object.assign(spec, { routing: { hostnames: [crashingHost], internal: null } });
     Object.assign(spec.service as Record<string, unknown>, { id: crashingId, name: 'crashing' });
     Object.assign((spec.service as { settings: Record<string, unknown> }).settings, { entrypoint: 'node', arguments: ['server.js'] });
     const session = await perform(task(crashingId, 'deploy', 'APPLICATION'), spec);
@@ -434,7 +453,7 @@ describe('local driver: applications', () => {
     const reader = "require('http').createServer((q, s) => s.end(q.url === '/health' ? 'ok' : require('fs').readFileSync(process.env.APP_CONFIG, 'utf8'))).listen(Number(process.env.PORT), '127.0.0.1')";
     const specWith = (variables: Array<{ key: string; value: string; mount_path: string }>): Record<string, unknown> => {
       const spec = webSpec(commits.two);
-      Object.assign(spec, { routing: { hostnames: [filesHost] }, variables: [...(spec.variables as unknown[]), ...variables.map((variable) => ({ ...variable, scope: 'SERVICE', secret: true }))] });
+      Object.assign(spec, { routing: { hostnames: [filesHost], internal: null }, variables: [...(spec.variables as unknown[]), ...variables.map((variable) => ({ ...variable, scope: 'SERVICE', secret: true }))] });
       Object.assign(spec.service as Record<string, unknown>, { id: filesId, name: 'files' });
       Object.assign((spec.service as { settings: Record<string, unknown> }).settings, { entrypoint: 'node', arguments: ['-e', reader] });
       return spec;
@@ -640,7 +659,7 @@ describe('local driver: workload isolation', () => {
       const spec = serviceSpec(probeId, 'APPLICATION', 'probe', { entrypoint: null, arguments: [] }, {
         git_commit_id: commits.probe,
         git: gitSource(commits.probe, 'probe'),
-        routing: { hostnames: [hostname] },
+        routing: { hostnames: [hostname], internal: null },
         variables: [{ key: 'PROBE_TARGETS', value: JSON.stringify(targets), mount_path: null, scope: 'SERVICE', secret: false }],
       });
       const session = await perform(task(probeId, 'deploy', 'APPLICATION'), spec);
@@ -677,7 +696,7 @@ describe('local driver: workload isolation', () => {
     const spec = serviceSpec(limitedId, 'APPLICATION', 'limited', { entrypoint: null, arguments: [], memory: 128, cpu: 100 }, {
       git_commit_id: commits.limits,
       git: gitSource(commits.limits, 'limits'),
-      routing: { hostnames: [hostname] },
+      routing: { hostnames: [hostname], internal: null },
     });
     try {
       const session = await perform(task(limitedId, 'deploy', 'APPLICATION'), spec);
@@ -714,18 +733,18 @@ describe('local driver: workload isolation', () => {
   it('ends at its start what an earlier agent left running that no task owns, and never a running instance', async () => {
     const slowId = randomUUID();
     const spec = webSpec(commits.slow, 'slow');
-    Object.assign(spec, { routing: { hostnames: ['slow-prod.apps.test'] } });
+    Object.assign(spec, { routing: { hostnames: ['slow-prod.apps.test'], internal: null } });
     Object.assign(spec.service as Record<string, unknown>, { id: slowId, name: 'slow' });
     // A running instance, which the next agent must take over, not end.
     const keeperId = randomUUID();
     const keeperSpec = webSpec(commits.one);
-    Object.assign(keeperSpec, { routing: { hostnames: ['keeper-prod.apps.test'] } });
+    Object.assign(keeperSpec, { routing: { hostnames: ['keeper-prod.apps.test'], internal: null } });
     Object.assign(keeperSpec.service as Record<string, unknown>, { id: keeperId, name: 'keeper' });
     expect((await perform(task(keeperId, 'deploy', 'APPLICATION'), keeperSpec)).events()).toEqual(['take', 'built', 'succeed']);
     const keeper = JSON.parse(await answerOf('keeper-prod.apps.test')) as { instance: string };
     // An agent whose build runs (sleep 60), and which then "dies": nothing of it ends the build.
     const session = new TaskSessionHarness(task(slowId, 'deploy', 'APPLICATION'), spec);
-    const interrupted = driver.perform(session);
+    const interrupted = carryOut(driver, session);
     for (let waited = 0; !session.text().includes('$ npm run build') && waited < 20_000; waited += 50) await sleep(50);
     const recorded = await readdir(path.join(stateDir, 'commands'));
     expect(recorded).toHaveLength(1);
@@ -750,11 +769,11 @@ describe('local driver: workload isolation', () => {
     const unconfined = createLocalDriver({ stateDir: unconfinedState, sandbox, proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), workloadLogs: async () => undefined });
     const serviceId = randomUUID();
     const spec = webSpec(commits.one);
-    Object.assign(spec, { routing: { hostnames: ['unconfined-prod.apps.test'] } });
+    Object.assign(spec, { routing: { hostnames: ['unconfined-prod.apps.test'], internal: null } });
     Object.assign(spec.service as Record<string, unknown>, { id: serviceId, name: 'unconfined' });
     const session = new TaskSessionHarness(task(serviceId, 'deploy', 'APPLICATION'), spec);
     try {
-      await unconfined.perform(session);
+      await carryOut(unconfined, session);
       expect(session.events()).toEqual(['take', 'built', 'succeed']);
       expect(session.text()).toContain('workload isolation: none');
       const body = JSON.parse(await answerOf('unconfined-prod.apps.test')) as { uid: number };
@@ -769,11 +788,11 @@ describe('local driver: workload isolation', () => {
     const refusing = createLocalDriver({ stateDir: impossibleState, sandbox: impossible, proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), workloadLogs: async () => undefined });
     const refusedId = randomUUID();
     const refusedSpec = webSpec(commits.one);
-    Object.assign(refusedSpec, { routing: { hostnames: ['refused-prod.apps.test'] } });
+    Object.assign(refusedSpec, { routing: { hostnames: ['refused-prod.apps.test'], internal: null } });
     Object.assign(refusedSpec.service as Record<string, unknown>, { id: refusedId, name: 'refused' });
     const refused = new TaskSessionHarness(task(refusedId, 'deploy', 'APPLICATION'), refusedSpec);
     try {
-      await refusing.perform(refused);
+      await carryOut(refusing, refused);
       expect(refused.events()).toEqual(['take', 'fail']);
       expect(refused.reports.at(-1)?.message).toMatch(/workload isolation is strict, but this host cannot confine workloads: .*SLIPWAY_WORKLOAD_ISOLATION=none/);
       expect((await get('refused-prod.apps.test')).status).toBe(404);
@@ -791,7 +810,7 @@ describe('local driver: databases', () => {
   it('starts PostgreSQL on the given port with the given credentials, and destroys it on delete', async () => {
     const port = await findFreePort();
     const spec = serviceSpec(databaseId, 'DATABASE', 'db', { memory: 512 }, {
-      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: 'appdata', host: '127.0.0.1', port },
+      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: 'appdata', host: '127.0.0.1', port, shared: false },
     });
     const session = await perform(task(databaseId, 'deploy', 'DATABASE'), spec);
     expect(session.reports.at(-1)).toEqual({ event: 'succeed', message: undefined });
@@ -821,7 +840,7 @@ describe('local driver: databases', () => {
   it('fails a MONGODB database with the reason', async () => {
     const mongoId = randomUUID();
     const spec = serviceSpec(mongoId, 'DATABASE', 'documents', {}, {
-      database: { type: 'MONGODB', version: '7', ...credentials, database_name: 'documents', host: '127.0.0.1', port: 27_017 },
+      database: { type: 'MONGODB', version: '7', ...credentials, database_name: 'documents', host: '127.0.0.1', port: 27_017, shared: false },
     });
     const session = await perform(task(mongoId, 'deploy', 'DATABASE'), spec);
     expect(session.reports.at(-1)).toEqual({ event: 'fail', message: noLocalEngineMessage('MONGODB') });
@@ -841,10 +860,10 @@ describe.skipIf(SHARED_POSTGRES_URL === undefined || SHARED_POSTGRES_URL === '')
     const credentials = { username: `slw_driver_${suffix}`, password: 'Shared-Driver-Password-1' };
     const admin = new URL(adminUrl);
     const spec = serviceSpec(serviceId, 'DATABASE', 'shared', {}, {
-      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: `slw_driver_db_${suffix}`, host: admin.hostname, port: Number(admin.port || 5432) },
+      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: `slw_driver_db_${suffix}`, host: admin.hostname, port: Number(admin.port || 5432), shared: true },
     });
     const deployed = new TaskSessionHarness(task(serviceId, 'deploy', 'DATABASE'), spec);
-    await shared.perform(deployed);
+    await carryOut(shared, deployed);
     expect(deployed.events()).toEqual(['take', 'built', 'succeed']);
     const client = new pg.Client({ host: admin.hostname, port: Number(admin.port || 5432), user: credentials.username, password: credentials.password, database: `slw_driver_db_${suffix}` });
     await client.connect();
@@ -852,7 +871,7 @@ describe.skipIf(SHARED_POSTGRES_URL === undefined || SHARED_POSTGRES_URL === '')
     await client.end();
 
     const deleted = new TaskSessionHarness(task(serviceId, 'delete', 'DATABASE', 'SERVICE_TEARDOWN'), undefined);
-    await shared.perform(deleted);
+    await carryOut(shared, deleted);
     expect(deleted.events()).toEqual(['take', 'succeed']);
     const adminClient = new pg.Client({ connectionString: adminUrl });
     await adminClient.connect();

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BuildError, planBuild, runBuild, startCommandArgv } from '../src/engine/local/app-builder.ts';
 import { LocalApplications, type ApplicationInstanceSpec } from '../src/engine/local/application-instances.ts';
-import { findFreePort } from '../src/engine/local/free-port.ts';
+import { findFreePort } from '../src/lib/free-port.ts';
 import { baseEnvironment, ProcessSupervisor, type ProcessSpec } from '../src/engine/local/process-supervisor.ts';
 import { processGroupAlive } from '../src/engine/local/process-table.ts';
 import { LocalReverseProxy, RouteConflictError, requestHostname } from '../src/engine/local/reverse-proxy.ts';

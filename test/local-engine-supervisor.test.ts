@@ -3,10 +3,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../src/engine/local/free-port.ts';
+import { findFreePort } from '../src/lib/free-port.ts';
 import { httpProbe, tcpProbe } from '../src/engine/local/probes.ts';
 import { isProcessAlive, processGroupAlive } from '../src/engine/local/process-table.ts';
-import { baseEnvironment, ProcessStartError, ProcessSupervisor, type LogLine, type ProcessSpec, type ProcessState } from '../src/engine/local/process-supervisor.ts';
+import { baseEnvironment, ProcessSupervisor, type LogLine, type ProcessSpec, type ProcessState } from '../src/engine/local/process-supervisor.ts';
+import { ProcessStartError } from '../src/engine/local/supervised-process.ts';
 
 /**
  * The supervisor against real processes: a small Node HTTP server written to a temporary directory, started,

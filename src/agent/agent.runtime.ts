@@ -1,38 +1,29 @@
 import { hostname } from 'node:os';
-import { ControlPlaneRefusal, type AgentClient, type AgentLogLine, type AgentProgressEvent, type AgentTask, type ServiceRoute } from './agent.client.ts';
+import type { WorkloadIsolation } from '../config.ts';
+import type { GitAccess } from '../git/git-access.ts';
+import type { AgentClient } from './agent.client.ts';
+import { TaskCanceled, type AgentDriver, type TaskSession } from '../protocol/agent-driver.ts';
+import {
+  ControlPlaneRefusal,
+  parseTaskPayload,
+  type AgentLogLine,
+  type AgentProgressEvent,
+  type AgentTask,
+  type AgentWorkloadHealth,
+  type AgentWorkloadLogLine,
+  type ServiceDeploymentSpec,
+  type ServiceTaskPayload,
+  type ServiceTeardownPayload,
+} from '../protocol/agent-protocol.ts';
 
 /**
  * The agent's main loop (docs/agent-protocol.md): heartbeat on the interval the control plane asks for, lease work
- * by long-poll, hand each task to the driver, and carry the driver's phase reports and log lines back under the
- * task's lease. Up to `concurrency` tasks run side by side (the control plane offers a task only once what it must
- * follow is done: docs/agent-protocol.md, "Order"), and the agent leases no more than it has room for, so a leased
- * task is a task in hand. A task whose driver throws, or ends without settling it, is reported failed with the
- * reason; a lost lease (409) drops the task: another holder drives it now.
+ * by long-poll, carry each task out (carryOutTask: the runtime reports every phase, the driver only does the work of
+ * service tasks), and send the work's log lines under the task's lease. Up to `concurrency` tasks run side by side
+ * (the control plane offers a task only once what it must follow is done: docs/agent-protocol.md, "Order"), and the
+ * agent leases no more than it has room for, so a leased task is a task in hand. A task whose driver throws is
+ * reported failed with the reason; a lost lease (409) drops the task: another holder drives it now.
  */
-
-/** One leased task as a driver sees it. */
-export interface TaskSession {
-  readonly task: AgentTask;
-  /** Reports a phase; answers where the subject now stands (CANCELING: stop and report cancel_done). */
-  report(event: AgentProgressEvent, message?: string): Promise<{ subjectStatus: string | null }>;
-  /** Queues a log line of the work (sent in batches, and before every report; dropped where the subject keeps none). */
-  log(stream: AgentLogLine['stream'], line: string): void;
-  /** Whether the control plane asks the work to stop (its subject is CANCELING). */
-  cancelRequested(): Promise<boolean>;
-  /** The deployment's spec (settings as deployed, variables with secrets opened); read once per task and kept. */
-  spec(): Promise<Record<string, unknown>>;
-}
-
-/** What runs the work on the cluster: the local driver on this host, a Kubernetes driver in a cluster. */
-export interface AgentDriver {
-  readonly name: string;
-  perform(session: TaskSession): Promise<void>;
-  /**
-   * After each heartbeat: brings the routes of the services it routes up to date (a custom domain verified or removed
-   * since their deployment), asking the control plane through `resolve`.
-   */
-  reconcileRoutes?(resolve: (serviceIds: readonly string[]) => Promise<ServiceRoute[]>): Promise<void>;
-}
 
 export interface AgentOptions {
   client: AgentClient;
@@ -85,7 +76,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
     let settled = false;
     let pending: AgentLogLine[] = [];
     let flushTimer: NodeJS.Timeout | undefined;
-    let spec: Promise<Record<string, unknown>> | undefined;
+    let spec: Promise<ServiceDeploymentSpec> | undefined;
 
     async function flush(): Promise<void> {
       if (flushTimer !== undefined) clearTimeout(flushTimer);
@@ -102,15 +93,16 @@ export function startAgent(options: AgentOptions): RunningAgent {
       }
     }
 
+    async function report(event: AgentProgressEvent, message?: string): Promise<{ subjectStatus: string | null }> {
+      await flush();
+      seq += 1;
+      const answer = await client.reportProgress(task.id, { lease_id: task.lease_id, seq, event, ...(message === undefined ? {} : { message }) });
+      if (SETTLING.has(event)) settled = true;
+      return { subjectStatus: answer.subject_status };
+    }
+
     const session: TaskSession = {
       task,
-      async report(event, message) {
-        await flush();
-        seq += 1;
-        const answer = await client.reportProgress(task.id, { lease_id: task.lease_id, seq, event, ...(message === undefined ? {} : { message }) });
-        if (SETTLING.has(event)) settled = true;
-        return { subjectStatus: answer.subject_status };
-      },
       log(stream, line) {
         if (!task.accepts_logs) return;
         logSeq += 1;
@@ -121,6 +113,10 @@ export function startAgent(options: AgentOptions): RunningAgent {
       async cancelRequested() {
         return (await client.getTask(task.id)).subject_status === 'CANCELING';
       },
+      async built() {
+        if (task.action === 'restart') return true;
+        return (await report('built')).subjectStatus !== 'CANCELING';
+      },
       spec() {
         spec ??= client.getTaskSpec(task.id, task.lease_id).then((answer) => answer.spec);
         return spec;
@@ -128,17 +124,14 @@ export function startAgent(options: AgentOptions): RunningAgent {
     };
 
     try {
-      await driver.perform(session);
-      if (!settled) await session.report('fail', `the ${driver.name} driver ended the ${task.action} without an outcome`);
+      await carryOutTask(driver, session, report);
     } catch (error) {
       if (error instanceof ControlPlaneRefusal && error.status === 409) {
         trouble(`task ${task.id} dropped: ${error.message}`);
         return;
       }
       if (!settled) {
-        await session
-          .report('fail', `${task.action} failed: ${(error as Error).message}`)
-          .catch((failure: Error) => trouble(`task ${task.id}: could not report its failure: ${failure.message}`));
+        await report('fail', `${task.action} failed: ${(error as Error).message}`).catch((failure: Error) => trouble(`task ${task.id}: could not report its failure: ${failure.message}`));
       }
     } finally {
       if (flushTimer !== undefined) clearTimeout(flushTimer);
@@ -181,4 +174,92 @@ export function startAgent(options: AgentOptions): RunningAgent {
       await loop;
     },
   };
+}
+
+/**
+ * What every driver's host is started with (the driver registry, agent.drivers.ts): where its state lives, the
+ * installation's settings it needs, and where it sends what running workloads say outside any task.
+ */
+export interface DriverHostOptions {
+  /** Where workloads, sources, database data and the driver's records live. */
+  stateDir: string;
+  appsHost: string;
+  /** 0: any free port (tests); the address is answered. */
+  appsPort: number;
+  git: GitAccess;
+  externalPostgresUrl?: string | undefined;
+  /** SLIPWAY_WORKLOAD_ISOLATION: how workloads are confined. */
+  isolation: WorkloadIsolation;
+  /** Hidden from every workload besides the state directory: the control plane's data directory. */
+  protectedPaths: readonly string[];
+  /** The agent's and the driver's complaints (network trouble, a refused report, an instance not answering). */
+  onTrouble(message: string): void;
+  workloadLogs?: (serviceId: string, lines: AgentWorkloadLogLine[]) => Promise<void>;
+  workloadHealth?: (serviceId: string, report: AgentWorkloadHealth) => Promise<void>;
+}
+
+/** A driver, started on this host with what it needs, that an agent runtime runs over. */
+export interface DriverHost {
+  driver: AgentDriver;
+  /** One line for the operator: where it serves ("serving apps on http://…"). */
+  describe(): string;
+  /** After the agent stopped: workloads keep running for the next agent, or (`withWorkloads`) stop too. */
+  stop(withWorkloads: boolean): Promise<void>;
+}
+
+/** Runs the agent loop over a started driver host; stopping stops the loop first, then the host. */
+export function runAgentOnHost(host: DriverHost, options: Omit<AgentOptions, 'driver'>): { stop(withWorkloads: boolean): Promise<void> } {
+  const agent = startAgent({ ...options, driver: host.driver });
+  let stopped: Promise<void> | undefined;
+  return {
+    stop: (withWorkloads) =>
+      (stopped ??= (async () => {
+        await agent.stop();
+        await host.stop(withWorkloads);
+      })()),
+  };
+}
+
+/** Reports one phase of a task; answers where its subject now stands. */
+export type TaskReporter = (event: AgentProgressEvent, message?: string) => Promise<{ subjectStatus: string | null }>;
+
+/**
+ * Carries one leased task out with a driver, reporting its phases: take, then the work, then how it ended — succeed
+ * when the driver returns, cancel_done when it throws TaskCanceled, fail with the message of anything else. A
+ * refusal of the control plane (a lost lease) is the caller's: it propagates. Environment tasks need no driver.
+ */
+export async function carryOutTask(driver: AgentDriver, session: TaskSession, report: TaskReporter): Promise<void> {
+  const { task } = session;
+  await report('take');
+  if (task.subject_type === 'ENVIRONMENT') {
+    // The control plane fans an environment action out into service tasks of its own and offers this one only once
+    // they are done (docs/agent-protocol.md, "Order"): nothing is left to run. A deploy passes its build phase.
+    parseTaskPayload(task);
+    if (task.action === 'deploy' || task.action === 'redeploy') await report('built');
+    await report('succeed');
+    return;
+  }
+  try {
+    await performServiceTask(driver, session);
+  } catch (error) {
+    if (error instanceof ControlPlaneRefusal) throw error;
+    if (error instanceof TaskCanceled) await report('cancel_done');
+    else await report('fail', error instanceof Error ? error.message : String(error));
+    return;
+  }
+  await report('succeed');
+}
+
+/** A service task, by its subject and action, handed to the driver. */
+async function performServiceTask(driver: AgentDriver, session: TaskSession): Promise<void> {
+  const { task } = session;
+  const payload = parseTaskPayload(task) as ServiceTaskPayload | ServiceTeardownPayload;
+  if (task.subject_type === 'SERVICE_TEARDOWN' || task.action === 'delete') return driver.teardown(session, payload);
+  if (task.action === 'stop') return driver.stop(session, payload.service_id);
+  if (task.action !== 'deploy' && task.action !== 'redeploy' && task.action !== 'restart') throw new Error(`the ${driver.name} driver does not know the action ${task.action}`);
+  const spec = await session.spec();
+  if (!driver.serviceKinds.includes(spec.service.kind)) {
+    throw new Error(driver.unsupported?.(spec.service.kind) ?? `${spec.service.kind} services cannot run on a cluster of the ${driver.name} driver`);
+  }
+  await driver.deploy(session, spec);
 }

@@ -5,38 +5,24 @@ import { createLocalDriver } from '../engine/local/local-driver.ts';
 import { LocalReverseProxy } from '../engine/local/reverse-proxy.ts';
 import { WorkloadCgroups } from '../engine/local/workload-cgroups.ts';
 import { WorkloadSandbox } from '../engine/local/workload-sandbox.ts';
-import type { WorkloadIsolation } from '../config.ts';
-import type { GitAccess } from '../git/git-access.ts';
 import { makePrivateDirectory } from '../lib/private-files.ts';
 import type { AgentClient } from './agent.client.ts';
-import { startAgent } from './agent.runtime.ts';
+import { runAgentOnHost, type DriverHost, type DriverHostOptions } from './agent.runtime.ts';
 
 /**
- * An agent with the local driver (docs/local-engine.md): the reverse proxy on the apps port, the driver re-adopting
- * whatever its state directory says still runs, and the agent loop. `slipway server` runs one for its LOCAL clusters
- * (in-process client); `slipway agent --driver local` runs one against a control plane over HTTPS. Stopping it
- * leaves the workloads running: the next agent over the same state directory takes them over.
+ * The local driver's host (docs/local-engine.md): the reverse proxy on the apps port, the workload sandbox and control
+ * groups, and the driver re-adopting whatever its state directory says still runs. `slipway server` runs an agent
+ * over it for its LOCAL clusters (in-process client, startLocalAgent); `slipway agent --driver local` runs one against
+ * a control plane over HTTPS (the registry, agent.drivers.ts). Stopping it leaves the workloads running: the next
+ * agent over the same state directory takes them over.
  */
-export interface LocalAgentOptions {
+export interface LocalAgentOptions extends DriverHostOptions {
   client: AgentClient;
-  /** Where workloads, sources, database data and the driver's records live. */
-  stateDir: string;
-  appsHost: string;
-  /** 0: any free port (tests); the address is answered. */
-  appsPort: number;
-  git: GitAccess;
-  externalPostgresUrl?: string | undefined;
   version: string;
-  /** The agent's and the proxy's complaints (network trouble, a refused report, an instance not answering). */
-  onTrouble(message: string): void;
   /** Long-poll wait per lease request (the runtime's default when absent). */
   pollWaitSeconds?: number;
   /** Tasks run at once (the runtime's default when absent). */
   concurrency?: number | undefined;
-  /** SLIPWAY_WORKLOAD_ISOLATION: how workloads are confined (engine/local/workload-sandbox.ts). */
-  isolation: WorkloadIsolation;
-  /** Hidden from every workload besides the state directory: the control plane's data directory. */
-  protectedPaths: readonly string[];
 }
 
 export interface RunningLocalAgent {
@@ -46,7 +32,6 @@ export interface RunningLocalAgent {
   /** Stops every workload too (tests and benchmarks): no process or port left. */
   stopWithWorkloads(): Promise<void>;
 }
-
 /**
  * The state directory holds the agent's records, logs and every service's files: it is this account's alone (0700),
  * as the data directory holding it is, and is narrowed so at every start. One exception: running as root (as in
@@ -74,7 +59,7 @@ async function prepareStateDirectory(stateDir: string, trouble: (message: string
   }
 }
 
-export async function startLocalAgent(options: LocalAgentOptions): Promise<RunningLocalAgent> {
+export async function startLocalDriverHost(options: DriverHostOptions): Promise<DriverHost & { appsAddress: AddressInfo }> {
   await prepareStateDirectory(options.stateDir, options.onTrouble);
   const proxy = new LocalReverseProxy({ onError: (message) => options.onTrouble(`proxy: ${message}`) });
   const appsAddress = await proxy.listen(options.appsPort, options.appsHost).catch((error: NodeJS.ErrnoException) => {
@@ -99,8 +84,9 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Runni
     proxy,
     git: options.git,
     externalPostgresUrl: options.externalPostgresUrl,
-    workloadLogs: async (serviceId, lines) => void (await options.client.appendWorkloadLogs(serviceId, lines)),
-    workloadHealth: async (serviceId, report) => void (await options.client.reportWorkloadHealth(serviceId, report)),
+    // Without a sink (no control plane to tell), runtime output stays in the driver's own log files.
+    workloadLogs: options.workloadLogs ?? (async () => undefined),
+    ...(options.workloadHealth === undefined ? {} : { workloadHealth: options.workloadHealth }),
     onTrouble: options.onTrouble,
   });
   try {
@@ -108,22 +94,26 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Runni
   } catch (error) {
     options.onTrouble(`re-adopting workloads failed: ${(error as Error).message}`);
   }
-  const agent = startAgent({
-    client: options.client,
+  return {
     driver,
-    version: options.version,
-    onTrouble: options.onTrouble,
-    ...(options.pollWaitSeconds === undefined ? {} : { pollWaitSeconds: options.pollWaitSeconds }),
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-  });
-  let stopped: Promise<void> | undefined;
-  const stop = (withWorkloads: boolean) =>
-    (stopped ??= (async () => {
-      await agent.stop();
+    appsAddress,
+    describe: () => `serving apps on http://${appsAddress.address}:${appsAddress.port}`,
+    async stop(withWorkloads) {
       if (withWorkloads) await driver.stopAll();
       else await driver.detach();
       cgroups.tidy();
       await proxy.close();
-    })());
-  return { appsAddress, stop: () => stop(false), stopWithWorkloads: () => stop(true) };
+    },
+  };
+}
+
+/** The server's in-process agent for its LOCAL clusters: the local driver's host with the agent runtime over it. */
+export async function startLocalAgent(options: LocalAgentOptions): Promise<RunningLocalAgent> {
+  const host = await startLocalDriverHost({
+    ...options,
+    workloadLogs: async (serviceId, lines) => void (await options.client.appendWorkloadLogs(serviceId, lines)),
+    workloadHealth: async (serviceId, report) => void (await options.client.reportWorkloadHealth(serviceId, report)),
+  });
+  const running = runAgentOnHost(host, options);
+  return { appsAddress: host.appsAddress, stop: () => running.stop(false), stopWithWorkloads: () => running.stop(true) };
 }

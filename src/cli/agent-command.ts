@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ControlPlaneRefusal, createAgentClient, enrollAgent } from '../agent/agent.client.ts';
-import { startLocalAgent } from '../agent/local-agent.ts';
+import { createAgentClient, enrollAgent } from '../agent/agent.client.ts';
+import { ControlPlaneRefusal } from '../protocol/agent-protocol.ts';
+import { AGENT_DRIVERS, agentDriverNames, isAgentDriverName } from '../agent/agent.drivers.ts';
+import { runAgentOnHost } from '../agent/agent.runtime.ts';
 import type { Config } from '../config.ts';
 import { createSystemGitAccess } from '../git/system-git.ts';
 import { SLIPWAY_VERSION } from '../lib/version.ts';
@@ -12,8 +14,8 @@ import { CliError } from './sign-in.ts';
  * `slipway agent`: an agent as a process of its own, for a cluster registered with the control plane (a
  * self-managed cluster's operator bootstrap gives the one-time enrollment token). It enrolls once and keeps the
  * credential it receives in `<state-dir>/agent-credential.json` (0600), so a restart needs no new token; then it runs
- * the local driver on this host until SIGINT/SIGTERM, which stop the agent and leave the workloads running for the
- * next start to take over. Git access, the apps port and a shared PostgreSQL come from the same SLIPWAY_* variables
+ * the driver named by --driver (agent.drivers.ts) until SIGINT/SIGTERM, which stop the agent and leave the workloads
+ * running for the next start to take over. Git access, the apps port and a shared PostgreSQL come from the same SLIPWAY_* variables
  * as the server's.
  */
 export interface AgentCommandOptions {
@@ -30,8 +32,6 @@ interface StoredAgentCredential {
   cluster_id: string;
   credential: string;
 }
-
-export const AGENT_DRIVERS = ['local'] as const;
 
 function controlPlaneUrl(raw: string): string {
   let url: URL;
@@ -78,31 +78,33 @@ async function agentCredential(options: AgentCommandOptions, baseUrl: string, st
 }
 
 export async function runAgentCommand(config: Config, options: AgentCommandOptions, out: (line: string) => void): Promise<void> {
-  if (!(AGENT_DRIVERS as readonly string[]).includes(options.driver)) {
-    throw new CliError(`--driver ${options.driver} is not one of: ${AGENT_DRIVERS.join(', ')}`);
-  }
+  const driverName = options.driver;
+  if (!isAgentDriverName(driverName)) throw new CliError(`--driver ${driverName} is not one of: ${agentDriverNames().join(', ')}`);
   const baseUrl = controlPlaneUrl(options.controlPlane);
   const stateDir = path.resolve(options.stateDir ?? path.join(config.dataDir, 'agent'));
   const { cluster_id: clusterId, credential } = await agentCredential(options, baseUrl, stateDir);
-  const agent = await startLocalAgent({
-    client: createAgentClient({ controlPlaneUrl: baseUrl, credential }),
+  const client = createAgentClient({ controlPlaneUrl: baseUrl, credential });
+  const onTrouble = (message: string) => out(`agent: ${message}`);
+  const host = await AGENT_DRIVERS[driverName]({
     stateDir,
     appsHost: config.host,
     appsPort: config.appsPort,
     git: createSystemGitAccess({ allowPrivateHosts: config.gitAllowPrivateHosts, allowedHosts: config.gitAllowedHosts }),
     externalPostgresUrl: config.localPostgresUrl,
-    version: SLIPWAY_VERSION,
-    onTrouble: (message) => out(`agent: ${message}`),
-    concurrency: options.concurrency ?? config.agentConcurrency,
     isolation: config.workloadIsolation,
     protectedPaths: [config.dataDir],
+    onTrouble,
+    workloadLogs: async (serviceId, lines) => void (await client.appendWorkloadLogs(serviceId, lines)),
+    workloadHealth: async (serviceId, report) => void (await client.reportWorkloadHealth(serviceId, report)),
   });
-  out(`agent for cluster ${clusterId} (driver ${options.driver}) serving apps on http://${agent.appsAddress.address}:${agent.appsAddress.port}`);
+  const concurrency = options.concurrency ?? config.agentConcurrency;
+  const agent = runAgentOnHost(host, { client, version: SLIPWAY_VERSION, onTrouble, ...(concurrency === undefined ? {} : { concurrency }) });
+  out(`agent for cluster ${clusterId} (driver ${driverName}) ${host.describe()}`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      void agent.stop().then(resolve);
+      void agent.stop(false).then(resolve);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

@@ -1,17 +1,35 @@
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import type { operations, paths } from './api-types.generated.ts';
 import { readCredentials } from './credentials.ts';
-import { CliError, requestJson, serverUrlOf, tokenFor, type CliIo } from './sign-in.ts';
+import { CliError, serverUrlOf, tokenFor, type CliIo } from './sign-in.ts';
 
 /**
- * The REST API as the CLI's team commands see it: one server, the caller's token (SLIPWAY_TOKEN or the stored
- * sign-in), JSON in and out. A refusal becomes a CliError carrying the API's own message, so the command ends with
- * that one line and a non-zero status.
+ * The REST API as the CLI sees it: one server, the caller's token (SLIPWAY_TOKEN or the stored sign-in), JSON in
+ * and out, every path, parameter, body and answer typed by the API description (openapi/openapi.json, through the
+ * generated api-types.generated.ts), so a CLI call that no longer matches the server fails `tsc`, not a user.
+ * A refusal becomes a CliError carrying the API's own message, so the command ends with that one line and a
+ * non-zero status.
  */
+export type Api = Client<paths, 'application/json'>;
+
 export interface ApiClient {
   server: string;
-  call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Record<string, unknown>>;
-  /** A GET whose answer is read as it arrives (a live log): the open response, or a CliError for a refusal. */
-  stream(path: string, accept: string): Promise<Response>;
+  /** Resolves only with a 2xx answer: a refusal, an unreachable server or an answer that is not JSON throws a CliError. */
+  api: Api;
 }
+
+/** What an operation answers with a status (200 unless named), as the API description has it. */
+export type AnswerOf<Operation extends keyof operations, Status extends number = 200> =
+  operations[Operation]['responses'] extends { [S in Status]: { content: { 'application/json': infer Body } } } ? Body : never;
+
+/** The JSON body an operation takes, as the API description has it. */
+export type RequestOf<Operation extends keyof operations> =
+  NonNullable<operations[Operation]['requestBody']> extends { content: { 'application/json': infer Body } } ? Body : never;
+
+/** The header value of every call: the audit log records CLI as the origin of its writes (docs/audit-log.md). */
+const USER_AGENT = 'slipway-cli';
+/** Per call; a followed log is exempt, it lasts as long as its deployment. */
+const REQUEST_TIMEOUT_MS = 15_000;
 
 interface ErrorDetail {
   field?: unknown;
@@ -28,51 +46,66 @@ export function describeApiError(status: number, body: Record<string, unknown>):
   return described.length === 0 ? message : `${message} (${described.join('; ')})`;
 }
 
+/** A body read as JSON: its fields when it is an object (or empty), none for other JSON, undefined when it is not JSON. */
+function jsonFieldsOf(text: string): Record<string, unknown> | undefined {
+  try {
+    const parsed = text === '' ? {} : (JSON.parse(text) as unknown);
+    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The typed API of `server` with `token`. Refusals throw a CliError whose text `refusal` words from the status and the
+ * error body; the other failures keep the CLI's one-line wording ("cannot reach …", "answered … with something other
+ * than JSON").
+ */
+export function apiFor(server: string, token: string, refusal: (status: number, body: Record<string, unknown>) => string): Api {
+  const api = createClient<paths, 'application/json'>({
+    baseUrl: server,
+    headers: { authorization: `Bearer ${token}`, 'user-agent': USER_AGENT, accept: 'application/json' },
+  });
+  const cliErrors: Middleware = {
+    onRequest({ request, options }) {
+      return options.parseAs === 'stream' ? undefined : new Request(request, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    },
+    onError({ request, error }) {
+      return new CliError(`cannot reach ${request.url}: ${error instanceof Error ? error.message : String(error)}`);
+    },
+    async onResponse({ request, response, options }) {
+      const streamed = options.parseAs === 'stream';
+      if (response.ok && streamed) return undefined;
+      const text = await response.clone().text();
+      const body = jsonFieldsOf(text);
+      // A followed log's refusal is read leniently, as it always was: whatever the body, the status still says why.
+      if (body === undefined && !streamed) throw new CliError(`${request.url} answered ${response.status} with something other than JSON`);
+      if (!response.ok) throw new CliError(refusal(response.status, body ?? {}));
+      return undefined;
+    },
+  };
+  api.use(cliErrors);
+  return api;
+}
+
 export async function connect(options: { url?: string | undefined }, io: CliIo): Promise<ApiClient> {
   const stored = await readCredentials(io.env);
   const server = serverUrlOf(options.url, io.env, stored.current);
   const { token, source } = await tokenFor(server, io);
-  return {
-    server,
-    async call(method, path, body) {
-      const answer = await requestJson(`${server}${path}`, {
-        method,
-        // The user agent names the CLI: the audit log records CLI as the origin of its writes (docs/audit-log.md).
-        headers: {
-          authorization: `Bearer ${token}`,
-          'user-agent': 'slipway-cli',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      if (answer.status >= 200 && answer.status < 300) return answer.body;
-      const line = describeApiError(answer.status, answer.body);
-      if (answer.status === 401) {
-        throw new CliError(`${line}; ${source === 'SLIPWAY_TOKEN' ? 'check the token in SLIPWAY_TOKEN' : 'run slipway login again'}`);
-      }
-      throw new CliError(line);
-    },
-    async stream(path, accept) {
-      let response: Response;
-      try {
-        response = await fetch(`${server}${path}`, { headers: { authorization: `Bearer ${token}`, 'user-agent': 'slipway-cli', accept } });
-      } catch (error) {
-        throw new CliError(`cannot reach ${server}${path}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      if (response.ok) return response;
-      const text = await response.text();
-      let body: Record<string, unknown> = {};
-      try {
-        body = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        body = {};
-      }
-      throw new CliError(describeApiError(response.status, body));
-    },
-  };
+  const api = apiFor(server, token, (status, body) => {
+    const line = describeApiError(status, body);
+    if (status !== 401) return line;
+    return `${line}; ${source === 'SLIPWAY_TOKEN' ? 'check the token in SLIPWAY_TOKEN' : 'run slipway login again'}`;
+  });
+  return { server, api };
 }
 
-/** The `results` of a list answer. */
-export function resultsOf<T>(body: Record<string, unknown>): T[] {
-  return Array.isArray(body.results) ? (body.results as T[]) : [];
+/**
+ * The body of a call's answer. The client has thrown for every refusal already, so only an answer without the body
+ * the API description promises is left to catch here.
+ */
+export async function dataOf<Data>(pending: Promise<{ data?: Data; response: Response }>): Promise<Data> {
+  const { data, response } = await pending;
+  if (data === undefined) throw new CliError(`${response.url} answered ${response.status} without a body`);
+  return data;
 }

@@ -1,4 +1,4 @@
-import { connect, resultsOf, type ApiClient } from './api-client.ts';
+import { connect, dataOf, type AnswerOf, type ApiClient, type RequestOf } from './api-client.ts';
 import { printJson, printTable } from './output.ts';
 import { CliError, type CliIo } from './sign-in.ts';
 import { organizationScope, type CommandOptions, type OrganizationOptions } from './team.ts';
@@ -11,47 +11,160 @@ import { organizationScope, type CommandOptions, type OrganizationOptions } from
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The kinds' path segments (`/environment/{id}/<collection>`, `/<item>/{id}`), as services.kind-*.ts define them. */
-const KINDS = [
-  { kind: 'APPLICATION', path: 'application' },
-  { kind: 'CONTAINER', path: 'container' },
-  { kind: 'DATABASE', path: 'database' },
-  { kind: 'JOB', path: 'job' },
-  { kind: 'HELM', path: 'helm' },
-  { kind: 'TERRAFORM', path: 'terraform' },
-] as const;
-type KindEntry = (typeof KINDS)[number];
+type Api = ApiClient['api'];
 
-/** Service scopes with variables of their own (a database provides built-ins instead). */
-const VARIABLE_KINDS: ReadonlySet<string> = new Set(['APPLICATION', 'CONTAINER', 'JOB', 'HELM', 'TERRAFORM']);
+/**
+ * What the commands read of a service and of its deployments, from the API description. Every kind's answers must be
+ * assignable to these (tsc checks it through KINDS), so the kinds cannot drift apart under the CLI unnoticed.
+ */
+type ServiceRow = Pick<AnswerOf<'getApplication'>, 'id' | 'name'>;
+type ServiceStatus = AnswerOf<'getApplicationStatus'>;
+type ServiceDeployment = Pick<AnswerOf<'getApplicationDeployment'>, 'id' | 'state' | 'variables'>;
+type LogLine = AnswerOf<'listApplicationLog'>['results'][number];
+type LogQuery = { deploymentId?: string };
+type VariableRow = Pick<AnswerOf<'createApplicationEnvironmentVariable', 201>, 'id' | 'key' | 'scope'>;
+/** An item of a followed log (application/x-ndjson, which the API description leaves a string): a line, or the end. */
+type FollowedLogItem = LogLine & { type: string; state?: string };
+type EnvironmentMode = NonNullable<RequestOf<'createEnvironment'>['mode']>;
+
+/** A followed log streams its lines as they are written, one JSON object a line. */
+const FOLLOW = { parseAs: 'stream', headers: { accept: 'application/x-ndjson' } } as const;
+
+/**
+ * One kind of service and its operations: each kind has paths of its own (`/environment/{id}/<collection>`,
+ * `/<item>/{<item>Id}`), so each is written out, and each call is checked against the API description.
+ */
+interface ServiceKind {
+  kind: 'APPLICATION' | 'CONTAINER' | 'DATABASE' | 'JOB' | 'HELM' | 'TERRAFORM';
+  /** The kind's path segment, as users name it (`slipway service create application …`). */
+  path: string;
+  get(api: Api, id: string): Promise<ServiceRow>;
+  list(api: Api, environmentId: string): Promise<{ results: ServiceRow[] }>;
+  /** The body is the user's --settings with the git flags: the server validates it, and answers what is wrong. */
+  create(api: Api, environmentId: string, body: Record<string, unknown>): Promise<ServiceRow>;
+  status(api: Api, id: string): Promise<ServiceStatus>;
+  deploy(api: Api, id: string, body: RequestOf<'deployApplication'>): Promise<ServiceStatus>;
+  deployment(api: Api, id: string, deploymentId: string): Promise<ServiceDeployment>;
+  log(api: Api, id: string, query: LogQuery): Promise<{ results: LogLine[] }>;
+  followLog(api: Api, id: string, query: LogQuery): Promise<ReadableStream<Uint8Array> | null>;
+  /** Absent for a kind without variables of its own (a database provides built-ins instead). */
+  setVariable?(api: Api, id: string, body: RequestOf<'createApplicationEnvironmentVariable'>, secret: boolean): Promise<VariableRow>;
+}
+
+const KINDS: readonly ServiceKind[] = [
+  {
+    kind: 'APPLICATION',
+    path: 'application',
+    get: (api, id) => dataOf(api.GET('/application/{applicationId}', { params: { path: { applicationId: id } } })),
+    list: (api, environmentId) => dataOf(api.GET('/environment/{environmentId}/application', { params: { path: { environmentId } } })),
+    create: (api, environmentId, body) =>
+      dataOf(api.POST('/environment/{environmentId}/application', { params: { path: { environmentId } }, body: body as RequestOf<'createApplication'> })),
+    status: (api, id) => dataOf(api.GET('/application/{applicationId}/status', { params: { path: { applicationId: id } } })),
+    deploy: (api, id, body) => dataOf(api.POST('/application/{applicationId}/deploy', { params: { path: { applicationId: id } }, body })),
+    deployment: (api, id, deploymentId) =>
+      dataOf(api.GET('/application/{applicationId}/deploymentHistory/{deploymentId}', { params: { path: { applicationId: id, deploymentId } } })),
+    log: (api, id, query) => dataOf(api.GET('/application/{applicationId}/log', { params: { path: { applicationId: id }, query } })),
+    followLog: (api, id, query) => dataOf(api.GET('/application/{applicationId}/log', { params: { path: { applicationId: id }, query }, ...FOLLOW })),
+    setVariable: (api, id, body, secret) =>
+      secret
+        ? dataOf(api.POST('/application/{applicationId}/secret', { params: { path: { applicationId: id } }, body }))
+        : dataOf(api.POST('/application/{applicationId}/environmentVariable', { params: { path: { applicationId: id } }, body })),
+  },
+  {
+    kind: 'CONTAINER',
+    path: 'container',
+    get: (api, id) => dataOf(api.GET('/container/{containerId}', { params: { path: { containerId: id } } })),
+    list: (api, environmentId) => dataOf(api.GET('/environment/{environmentId}/container', { params: { path: { environmentId } } })),
+    create: (api, environmentId, body) =>
+      dataOf(api.POST('/environment/{environmentId}/container', { params: { path: { environmentId } }, body: body as RequestOf<'createContainer'> })),
+    status: (api, id) => dataOf(api.GET('/container/{containerId}/status', { params: { path: { containerId: id } } })),
+    deploy: (api, id, body) => dataOf(api.POST('/container/{containerId}/deploy', { params: { path: { containerId: id } }, body })),
+    deployment: (api, id, deploymentId) =>
+      dataOf(api.GET('/container/{containerId}/deploymentHistory/{deploymentId}', { params: { path: { containerId: id, deploymentId } } })),
+    log: (api, id, query) => dataOf(api.GET('/container/{containerId}/log', { params: { path: { containerId: id }, query } })),
+    followLog: (api, id, query) => dataOf(api.GET('/container/{containerId}/log', { params: { path: { containerId: id }, query }, ...FOLLOW })),
+    setVariable: (api, id, body, secret) =>
+      secret
+        ? dataOf(api.POST('/container/{containerId}/secret', { params: { path: { containerId: id } }, body }))
+        : dataOf(api.POST('/container/{containerId}/environmentVariable', { params: { path: { containerId: id } }, body })),
+  },
+  {
+    kind: 'DATABASE',
+    path: 'database',
+    get: (api, id) => dataOf(api.GET('/database/{databaseId}', { params: { path: { databaseId: id } } })),
+    list: (api, environmentId) => dataOf(api.GET('/environment/{environmentId}/database', { params: { path: { environmentId } } })),
+    create: (api, environmentId, body) =>
+      dataOf(api.POST('/environment/{environmentId}/database', { params: { path: { environmentId } }, body: body as RequestOf<'createDatabase'> })),
+    status: (api, id) => dataOf(api.GET('/database/{databaseId}/status', { params: { path: { databaseId: id } } })),
+    deploy: (api, id, body) => dataOf(api.POST('/database/{databaseId}/deploy', { params: { path: { databaseId: id } }, body })),
+    deployment: (api, id, deploymentId) =>
+      dataOf(api.GET('/database/{databaseId}/deploymentHistory/{deploymentId}', { params: { path: { databaseId: id, deploymentId } } })),
+    log: (api, id, query) => dataOf(api.GET('/database/{databaseId}/log', { params: { path: { databaseId: id }, query } })),
+    followLog: (api, id, query) => dataOf(api.GET('/database/{databaseId}/log', { params: { path: { databaseId: id }, query }, ...FOLLOW })),
+  },
+  {
+    kind: 'JOB',
+    path: 'job',
+    get: (api, id) => dataOf(api.GET('/job/{jobId}', { params: { path: { jobId: id } } })),
+    list: (api, environmentId) => dataOf(api.GET('/environment/{environmentId}/job', { params: { path: { environmentId } } })),
+    create: (api, environmentId, body) =>
+      dataOf(api.POST('/environment/{environmentId}/job', { params: { path: { environmentId } }, body: body as RequestOf<'createJob'> })),
+    status: (api, id) => dataOf(api.GET('/job/{jobId}/status', { params: { path: { jobId: id } } })),
+    deploy: (api, id, body) => dataOf(api.POST('/job/{jobId}/deploy', { params: { path: { jobId: id } }, body })),
+    deployment: (api, id, deploymentId) =>
+      dataOf(api.GET('/job/{jobId}/deploymentHistory/{deploymentId}', { params: { path: { jobId: id, deploymentId } } })),
+    log: (api, id, query) => dataOf(api.GET('/job/{jobId}/log', { params: { path: { jobId: id }, query } })),
+    followLog: (api, id, query) => dataOf(api.GET('/job/{jobId}/log', { params: { path: { jobId: id }, query }, ...FOLLOW })),
+    setVariable: (api, id, body, secret) =>
+      secret
+        ? dataOf(api.POST('/job/{jobId}/secret', { params: { path: { jobId: id } }, body }))
+        : dataOf(api.POST('/job/{jobId}/environmentVariable', { params: { path: { jobId: id } }, body })),
+  },
+  {
+    kind: 'HELM',
+    path: 'helm',
+    get: (api, id) => dataOf(api.GET('/helm/{helmId}', { params: { path: { helmId: id } } })),
+    list: (api, environmentId) => dataOf(api.GET('/environment/{environmentId}/helm', { params: { path: { environmentId } } })),
+    create: (api, environmentId, body) =>
+      dataOf(api.POST('/environment/{environmentId}/helm', { params: { path: { environmentId } }, body: body as RequestOf<'createHelm'> })),
+    status: (api, id) => dataOf(api.GET('/helm/{helmId}/status', { params: { path: { helmId: id } } })),
+    deploy: (api, id, body) => dataOf(api.POST('/helm/{helmId}/deploy', { params: { path: { helmId: id } }, body })),
+    deployment: (api, id, deploymentId) =>
+      dataOf(api.GET('/helm/{helmId}/deploymentHistory/{deploymentId}', { params: { path: { helmId: id, deploymentId } } })),
+    log: (api, id, query) => dataOf(api.GET('/helm/{helmId}/log', { params: { path: { helmId: id }, query } })),
+    followLog: (api, id, query) => dataOf(api.GET('/helm/{helmId}/log', { params: { path: { helmId: id }, query }, ...FOLLOW })),
+    setVariable: (api, id, body, secret) =>
+      secret
+        ? dataOf(api.POST('/helm/{helmId}/secret', { params: { path: { helmId: id } }, body }))
+        : dataOf(api.POST('/helm/{helmId}/environmentVariable', { params: { path: { helmId: id } }, body })),
+  },
+  {
+    kind: 'TERRAFORM',
+    path: 'terraform',
+    get: (api, id) => dataOf(api.GET('/terraform/{terraformId}', { params: { path: { terraformId: id } } })),
+    list: (api, environmentId) => dataOf(api.GET('/environment/{environmentId}/terraform', { params: { path: { environmentId } } })),
+    create: (api, environmentId, body) =>
+      dataOf(api.POST('/environment/{environmentId}/terraform', { params: { path: { environmentId } }, body: body as RequestOf<'createTerraform'> })),
+    status: (api, id) => dataOf(api.GET('/terraform/{terraformId}/status', { params: { path: { terraformId: id } } })),
+    deploy: (api, id, body) => dataOf(api.POST('/terraform/{terraformId}/deploy', { params: { path: { terraformId: id } }, body })),
+    deployment: (api, id, deploymentId) =>
+      dataOf(api.GET('/terraform/{terraformId}/deploymentHistory/{deploymentId}', { params: { path: { terraformId: id, deploymentId } } })),
+    log: (api, id, query) => dataOf(api.GET('/terraform/{terraformId}/log', { params: { path: { terraformId: id }, query } })),
+    followLog: (api, id, query) => dataOf(api.GET('/terraform/{terraformId}/log', { params: { path: { terraformId: id }, query }, ...FOLLOW })),
+    setVariable: (api, id, body, secret) =>
+      secret
+        ? dataOf(api.POST('/terraform/{terraformId}/secret', { params: { path: { terraformId: id } }, body }))
+        : dataOf(api.POST('/terraform/{terraformId}/environmentVariable', { params: { path: { terraformId: id } }, body })),
+  },
+];
 
 interface ServiceRef {
   id: string;
   name: string;
-  kind: KindEntry;
+  kind: ServiceKind;
 }
 
-interface StatusAnswer {
-  state: string;
-  service_deployment_status: string;
-  deployment_request_id: string | null;
-  message: string | null;
-}
-
-interface DeploymentAnswer {
-  id: string;
-  state: string;
-  variables: { content_hash: string; results: Array<{ key: string; scope: string; sealed: boolean; value?: string }> } | null;
-}
-
-interface LogAnswer {
-  created_at: string;
-  stream: string;
-  message: string;
-  seq: number;
-}
-
-function kindNamed(wanted: string): KindEntry {
+function kindNamed(wanted: string): ServiceKind {
   const entry = KINDS.find((candidate) => candidate.kind === wanted.toUpperCase() || candidate.path === wanted.toLowerCase());
   if (entry === undefined) throw new CliError(`unknown service kind "${wanted}"; one of ${KINDS.map((candidate) => candidate.path).join(', ')}`);
   return entry;
@@ -67,7 +180,7 @@ async function serviceNamed(client: ApiClient, wanted: string, environmentId: st
   if (UUID.test(wanted)) {
     for (const kind of KINDS) {
       try {
-        const service = (await client.call('GET', `/${kind.path}/${wanted.toLowerCase()}`)) as { id: string; name: string };
+        const service = await kind.get(client.api, wanted.toLowerCase());
         return { id: service.id, name: service.name, kind };
       } catch (error) {
         if (!(error instanceof CliError) || !/not found/i.test(error.message)) throw error;
@@ -78,9 +191,7 @@ async function serviceNamed(client: ApiClient, wanted: string, environmentId: st
   if (environmentId === undefined) throw new CliError(`name the environment of service "${wanted}" with --env <id>, or give the service's id`);
   const env = requireUuid(environmentId, 'an environment');
   for (const kind of KINDS) {
-    const found = resultsOf<{ id: string; name: string }>(await client.call('GET', `/environment/${env}/${kind.path}`)).find(
-      (service) => service.name.toLowerCase() === wanted.toLowerCase(),
-    );
+    const found = (await kind.list(client.api, env)).results.find((service) => service.name.toLowerCase() === wanted.toLowerCase());
     if (found !== undefined) return { id: found.id, name: found.name, kind };
   }
   throw new CliError(`environment ${env} has no service named "${wanted}"`);
@@ -90,11 +201,13 @@ async function serviceNamed(client: ApiClient, wanted: string, environmentId: st
 
 async function projectNamed(client: ApiClient, organizationId: string, wanted: string): Promise<string> {
   if (UUID.test(wanted)) return wanted.toLowerCase();
-  const matching = resultsOf<{ id: string; name: string }>(await client.call('GET', `/organization/${organizationId}/project`)).filter(
-    (project) => project.name.toLowerCase() === wanted.toLowerCase(),
-  );
-  if (matching.length !== 1) throw new CliError(matching.length === 0 ? `no project named "${wanted}"; see slipway projects list` : `several projects are named "${wanted}"; give its id`);
-  return (matching[0] as { id: string }).id;
+  const { results: projects } = await dataOf(client.api.GET('/organization/{organizationId}/project', { params: { path: { organizationId } } }));
+  const matching = projects.filter((project) => project.name.toLowerCase() === wanted.toLowerCase());
+  const [project] = matching;
+  if (project === undefined || matching.length > 1) {
+    throw new CliError(matching.length === 0 ? `no project named "${wanted}"; see slipway projects list` : `several projects are named "${wanted}"; give its id`);
+  }
+  return project.id;
 }
 
 export async function createEnvironment(
@@ -106,10 +219,11 @@ export async function createEnvironment(
   const projectId = await projectNamed(client, organizationId, options.project);
   const body = {
     name,
-    ...(options.mode === undefined ? {} : { mode: options.mode.toUpperCase() }),
+    // Passed on unchecked (a cast, not a test): the server judges the mode, and refuses another in its own words.
+    ...(options.mode === undefined ? {} : { mode: options.mode.toUpperCase() as EnvironmentMode }),
     ...(options.cluster === undefined ? {} : { cluster: requireUuid(options.cluster, 'a cluster') }),
   };
-  const created = (await client.call('POST', `/project/${projectId}/environment`, body)) as { id: string; name: string; mode: string; cluster_id: string };
+  const created = await dataOf(client.api.POST('/project/{projectId}/environment', { params: { path: { projectId } }, body }));
   if (options.json === true) return printJson(io, created);
   io.out(`Created environment ${created.name} (${created.id}), ${created.mode}, on cluster ${created.cluster_id}.\n`);
 }
@@ -117,9 +231,9 @@ export async function createEnvironment(
 export async function listEnvironments(options: OrganizationOptions & { project: string }, io: CliIo): Promise<void> {
   const { client, organizationId } = await organizationScope(options, io);
   const projectId = await projectNamed(client, organizationId, options.project);
-  const body = await client.call('GET', `/project/${projectId}/environment`);
+  const body = await dataOf(client.api.GET('/project/{projectId}/environment', { params: { path: { projectId } } }));
   if (options.json === true) return printJson(io, body);
-  const rows = resultsOf<{ id: string; name: string; mode: string; cluster_name?: string }>(body).map((env) => [env.id, env.name, env.mode, env.cluster_name ?? '']);
+  const rows = body.results.map((env) => [env.id, env.name, env.mode, env.cluster_name ?? '']);
   printTable(io, ['ID', 'NAME', 'MODE', 'CLUSTER'], rows, 'No environments.');
 }
 
@@ -179,7 +293,7 @@ export async function createService(kindName: string, name: string, options: Cre
     };
   }
   if ((kind.kind === 'APPLICATION' || kind.kind === 'CONTAINER') && body.healthchecks === undefined) body.healthchecks = {};
-  const created = (await client.call('POST', `/environment/${environmentId}/${kind.path}`, body)) as { id: string; name: string };
+  const created = await kind.create(client.api, environmentId, body);
   if (options.json === true) return printJson(io, created);
   io.out(`Created ${kind.path} ${created.name} (${created.id}).\n`);
 }
@@ -190,8 +304,8 @@ export async function listServices(options: CommandOptions & { env: string }, io
   const rows: string[][] = [];
   const all: Array<Record<string, unknown>> = [];
   for (const kind of KINDS) {
-    for (const service of resultsOf<{ id: string; name: string }>(await client.call('GET', `/environment/${environmentId}/${kind.path}`))) {
-      const status = (await client.call('GET', `/${kind.path}/${service.id}/status`)) as unknown as StatusAnswer;
+    for (const service of (await kind.list(client.api, environmentId)).results) {
+      const status = await kind.status(client.api, service.id);
       all.push({ id: service.id, name: service.name, kind: kind.kind, state: status.state, deployment_status: status.service_deployment_status });
       rows.push([service.id, service.name, kind.kind, status.state, status.service_deployment_status]);
     }
@@ -209,18 +323,41 @@ export interface VariableScopeOptions extends OrganizationOptions {
   secret?: boolean | undefined;
 }
 
+interface VariableScope {
+  label: string;
+  set(body: RequestOf<'createApplicationEnvironmentVariable'>, secret: boolean): Promise<VariableRow>;
+}
+
 /** Where `var set` writes: the narrowest scope named (--service, else --env, else --project). */
-async function variableBase(client: ApiClient, options: VariableScopeOptions, io: CliIo): Promise<{ base: string; label: string }> {
+async function variableScope(client: ApiClient, options: VariableScopeOptions, io: CliIo): Promise<VariableScope> {
+  const { api } = client;
   if (options.service !== undefined) {
     const service = await serviceNamed(client, options.service, options.env);
-    if (!VARIABLE_KINDS.has(service.kind.kind)) throw new CliError(`a ${service.kind.path} has no variables of its own; set them on the environment`);
-    return { base: `/${service.kind.path}/${service.id}`, label: `${service.kind.path} ${service.name}` };
+    const { setVariable } = service.kind;
+    if (setVariable === undefined) throw new CliError(`a ${service.kind.path} has no variables of its own; set them on the environment`);
+    return { label: `${service.kind.path} ${service.name}`, set: (body, secret) => setVariable(api, service.id, body, secret) };
   }
-  if (options.env !== undefined) return { base: `/environment/${requireUuid(options.env, 'an environment')}`, label: `environment ${options.env}` };
+  if (options.env !== undefined) {
+    const environmentId = requireUuid(options.env, 'an environment');
+    const params = { path: { environmentId } };
+    return {
+      label: `environment ${options.env}`,
+      set: (body, secret) =>
+        secret
+          ? dataOf(api.POST('/environment/{environmentId}/secret', { params, body }))
+          : dataOf(api.POST('/environment/{environmentId}/environmentVariable', { params, body })),
+    };
+  }
   if (options.project !== undefined) {
     const { organizationId } = await organizationScope(options, io);
-    const projectId = await projectNamed(client, organizationId, options.project);
-    return { base: `/project/${projectId}`, label: `project ${options.project}` };
+    const params = { path: { projectId: await projectNamed(client, organizationId, options.project) } };
+    return {
+      label: `project ${options.project}`,
+      set: (body, secret) =>
+        secret
+          ? dataOf(api.POST('/project/{projectId}/secret', { params, body }))
+          : dataOf(api.POST('/project/{projectId}/environmentVariable', { params, body })),
+    };
   }
   throw new CliError('name the scope: --project <id|name>, --env <id> or --service <id|name> (with --env)');
 }
@@ -228,9 +365,9 @@ async function variableBase(client: ApiClient, options: VariableScopeOptions, io
 /** Sets a variable (or with --secret a secret): a name already set at that scope is replaced (SPEC.md rule 3). */
 export async function setVariable(key: string, value: string, options: VariableScopeOptions, io: CliIo): Promise<void> {
   const client = await connect(options, io);
-  const { base, label } = await variableBase(client, options, io);
-  const collection = options.secret === true ? 'secret' : 'environmentVariable';
-  const created = (await client.call('POST', `${base}/${collection}`, { key, value })) as { id: string; key: string; scope: string };
+  const scope = await variableScope(client, options, io);
+  const { label } = scope;
+  const created = await scope.set({ key, value }, options.secret === true);
   if (options.json === true) return printJson(io, created);
   io.out(`Set ${options.secret === true ? 'secret' : 'variable'} ${created.key} on ${label} (${created.scope}).\n`);
 }
@@ -250,9 +387,10 @@ export async function deployService(
   const client = await connect(options, io);
   const service = await serviceNamed(client, wanted, options.env);
   const body = { ...(options.commit === undefined ? {} : { git_commit_id: options.commit }), ...(options.tag === undefined ? {} : { image_tag: options.tag }) };
-  const status = (await client.call('POST', `/${service.kind.path}/${service.id}/deploy`, body)) as unknown as StatusAnswer;
+  const status = await service.kind.deploy(client.api, service.id, body);
+  // A deploy that was queued has its deployment request: the API answers 202 only after writing it.
   const deploymentId = status.deployment_request_id as string;
-  const deployment = (await client.call('GET', `/${service.kind.path}/${service.id}/deploymentHistory/${deploymentId}`)) as unknown as DeploymentAnswer;
+  const deployment = await service.kind.deployment(client.api, service.id, deploymentId);
   if (options.json === true) return printJson(io, { status, deployment });
   io.out(`Deployment ${deploymentId} of ${service.kind.path} ${service.name}: ${status.state}\n`);
   if (status.message !== null) io.out(`${status.message}\n`);
@@ -266,12 +404,12 @@ export async function deployService(
 export async function serviceStatus(wanted: string, options: ServiceOptions, io: CliIo): Promise<void> {
   const client = await connect(options, io);
   const service = await serviceNamed(client, wanted, options.env);
-  const status = (await client.call('GET', `/${service.kind.path}/${service.id}/status`)) as unknown as StatusAnswer;
+  const status = await service.kind.status(client.api, service.id);
   if (options.json === true) return printJson(io, status);
   io.out(`${service.kind.path} ${service.name}: ${status.state}, ${status.service_deployment_status}${status.message === null ? '' : ` — ${status.message}`}\n`);
 }
 
-function logLine(line: LogAnswer): string {
+function logLine(line: Pick<LogLine, 'created_at' | 'stream' | 'message'>): string {
   return `${line.created_at} [${line.stream}] ${line.message}\n`;
 }
 
@@ -283,29 +421,28 @@ export async function serviceLogs(
 ): Promise<void> {
   const client = await connect(options, io);
   const service = await serviceNamed(client, wanted, options.env);
-  const query = options.deployment === undefined ? '' : `?deploymentId=${requireUuid(options.deployment, 'a deployment')}`;
-  const path = `/${service.kind.path}/${service.id}/log${query}`;
+  const query: LogQuery = options.deployment === undefined ? {} : { deploymentId: requireUuid(options.deployment, 'a deployment') };
   if (options.follow !== true) {
-    const body = await client.call('GET', path);
+    const body = await service.kind.log(client.api, service.id, query);
     if (options.json === true) return printJson(io, body);
-    const lines = resultsOf<LogAnswer>(body);
+    const lines = body.results;
     if (lines.length === 0) io.out(`No log lines: ${service.kind.path} ${service.name} has not been deployed.\n`);
     for (const line of lines) io.out(logLine(line));
     return;
   }
-  const response = await client.stream(path, 'application/x-ndjson');
-  if (response.body === null) return;
+  const stream = await service.kind.followLog(client.api, service.id, query);
+  if (stream === null) return;
   const decoder = new TextDecoder();
   let pending = '';
-  for await (const chunk of response.body) {
-    pending += decoder.decode(chunk as Uint8Array, { stream: true });
+  for await (const chunk of stream) {
+    pending += decoder.decode(chunk, { stream: true });
     let newline = pending.indexOf('\n');
     while (newline >= 0) {
       const text = pending.slice(0, newline);
       pending = pending.slice(newline + 1);
       newline = pending.indexOf('\n');
       if (text.trim() === '') continue;
-      const item = JSON.parse(text) as LogAnswer & { type: string; state?: string };
+      const item = JSON.parse(text) as FollowedLogItem;
       if (options.json === true) io.out(`${text}\n`);
       else if (item.type === 'log') io.out(logLine(item));
       else if (item.type === 'end') io.out(`-- ${item.state ?? 'no deployment'}\n`);

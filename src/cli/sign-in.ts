@@ -2,9 +2,10 @@ import { decodeJwt } from 'jose';
 import { readCredentials, writeCredentials, type Env, type ServerCredentials } from './credentials.ts';
 
 /**
- * `slipway login`, `logout` and `whoami`. Sign-in is the OAuth 2.0 device authorization grant (RFC 8628) against
- * the server's built-in identity provider (`<server>/oidc`), or against an external issuer named with --issuer and
- * --client-id (a public client with the device grant enabled, e.g. in Keycloak, Auth0 or Dex).
+ * `slipway login` and `logout`, and the token every API call carries (`whoami`, an API call, is in whoami.ts). Sign-in
+ * is the OAuth 2.0 device authorization grant (RFC 8628) against the server's built-in identity provider
+ * (`<server>/oidc`), or against an external issuer named with --issuer and --client-id (a public client with the
+ * device grant enabled, e.g. in Keycloak, Auth0 or Dex).
  */
 export const DEFAULT_SERVER_URL = 'http://127.0.0.1:8080';
 const BUILT_IN_CLIENT_ID = 'slipway-cli';
@@ -145,7 +146,8 @@ export async function login(options: LoginOptions, io: CliIo): Promise<{ server:
   }
 }
 
-function emailOf(token: string): string | undefined {
+/** The e-mail claim of a JWT access token (API tokens and opaque tokens have none). */
+export function emailOf(token: string): string | undefined {
   try {
     const email = decodeJwt(token).email;
     return typeof email === 'string' ? email : undefined;
@@ -192,22 +194,4 @@ export async function tokenFor(server: string, io: CliIo): Promise<{ token: stri
   const latest = await readCredentials(io.env);
   await writeCredentials(io.env, { ...latest, servers: { ...latest.servers, [server]: renewed } });
   return { token: renewed.access_token, source: 'credentials' };
-}
-
-/** Shows who the server takes the caller for: it calls the API, so an answer proves the credentials work. */
-export async function whoami(options: { url?: string | undefined }, io: CliIo): Promise<void> {
-  const stored = await readCredentials(io.env);
-  const server = serverUrlOf(options.url, io.env, stored.current);
-  const { token, source } = await tokenFor(server, io);
-  const { status, body } = await requestJson(`${server}/organization`, { headers: { authorization: `Bearer ${token}` } });
-  if (status !== 200) {
-    const message = typeof body.message === 'string' ? body.message : `status ${status}`;
-    throw new CliError(`${server} refused the ${source === 'SLIPWAY_TOKEN' ? 'token in SLIPWAY_TOKEN' : 'stored sign-in'}: ${message}`);
-  }
-  const email = emailOf(token);
-  const who = email ?? (token.startsWith('slw') ? 'an API token' : 'a signed-in user');
-  io.out(`${who} on ${server}${source === 'SLIPWAY_TOKEN' ? ' (from SLIPWAY_TOKEN)' : ''}\n`);
-  const organizations = Array.isArray(body.results) ? (body.results as { id?: unknown; name?: unknown }[]) : [];
-  if (organizations.length === 0) io.out('organizations: none\n');
-  for (const organization of organizations) io.out(`organization: ${String(organization.name)} (${String(organization.id)})\n`);
 }

@@ -3,7 +3,7 @@ import { AppError } from '../lib/errors.ts';
 import { SLIPWAY_VERSION } from '../lib/version.ts';
 import { CredentialsUnreadable } from './credentials.ts';
 import { passwordFromStdin, passwordFromTerminal } from './password-input.ts';
-import { CliError, login, logout, whoami, type CliIo } from './sign-in.ts';
+import { CliError, login, logout, type CliIo } from './sign-in.ts';
 import { signUp, verifyEmail } from './sign-up.ts';
 import {
   acceptInvitation,
@@ -21,6 +21,7 @@ import {
   useOrganization,
   type OrganizationOptions,
 } from './team.ts';
+import { whoami } from './whoami.ts';
 
 /**
  * The `slipway` command. Server-side commands take their configuration from the same SLIPWAY_* variables as the

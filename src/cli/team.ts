@@ -1,4 +1,5 @@
-import { connect, resultsOf, type ApiClient } from './api-client.ts';
+import { connect, dataOf, type AnswerOf, type ApiClient } from './api-client.ts';
+import type { components } from './api-types.generated.ts';
 import { readSettings, rememberOrganization } from './cli-settings.ts';
 import { printJson, printTable } from './output.ts';
 import { CliError, type CliIo } from './sign-in.ts';
@@ -17,39 +18,15 @@ export interface OrganizationOptions extends CommandOptions {
   org?: string | undefined;
 }
 
-interface OrganizationRow {
-  id: string;
-  name: string;
-}
-
-interface MemberRow {
-  id: string;
-  email: string;
-  name?: string;
-  role: string;
-}
-
-interface InvitationRow {
-  id: string;
-  email: string;
-  role: string;
-  invitation_status: string;
-  expires_at: string;
-  organization_name: string;
-  organization_id?: string;
-}
-
-interface ProjectRow {
-  id: string;
-  name: string;
-  description: string | null;
-}
+type OrganizationRow = AnswerOf<'listOrganization'>['results'][number];
+type MemberRow = AnswerOf<'getOrganizationMembers'>['results'][number];
+type InviteRole = components['schemas']['InviteMemberRoleEnum'];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INVITATION_PATH = /\/organization\/([0-9a-f-]{36})\/inviteMember\/([0-9a-f-]{36})\/?$/i;
 
 async function organizations(client: ApiClient): Promise<OrganizationRow[]> {
-  return resultsOf<OrganizationRow>(await client.call('GET', '/organization'));
+  return (await dataOf(client.api.GET('/organization'))).results;
 }
 
 /** An organization named by id, or by name among the caller's organizations (case-insensitive, unambiguous). */
@@ -77,16 +54,16 @@ export async function organizationScope(options: OrganizationOptions, io: CliIo)
 
 export async function listOrganizations(options: CommandOptions, io: CliIo): Promise<void> {
   const client = await connect(options, io);
-  const body = await client.call('GET', '/organization');
+  const body = await dataOf(client.api.GET('/organization'));
   if (options.json === true) return printJson(io, body);
   const current = (await readSettings(io.env)).organizations[client.server];
-  const rows = resultsOf<OrganizationRow>(body).map((organization) => [organization.id === current ? '*' : '', organization.id, organization.name]);
+  const rows = body.results.map((organization) => [organization.id === current ? '*' : '', organization.id, organization.name]);
   printTable(io, ['', 'ID', 'NAME'], rows, 'You belong to no organization. Create one with slipway org create <name>, or accept an invitation.');
 }
 
 export async function createOrganization(name: string, options: CommandOptions, io: CliIo): Promise<void> {
   const client = await connect(options, io);
-  const created = (await client.call('POST', '/organization', { name })) as unknown as OrganizationRow;
+  const created = await dataOf(client.api.POST('/organization', { body: { name } }));
   await rememberOrganization(io.env, client.server, created.id);
   if (options.json === true) return printJson(io, created);
   io.out(`Created organization ${created.name} (${created.id}); it is now your current organization.\n`);
@@ -107,7 +84,7 @@ export async function useOrganization(wanted: string, options: CommandOptions, i
 // Members
 
 async function members(client: ApiClient, organizationId: string): Promise<MemberRow[]> {
-  return resultsOf<MemberRow>(await client.call('GET', `/organization/${organizationId}/member`));
+  return (await dataOf(client.api.GET('/organization/{organizationId}/member', { params: { path: { organizationId } } }))).results;
 }
 
 /**
@@ -127,7 +104,7 @@ async function memberNamed(client: ApiClient, organizationId: string, who: strin
 }
 
 async function roleNamed(client: ApiClient, organizationId: string, wanted: string): Promise<{ id: string; name: string }> {
-  const roles = resultsOf<{ id: string; name: string }>(await client.call('GET', `/organization/${organizationId}/availableRole`));
+  const { results: roles } = await dataOf(client.api.GET('/organization/{organizationId}/availableRole', { params: { path: { organizationId } } }));
   const role = roles.find((candidate) => candidate.name.toLowerCase() === wanted.toLowerCase() || candidate.id === wanted);
   if (role === undefined) throw new CliError(`unknown role "${wanted}"; the roles of this organization are ${roles.map((candidate) => candidate.name).join(', ')}`);
   return role;
@@ -135,9 +112,9 @@ async function roleNamed(client: ApiClient, organizationId: string, wanted: stri
 
 export async function listMembers(options: OrganizationOptions, io: CliIo): Promise<void> {
   const { client, organizationId } = await organizationScope(options, io);
-  const body = await client.call('GET', `/organization/${organizationId}/member`);
+  const body = await dataOf(client.api.GET('/organization/{organizationId}/member', { params: { path: { organizationId } } }));
   if (options.json === true) return printJson(io, body);
-  const rows = resultsOf<MemberRow>(body).map((member) => [member.id, member.email, member.name ?? '', member.role]);
+  const rows = body.results.map((member) => [member.id, member.email, member.name ?? '', member.role]);
   printTable(io, ['USER ID', 'EMAIL', 'NAME', 'ROLE'], rows, 'No members.');
 }
 
@@ -145,7 +122,7 @@ export async function setMemberRole(who: string, roleName: string, options: Orga
   const { client, organizationId } = await organizationScope(options, io);
   const member = await memberNamed(client, organizationId, who);
   const role = await roleNamed(client, organizationId, roleName);
-  await client.call('PUT', `/organization/${organizationId}/member`, { user_id: member.id, role_id: role.id });
+  await client.api.PUT('/organization/{organizationId}/member', { params: { path: { organizationId } }, body: { user_id: member.id, role_id: role.id } });
   if (options.json === true) return printJson(io, { user_id: member.id, email: member.label, role: role.name, role_id: role.id });
   io.out(`${member.label} is now ${role.name}.\n`);
 }
@@ -153,7 +130,7 @@ export async function setMemberRole(who: string, roleName: string, options: Orga
 export async function removeMember(who: string, options: OrganizationOptions, io: CliIo): Promise<void> {
   const { client, organizationId } = await organizationScope(options, io);
   const member = await memberNamed(client, organizationId, who);
-  await client.call('DELETE', `/organization/${organizationId}/member`, { user_id: member.id });
+  await client.api.DELETE('/organization/{organizationId}/member', { params: { path: { organizationId } }, body: { user_id: member.id } });
   if (options.json === true) return printJson(io, { user_id: member.id, email: member.label, removed: true });
   io.out(`Removed ${member.label} from the organization.\n`);
 }
@@ -161,7 +138,7 @@ export async function removeMember(who: string, options: OrganizationOptions, io
 export async function transferOwnership(who: string, options: OrganizationOptions, io: CliIo): Promise<void> {
   const { client, organizationId } = await organizationScope(options, io);
   const member = await memberNamed(client, organizationId, who);
-  await client.call('POST', `/organization/${organizationId}/transferOwnership`, { user_id: member.id });
+  await client.api.POST('/organization/{organizationId}/transferOwnership', { params: { path: { organizationId } }, body: { user_id: member.id } });
   if (options.json === true) return printJson(io, { owner: member.id, email: member.label });
   io.out(`${member.label} now owns the organization; you are ADMIN.\n`);
 }
@@ -170,8 +147,9 @@ export async function transferOwnership(who: string, options: OrganizationOption
 
 export async function inviteMember(email: string, options: OrganizationOptions & { role?: string | undefined }, io: CliIo): Promise<void> {
   const { client, organizationId } = await organizationScope(options, io);
-  const body = { email, ...(options.role === undefined ? {} : { role: options.role.toUpperCase() }) };
-  const created = (await client.call('POST', `/organization/${organizationId}/inviteMember`, body)) as unknown as InvitationRow;
+  // Passed on unchecked (a cast, not a test): the server judges the role, and refuses another in its own words.
+  const body = { email, ...(options.role === undefined ? {} : { role: options.role.toUpperCase() as InviteRole }) };
+  const created = await dataOf(client.api.POST('/organization/{organizationId}/inviteMember', { params: { path: { organizationId } }, body }));
   if (options.json === true) return printJson(io, created);
   io.out(`Invited ${created.email} to ${created.organization_name} as ${created.role} (invitation ${created.id}, expires ${created.expires_at}).\n`);
   io.out('The invitation e-mail carries the link to accept it: slipway invitations accept <link>.\n');
@@ -179,16 +157,16 @@ export async function inviteMember(email: string, options: OrganizationOptions &
 
 export async function listInvitations(options: OrganizationOptions, io: CliIo): Promise<void> {
   const { client, organizationId } = await organizationScope(options, io);
-  const body = await client.call('GET', `/organization/${organizationId}/inviteMember`);
+  const body = await dataOf(client.api.GET('/organization/{organizationId}/inviteMember', { params: { path: { organizationId } } }));
   if (options.json === true) return printJson(io, body);
-  const rows = resultsOf<InvitationRow>(body).map((invitation) => [invitation.id, invitation.email, invitation.role, invitation.invitation_status, invitation.expires_at]);
+  const rows = body.results.map((invitation) => [invitation.id, invitation.email, invitation.role, invitation.invitation_status, invitation.expires_at]);
   printTable(io, ['ID', 'EMAIL', 'ROLE', 'STATUS', 'EXPIRES'], rows, 'No open invitations.');
 }
 
 export async function revokeInvitation(invitationId: string, options: OrganizationOptions, io: CliIo): Promise<void> {
   if (!UUID.test(invitationId)) throw new CliError(`"${invitationId}" is not an invitation id; see slipway invitations list`);
   const { client, organizationId } = await organizationScope(options, io);
-  await client.call('DELETE', `/organization/${organizationId}/inviteMember/${invitationId.toLowerCase()}`);
+  await client.api.DELETE('/organization/{organizationId}/inviteMember/{inviteId}', { params: { path: { organizationId, inviteId: invitationId.toLowerCase() } } });
   if (options.json === true) return printJson(io, { id: invitationId.toLowerCase(), revoked: true });
   io.out(`Revoked invitation ${invitationId}.\n`);
 }
@@ -219,7 +197,7 @@ function invitationTarget(linkOrId: string, org: string | undefined): { organiza
 export async function acceptInvitation(linkOrId: string, options: OrganizationOptions, io: CliIo): Promise<void> {
   const { organizationId, invitationId } = invitationTarget(linkOrId, options.org);
   const client = await connect(options, io);
-  const accepted = (await client.call('POST', `/organization/${organizationId}/inviteMember/${invitationId}`)) as unknown as InvitationRow;
+  const accepted = await dataOf(client.api.POST('/organization/{organizationId}/inviteMember/{inviteId}', { params: { path: { organizationId, inviteId: invitationId } } }));
   await rememberOrganization(io.env, client.server, organizationId);
   if (options.json === true) return printJson(io, { ...accepted, organization_id: organizationId });
   io.out(`Joined ${accepted.organization_name} as ${accepted.role}; it is now your current organization.\n`);
@@ -229,16 +207,16 @@ export async function acceptInvitation(linkOrId: string, options: OrganizationOp
 
 export async function listProjects(options: OrganizationOptions, io: CliIo): Promise<void> {
   const { client, organizationId } = await organizationScope(options, io);
-  const body = await client.call('GET', `/organization/${organizationId}/project`);
+  const body = await dataOf(client.api.GET('/organization/{organizationId}/project', { params: { path: { organizationId } } }));
   if (options.json === true) return printJson(io, body);
-  const rows = resultsOf<ProjectRow>(body).map((project) => [project.id, project.name, project.description ?? '']);
+  const rows = body.results.map((project) => [project.id, project.name, project.description ?? '']);
   printTable(io, ['ID', 'NAME', 'DESCRIPTION'], rows, 'No projects.');
 }
 
 export async function createProject(name: string, options: OrganizationOptions & { description?: string | undefined }, io: CliIo): Promise<void> {
   const { client, organizationId } = await organizationScope(options, io);
   const body = { name, ...(options.description === undefined ? {} : { description: options.description }) };
-  const created = (await client.call('POST', `/organization/${organizationId}/project`, body)) as unknown as ProjectRow;
+  const created = await dataOf(client.api.POST('/organization/{organizationId}/project', { params: { path: { organizationId } }, body }));
   if (options.json === true) return printJson(io, created);
   io.out(`Created project ${created.name} (${created.id}).\n`);
 }

@@ -29,6 +29,7 @@ import * as localClusterGrants from './migrations/0025_local_cluster_grants.ts';
 import * as serviceHostnames from './migrations/0026_service_hostnames.ts';
 import * as customRoleReveal from './migrations/0027_custom_role_reveal.ts';
 import * as organizationDeletion from './migrations/0028_organization_deletion.ts';
+import * as jobSchedules from './migrations/0029_job_schedules.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -73,6 +74,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0026_service_hostnames', serviceHostnames],
   ['0027_custom_role_reveal', customRoleReveal],
   ['0028_organization_deletion', organizationDeletion],
+  ['0029_job_schedules', jobSchedules],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -248,7 +248,10 @@ export interface JobsTable {
   id: string;
   kind: string;
   payload: unknown;
-  /** Jobs sharing a serial key run one at a time, oldest first (e.g. `cluster:<id>`). */
+  /**
+   * Jobs sharing a serial key run one at a time, oldest first (e.g. `cluster:<id>`). A `schedule:<name>` key has at
+   * most one job queued or running (migration 0029, jobs/job-schedules.ts).
+   */
   serial_key: string | null;
   status: string;
   attempts: Generated<number>;

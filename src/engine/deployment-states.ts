@@ -55,8 +55,6 @@ export type QueuedAction = Extract<DeploymentAction, 'deploy' | 'redeploy' | 'st
  * How a deployed workload runs between deployments, as its cluster's agent reports it (docs/agent-protocol.md):
  * RUNNING, RESTARTING after a crash, FAILED once its supervisor gave up.
  */
-export const WORKLOAD_HEALTH_STATES = ['RUNNING', 'RESTARTING', 'FAILED'] as const;
-export type WorkloadHealth = (typeof WORKLOAD_HEALTH_STATES)[number];
 
 /** The actions that start a workload: an application started by one needs its databases up first. */
 export const STARTING_ACTIONS: readonly QueuedAction[] = ['deploy', 'redeploy', 'restart'];

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledQuery } from 'kysely';
 import { principalDisplayName, type Principal } from '../auth/principal.ts';
 import { withCommitParticipant, type CommitParticipant } from '../db/db.commit-participants.ts';
+import type { ScheduledWork } from '../jobs/job-schedules.ts';
 import { isUuid } from '../lib/ids.ts';
 import { changeSummary } from '../modules/organization-events/organization-events.masking.ts';
 import type { EventRecord, RecordedEvent } from '../modules/organization-events/organization-events.service.ts';
@@ -9,7 +10,6 @@ import { classifyRoute, originOf, type AuthorType } from '../modules/organizatio
 import { isFailureStatus } from './errors.ts';
 import type { AuthorizationPorts } from './authorize.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
-import { installPeriodicRun } from './periodic-run.ts';
 import { TARGET_PARAMS } from './route-access.ts';
 
 /**
@@ -35,13 +35,19 @@ export interface AuditPorts {
   /** Tells the organization's subscribers (webhooks) about a settled event. */
   announce(recorded: RecordedEvent, event: EventRecord): Promise<void>;
   complete(id: string, fields: Pick<EventRecord, 'status_code' | 'outcome' | 'target_id' | 'target_name'>): Promise<boolean>;
-  /** The retention sweep, run at start and hourly. */
-  removeExpired(): Promise<void>;
   /** The authorizer's placement ports: whether a refused token addressed its own organization's resources. */
   placementOf: AuthorizationPorts['placementOf'];
 }
 
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * The audit log's retention sweep (docs/audit-log.md), a schedule of the installation (src/jobs/job-schedules.ts): at
+ * its start and hourly, events older than the longest retention of any plan go, a deleted organization's log with them.
+ */
+export function organizationEventsSweepSchedule(events: { removeExpired(): Promise<void> }): ScheduledWork {
+  return { name: 'organization-events-sweep', intervalMs: SWEEP_INTERVAL_MS, atStart: true, run: () => events.removeExpired() };
+}
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Operations whose answer names the organization they made (the request had none to authorize against). */
@@ -196,8 +202,6 @@ async function organizationOf(request: FastifyRequest, principal: Principal, fai
 
 export function installAudit(app: FastifyTypeBox, ports: AuditPorts): void {
   app.decorateRequest('auditEvent', undefined);
-
-  installPeriodicRun(app, { what: 'removing expired organization events', intervalMs: SWEEP_INTERVAL_MS, atStart: true, run: () => ports.removeExpired() });
 
   // Registered after the idempotency hook, so a claim's own transaction commits before the event takes part.
   app.addHook('preHandler', (request, _reply, done) => {

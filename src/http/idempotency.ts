@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
+import type { ScheduledWork } from '../jobs/job-schedules.ts';
 import { hmacSha256Hex, sha256Hex } from '../lib/crypto.ts';
 import { badRequest } from '../lib/errors.ts';
 import type { IdempotencyService } from '../modules/idempotency/idempotency.service.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
-import { installPeriodicRun } from './periodic-run.ts';
 
 /**
  * `Idempotency-Key: <1–255 visible ASCII characters>` on an authenticated POST makes a retry safe: the same caller
@@ -31,19 +31,17 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 /** Kept answers expire after a day; they are cleared at start and hourly, never on the request path. */
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
+/** Clearing expired keys, a schedule of the installation (src/jobs/job-schedules.ts); expired keys are ignored anyway. */
+export function idempotencySweepSchedule(idempotency: Pick<IdempotencyService, 'removeExpired'>): ScheduledWork {
+  return { name: 'idempotency-sweep', intervalMs: SWEEP_INTERVAL_MS, atStart: true, run: () => idempotency.removeExpired() };
+}
+
 /**
  * `fingerprintKey` keys the digest of each request body that is kept for a day: bodies may carry short secrets (a card
  * number and cvv, a token), which a plain SHA-256 would give away to anyone reading the table.
  */
-export async function installIdempotency(
-  app: FastifyTypeBox,
-  idempotency: Pick<IdempotencyService, 'claim' | 'record' | 'removeExpired'>,
-  fingerprintKey: Buffer,
-): Promise<void> {
+export function installIdempotency(app: FastifyTypeBox, idempotency: Pick<IdempotencyService, 'claim' | 'record'>, fingerprintKey: Buffer): void {
   app.decorateRequest('idempotencyScope', undefined);
-
-  await idempotency.removeExpired();
-  installPeriodicRun(app, { what: 'clearing expired idempotency keys', intervalMs: SWEEP_INTERVAL_MS, atStart: false, run: () => idempotency.removeExpired() });
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST' || request.principal === undefined) return;

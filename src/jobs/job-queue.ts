@@ -1,6 +1,6 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DialectName } from '../db/db.client.ts';
-import type { JobsTable, Queryable } from '../db/db.schema.ts';
+import type { DB, JobsTable, Queryable } from '../db/db.schema.ts';
 import { readJson, writeJson } from '../db/db.json.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
@@ -9,7 +9,7 @@ import { newId } from '../lib/ids.ts';
  * The durable job queue: jobs are rows in the application's own database, written in the same transaction as the
  * state change that asks for them, so a committed request always has its job and a rolled-back one never does.
  *
- *   QUEUED ──claim──▶ RUNNING ──complete──▶ SUCCEEDED
+ *   QUEUED ──claim──▶ RUNNING ──complete──▶ SUCCEEDED (optionally enqueuing a follow-up job in the same transaction)
  *     ▲                 │  ├──fail (attempts left)──▶ QUEUED (run_at = now + backoff)
  *     │                 │  ├──fail (no attempts left)──▶ FAILED
  *     │                 │  └──defer──▶ QUEUED (run_at given; the attempt is not counted)
@@ -46,28 +46,49 @@ export interface ClaimedJob {
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
+/** Serial keys with this prefix have at most one job queued or running (migration 0029_job_schedules). */
+export const SCHEDULE_SERIAL_KEY_PREFIX = 'schedule:';
+
 export async function enqueueJob(db: Queryable, clock: Clock, request: JobRequest): Promise<string> {
-  const now = clock.now().toISOString();
-  const id = newId();
-  await db
+  const row = newJobRow(clock, request);
+  await db.insertInto('jobs').values(row).execute();
+  return row.id;
+}
+
+/**
+ * Enqueues unless the request's serial key already has a job queued or running; answers the new job's id, or
+ * undefined when there was one. Only for `schedule:<name>` keys, whose pending job a unique partial index keeps single
+ * (migration 0029): the insert and the check are one statement, so callers racing from any number of processes leave
+ * exactly one job. Other keys have no such index and would always be inserted.
+ */
+export async function enqueueJobUnlessPending(db: Queryable, clock: Clock, request: JobRequest & { serialKey: string }): Promise<string | undefined> {
+  if (!request.serialKey.startsWith(SCHEDULE_SERIAL_KEY_PREFIX)) throw new Error(`no pending-job index covers serial key ${request.serialKey}`);
+  const row = newJobRow(clock, request);
+  const result = await db
     .insertInto('jobs')
-    .values({
-      id,
-      kind: request.kind,
-      payload: writeJson(request.payload),
-      serial_key: request.serialKey ?? null,
-      status: 'QUEUED',
-      max_attempts: request.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-      run_at: request.runAt ?? now,
-      claimed_by: null,
-      heartbeat_at: null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-      finished_at: null,
-    })
-    .execute();
-  return id;
+    .values(row)
+    .onConflict((conflict) => conflict.doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n ? row.id : undefined;
+}
+
+function newJobRow(clock: Clock, request: JobRequest) {
+  const now = clock.now().toISOString();
+  return {
+    id: newId(),
+    kind: request.kind,
+    payload: writeJson(request.payload),
+    serial_key: request.serialKey ?? null,
+    status: 'QUEUED',
+    max_attempts: request.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    run_at: request.runAt ?? now,
+    claimed_by: null,
+    heartbeat_at: null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+    finished_at: null,
+  };
 }
 
 function claimed(row: JobRow): ClaimedJob {
@@ -139,6 +160,18 @@ export async function completeJob(db: Queryable, clock: Clock, jobId: string, wo
     .where('status', '=', 'RUNNING')
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Completes the job and enqueues `next` (a schedule's next run) in one transaction: both happen, or neither when the
+ * job is no longer this worker's (it was recovered and runs again, and that run asks for its own follow-up).
+ */
+export async function completeJobWithNext(db: Kysely<DB>, clock: Clock, jobId: string, workerId: string, next: JobRequest): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    if (!(await completeJob(trx, clock, jobId, workerId))) return false;
+    await enqueueJob(trx, clock, next);
+    return true;
+  });
 }
 
 /** A failed run: back to the queue at `retryAt`, or FAILED for good when `retryAt` is undefined. */

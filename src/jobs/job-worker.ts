@@ -6,12 +6,14 @@ import { newId } from '../lib/ids.ts';
 import {
   claimNextJob,
   completeJob,
+  completeJobWithNext,
   deferJob,
   failJobRun,
   heartbeatJob,
   recoverStaleJobs,
   retryDelayMs,
   type ClaimedJob,
+  type JobRequest,
 } from './job-queue.ts';
 
 /**
@@ -19,13 +21,14 @@ import {
  * heartbeats while its handler runs, and records the outcome. Any number of workers, in any number of processes,
  * may share one PostgreSQL database; each also returns the jobs of crashed workers to the queue.
  *
- * A handler either returns (done), returns `{ deferUntil }` (waiting for something outside the job, e.g. an
- * operator's report; not an attempt), or throws: the job is retried with backoff until its attempts are spent, then
+ * A handler either returns (done), returns `{ next }` (done, and `next` is enqueued in the transaction that records
+ * it: a schedule's next run, job-schedules.ts), returns `{ deferUntil }` (waiting for something outside the job, e.g.
+ * an operator's report; not an attempt), or throws: the job is retried with backoff until its attempts are spent, then
  * `giveUp` lets the handler settle what it was driving (a cluster goes to its error state). Handlers must be safe to
  * run again after a crash: a recovered job starts over from whatever state its previous run left.
  */
 
-export type JobOutcome = void | { deferUntil: Date };
+export type JobOutcome = void | { deferUntil: Date } | { next: JobRequest };
 
 export interface JobHandler {
   run(job: ClaimedJob): Promise<JobOutcome>;
@@ -88,10 +91,12 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     try {
       if (handler === undefined) throw new Error(`no handler for job kind ${job.kind}`);
       const outcome = await handler.run(job);
-      if (outcome !== undefined) {
-        await deferJob(database.db, clock, job.id, workerId, outcome.deferUntil.toISOString());
-      } else {
+      if (outcome === undefined) {
         await completeJob(database.db, clock, job.id, workerId);
+      } else if ('next' in outcome) {
+        await completeJobWithNext(database.db, clock, job.id, workerId, outcome.next);
+      } else {
+        await deferJob(database.db, clock, job.id, workerId, outcome.deferUntil.toISOString());
       }
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

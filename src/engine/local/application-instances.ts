@@ -1,6 +1,6 @@
 import { startCommandArgv } from './app-builder.ts';
 import type { CgroupPlacement } from './workload-cgroups.ts';
-import { findFreePort } from './free-port.ts';
+import { findFreePort } from '../../lib/free-port.ts';
 import type { InternalAddresses, InternalEndpoint } from './internal-addresses.ts';
 import type { ReadinessCheck } from './probes.ts';
 import type { ProcessState, ProcessSupervisor, RestartPolicy } from './process-supervisor.ts';

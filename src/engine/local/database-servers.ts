@@ -2,8 +2,9 @@ import { chownSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readF
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { base62Encode } from '../../lib/crypto.ts';
-import { findFreePort } from './free-port.ts';
-import { baseEnvironment, DEFAULT_RESTART_POLICY, type ProcessSpec, type ProcessSupervisor } from './process-supervisor.ts';
+import { findFreePort } from '../../lib/free-port.ts';
+import { baseEnvironment, type ProcessSpec, type ProcessSupervisor } from './process-supervisor.ts';
+import { DEFAULT_RESTART_POLICY } from './supervised-process.ts';
 import type { RunAs } from './run-command.ts';
 import { unprivilegedUser } from './system-user.ts';
 

@@ -3,7 +3,8 @@ import { LOCAL_DATABASE_ENGINES, localDatabaseEngine, noLocalEngineMessage } fro
 import { databaseIdentifier } from './database-servers.ts';
 import type { ServiceSpec } from './local-driver.spec.ts';
 import type { DatabaseRecord } from './local-driver.state.ts';
-import { baseEnvironment, DEFAULT_RESTART_POLICY, type ProcessSpec } from './process-supervisor.ts';
+import { baseEnvironment, type ProcessSpec } from './process-supervisor.ts';
+import { DEFAULT_RESTART_POLICY } from './supervised-process.ts';
 import { unprivilegedUser } from './system-user.ts';
 
 /**

@@ -1,11 +1,11 @@
-import type { GitCredentials, GitProvider } from '../../git/git-access.ts';
+import type { GitCredentials } from '../../git/git-access.ts';
+import type { ServiceDeploymentSpec } from '../../protocol/agent-protocol.ts';
 import type { ResourceLimits } from './workload-cgroups.ts';
 import type { ReadinessCheck } from './probes.ts';
 
 /**
- * The deployment spec of a service task as the local driver reads it (GET /operator/v1/tasks/{id}/spec; the shape is
- * in docs/agent-protocol.md). The spec arrives as JSON: it is checked here field by field, so a malformed spec fails
- * the task with a message naming the field instead of a TypeError deep in a deployment.
+ * The deployment spec of a service task as the local driver works with it: the protocol's ServiceDeploymentSpec
+ * (src/protocol/agent-protocol.ts, checked against its schema when it arrived), in the driver's own terms.
  */
 export interface SpecVariable {
   key: string;
@@ -49,92 +49,44 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function objectAt(value: unknown, field: string): Json {
-  if (!isObject(value)) throw new Error(`the deployment spec has no object at ${field}`);
-  return value;
-}
-
 function stringAt(value: unknown, field: string): string {
   if (typeof value !== 'string') throw new Error(`the deployment spec has no string at ${field}`);
   return value;
 }
 
-function optionalString(value: unknown, field: string): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  return stringAt(value, field);
+function emptyAsUndefined(value: string | null): string | undefined {
+  return value === null || value === '' ? undefined : value;
 }
 
-const GIT_PROVIDER_NAMES: readonly string[] = ['BITBUCKET', 'GITHUB', 'GITLAB'];
-
-function gitSourceOf(value: unknown, deployedCommit: string | undefined): SpecGitSource | undefined {
-  if (value === undefined || value === null) return undefined;
-  const git = objectAt(value, 'git');
-  const credentials = git.credentials === undefined || git.credentials === null ? undefined : objectAt(git.credentials, 'git.credentials');
-  const provider = credentials === undefined ? undefined : stringAt(credentials.provider, 'git.credentials.provider');
-  if (provider !== undefined && !GIT_PROVIDER_NAMES.includes(provider)) throw new Error(`the deployment spec names an unknown git provider ${provider}`);
+export function serviceSpecOf(spec: ServiceDeploymentSpec): ServiceSpec {
+  const { service, git, database } = spec;
   return {
-    url: stringAt(git.url, 'git.url'),
-    branch: optionalString(git.branch, 'git.branch'),
-    commitId: optionalString(git.commit_id, 'git.commit_id') ?? deployedCommit,
-    rootPath: optionalString(git.root_path, 'git.root_path') ?? '/',
-    credentials: credentials === undefined ? undefined : { provider: provider as GitProvider, token: stringAt(credentials.token, 'git.credentials.token') },
-  };
-}
-
-function databaseOf(value: unknown): SpecDatabase | undefined {
-  if (value === undefined || value === null) return undefined;
-  const database = objectAt(value, 'database');
-  const port = database.port;
-  if (port !== undefined && port !== null && !(typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65_536)) {
-    throw new Error('the deployment spec has no valid port at database.port');
-  }
-  return {
-    type: stringAt(database.type, 'database.type'),
-    username: stringAt(database.username, 'database.username'),
-    password: stringAt(database.password, 'database.password'),
-    databaseName: stringAt(database.database_name, 'database.database_name'),
-    port: typeof port === 'number' ? port : undefined,
-  };
-}
-
-export function parseServiceSpec(raw: Record<string, unknown>): ServiceSpec {
-  const service = objectAt(raw.service, 'service');
-  const variables = Array.isArray(raw.variables) ? raw.variables : [];
-  const routing = isObject(raw.routing) ? raw.routing : {};
-  const hostnames = Array.isArray(routing.hostnames) ? routing.hostnames : [];
-  return {
-    serviceId: stringAt(service.id, 'service.id'),
-    kind: stringAt(service.kind, 'service.kind'),
-    name: stringAt(service.name, 'service.name'),
-    settings: isObject(service.settings) ? service.settings : {},
-    variables: variables.map((entry, index) => {
-      const variable = objectAt(entry, `variables[${index}]`);
-      return {
-        key: stringAt(variable.key, `variables[${index}].key`),
-        value: typeof variable.value === 'string' ? variable.value : '',
-        mountPath: typeof variable.mount_path === 'string' && variable.mount_path !== '' ? variable.mount_path : null,
-        secret: variable.secret === true,
-      };
-    }),
-    git: gitSourceOf(raw.git, optionalString(raw.git_commit_id, 'git_commit_id')),
-    database: databaseOf(raw.database),
-    hostnames: hostnames.map((hostname, index) => stringAt(hostname, `routing.hostnames[${index}]`)),
-    internal: internalEndpointOf(routing.internal),
-  };
-}
-
-function internalEndpointOf(raw: unknown): ServiceSpec['internal'] {
-  if (raw === undefined || raw === null) return undefined;
-  const internal = objectAt(raw, 'routing.internal');
-  const address = stringAt(internal.address, 'routing.internal.address');
-  if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address)) throw new Error(`the deployment spec's routing.internal.address ${address} is not a loopback address`);
-  const ports = Array.isArray(internal.ports) ? internal.ports : [];
-  return {
-    address,
-    ports: ports.map((port, index) => {
-      if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65_535) throw new Error(`the deployment spec has no port at routing.internal.ports[${index}]`);
-      return port as number;
-    }),
+    serviceId: service.id,
+    kind: service.kind,
+    name: service.name,
+    settings: service.settings as Json,
+    variables: spec.variables.map((variable) => ({
+      key: variable.key,
+      value: variable.value,
+      mountPath: emptyAsUndefined(variable.mount_path) ?? null,
+      secret: variable.secret,
+    })),
+    git:
+      git === null
+        ? undefined
+        : {
+            url: git.url,
+            branch: emptyAsUndefined(git.branch),
+            commitId: emptyAsUndefined(git.commit_id) ?? emptyAsUndefined(spec.git_commit_id),
+            rootPath: emptyAsUndefined(git.root_path) ?? '/',
+            credentials: git.credentials ?? undefined,
+          },
+    database:
+      database === null
+        ? undefined
+        : { type: database.type, username: database.username, password: database.password, databaseName: database.database_name, port: database.port },
+    hostnames: spec.routing.hostnames,
+    internal: spec.routing.internal ?? undefined,
   };
 }
 

@@ -1,17 +1,14 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServiceRoute } from '../../agent/agent.client.ts';
-import type { AgentDriver, TaskSession } from '../../agent/agent.runtime.ts';
+import { TaskCanceled, type AgentDriver, type TaskSession } from '../../protocol/agent-driver.ts';
+import { createServiceWorkspaces, runKeyOf, type WorkloadEnvironment } from './local-driver.workspace.ts';
+import type { ServiceDeploymentSpec, ServiceRoute, ServiceTaskPayload, ServiceTeardownPayload, WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import type { GitAccess } from '../../git/git-access.ts';
-import type { WorkloadHealth } from '../deployment-states.ts';
-import { normaliseRepositoryPath } from '../../git/system-git.ts';
-import { planBuild, runBuild } from './app-builder.ts';
 import { LocalApplications, type ApplicationInstanceSpec } from './application-instances.ts';
 import { InternalAddresses } from './internal-addresses.ts';
 import { LOCAL_DATABASE_ENGINES } from './database-engines.ts';
 import { LocalDatabaseServers, type DatabaseServerSpec } from './database-servers.ts';
 import { dropExternalPostgres, provisionExternalPostgres } from './external-postgres.ts';
-import { writeFileVariables } from './file-variables.ts';
 import { CRON_MARKER, cronerPackageDirectory, cronRunnerProcess } from './local-driver.cron.ts';
 import { adoptableServerProcess, databaseRecordOf } from './local-driver.databases.ts';
 import { WorkloadLogBatcher, type WorkloadLogSink } from './local-driver.logs.ts';
@@ -21,18 +18,17 @@ import {
   jobCommandsOf,
   resourceLimitsOf,
   nonSecretEnvironment,
-  parseServiceSpec,
+  serviceSpecOf,
   readinessOf,
-  variablesEnvironment,
   type ServiceSpec,
 } from './local-driver.spec.ts';
 import { processEnvironment, ServiceRecords, type ApplicationRecord, type DatabaseRecord, type JobRecord, type ServiceRecord } from './local-driver.state.ts';
-import { baseEnvironment, ProcessSupervisor, type ProcessState } from './process-supervisor.ts';
+import { ProcessSupervisor, type ProcessState } from './process-supervisor.ts';
 import { requestHostname, type LocalReverseProxy } from './reverse-proxy.ts';
 import { CommandRegistry } from './command-registry.ts';
 import { runCommand } from './run-command.ts';
-import { describeLimits, type CgroupPlacement, type ResourceLimits, type WorkloadCgroups } from './workload-cgroups.ts';
-import type { WorkloadAccess, WorkloadSandbox } from './workload-sandbox.ts';
+import type { ResourceLimits, WorkloadCgroups } from './workload-cgroups.ts';
+import type { WorkloadSandbox } from './workload-sandbox.ts';
 
 /**
  * The local driver of the cluster agent: carries out service tasks on this host with the local engine
@@ -86,6 +82,9 @@ export interface LocalDriver extends AgentDriver {
   stopAll(): Promise<void>;
 }
 
+/** What the local cluster runs (JOBs from git only: an image job fails with unsupportedKindMessage('JOB_IMAGE')). */
+const LOCAL_SERVICE_KINDS: readonly string[] = ['APPLICATION', 'DATABASE', 'JOB'];
+
 /** Why a kind (or a source) cannot run on the local cluster. */
 export function unsupportedKindMessage(kind: string): string {
   switch (kind) {
@@ -104,20 +103,10 @@ export function unsupportedKindMessage(kind: string): string {
   }
 }
 
-class TaskCanceled extends Error {}
-
 const CRASH_STATUSES: ReadonlySet<string> = new Set(['BACKOFF', 'FAILED']);
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * Names a task's checkout and instance. A task leased again after an agent died mid-way (attempt 2…) gets names of
- * its own: the first attempt may have left an instance running from its checkout, which must not be deleted under it.
- */
-function runKeyOf(session: TaskSession): string {
-  return session.task.attempt > 1 ? `${session.task.id}-${session.task.attempt}` : session.task.id;
 }
 
 /** Whether two lists name the same hosts, whatever their order and case. */
@@ -126,9 +115,6 @@ function sameHostnames(routed: readonly string[], wanted: readonly string[]): bo
   return normalised(routed) === normalised(wanted);
 }
 
-function stringOf(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
 
 export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const { stateDir, proxy, git, sandbox } = options;
@@ -190,160 +176,9 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   /** Builds and job runs under way, for the next agent to end if this one dies (command-registry.ts). */
   const commands = new CommandRegistry(join(stateDir, 'commands'));
 
-  const sourcesOf = (serviceId: string): string => join(stateDir, 'sources', serviceId);
-  const filesOf = (serviceId: string): string => join(stateDir, 'files', serviceId);
-  const homeOf = (serviceId: string): string => join(stateDir, 'homes', serviceId);
-
-  /** What a confined service may touch; undefined when workloads are not confined. */
-  function accessOf(serviceId: string): WorkloadAccess | undefined {
-    const identity = sandbox.identityOf(serviceId);
-    if (identity === undefined) return undefined;
-    return { identity, writable: [sourcesOf(serviceId), homeOf(serviceId)], readable: [filesOf(serviceId)] };
-  }
-
-  function confinementSpec(serviceId: string, runtime: readonly string[] = [], limits?: CgroupPlacement): { confine?: (command: readonly string[]) => string[] } {
-    const confine = confinementOf(serviceId, runtime, limits);
-    return confine === undefined ? {} : { confine };
-  }
-
-  /**
-   * The argv transformation that runs a service's commands in its confinement, and inside its control groups when
-   * `limits` placed it in some (joined first, so the sandbox and everything in it is counted).
-   */
-  function confinementOf(serviceId: string, runtime: readonly string[] = [], limits?: CgroupPlacement): ((command: readonly string[]) => string[]) | undefined {
-    const access = accessOf(serviceId);
-    const confined = access === undefined ? undefined : (command: readonly string[]) => sandbox.wrap(command, { ...access, runtime });
-    if (limits === undefined || cgroups === undefined) return confined;
-    return (command) => cgroups.joinArgv(limits, confined === undefined ? command : confined(command));
-  }
-
-  /** The service's control groups with its limits, when it has limits and this host lets the agent hold them so. */
-  function placeLimits(serviceId: string, limits: ResourceLimits): CgroupPlacement | undefined {
-    return cgroups?.place(serviceId, limits);
-  }
-
-  /** The environment every process of a service starts from: confined, its own home and the private /tmp. */
-  function serviceBaseEnvironment(serviceId: string): Record<string, string> {
-    return sandbox.confined ? { ...baseEnvironment(), HOME: homeOf(serviceId), TMPDIR: '/tmp' } : baseEnvironment();
-  }
-
-  /**
-   * Before a service's processes run: strict isolation must be possible here; the service's directories exist and
-   * belong to its uid (`handOver`: what the agent just wrote for it — a checkout, file variables — with all inside).
-   */
-  function prepareConfinement(session: TaskSession, serviceId: string, handOver: readonly string[] = [], limits: ResourceLimits = {}): void {
-    sandbox.requireAvailable();
-    const access = accessOf(serviceId);
-    session.log('system', sandbox.describe(access?.identity));
-    const held = describeLimits(limits, placeLimits(serviceId, limits), cgroups?.unavailable ?? 'the agent holds no control groups');
-    if (held !== undefined) session.log('system', held);
-    if (access !== undefined) sandbox.prepareDirectories(access, handOver);
-  }
+  const workspaces = createServiceWorkspaces({ stateDir, sandbox, cgroups, git, commands, cancelPollMs, trouble });
+  const { sourcesOf, filesOf, confinementOf, confinementSpec, placeLimits, serviceBaseEnvironment, prepareConfinement, removeOldSources, cancellable, checkoutAndBuild, workloadEnvironment } = workspaces;
   const cronProcessOf = (serviceId: string): string => `cron-${serviceId}`;
-
-  /** Removes what earlier deployments of a service left under `root` (checkouts, file variables) except `keep`. */
-  function removeSuperseded(root: string, keep: string | undefined): void {
-    if (!existsSync(root)) return;
-    for (const entry of readdirSync(root)) {
-      if (join(root, entry) !== keep) rmSync(join(root, entry), { recursive: true, force: true });
-    }
-  }
-
-  /** Once a deployment serves: only its checkout (or the one it reuses) and its file variables stay. */
-  function removeOldSources(serviceId: string, keep: string | undefined, session: TaskSession): void {
-    removeSuperseded(sourcesOf(serviceId), keep);
-    removeSuperseded(filesOf(serviceId), join(filesOf(serviceId), runKeyOf(session)));
-  }
-
-  /** Polls the control plane for a cancel while `work` runs; a cancel aborts the signal `work` was given. */
-  async function cancellable<T>(session: TaskSession, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController();
-    let polling = false;
-    const timer = setInterval(() => {
-      if (polling || controller.signal.aborted) return;
-      polling = true;
-      session
-        .cancelRequested()
-        .then((canceled) => {
-          if (canceled) controller.abort();
-        })
-        .catch((error: unknown) => trouble(`task ${session.task.id}: could not ask whether it was canceled: ${messageOf(error)}`))
-        .finally(() => {
-          polling = false;
-        });
-    }, cancelPollMs);
-    try {
-      const result = await work(controller.signal);
-      if (controller.signal.aborted) throw new TaskCanceled();
-      return result;
-    } catch (error) {
-      if (controller.signal.aborted) throw new TaskCanceled();
-      throw error;
-    } finally {
-      clearInterval(timer);
-    }
-  }
-
-  interface Checkout {
-    /** The task's checkout directory (removed when the deployment fails). */
-    workDir: string;
-    /** The directory to build and run in: the repository's root path inside the checkout. */
-    buildDir: string;
-  }
-
-  /** Checks the spec's commit out into a fresh directory and runs the build plan; logs go to the deployment. */
-  async function checkoutAndBuild(session: TaskSession, spec: ServiceSpec, startCommand: string | undefined, env: Record<string, string>): Promise<Checkout & { startCommand: string }> {
-    const source = spec.git;
-    if (source === undefined) throw new Error(`the deployment spec of ${spec.kind} ${spec.name} names no git repository`);
-    const workDir = join(sourcesOf(spec.serviceId), runKeyOf(session));
-    rmSync(workDir, { recursive: true, force: true });
-    try {
-      return await cancellable(session, async (signal) => {
-        session.log('system', `checking out ${source.url} at ${source.commitId ?? (source.branch === undefined ? 'the default branch' : `the head of ${source.branch}`)}`);
-        const commit = await git.checkout({ url: source.url, branch: source.branch, commitId: source.commitId, credentials: source.credentials, destination: workDir, signal });
-        session.log('system', `checked out commit ${commit}`);
-        const access = accessOf(spec.serviceId);
-        if (access !== undefined) sandbox.prepareDirectories(access, [workDir]);
-        const rootPath = normaliseRepositoryPath(source.rootPath);
-        const buildDir = rootPath === '' ? workDir : join(workDir, rootPath);
-        const plan = planBuild(buildDir, { startCommand });
-        const confine = confinementOf(spec.serviceId);
-        await runBuild(plan, { sourceDir: buildDir, env, signal, registry: commands, onLine: (stream, line) => session.log(stream, line), ...(confine === undefined ? {} : { confine }) });
-        return { workDir, buildDir, startCommand: plan.startCommand };
-      });
-    } catch (error) {
-      rmSync(workDir, { recursive: true, force: true });
-      throw error;
-    }
-  }
-
-  /** Reports `built` on a deploy or redeploy (a restart has no build phase); false when the deployment was canceled. */
-  async function reportBuilt(session: TaskSession): Promise<boolean> {
-    if (session.task.action === 'restart') return true;
-    const answer = await session.report('built');
-    return answer.subjectStatus !== 'CANCELING';
-  }
-
-  interface WorkloadEnvironment {
-    env: Record<string, string>;
-    /** The paths the task's file variables were written to, by key. */
-    mounted: Record<string, string>;
-    /** Removes the task's file variables (the deployment failed). */
-    discard(): void;
-  }
-
-  /** The environment of the task's workload: its variables, file variables written under files/<serviceId>/<task>/. */
-  function workloadEnvironment(session: TaskSession, spec: ServiceSpec): WorkloadEnvironment {
-    const dir = join(filesOf(spec.serviceId), runKeyOf(session));
-    const discard = () => rmSync(dir, { recursive: true, force: true });
-    try {
-      const mounted = writeFileVariables(dir, spec.variables);
-      return { env: { ...serviceBaseEnvironment(spec.serviceId), ...variablesEnvironment(spec.variables, mounted) }, mounted, discard };
-    } catch (error) {
-      discard();
-      throw error;
-    }
-  }
 
   // ---------------------------------------------------------------- applications
 
@@ -382,7 +217,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       workDir = built.workDir;
       sourceDir = built.buildDir;
       startCommand = built.startCommand;
-      if (!(await reportBuilt(session))) {
+      if (!(await session.built())) {
         rmSync(built.workDir, { recursive: true, force: true });
         throw new TaskCanceled();
       }
@@ -442,7 +277,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     const record = databaseRecordOf(spec, stateDir, options.externalPostgresUrl);
     const credentials = { username: record.username, password: spec.database?.password ?? '' };
     // Nothing to build: the server (or the shared server's database) is what this deployment starts.
-    if (!(await reportBuilt(session))) throw new TaskCanceled();
+    if (!(await session.built())) throw new TaskCanceled();
     if (record.mode === 'EXTERNAL') {
       const connection = await provisionExternalPostgres(options.externalPostgresUrl ?? '', { credentials, databaseName: record.databaseName });
       session.log('system', `database ${connection.database} and role ${connection.username} are ready on ${connection.host}:${connection.port}`);
@@ -528,7 +363,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       workDir = built.workDir;
       sourceDir = built.buildDir;
       defaultCommand = built.startCommand;
-      if (!(await reportBuilt(session))) {
+      if (!(await session.built())) {
         rmSync(built.workDir, { recursive: true, force: true });
         throw new TaskCanceled();
       }
@@ -629,7 +464,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     if (record.kind === 'DATABASE' && record.database !== undefined) await stopDatabase(record.database);
     if (record.kind === 'JOB') {
       // on_stop runs with the deployment's variables when the control plane gives a spec, else the non-secret ones.
-      const spec = await session.spec().then(parseServiceSpec, () => undefined);
+      const spec = await session.spec().then(serviceSpecOf, () => undefined);
       await stopJob(session, record, 'on_stop', spec === undefined ? undefined : workloadEnvironment(session, spec).env);
     }
     records.write({ ...record, running: false });
@@ -643,49 +478,20 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       if (record?.kind === 'JOB') await stopJob(session, record, 'on_delete', undefined);
     } finally {
       // The service is gone whatever its on_delete did: nothing of it stays on this host.
-      rmSync(sourcesOf(serviceId), { recursive: true, force: true });
-      rmSync(filesOf(serviceId), { recursive: true, force: true });
-      rmSync(homeOf(serviceId), { recursive: true, force: true });
+      workspaces.removeWorkspace(serviceId);
       records.remove(serviceId);
-      sandbox.releaseIdentity(serviceId);
-      cgroups?.release(serviceId);
     }
     session.log('system', record === undefined ? 'nothing of this service was on this host' : `${record.name} was removed from this host`);
   }
 
-  async function performServiceTask(session: TaskSession, serviceId: string): Promise<void> {
-    const task = session.task;
-    // A deleted service's teardown: no spec any more (the payload and the driver's record say what to remove).
-    if (task.action === 'delete' || task.subject_type === 'SERVICE_TEARDOWN') return teardown(session, serviceId);
-    if (task.action === 'stop') return stop(session, serviceId);
-    if (task.action !== 'deploy' && task.action !== 'redeploy' && task.action !== 'restart') throw new Error(`the local driver does not know the action ${task.action}`);
-    return deploy(session, parseServiceSpec(await session.spec()));
-  }
-
-  async function perform(session: TaskSession): Promise<void> {
-    await session.report('take');
-    if (session.task.subject_type === 'ENVIRONMENT') {
-      // The control plane fans an environment action out into service tasks of its own, and offers this one only
-      // once they are done (docs/agent-protocol.md, "Order"). A deploy passes through its build phase.
-      if (session.task.action === 'deploy' || session.task.action === 'redeploy') await session.report('built');
-      await session.report('succeed');
-      return;
-    }
-    const serviceId = stringOf(session.task.payload.service_id) ?? session.task.subject_id;
+  /** Marks the service busy while `work` runs: routes are not reconciled under a task (reconcileRoutes). */
+  async function whileBusy(serviceId: string, work: () => Promise<void>): Promise<void> {
     busy.add(serviceId);
     try {
-      await performServiceTask(session, serviceId);
-    } catch (error) {
-      if (error instanceof TaskCanceled) {
-        await session.report('cancel_done');
-        return;
-      }
-      await session.report('fail', messageOf(error));
-      return;
+      await work();
     } finally {
       busy.delete(serviceId);
     }
-    await session.report('succeed');
   }
 
   /**
@@ -769,7 +575,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
 
   return {
     name: 'local',
-    perform,
+    serviceKinds: LOCAL_SERVICE_KINDS,
+    unsupported: unsupportedKindMessage,
+    deploy: (session: TaskSession, spec: ServiceDeploymentSpec) => whileBusy(spec.service.id, () => deploy(session, serviceSpecOf(spec))),
+    stop: (session: TaskSession, serviceId: string) => whileBusy(serviceId, () => stop(session, serviceId)),
+    teardown: (session: TaskSession, payload: ServiceTeardownPayload | ServiceTaskPayload) => whileBusy(payload.service_id, () => teardown(session, payload.service_id)),
     reconcileRoutes,
     async recover() {
       // What an earlier agent left running that no task owns any more: its tasks are leased again and start anew.

@@ -1,4 +1,4 @@
-import { ControlPlaneRefusal, type AgentClient, type AgentTask } from '../../agent/agent.client.ts';
+import { ControlPlaneRefusal, type AgentControlPlane, type AgentTask } from '../../protocol/agent-protocol.ts';
 import { statusOf } from '../../http/errors.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { AgentsService } from './agents.service.ts';
@@ -32,7 +32,7 @@ async function asRefusal<T>(call: () => Promise<T>): Promise<T> {
 /** What one lease round takes when the runtime does not say: the HTTP route's default. */
 const DEFAULT_LEASE_MAX = 5;
 
-export function createInProcessAgentClient(options: InProcessAgentOptions): AgentClient {
+export function createInProcessAgentClient(options: InProcessAgentOptions): AgentControlPlane {
   const { agents } = options;
   const pollMs = options.pollMs ?? 1_000;
   const clusterOfTask = new Map<string, string>();

@@ -12,19 +12,14 @@ import {
   AgentProgressAnswer,
   AgentProgressReport,
   AgentRoutes,
-  AgentRoutesQuery,
   AgentTaskLease,
-  AgentTaskParams,
   AgentTaskSpec,
-  AgentTaskSpecQuery,
   AgentTaskState,
   AgentWorkloadHealth,
   AgentWorkloadHealthAnswer,
   AgentWorkloadLogBatch,
-  AgentWorkloadParams,
-  ClusterAgentStatus,
-  LeaseAgentTasksQuery,
-} from './agents.schemas.ts';
+} from '../../protocol/agent-protocol.ts';
+import { AgentRoutesQuery, AgentTaskParams, AgentTaskSpecQuery, AgentWorkloadParams, ClusterAgentStatus, LeaseAgentTasksQuery } from './agents.schemas.ts';
 import type { AgentsService } from './agents.service.ts';
 
 export interface AgentRoutesDeps {

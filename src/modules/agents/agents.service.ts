@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { AgentProgressEvent, AgentSubjectType, ServiceDeploymentSpec } from '../../protocol/agent-protocol.ts';
 import type { DialectName } from '../../db/db.client.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
-import type { WorkloadHealth } from '../../engine/deployment-states.ts';
+import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import { expediteJob, findJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
@@ -31,11 +32,6 @@ import {
  */
 
 /** SERVICE_TEARDOWN: removing what a deleted service left on the cluster (its record is gone; the payload says what). */
-export const AGENT_SUBJECT_TYPES = ['ENVIRONMENT', 'SERVICE', 'SERVICE_TEARDOWN'] as const;
-export type AgentSubjectType = (typeof AGENT_SUBJECT_TYPES)[number];
-
-export const AGENT_PROGRESS_EVENTS = ['take', 'built', 'succeed', 'fail', 'cancel_done'] as const;
-export type AgentProgressEvent = (typeof AGENT_PROGRESS_EVENTS)[number];
 
 const SETTLING: Partial<Record<AgentProgressEvent, 'SUCCEEDED' | 'FAILED' | 'CANCELED'>> = {
   succeed: 'SUCCEEDED',
@@ -65,7 +61,7 @@ export interface AgentSubject {
    * What the agent needs to carry the deployment out: the subject's settings as deployed and its variables with
    * secrets opened. Read only by the lease holder; absent where the task needs nothing beyond its payload.
    */
-  specOf?(subjectId: string, deploymentId: string): Promise<Record<string, unknown>>;
+  specOf?(subjectId: string, deploymentId: string): Promise<ServiceDeploymentSpec>;
   /** Stores log lines of the deployment; absent where the subject keeps no logs of its own. */
   appendLogs?(deploymentId: string, lines: Array<Omit<AgentLogLine, 'seq'>>): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, ListOf, Name, Uuid } from '../../http/schema.ts';
+import { BaseFields, ListOf, Name, Uuid } from '../../protocol/wire.ts';
 import { QualifiedKey } from '../labels-groups/labels-groups.schemas.ts';
 
 /** The reference's OrganizationAnnotationsGroupScopeEnum: the kinds of Kubernetes objects a group annotates. */

@@ -1,7 +1,7 @@
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
-import { NoContent, OrganizationParams } from '../../http/schema.ts';
+import { NoContent, OrganizationParams } from '../../protocol/wire.ts';
 import {
   ApiTokenListQuery,
   ApiTokenParams,

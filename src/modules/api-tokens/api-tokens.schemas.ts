@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { TOKEN_SCOPES } from '../../auth/permissions.ts';
-import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 
 export const TokenScopeSchema = Type.Enum(TOKEN_SCOPES, { $id: 'OrganizationApiTokenScope' });
 

@@ -65,6 +65,10 @@ export function chargesFor(intervals: MeteredInterval[], from: Date, to: Date, p
   }));
 }
 
+export function sumCents(charges: ResourceCharge[]): number {
+  return charges.reduce((total, charge) => total + charge.cents, 0);
+}
+
 /** The UTC calendar month `YYYY-MM` holding `at`, and its bounds. */
 export function periodOf(at: Date): string {
   return at.toISOString().slice(0, 7);

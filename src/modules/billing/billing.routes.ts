@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { NoContent, OrganizationParams } from '../../http/schema.ts';
+import { NoContent, OrganizationParams } from '../../protocol/wire.ts';
 import { Organization } from '../organizations/organizations.schemas.ts';
 import {
   BillingExternalId,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListOf, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { ListOf, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 
 /** Wire shapes of the reference's billing schemas (platform-openapi-subset.yaml); Slipway's additions are marked. */
 

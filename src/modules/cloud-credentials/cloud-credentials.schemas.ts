@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import { ListOf, Name, Nullable, Uuid } from '../../http/schema.ts';
+import { ListOf, Name, Nullable, Uuid } from '../../protocol/wire.ts';
 
 /**
  * The reference's cloud provider credential shapes. Requests carry secrets; responses (ClusterCredentials,

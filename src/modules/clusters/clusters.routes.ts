@@ -2,7 +2,7 @@ import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/err
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { OPERATOR_SECURITY } from '../../http/openapi.ts';
 import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
-import { NoContent, OrganizationParams } from '../../http/schema.ts';
+import { NoContent, OrganizationParams } from '../../protocol/wire.ts';
 import { authenticatedClusterId, bodyCredentialHooks, clusterCredentialHook } from '../../http/authenticate.ts';
 import {
   BareClusterParams,

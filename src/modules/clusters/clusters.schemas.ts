@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import { CLUSTER_STATES } from './clusters.states.ts';
 
 /** Wire shapes of clusters, following the reference's ClusterRequest / Cluster / ClusterStatus / ClusterLock. */

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, Description, ListOf, Name, Nullable, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Uuid } from '../../protocol/wire.ts';
 import { REPOSITORY_NAME_PATTERN } from '../../registry/oci-distribution.ts';
 
 /** The reference's ContainerRegistryKindEnum, every value accepted. */

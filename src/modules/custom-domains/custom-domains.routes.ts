@@ -1,7 +1,7 @@
 import type { TObject } from 'typebox';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { NoContent } from '../../http/schema.ts';
+import { NoContent } from '../../protocol/wire.ts';
 import {
   ApplicationDomainParams,
   ApplicationParams,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, ListOf, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { BaseFields, ListOf, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import { CHECKED_DOMAIN_STATUSES, CUSTOM_DOMAIN_STATUSES } from './custom-domains.verification.ts';
 
 /**

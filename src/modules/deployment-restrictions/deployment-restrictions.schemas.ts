@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, ListOf, Uuid } from '../../http/schema.ts';
+import { BaseFields, ListOf, Uuid } from '../../protocol/wire.ts';
 
 /** Wire shapes: the reference's ApplicationDeploymentRestrictionRequest / ApplicationDeploymentRestriction(List). */
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { BaseFields, ListOf, Name, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { BaseFields, ListOf, Name, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import { ENVIRONMENT_STATES } from './environments.states.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { GIT_PROVIDERS } from '../../git/git-access.ts';
-import { BaseFields, Description, ListOf, Name, Nullable, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Uuid } from '../../protocol/wire.ts';
 
 export const GitProviderEnum = Type.Enum(GIT_PROVIDERS, { $id: 'GitProviderEnum' });
 

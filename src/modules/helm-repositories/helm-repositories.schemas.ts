@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, Description, ListOf, Name, Nullable, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Uuid } from '../../protocol/wire.ts';
 import { RegistryUrl } from '../container-registries/container-registries.schemas.ts';
 
 /** The original product's HelmRepositoryKindEnum: an HTTPS chart repository, or charts in an OCI registry. */

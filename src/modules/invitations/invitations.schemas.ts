@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { BUILT_IN_ROLES } from '../../auth/permissions.ts';
-import { BaseFields, ListOf, Timestamp, Uuid } from '../../http/schema.ts';
+import { BaseFields, ListOf, Timestamp, Uuid } from '../../protocol/wire.ts';
 
 export const InviteMemberRoleEnum = Type.Enum(BUILT_IN_ROLES, { $id: 'InviteMemberRoleEnum' });
 /** The reference's PENDING and EXPIRED, plus ACCEPTED for an invitation that has been used. */

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, ListOf, Name, Uuid } from '../../http/schema.ts';
+import { BaseFields, ListOf, Name, Uuid } from '../../protocol/wire.ts';
 
 /**
  * A Kubernetes qualified name as typed: an optional DNS-subdomain prefix (≤ 253) and `/`, then a name (≤ 63). The

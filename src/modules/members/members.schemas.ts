@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, ListOf, Uuid } from '../../http/schema.ts';
+import { BaseFields, ListOf, Uuid } from '../../protocol/wire.ts';
 
 /** The reference's Member: `id` is the user's id; `role` is the role's name, as InviteMemberRoleEnum spells it. */
 export const Member = Type.Object(

@@ -1,7 +1,7 @@
 import { authenticatedErrors } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requirePrincipal, requireUserId } from '../../http/route-access.ts';
-import { OrganizationParams } from '../../http/schema.ts';
+import { OrganizationParams } from '../../protocol/wire.ts';
 import { OrganizationOnboardingPatchRequest, OrganizationOnboardingResponse } from './onboarding.schemas.ts';
 import type { OnboardingService } from './onboarding.service.ts';
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable } from '../../http/schema.ts';
+import { Nullable } from '../../protocol/wire.ts';
 
 export const ONBOARDING_STATUSES = ['IN_PROGRESS', 'DISMISSED', 'COMPLETED'] as const;
 export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import {
   AUTHOR_TYPES,
   ORGANIZATION_EVENT_ORIGINS,

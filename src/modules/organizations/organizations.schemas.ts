@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, Description, ListOf, Name, Nullable, Url, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Url, Uuid } from '../../protocol/wire.ts';
 
 /**
  * Plans an organization may be on. COMMUNITY and STARTUP are Slipway's own (SPEC.md's billing status rule);

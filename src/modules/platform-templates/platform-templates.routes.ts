@@ -1,6 +1,6 @@
 import { authenticatedErrors } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { OrganizationParams } from '../../http/schema.ts';
+import { OrganizationParams } from '../../protocol/wire.ts';
 import {
   ClusterParams,
   ClusterPlatformBindingRequest,

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { Uuid } from '../../http/schema.ts';
+import { Uuid } from '../../protocol/wire.ts';
 import { CLOUD_VENDORS, CLUSTER_MODES, COMPONENT_KINDS, FIELD_TYPES, RELEASE_STATUSES } from './platform-templates.catalog.ts';
 
 /** Wire shapes of the reference's "Platform Configuration" operations (names and fields as there). */

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 
 /** Largest policy source accepted; the engine also bounds rules and nesting (see policy/policy.engine.ts). */
 export const MAX_POLICY_LENGTH = 64 * 1024;

@@ -1,7 +1,7 @@
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requireAccess } from '../../http/route-access.ts';
-import { NoContent, OrganizationParams } from '../../http/schema.ts';
+import { NoContent, OrganizationParams } from '../../protocol/wire.ts';
 import { Project, ProjectParams, ProjectRequest, ProjectResponseList, ProjectStatsResponseList } from './projects.schemas.ts';
 import type { ProjectsService } from './projects.service.ts';
 

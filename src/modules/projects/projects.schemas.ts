@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BaseFields, Description, ListOf, Name, Nullable, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Name, Nullable, Uuid } from '../../protocol/wire.ts';
 
 export const ProjectRequest = Type.Object(
   { name: Name, description: Type.Optional(Nullable(Description)) },

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { Description, ListOf, Name, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import { CLUSTER_PERMISSIONS, ENVIRONMENT_TYPES, ORGANIZATION_PERMISSIONS, PROJECT_PERMISSIONS } from './roles.rules.ts';
 
 export const OrganizationAvailableRole = Type.Object(

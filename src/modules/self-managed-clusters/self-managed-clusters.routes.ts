@@ -1,7 +1,7 @@
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
-import { OrganizationParams } from '../../http/schema.ts';
+import { OrganizationParams } from '../../protocol/wire.ts';
 import { SelfManagedClusterRequest, SelfManagedClusterResponse } from './self-managed-clusters.schemas.ts';
 import type { SelfManagedClustersService } from './self-managed-clusters.service.ts';
 

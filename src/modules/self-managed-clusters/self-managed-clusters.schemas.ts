@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Description, Name, Nullable, Uuid } from '../../http/schema.ts';
+import { Description, Name, Nullable, Uuid } from '../../protocol/wire.ts';
 import { CLOUD_VENDORS, ClusterOperatorBootstrapResponse, ClusterResponse } from '../clusters/clusters.schemas.ts';
 import { ClusterPlatformConfigurationRequest } from '../platform-templates/platform-templates.schemas.ts';
 

@@ -1,5 +1,6 @@
 import type { GitCredentials } from '../../git/git-access.ts';
 import { notFound } from '../../lib/errors.ts';
+import type { ServiceDeploymentSpec } from '../../protocol/agent-protocol.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
 import type { ServiceDeploymentsService } from './services.deployments.service.ts';
 import { storedGitSourceOf } from './services.kind-fields.ts';
@@ -42,7 +43,7 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
   }
 
   return {
-    async serviceTaskSpec(serviceId: string, deploymentId: string): Promise<Record<string, unknown>> {
+    async serviceTaskSpec(serviceId: string, deploymentId: string): Promise<ServiceDeploymentSpec> {
       const snapshot = await deps.deployments.deploymentSpecForAgent(serviceId, deploymentId, deps.openValue);
       const { service } = snapshot;
       const environment = await deps.environmentOf(service.environmentId);

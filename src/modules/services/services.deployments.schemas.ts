@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { WORKLOAD_HEALTH_STATES } from '../../engine/deployment-states.ts';
-import { Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { WORKLOAD_HEALTH_STATES } from '../../protocol/agent-protocol.ts';
+import { Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import { EnvironmentActionStatus } from '../environments/environments.schemas.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
 import { SERVICE_STATES } from './services.states.ts';

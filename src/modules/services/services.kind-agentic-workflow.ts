@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ListOf, Nullable } from '../../http/schema.ts';
+import { ListOf, Nullable } from '../../protocol/wire.ts';
 import { badRequest, type FieldProblem } from '../../lib/errors.ts';
 import { RESERVED_PREFIX } from '../variables/variables.builtins.ts';
 import {

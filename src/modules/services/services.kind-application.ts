@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ListOf, Nullable } from '../../http/schema.ts';
+import { ListOf, Nullable } from '../../protocol/wire.ts';
 import { badRequest } from '../../lib/errors.ts';
 import {
   anyPublicPort,

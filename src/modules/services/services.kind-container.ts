@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ListOf, Uuid } from '../../http/schema.ts';
+import { ListOf, Uuid } from '../../protocol/wire.ts';
 import {
   anyPublicPort,
   internalTcpPorts,

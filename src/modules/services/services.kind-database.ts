@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ListOf } from '../../http/schema.ts';
+import { ListOf } from '../../protocol/wire.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { builtInNamePart, DATABASE_TYPES, type DatabaseType } from '../variables/variables.builtins.ts';
 import {

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { GIT_PROVIDERS, type GitProvider } from '../../git/git-access.ts';
-import { Description, Nullable, Uuid } from '../../http/schema.ts';
+import { Description, Nullable, Uuid } from '../../protocol/wire.ts';
 import { badRequest, notFound, type FieldProblem } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';

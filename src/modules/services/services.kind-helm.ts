@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { parse as parseYaml } from 'yaml';
-import { ListOf, Nullable, Uuid } from '../../http/schema.ts';
+import { ListOf, Nullable, Uuid } from '../../protocol/wire.ts';
 import { badRequest, notFound, type FieldProblem } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import {

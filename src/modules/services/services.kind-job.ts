@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { Type, type Static } from 'typebox';
-import { ListOf, Nullable, Uuid } from '../../http/schema.ts';
+import { ListOf, Nullable, Uuid } from '../../protocol/wire.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { BuildStage, dockerfilePathFrom } from './services.kind-application.ts';
 import {

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ListOf } from '../../http/schema.ts';
+import { ListOf } from '../../protocol/wire.ts';
 import { badRequest, type FieldProblem } from '../../lib/errors.ts';
 import {
   GitRepositoryRequest,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable, Url } from '../../http/schema.ts';
+import { Nullable, Url } from '../../protocol/wire.ts';
 import {
   Arguments,
   checkInstances,

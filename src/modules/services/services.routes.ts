@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { NoContent, SkipReconcileQuery } from '../../http/schema.ts';
+import { NoContent, SkipReconcileQuery } from '../../protocol/wire.ts';
 import type { ServiceKindDefinition } from './services.kinds.ts';
 import { ServiceEnvironmentParams, serviceParams } from './services.schemas.ts';
 import type { ServicesService } from './services.service.ts';

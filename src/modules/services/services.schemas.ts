@@ -1,5 +1,5 @@
 import { Type, type TObject } from 'typebox';
-import { ListOf, Uuid } from '../../http/schema.ts';
+import { ListOf, Uuid } from '../../protocol/wire.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
 import type { ServiceKindDefinition } from './services.kinds.ts';
 

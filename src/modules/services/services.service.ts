@@ -4,7 +4,7 @@ import type { Placement } from '../../auth/principal.ts';
 import { isForeignKeyViolation, isUniqueViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { findFreePort } from '../../engine/local/free-port.ts';
+import { findFreePort } from '../../lib/free-port.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';

@@ -3,7 +3,7 @@ import { Type, type TObject } from 'typebox';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { REVEAL_SECRETS, requireAccess, type AccessTarget, type RevealDeclaration } from '../../http/route-access.ts';
-import { NoContent, Uuid } from '../../http/schema.ts';
+import { NoContent, Uuid } from '../../protocol/wire.ts';
 import {
   AliasRequest,
   EnvironmentSecretParams,

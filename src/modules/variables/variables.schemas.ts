@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { BaseFields, ListOf, Nullable, Uuid } from '../../http/schema.ts';
+import { BaseFields, ListOf, Nullable, Uuid } from '../../protocol/wire.ts';
 import { SERVICE_KINDS } from './variables.builtins.ts';
 
 /** Longest value of one variable or secret, in characters (a certificate chain fits; a file of megabytes does not). */

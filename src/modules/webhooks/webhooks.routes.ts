@@ -1,6 +1,6 @@
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { NoContent, OrganizationParams } from '../../http/schema.ts';
+import { NoContent, OrganizationParams } from '../../protocol/wire.ts';
 import {
   OrganizationWebhookCreateRequest,
   OrganizationWebhookCreateResponse,

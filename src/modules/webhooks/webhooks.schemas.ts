@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { BaseFields, Description, ListOf, Nullable, Timestamp, Uuid } from '../../http/schema.ts';
+import { BaseFields, Description, ListOf, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import { WEBHOOK_EVENT_TYPES } from './webhooks.events.ts';
 
 /** The original product's OrganizationWebhook* shapes; Slipway sends STANDARD (JSON) deliveries only. */

@@ -1,0 +1,21 @@
+import type { DriverHost, DriverHostOptions } from './agent.runtime.ts';
+import { startLocalDriverHost } from './local-agent.ts';
+
+/**
+ * The drivers an agent can run, by name: `slipway agent --driver <name>` picks from here, and the server's in-process
+ * agent for LOCAL clusters runs `local`. Each entry starts what its driver needs on this host and answers the host
+ * the agent runtime runs over (agent.runtime.ts runAgentOnHost). A new driver (Kubernetes, issue 19) is one entry.
+ */
+export const AGENT_DRIVERS = {
+  local: startLocalDriverHost,
+} as const satisfies Record<string, (options: DriverHostOptions) => Promise<DriverHost>>;
+
+export type AgentDriverName = keyof typeof AGENT_DRIVERS;
+
+export function isAgentDriverName(name: string): name is AgentDriverName {
+  return Object.hasOwn(AGENT_DRIVERS, name);
+}
+
+export function agentDriverNames(): string[] {
+  return Object.keys(AGENT_DRIVERS);
+}

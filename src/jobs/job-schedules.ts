@@ -1,0 +1,115 @@
+import type { Queryable } from '../db/db.schema.ts';
+import type { Clock } from '../lib/clock.ts';
+import { enqueueJobUnlessPending, SCHEDULE_SERIAL_KEY_PREFIX, type ClaimedJob, type JobRequest } from './job-queue.ts';
+import type { JobHandler } from './job-worker.ts';
+
+/**
+ * Scheduled work: the installation's periodic tasks (invoicing, retention sweeps, DNS re-checks) as jobs on the
+ * durable queue, so each runs once per installation whatever the number of replicas, and only in processes that run
+ * a job worker. A schedule `<name>` is the job kind `schedule.<name>` under the serial key `schedule:<name>`; a run's
+ * payload holds the instant it was due (`dueAt`), which retries do not move.
+ *
+ *   nothing pending ──ensure (a worker process starts)──▶ QUEUED, due now (atStart) or one interval from now
+ *   QUEUED ──due, claimed──▶ RUNNING ──work done──▶ SUCCEEDED, and the next run QUEUED in the same transaction
+ *                              ├──work threw, attempts left──▶ QUEUED (the queue's backoff; same dueAt)
+ *                              ├──work threw, attempts spent──▶ FAILED; giveUp enqueues the next run
+ *                              └──its worker died──▶ QUEUED again, or FAILED + the next run (the queue's recovery)
+ *   the next run is due at dueAt + k × interval, the first such instant still ahead (k = 1 unless far behind)
+ *
+ * Why so:
+ * - One pending run per schedule and installation. A unique partial index over QUEUED and RUNNING jobs of `schedule:`
+ *   serial keys (migration 0029) makes "ensure" a single insert-if-absent statement: replicas starting together leave
+ *   one run on SQLite (one writer at a time) and on PostgreSQL (an insert meeting a concurrent one waits for its
+ *   outcome, then does nothing). A running run counts as pending, so nothing else can be added meanwhile and the run
+ *   enqueues its own successor with its completion, in one transaction: a crash between the two would otherwise leave
+ *   no next run, or, once recovered and run again, two.
+ * - No drift: the next run is due one interval after the previous one was due, not after it ended. An installation
+ *   far behind (stopped for a day, a clock moved) does not run every missed run: each task catches up on everything
+ *   in one run (the last period's invoices, whatever expired, every pending domain), so the missed ones are skipped.
+ * - "At start" means the installation's start, not each replica's: ensure makes a run due now only when the schedule
+ *   has none pending (the first start, or a run lost to a crash between FAILED and its giveUp). A replica joining a
+ *   running installation adds nothing; a new interval takes effect from the run after the pending one.
+ * - A failed run is retried by the queue like any job, and even a run that failed for good leaves its successor.
+ * - Tasks must be safe to repeat: a run whose worker died starts over.
+ */
+
+/** A periodic task of the installation. */
+export interface ScheduledWork {
+  /** `billing` runs as jobs of kind `schedule.billing` under the serial key `schedule:billing`. */
+  name: string;
+  intervalMs: number;
+  /** Whether an installation with no run pending runs it at once (a sweep catching up) or one interval later. */
+  atStart: boolean;
+  run(): Promise<unknown>;
+}
+
+export interface JobSchedules {
+  /** The handlers of the schedules' job kinds, for the worker. */
+  handlers: ReadonlyArray<readonly [string, JobHandler]>;
+  /** Makes sure every schedule has a run pending; a worker process calls it before it starts. */
+  ensure(): Promise<void>;
+}
+
+interface SchedulePayload {
+  dueAt: string;
+}
+
+export function scheduleJobKind(name: string): string {
+  return `schedule.${name}`;
+}
+
+export function scheduleSerialKey(name: string): string {
+  return `${SCHEDULE_SERIAL_KEY_PREFIX}${name}`;
+}
+
+/** The first instant `dueAt + k × intervalMs` (k ≥ 1) after `now`: the next run, missed ones skipped. */
+export function nextDueAt(dueAt: number, intervalMs: number, now: number): number {
+  const behind = Math.max(0, now - dueAt);
+  return dueAt + intervalMs * (Math.floor(behind / intervalMs) + 1);
+}
+
+export function createJobSchedules(deps: { db: Queryable; clock: Clock; schedules: readonly ScheduledWork[] }): JobSchedules {
+  const { db, clock } = deps;
+  const names = new Set<string>();
+  for (const work of deps.schedules) {
+    if (names.has(work.name)) throw new Error(`two schedules are named ${work.name}`);
+    if (!Number.isFinite(work.intervalMs) || work.intervalMs <= 0) throw new Error(`the interval of schedule ${work.name} must be positive`);
+    names.add(work.name);
+  }
+
+  function runOf(work: ScheduledWork, dueAt: number): JobRequest & { serialKey: string } {
+    const due = new Date(dueAt).toISOString();
+    const payload: SchedulePayload = { dueAt: due };
+    return { kind: scheduleJobKind(work.name), serialKey: scheduleSerialKey(work.name), payload: { ...payload }, runAt: due };
+  }
+
+  function nextRunAfter(work: ScheduledWork, job: ClaimedJob): JobRequest & { serialKey: string } {
+    const now = clock.now().getTime();
+    const dueAt = typeof job.payload.dueAt === 'string' ? Date.parse(job.payload.dueAt) : Number.NaN;
+    // A run without a readable due time (written by hand) counts as due now.
+    return runOf(work, nextDueAt(Number.isNaN(dueAt) ? now : dueAt, work.intervalMs, now));
+  }
+
+  const handlers = deps.schedules.map((work): readonly [string, JobHandler] => [
+    scheduleJobKind(work.name),
+    {
+      async run(job) {
+        await work.run();
+        return { next: nextRunAfter(work, job) };
+      },
+      async giveUp(job) {
+        await enqueueJobUnlessPending(db, clock, nextRunAfter(work, job));
+      },
+    },
+  ]);
+
+  return {
+    handlers,
+    async ensure() {
+      const now = clock.now().getTime();
+      for (const work of deps.schedules) {
+        await enqueueJobUnlessPending(db, clock, runOf(work, work.atStart ? now : now + work.intervalMs));
+      }
+    },
+  };
+}

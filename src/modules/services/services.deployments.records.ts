@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { wireAction } from '../../engine/deployment-states.ts';
+import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
+import { readJson } from '../../db/db.json.ts';
+import type { Queryable } from '../../db/db.schema.ts';
+import { notFound } from '../../lib/errors.ts';
+import type { ServiceKind } from '../variables/variables.builtins.ts';
+import type { StoredService } from './services.kinds.ts';
+import { findDeployment, findRuntime, type ServiceDeploymentRow, type ServiceRuntimeRow } from './services.deployments.repo.ts';
+import type { DeploymentSnapshot, ServiceDeploymentsDeps } from './services.deployments.service.ts';
+import { actionStatusOf, isServiceState, type ServiceState } from './services.states.ts';
+
+/**
+ * What every part of the service deployments reads (services.deployments.service.ts assembles the parts): a
+ * service's runtime row (READY until it first acts), its deployment records and their snapshots, the status view
+ * with OUT_OF_DATE, and the in-process wake-up of live log streams.
+ */
+
+export const NO_WORKLOAD_HEALTH = { workload_health: null, workload_restarts: null, workload_message: null, workload_reported_at: null };
+
+export function stateOf(row: { status: string }, id: string): ServiceState {
+  if (!isServiceState(row.status)) throw new Error(`service ${id} holds an unknown status ${row.status}`);
+  return row.status;
+}
+
+/** JSON with object keys sorted at every level: the same settings always hash the same, whatever the database's key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** What a deployment of the service would carry of its own configuration; a change makes a deployed service OUT_OF_DATE. */
+export function settingsHashOf(service: Pick<StoredService, 'kind' | 'name' | 'settings'>): string {
+  return createHash('sha256').update(canonicalJson({ kind: service.kind, name: service.name, settings: service.settings }), 'utf8').digest('hex');
+}
+
+export function snapshotOf(record: ServiceDeploymentRow): DeploymentSnapshot {
+  return readJson<DeploymentSnapshot>(record.snapshot);
+}
+
+export function createDeploymentRecords(deps: Pick<ServiceDeploymentsDeps, 'db' | 'clock' | 'services' | 'variables'>) {
+  const { db, clock } = deps;
+  /** Wakes live log streams of a deployment in this process when it gets lines or changes state. */
+  const changes = new EventEmitter();
+  changes.setMaxListeners(0);
+
+  /** The service an id names; with a kind (the path's), 404 unless it is of that kind, as the services module answers. */
+  async function requireService(serviceId: string, kind?: ServiceKind): Promise<StoredService> {
+    const service = await deps.services.findService(serviceId);
+    if (service === undefined || (kind !== undefined && service.kind !== kind)) {
+      throw notFound(`${kind === undefined ? 'service' : kind.toLowerCase().replace('_', ' ')} ${serviceId} not found`);
+    }
+    return service;
+  }
+
+  /** The runtime of a service never asked to act: READY, with no deployment. */
+  function neverActed(serviceId: string): ServiceRuntimeRow {
+    return {
+      service_id: serviceId,
+      status: 'READY',
+      last_deployment_id: null,
+      deployed_deployment_id: null,
+      ...NO_WORKLOAD_HEALTH,
+      updated_at: clock.now().toISOString(),
+    };
+  }
+
+  async function runtimeOf(executor: Queryable, serviceId: string): Promise<ServiceRuntimeRow> {
+    return (await findRuntime(executor, serviceId)) ?? neverActed(serviceId);
+  }
+
+  /** Whether what would be deployed now differs from what runs: settings, or the variables' content hash. */
+  async function deploymentStatusOf(service: StoredService, runtime: ServiceRuntimeRow): Promise<'NEVER_DEPLOYED' | 'UP_TO_DATE' | 'OUT_OF_DATE'> {
+    if (runtime.deployed_deployment_id === null) return 'NEVER_DEPLOYED';
+    const deployed = await findDeployment(db, runtime.deployed_deployment_id);
+    if (deployed === undefined) return 'NEVER_DEPLOYED';
+    if (deployed.settings_hash !== settingsHashOf(service)) return 'OUT_OF_DATE';
+    if (deployed.variables_hash !== null) {
+      const current = await deps.variables.explain(service.environmentId, service.id, false);
+      if (current.content_hash !== deployed.variables_hash) return 'OUT_OF_DATE';
+    }
+    return 'UP_TO_DATE';
+  }
+
+  async function statusView(service: StoredService, runtime: ServiceRuntimeRow) {
+    const state = stateOf(runtime, service.id);
+    const last = runtime.last_deployment_id === null ? undefined : await findDeployment(db, runtime.last_deployment_id);
+    return {
+      id: service.id,
+      state,
+      service_deployment_status: await deploymentStatusOf(service, runtime),
+      ...(last === undefined ? {} : { last_deployment_date: last.created_at, execution_id: last.job_id }),
+      is_part_last_deployment: last !== undefined,
+      status_details: {
+        action: last === undefined ? ('DEPLOY' as const) : wireAction(last.action),
+        status: actionStatusOf(state),
+        sub_action: 'NONE' as const,
+      },
+      deployment_request_id: last?.id ?? null,
+      deployment_requests_count: state === 'QUEUED' ? 1 : 0,
+      /** Slipway's addition: why the service waits or failed, or why its running workload is not well. */
+      message: (runtime.workload_health !== null && runtime.workload_health !== 'RUNNING' ? runtime.workload_message : null) ?? last?.message ?? null,
+      /** Slipway's addition: how the deployed workload runs, as its agent last said; null until it said anything. */
+      workload:
+        runtime.workload_health === null
+          ? null
+          : {
+              health: runtime.workload_health as WorkloadHealth,
+              restarts: runtime.workload_restarts ?? 0,
+              message: runtime.workload_message,
+              reported_at: runtime.workload_reported_at ?? runtime.updated_at,
+            },
+    };
+  }
+
+  return { changes, requireService, neverActed, runtimeOf, deploymentStatusOf, statusView };
+}
+
+export type DeploymentRecords = ReturnType<typeof createDeploymentRecords>;
+export type StatusView = Awaited<ReturnType<DeploymentRecords['statusView']>>;

@@ -1,0 +1,135 @@
+import type { Transaction } from 'kysely';
+import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
+import type { DB } from '../../db/db.schema.ts';
+import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
+import { notFound } from '../../lib/errors.ts';
+import type { ServiceKind } from '../variables/variables.builtins.ts';
+import type { SnapshotVariable } from '../variables/variables.service.ts';
+import { findDeployment, findRuntime, listDeploymentJobIds, updateRuntimeInStatus, type ServiceDeploymentRow } from './services.deployments.repo.ts';
+import { snapshotOf, stateOf } from './services.deployments.records.ts';
+import type { DeploymentSnapshot, ServiceDeploymentsDeps } from './services.deployments.service.ts';
+import { requestedState } from './services.states.ts';
+
+/**
+ * A service's workload on its cluster, as the cluster's agent sees it: the deployment it carries out (with the
+ * variables opened for it), the one that runs there and how it runs, and its teardown when the service is deleted.
+ */
+
+/** The job that removes a deleted service's workload from its cluster (the row is already gone). */
+export const SERVICE_TEARDOWN_JOB = 'service.teardown';
+
+/** Everything the agent needs to tear a deleted service down: its record is gone when the job runs. */
+export interface ServiceTeardownPayload {
+  serviceId: string;
+  kind: ServiceKind;
+  name: string;
+  organizationId: string;
+  environmentId: string;
+  clusterId: string;
+  /** The deployment that last ran (its id names the workload the agent started). */
+  deployedDeploymentId: string | null;
+  requestedAt: string;
+}
+
+/** The states in which a deployed workload runs as its last action left it (a health report applies to it). */
+const RUNNING_STATES: ReadonlySet<string> = new Set(['DEPLOYED', 'RESTARTED']);
+
+export function createServiceDeploymentWorkloads(deps: Pick<ServiceDeploymentsDeps, 'db' | 'clock' | 'metering'>) {
+  const { db, clock } = deps;
+
+  /** The service's running deployment (DEPLOYED or RESTARTED), when that deployment put it on `clusterId`. */
+  async function runningOn(serviceId: string, clusterId: string): Promise<{ status: string; service: DeploymentSnapshot['service'] } | undefined> {
+    const runtime = await findRuntime(db, serviceId);
+    if (runtime?.deployed_deployment_id === null || runtime === undefined || !RUNNING_STATES.has(runtime.status)) return undefined;
+    const record = await findDeployment(db, runtime.deployed_deployment_id);
+    const service = record === undefined ? undefined : snapshotOf(record).service;
+    return service?.clusterId === clusterId ? { status: runtime.status, service } : undefined;
+  }
+
+  return {
+    /**
+     * How a deployed workload runs, from the agent of the service's cluster (docs/agent-protocol.md, "Workload
+     * health"): RUNNING, RESTARTING after a crash (restarts so far, the reason) or FAILED. Shown in the service's
+     * status until its next deployment. A service of another cluster, or one not deployed, is a 404.
+     */
+    async recordWorkloadHealth(serviceId: string, clusterId: string, report: { health: WorkloadHealth; restarts: number; message?: string | undefined }) {
+      const running = await runningOn(serviceId, clusterId);
+      if (running === undefined) throw notFound(`no running service ${serviceId} on this cluster`);
+      await updateRuntimeInStatus(db, serviceId, running.status, {
+        workload_health: report.health,
+        workload_restarts: report.restarts,
+        workload_message: report.message ?? null,
+        workload_reported_at: clock.now().toISOString(),
+      });
+    },
+
+    /**
+     * For the cluster's agent: one deployment with its snapshot (secrets still sealed: open them with the
+     * variables module's openSnapshotValue where the workload starts).
+     */
+    async deploymentForAgent(deploymentId: string): Promise<{ record: ServiceDeploymentRow; snapshot: DeploymentSnapshot } | undefined> {
+      const record = await findDeployment(db, deploymentId);
+      return record === undefined ? undefined : { record, snapshot: snapshotOf(record) };
+    },
+
+    /** The service as its running deployment deployed it, when it runs on the cluster (DEPLOYED or RESTARTED there). */
+    async runningServiceOn(serviceId: string, clusterId: string): Promise<DeploymentSnapshot['service'] | undefined> {
+      return (await runningOn(serviceId, clusterId))?.service;
+    },
+
+    /**
+     * The deployment as the agent carries it out (its task spec): the service as deployed, the commit or tag, and
+     * every variable with its value opened — secrets and hidden built-ins included, for the lease holder only.
+     */
+    async deploymentSpecForAgent(serviceId: string, deploymentId: string, openValue: (variable: SnapshotVariable) => string) {
+      const record = await findDeployment(db, deploymentId);
+      if (record === undefined || record.service_id !== serviceId) throw notFound(`deployment ${deploymentId} of service ${serviceId} not found`);
+      const snapshot = snapshotOf(record);
+      return {
+        service: snapshot.service,
+        git_commit_id: snapshot.git_commit_id,
+        image_tag: snapshot.image_tag,
+        variables: (snapshot.variables?.variables ?? []).map((variable) => ({
+          key: variable.key,
+          value: openValue(variable),
+          mount_path: variable.mount_path,
+          scope: variable.scope,
+          secret: variable.sealed !== undefined,
+        })),
+      };
+    },
+
+    /**
+     * For the services module's delete, inside its transaction (before the row goes): refuses (409, naming the
+     * state) while the agent works on the service, withdraws its queued actions, and, when a workload may exist,
+     * queues its teardown for the agent (unless `teardown` is false: skipReconcile). Call `serviceRemoved` after the
+     * commit.
+     */
+    async refuseBusy(trx: Transaction<DB>, serviceId: string, options: { teardown: boolean }): Promise<void> {
+      const runtime = await findRuntime(trx, serviceId);
+      if (runtime === undefined) return;
+      requestedState(stateOf(runtime, serviceId), 'delete', runtime.deployed_deployment_id !== null);
+      for (const jobId of await listDeploymentJobIds(trx, serviceId)) await cancelQueuedJob(trx, clock, jobId);
+      const deployed = runtime.deployed_deployment_id === null || !options.teardown ? undefined : await findDeployment(trx, runtime.deployed_deployment_id);
+      if (deployed !== undefined) {
+        const { service } = snapshotOf(deployed);
+        const payload: ServiceTeardownPayload = {
+          serviceId,
+          kind: service.kind,
+          name: service.name,
+          organizationId: service.organizationId,
+          environmentId: service.environmentId,
+          clusterId: service.clusterId,
+          deployedDeploymentId: deployed.id,
+          requestedAt: clock.now().toISOString(),
+        };
+        await enqueueJob(trx, clock, { kind: SERVICE_TEARDOWN_JOB, payload: { ...payload }, serialKey: `service:${serviceId}` });
+      }
+    },
+
+    /** After a service's removal is committed: its metered running time ends. */
+    async serviceRemoved(serviceId: string): Promise<void> {
+      await deps.metering.resourceStopped({ resourceType: 'SERVICE', resourceId: serviceId, at: clock.now().toISOString() });
+    },
+  };
+}

@@ -1,0 +1,328 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { Nullable, Timestamp, Uuid } from './wire.ts';
+
+/**
+ * The agent protocol, version 1 (docs/agent-protocol.md): every shape that crosses between the control plane and a
+ * cluster's agent, once. The control plane's routes declare them (so /openapi.json describes them), the service that
+ * produces a task's spec is typed by them, and the agent's client and every driver parse what arrives with them —
+ * a malformed answer fails the task with the field that is wrong, never a TypeError deep inside a deployment.
+ *
+ * This layer imports nothing of Slipway's but the wire primitives: the control plane (modules/agents, services) and
+ * the agent (agent/, engine/) both import it, neither imports the other.
+ */
+
+export const AGENT_PROTOCOL_VERSION = 1;
+
+/** Whose state machine a task's reports move: an environment's, a service's, or a deleted service's teardown. */
+export const AGENT_SUBJECT_TYPES = ['ENVIRONMENT', 'SERVICE', 'SERVICE_TEARDOWN'] as const;
+export type AgentSubjectType = (typeof AGENT_SUBJECT_TYPES)[number];
+
+/** The phases an agent reports: take → (built) → succeed | fail, or cancel_done once asked to stop. */
+export const AGENT_PROGRESS_EVENTS = ['take', 'built', 'succeed', 'fail', 'cancel_done'] as const;
+export type AgentProgressEvent = (typeof AGENT_PROGRESS_EVENTS)[number];
+
+/** How a deployed workload runs, reported by its agent outside any task. */
+export const WORKLOAD_HEALTH_STATES = ['RUNNING', 'RESTARTING', 'FAILED'] as const;
+export type WorkloadHealth = (typeof WORKLOAD_HEALTH_STATES)[number];
+
+const Seq = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const LogStream = Type.Enum(['stdout', 'stderr', 'system']);
+
+// ---------------------------------------------------------------- task payloads (what the lease carries)
+
+/** An environment's task: its services' own tasks came first; the agent only closes the environment's phases. */
+export const EnvironmentTaskPayload = Type.Object({
+  environment_id: Uuid,
+  action: Type.String(),
+  requested_at: Type.Optional(Timestamp),
+});
+export type EnvironmentTaskPayload = Static<typeof EnvironmentTaskPayload>;
+
+/** A service's deploy, redeploy, restart or stop: the spec (`GET tasks/{id}/spec`) says what to run. */
+export const ServiceTaskPayload = Type.Object({
+  service_id: Uuid,
+  service_type: Type.String(),
+  environment_id: Uuid,
+  deployment_id: Uuid,
+  action: Type.String(),
+  requested_at: Type.Optional(Timestamp),
+});
+export type ServiceTaskPayload = Static<typeof ServiceTaskPayload>;
+
+/** A deleted service's teardown: no spec any more; the payload and the driver's own record say what to remove. */
+export const ServiceTeardownPayload = Type.Object({
+  service_id: Uuid,
+  service_type: Type.String(),
+  environment_id: Uuid,
+  name: Type.String(),
+});
+export type ServiceTeardownPayload = Static<typeof ServiceTeardownPayload>;
+
+// ---------------------------------------------------------------- tasks
+
+const AgentTaskFields = {
+  id: Uuid,
+  subject_type: Type.Enum(AGENT_SUBJECT_TYPES),
+  subject_id: Uuid,
+  deployment_id: Uuid,
+  action: Type.String(),
+  payload: Type.Object({}, { additionalProperties: true, description: 'EnvironmentTaskPayload, ServiceTaskPayload or ServiceTeardownPayload, by subject_type.' }),
+  lease_id: Type.String({ description: 'Send it back with every report; empty once the task has ended.' }),
+  lease_expires_at: Type.String({ description: 'Renewed by every accepted report; empty once the task has ended.' }),
+  attempt: Type.Integer({ description: 'How many times the task has been leased (more than 1 after a lost lease).' }),
+  last_report_seq: Type.Integer(),
+  last_log_seq: Type.Integer(),
+  accepts_logs: Type.Boolean({ description: 'Whether the subject keeps log lines (service deployments do; environments do not).' }),
+};
+
+export const AgentTask = Type.Object(AgentTaskFields, { $id: 'AgentTask' });
+export type AgentTask = Static<typeof AgentTask>;
+
+export const AgentTaskLease = Type.Object({ tasks: Type.Array(AgentTask) }, { $id: 'AgentTaskLease' });
+export type AgentTaskLease = Static<typeof AgentTaskLease>;
+
+export const AgentTaskState = Type.Object(
+  {
+    ...AgentTaskFields,
+    status: Type.Enum(['PENDING', 'LEASED', 'DONE']),
+    outcome: Nullable(Type.Enum(['SUCCEEDED', 'FAILED', 'CANCELED'])),
+    subject_status: Nullable(Type.String({ description: 'Where the environment or service stands; CANCELING asks the agent to stop.' })),
+  },
+  { $id: 'AgentTaskState' },
+);
+export type AgentTaskState = Static<typeof AgentTaskState>;
+
+// ---------------------------------------------------------------- reports and logs
+
+export const AgentProgressReport = Type.Object(
+  {
+    lease_id: Uuid,
+    seq: Seq,
+    event: Type.Enum(AGENT_PROGRESS_EVENTS),
+    message: Type.Optional(Type.String({ maxLength: 4000 })),
+  },
+  { additionalProperties: false },
+);
+export type AgentProgressReport = Static<typeof AgentProgressReport>;
+
+export const AgentProgressAnswer = Type.Object(
+  {
+    applied: Type.Boolean({ description: 'False for a retried report already applied.' }),
+    task_status: Type.String(),
+    subject_status: Nullable(Type.String()),
+  },
+  { $id: 'AgentProgressAnswer' },
+);
+export type AgentProgressAnswer = Static<typeof AgentProgressAnswer>;
+
+export const AgentLogLine = Type.Object(
+  { seq: Seq, at: Timestamp, stream: LogStream, line: Type.String({ maxLength: 16_384 }) },
+  { additionalProperties: false },
+);
+export type AgentLogLine = Static<typeof AgentLogLine>;
+
+export const AgentLogBatch = Type.Object(
+  { lease_id: Uuid, lines: Type.Array(AgentLogLine, { minItems: 1, maxItems: 1000 }) },
+  { additionalProperties: false },
+);
+export type AgentLogBatch = Static<typeof AgentLogBatch>;
+
+export const AgentLogAnswer = Type.Object({ accepted: Type.Integer() }, { $id: 'AgentLogAnswer' });
+export type AgentLogAnswer = Static<typeof AgentLogAnswer>;
+
+// ---------------------------------------------------------------- workloads outside tasks
+
+export const AgentWorkloadHealth = Type.Object(
+  {
+    health: Type.Enum(WORKLOAD_HEALTH_STATES),
+    restarts: Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
+    message: Type.Optional(Type.String({ maxLength: 4000 })),
+  },
+  { additionalProperties: false },
+);
+export type AgentWorkloadHealth = Static<typeof AgentWorkloadHealth>;
+
+export const AgentWorkloadHealthAnswer = Type.Object({ recorded: Type.Boolean() }, { $id: 'AgentWorkloadHealthAnswer' });
+export type AgentWorkloadHealthAnswer = Static<typeof AgentWorkloadHealthAnswer>;
+
+export const AgentWorkloadLogLine = Type.Object(
+  { at: Timestamp, stream: LogStream, line: Type.String({ maxLength: 16_384 }) },
+  { additionalProperties: false },
+);
+export type AgentWorkloadLogLine = Static<typeof AgentWorkloadLogLine>;
+
+export const AgentWorkloadLogBatch = Type.Object({ lines: Type.Array(AgentWorkloadLogLine, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
+
+export const ServiceRoute = Type.Object({ service_id: Uuid, hostnames: Type.Array(Type.String()) }, { additionalProperties: false });
+export type ServiceRoute = Static<typeof ServiceRoute>;
+
+export const AgentRoutes = Type.Object(
+  { routes: Type.Array(ServiceRoute, { description: 'One entry per asked service running on the cluster; the others are left out.' }) },
+  { $id: 'AgentRoutes' },
+);
+export type AgentRoutes = Static<typeof AgentRoutes>;
+
+// ---------------------------------------------------------------- presence
+
+export const AgentHeartbeat = Type.Object(
+  {
+    agent_version: Type.String({ minLength: 1, maxLength: 64 }),
+    driver: Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z][a-z0-9-]*$' }),
+    hostname: Type.Optional(Type.String({ maxLength: 255 })),
+    started_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type AgentHeartbeat = Static<typeof AgentHeartbeat>;
+
+export const AgentHeartbeatAnswer = Type.Object(
+  { server_time: Timestamp, heartbeat_interval_seconds: Type.Number(), lease_seconds: Type.Number() },
+  { $id: 'AgentHeartbeatAnswer' },
+);
+export type AgentHeartbeatAnswer = Static<typeof AgentHeartbeatAnswer>;
+
+export const AgentEnrollment = Type.Object({ cluster_id: Uuid, credential: Type.String() }, { $id: 'AgentEnrollment' });
+export type AgentEnrollment = Static<typeof AgentEnrollment>;
+
+// ---------------------------------------------------------------- the deployment spec of a service task
+
+/** One variable as the workload gets it: secrets opened (the spec is served to the lease holder only). */
+export const SpecVariable = Type.Object({
+  key: Type.String(),
+  value: Type.String(),
+  /** A file variable: the path its content is mounted at; null for an environment variable. */
+  mount_path: Nullable(Type.String()),
+  scope: Type.String(),
+  secret: Type.Boolean(),
+});
+export type SpecVariable = Static<typeof SpecVariable>;
+
+export const SpecGitSource = Type.Object({
+  url: Type.String({ minLength: 1 }),
+  branch: Nullable(Type.String()),
+  commit_id: Nullable(Type.String()),
+  root_path: Nullable(Type.String()),
+  /** The organization's git token, opened: only for the lease holder. */
+  credentials: Nullable(Type.Object({ provider: Type.Enum(['BITBUCKET', 'GITHUB', 'GITLAB']), token: Type.String() })),
+});
+export type SpecGitSource = Static<typeof SpecGitSource>;
+
+export const SpecDatabase = Type.Object({
+  type: Type.String(),
+  version: Type.String(),
+  username: Type.String(),
+  password: Type.String(),
+  database_name: Type.String(),
+  host: Type.String(),
+  port: Type.Integer({ minimum: 1, maximum: 65_535 }),
+  /** PostgreSQL on the installation's shared server rather than a server of its own. */
+  shared: Type.Boolean(),
+});
+export type SpecDatabase = Static<typeof SpecDatabase>;
+
+export const SpecInternalEndpoint = Type.Object({
+  /** The service's own loopback address on a local-driver host. */
+  address: Type.String({ pattern: '^127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}$' }),
+  ports: Type.Array(Type.Integer({ minimum: 1, maximum: 65_535 })),
+});
+export type SpecInternalEndpoint = Static<typeof SpecInternalEndpoint>;
+
+export const ServiceDeploymentSpec = Type.Object(
+  {
+    service: Type.Object({
+      id: Uuid,
+      kind: Type.String(),
+      name: Type.String(),
+      organizationId: Uuid,
+      environmentId: Uuid,
+      clusterId: Uuid,
+      /** The kind's settings as deployed (services.kind-*.ts): open here, each driver reads what it runs. */
+      settings: Type.Object({}, { additionalProperties: true }),
+    }),
+    git_commit_id: Nullable(Type.String()),
+    image_tag: Nullable(Type.String()),
+    variables: Type.Array(SpecVariable),
+    environment: Type.Object({ id: Uuid, name: Type.String(), mode: Type.String() }),
+    git: Nullable(SpecGitSource),
+    database: Nullable(SpecDatabase),
+    routing: Type.Object({
+      /** The public hostnames the service is reached at (its own, then verified custom domains); empty when private. */
+      hostnames: Type.Array(Type.String()),
+      internal: Nullable(SpecInternalEndpoint),
+    }),
+  },
+  { $id: 'ServiceDeploymentSpec' },
+);
+export type ServiceDeploymentSpec = Static<typeof ServiceDeploymentSpec>;
+
+export const AgentTaskSpec = Type.Object(
+  {
+    task_id: Uuid,
+    deployment_id: Uuid,
+    spec: ServiceDeploymentSpec,
+  },
+  { $id: 'AgentTaskSpec' },
+);
+export type AgentTaskSpec = Static<typeof AgentTaskSpec>;
+
+// ---------------------------------------------------------------- the calls
+
+/**
+ * The protocol's calls, as the agent runtime makes them: over HTTP (src/agent/agent.client.ts) for an agent of its
+ * own, or directly (src/modules/agents/agents.in-process.ts) for the agent `slipway server` runs for its LOCAL
+ * clusters. Either way a refusal of the control plane is a ControlPlaneRefusal with the status the API answers.
+ */
+export interface AgentControlPlane {
+  /** Long-poll for up to `max` tasks (default: the control plane's, 5). */
+  leaseTasks(waitSeconds: number, signal?: AbortSignal, max?: number): Promise<AgentTaskLease>;
+  getTask(taskId: string): Promise<AgentTaskState>;
+  getTaskSpec(taskId: string, leaseId: string): Promise<AgentTaskSpec>;
+  reportProgress(taskId: string, report: AgentProgressReport): Promise<AgentProgressAnswer>;
+  appendLogs(taskId: string, batch: AgentLogBatch): Promise<AgentLogAnswer>;
+  appendWorkloadLogs(serviceId: string, lines: AgentWorkloadLogLine[]): Promise<AgentLogAnswer>;
+  reportWorkloadHealth(serviceId: string, report: AgentWorkloadHealth): Promise<AgentWorkloadHealthAnswer>;
+  resolveRoutes(serviceIds: readonly string[]): Promise<AgentRoutes>;
+  heartbeat(beat: AgentHeartbeat): Promise<AgentHeartbeatAnswer>;
+}
+
+/** A refusal of the control plane (4xx), with its error body's message: the agent does not retry it. */
+export class ControlPlaneRefusal extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+// ---------------------------------------------------------------- parsing what arrives
+
+/** A protocol answer that is not what the protocol says, naming where it is wrong. */
+export class ProtocolViolation extends Error {}
+
+const validators = new Map<TSchema, { Check(value: unknown): boolean; Errors(value: unknown): Array<{ instancePath: string; message: string }> }>();
+
+/**
+ * Checks `value` against one of the shapes above and answers it typed; throws ProtocolViolation naming the first
+ * wrong field (`/spec/service/id must match format "uuid"`). Extra fields pass: a newer control plane may send more.
+ */
+export function parseProtocol<T extends TSchema>(schema: T, value: unknown, what: string): Static<T> {
+  let validator = validators.get(schema);
+  if (validator === undefined) validators.set(schema, (validator = Compile(schema)));
+  if (validator.Check(value)) return value as Static<T>;
+  const [first] = validator.Errors(value);
+  const where = first === undefined ? '' : `${first.instancePath === '' ? '/' : first.instancePath} ${first.message}`;
+  throw new ProtocolViolation(`the ${what} is not what agent protocol ${AGENT_PROTOCOL_VERSION} says${where === '' ? '' : `: ${where}`}`);
+}
+
+/** A task's payload, by its subject type. */
+export function parseTaskPayload(task: Pick<AgentTask, 'subject_type' | 'payload'>): EnvironmentTaskPayload | ServiceTaskPayload | ServiceTeardownPayload {
+  switch (task.subject_type) {
+    case 'ENVIRONMENT':
+      return parseProtocol(EnvironmentTaskPayload, task.payload, 'environment task payload');
+    case 'SERVICE':
+      return parseProtocol(ServiceTaskPayload, task.payload, 'service task payload');
+    case 'SERVICE_TEARDOWN':
+      return parseProtocol(ServiceTeardownPayload, task.payload, 'teardown task payload');
+  }
+}
