@@ -10,10 +10,12 @@ import { createAuthenticator } from './http/authenticate.ts';
 import { createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { registerOpenApiDocuments, registerOpenApiGenerator } from './http/openapi.ts';
+import { registerApiRoutes } from './app.routes.ts';
+import { createBilling, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf } from './app.services.ts';
 import { installAudit, organizationEventsSweepSchedule } from './http/audit.ts';
 import { idempotencySweepSchedule, installIdempotency } from './http/idempotency.ts';
 import { installRateLimit } from './http/rate-limit.ts';
-import { installSecurity, requireAccessDeclarations } from './http/security.ts';
+import { installSecurity } from './http/security.ts';
 import { createHttpServer } from './http/server.ts';
 import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
@@ -31,96 +33,67 @@ import {
   createSelfManagedClusterDriver,
 } from './modules/clusters/clusters.drivers.ts';
 import { createClusterActionHandler, operatorReadinessOf } from './modules/clusters/clusters.jobs.ts';
-import { registerClusterRoutes } from './modules/clusters/clusters.routes.ts';
+
 import { CLUSTER_ACTION_JOB, createClustersService } from './modules/clusters/clusters.service.ts';
-import { registerBillingRoutes } from './modules/billing/billing.routes.ts';
-import { createSignedLinks } from './modules/billing/billing.links.ts';
+
 import { billingSchedule } from './modules/billing/billing.schedule.ts';
 import { customDomainRecheckSchedule, DEFAULT_DOMAIN_RECHECK_INTERVAL_MS } from './modules/custom-domains/custom-domains.schedule.ts';
-import { createBillingService, NO_PAYMENT_PROVIDER } from './modules/billing/billing.service.ts';
-import { auditLogRetentionDays, PLANS } from './modules/billing/billing.plans.ts';
-import { registerAnnotationsGroupRoutes } from './modules/annotations-groups/annotations-groups.routes.ts';
+import { PLANS } from './modules/billing/billing.plans.ts';
+
 import { createAnnotationsGroupsService } from './modules/annotations-groups/annotations-groups.service.ts';
-import { registerContainerRegistryRoutes } from './modules/container-registries/container-registries.routes.ts';
+
 import { createContainerRegistriesService } from './modules/container-registries/container-registries.service.ts';
 import { createAwsAccess } from './aws/aws-access.ts';
-import { registerCloudCredentialsRoutes } from './modules/cloud-credentials/cloud-credentials.routes.ts';
+
 import { createCloudCredentialsService } from './modules/cloud-credentials/cloud-credentials.service.ts';
-import { registerSelfManagedClusterRoutes } from './modules/self-managed-clusters/self-managed-clusters.routes.ts';
+
 import { createSelfManagedClustersService } from './modules/self-managed-clusters/self-managed-clusters.service.ts';
-import { registerGitTokenRoutes } from './modules/git-tokens/git-tokens.routes.ts';
-import { registerHelmRepositoryRoutes } from './modules/helm-repositories/helm-repositories.routes.ts';
+
 import { createHelmRepositoriesService } from './modules/helm-repositories/helm-repositories.service.ts';
-import { registerLabelsGroupRoutes } from './modules/labels-groups/labels-groups.routes.ts';
+
 import { createLabelsGroupsService } from './modules/labels-groups/labels-groups.service.ts';
 import { createHelmIndexReader } from './registry/helm-index.ts';
 import { createOciDistributionClient } from './registry/oci-distribution.ts';
 import { createOutboundHttp } from './registry/outbound-http.ts';
 import { createGitTokensService } from './modules/git-tokens/git-tokens.service.ts';
-import { registerApiTokenRoutes } from './modules/api-tokens/api-tokens.routes.ts';
-import { createApiTokensService } from './modules/api-tokens/api-tokens.service.ts';
-import { createIdempotencyService } from './modules/idempotency/idempotency.service.ts';
-import { registerIpRoutes } from './modules/ips/ips.routes.ts';
-import { registerInvitationRoutes } from './modules/invitations/invitations.routes.ts';
-import { createInvitationsService } from './modules/invitations/invitations.service.ts';
-import { registerMemberRoutes } from './modules/members/members.routes.ts';
-import { createMembersService } from './modules/members/members.service.ts';
-import { registerOnboardingRoutes } from './modules/onboarding/onboarding.routes.ts';
-import { createOnboardingService } from './modules/onboarding/onboarding.service.ts';
-import { registerOrganizationEventRoutes } from './modules/organization-events/organization-events.routes.ts';
+
+
+
+
+
 import { createOrganizationEventsService } from './modules/organization-events/organization-events.service.ts';
-import { registerOrganizationRoutes } from './modules/organizations/organizations.routes.ts';
+
 import { createOrganizationPurgeHandler, ORGANIZATION_PURGE_JOB } from './modules/organizations/organizations.purge.ts';
-import { createOrganizationsService } from './modules/organizations/organizations.service.ts';
-import { registerPolicyTokenRoutes } from './modules/policy-tokens/policy-tokens.routes.ts';
-import { createPolicyTokensService } from './modules/policy-tokens/policy-tokens.service.ts';
-import { createRegoPolicyEngine } from './policy/policy.engine.ts';
+
 import { catalogSourceFor } from './modules/platform-templates/platform-templates.catalog-source.ts';
-import { registerPlatformTemplateRoutes } from './modules/platform-templates/platform-templates.routes.ts';
+
 import { createPlatformTemplatesService } from './modules/platform-templates/platform-templates.service.ts';
-import { registerProjectRoutes } from './modules/projects/projects.routes.ts';
-import { createProjectsService, type ProjectsDeps } from './modules/projects/projects.service.ts';
-import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
-import { createRolesService } from './modules/roles/roles.service.ts';
-import { createUsersService } from './modules/users/users.service.ts';
-import { registerEnvironmentRoutes } from './modules/environments/environments.routes.ts';
-import {
-  createEnvironmentsService,
-  ENVIRONMENT_ACTION_JOB,
-  environmentCountsOf,
-  type EnvironmentActionPayload,
-} from './modules/environments/environments.service.ts';
-import { createAgentDispatchHandler, type AgentDispatchDeps } from './modules/agents/agents.jobs.ts';
-import { registerAgentRoutes } from './modules/agents/agents.routes.ts';
+
+
+
+import { createEnvironmentsService } from './modules/environments/environments.service.ts';
+import { createDeploymentDispatch } from './modules/deployments/deployments.dispatch.ts';
+
 import { createAgentsService } from './modules/agents/agents.service.ts';
 import { createInProcessAgentClient } from './modules/agents/agents.in-process.ts';
 import { createServiceAgentSpecs } from './modules/services/services.agent-spec.ts';
 import { startLocalAgent, type RunningLocalAgent } from './agent/local-agent.ts';
-import { STARTING_ACTIONS } from './engine/deployment-states.ts';
 import { SLIPWAY_VERSION } from './lib/version.ts';
-import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, registerServiceVariableRoutes } from './modules/variables/variables.routes.ts';
+
 import { createVariablesService, variablesFingerprintKey } from './modules/variables/variables.service.ts';
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
-import { registerServiceRoutes } from './modules/services/services.routes.ts';
+
 import { createServiceLinks } from './modules/services/services.links.ts';
-import { registerServiceLinkRoutes } from './modules/services/services.links.routes.ts';
-import { registerServiceDeploymentRoutes } from './modules/services/services.deployments.routes.ts';
-import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
+
 import { createNodeDomainResolver } from './modules/custom-domains/custom-domains.dns.ts';
-import { registerCustomDomainRoutes } from './modules/custom-domains/custom-domains.routes.ts';
+
 import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
 import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
-import {
-  createServiceDeploymentsService,
-  SERVICE_ACTION_JOB,
-  SERVICE_TEARDOWN_JOB,
-  type ServiceActionPayload,
-  type ServiceTeardownPayload,
-} from './modules/services/services.deployments.service.ts';
-import { createServicesService, existsThrough, missingThrough, serviceCountsOf } from './modules/services/services.service.ts';
+import { createServiceDeploymentsService } from './modules/services/services.deployments.service.ts';
+import { createServicesService, existsThrough, missingThrough } from './modules/services/services.service.ts';
 import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
 import { createWebhookDeliveryHandler } from './modules/webhooks/webhooks.jobs.ts';
-import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
+
 import { createWebhookSender } from './modules/webhooks/webhooks.sender.ts';
 import { createWebhooksService, WEBHOOK_DELIVERY_JOB } from './modules/webhooks/webhooks.service.ts';
 
@@ -151,74 +124,6 @@ export interface AppDeps {
   onLocalAgent?: (agent: RunningLocalAgent) => void;
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
-}
-
-export type Services = ReturnType<typeof createServices>;
-
-/** How outgoing mail leaves and where the links in it point. */
-export interface MailWiring {
-  mailer: Mailer;
-  publicUrl: string;
-}
-
-/** Where deleting a project or an organization meets what runs: absent for operator commands, where nothing runs. */
-export interface WorkloadWiring {
-  removeProjectContents: NonNullable<ProjectsDeps['removeContents']>;
-  wakeWorkers: () => void;
-}
-
-/** Links in mail point here when no public URL is configured (the default listening address). */
-const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
-
-/** Wires services over the database; shared by the HTTP app and by CLI commands that work on the database. */
-export function createServices(
-  database: Database,
-  clock: Clock = systemClock,
-  mail?: MailWiring,
-  workloads?: WorkloadWiring,
-) {
-  const { db } = database;
-  const roles = createRolesService({ db, clock });
-  const members = createMembersService({ db, clock, roles });
-  const onboarding = createOnboardingService({ db, clock });
-  const users = createUsersService({ db, clock });
-  const invitations = createInvitationsService({
-    db,
-    clock,
-    mailer: mail?.mailer ?? createOutboxMailer({ db, clock }),
-    publicUrl: mail?.publicUrl ?? DEFAULT_PUBLIC_URL,
-    roles,
-    members,
-    users,
-  });
-  const apiTokens = createApiTokensService({ db, clock, roles });
-  const policyTokens = createPolicyTokensService({ db, clock, engine: createRegoPolicyEngine(clock) });
-  // Environments and services are counted by their modules (getOrganizationProjectStats).
-  const projects = createProjectsService({
-    db,
-    clock,
-    contents: environmentCountsOf(db, serviceCountsOf(db)),
-    ...(workloads === undefined ? {} : { removeContents: workloads.removeProjectContents }),
-  });
-  const organizations = createOrganizationsService({
-    db,
-    clock,
-    roles,
-    members,
-    onboarding,
-    auditLogRetentionDays,
-    // A deleted organization can no longer be reached by anyone, and what ran under it is torn down.
-    removeContents: async (trx, organizationId) => {
-      await members.removeOrganizationMembers(trx, organizationId);
-      await invitations.removeOrganizationInvitations(trx, organizationId);
-      await apiTokens.removeOrganizationApiTokens(trx, organizationId);
-      await policyTokens.removeOrganizationPolicyTokens(trx, organizationId);
-      return projects.removeOrganizationProjects(trx, organizationId);
-    },
-    ...(workloads === undefined ? {} : { wakeWorkers: workloads.wakeWorkers }),
-  });
-  const idempotency = createIdempotencyService({ db, clock });
-  return { roles, members, invitations, onboarding, users, organizations, apiTokens, policyTokens, projects, idempotency };
 }
 
 /** The buildable application: every route, its security and its documentation. Tests boot exactly this. */
@@ -294,11 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   });
 
   const secretKey = secretKeyOf(deps.config.secretKey);
-  /** Where notices about an organization go (billing's invoices, a disabled webhook): its owner's verified e-mail. */
-  const ownerEmail = async (organizationId: string): Promise<string | undefined> => {
-    const ownerId = (await services.members.ownersOf([organizationId])).get(organizationId);
-    return ownerId === undefined ? undefined : services.users.verifiedEmailOf(ownerId);
-  };
+  const ownerEmail = ownerEmailOf(services);
   const git = createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] });
   const gitTokens = createGitTokensService({
     db: deps.database.db,
@@ -382,22 +283,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clusters,
   });
 
-  const billing = createBillingService({
-    db: deps.database.db,
-    dialect: deps.database.dialect,
-    clock,
-    links: createSignedLinks(secretKey),
-    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
-    mailer,
-    organizations: {
-      changeOrganizationPlan: services.organizations.changeOrganizationPlan,
-      getOrganization: services.organizations.getOrganization,
-      ownerEmail,
-    },
-    payments: NO_PAYMENT_PROVIDER,
-    clusters,
-    log: app.log,
-  });
+  const billing = createBilling(deps.database, services, { clock, secretKey, publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL, mailer, clusters, log: app.log });
   const variables = createVariablesService({
     db: deps.database.db,
     dialect: deps.database.dialect,
@@ -601,15 +487,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   });
 
   const clusterOperatorTimings = deps.clusterOperator ?? {};
-  const dispatchToAgent = (handler: Pick<AgentDispatchDeps, 'locate' | 'ready'>) =>
-    createAgentDispatchHandler({ agents, clock, recheckMs: deps.agents?.recheckMs, ...handler });
-  /** Environment actions this process has fanned out into service deployments, until their own task is dispatched. */
-  const fannedOut = new Set<string>();
-  /** Whether each of these deployments has its task in the mailbox: what a task that must follow them waits for. */
-  const allDispatched = async (deploymentIds: readonly string[]): Promise<boolean> => {
-    for (const deploymentId of deploymentIds) if (!(await agents.taskDispatched(deploymentId))) return false;
-    return true;
-  };
   const worker = createJobWorker({
     database: deps.database,
     clock,
@@ -638,149 +515,37 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       ],
       [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
       [ORGANIZATION_PURGE_JOB, createOrganizationPurgeHandler({ db: deps.database.db, clock, log: app.log, ...deps.organizationPurge })],
-      [
-        SERVICE_TEARDOWN_JOB,
-        dispatchToAgent({
-          locate: async (job) => {
-            const payload = job.payload as unknown as ServiceTeardownPayload;
-            return {
-              clusterId: payload.clusterId,
-              organizationId: payload.organizationId,
-              subjectType: 'SERVICE_TEARDOWN',
-              subjectId: payload.serviceId,
-              // A teardown has no deployment record: its job stands for it.
-              deploymentId: job.id,
-              action: 'delete',
-              requestedAt: payload.requestedAt,
-              payload: { service_id: payload.serviceId, service_type: payload.kind, environment_id: payload.environmentId, name: payload.name },
-            };
-          },
-        }),
-      ],
-      [
-        ENVIRONMENT_ACTION_JOB,
-        dispatchToAgent({
-          locate: async (job) => {
-            const payload = job.payload as unknown as EnvironmentActionPayload;
-            const environment = await environments.findEnvironmentSummary(payload.environmentId);
-            if (environment === undefined) return undefined;
-            // The environment's action becomes its services' own deployments, once: before its task exists (a run
-            // after a crash of this process asks again, and the services' state machines refuse what is under way).
-            if (!fannedOut.has(payload.deploymentId) && !(await agents.taskDispatched(payload.deploymentId))) {
-              fannedOut.add(payload.deploymentId);
-              const outcomes = await serviceDeployments.requestEnvironmentServicesAction(
-                environment.id,
-                payload.action,
-                payload.triggeredBy ?? 'Slipway',
-                payload.serviceIds,
-              );
-              for (const skipped of outcomes.filter((outcome) => outcome.skipped !== undefined)) {
-                app.log.info({ environmentId: environment.id, serviceId: skipped.serviceId }, `${payload.action} of ${skipped.name} skipped: ${skipped.skipped}`);
-              }
-            }
-            return {
-              clusterId: environment.clusterId,
-              organizationId: environment.organizationId,
-              subjectType: 'ENVIRONMENT',
-              subjectId: environment.id,
-              deploymentId: payload.deploymentId,
-              action: payload.action,
-              payload: { environment_id: environment.id, action: payload.action, requested_at: payload.requestedAt },
-            };
-          },
-          // Its task follows its services' in the mailbox: the agent meets theirs first.
-          ready: async (request) => {
-            if (!(await allDispatched(await serviceDeployments.openDeploymentIdsOfEnvironment(request.subjectId)))) return false;
-            fannedOut.delete(request.deploymentId);
-            return true;
-          },
-        }),
-      ],
       ...schedules.handlers,
-      [
-        SERVICE_ACTION_JOB,
-        dispatchToAgent({
-          // The task names the deployment; the agent reads its snapshot (settings, sealed variables) through it.
-          locate: async (job) => {
-            const payload = job.payload as unknown as ServiceActionPayload;
-            if ((await serviceDeployments.findServiceState(payload.serviceId)) === undefined) return undefined;
-            return {
-              clusterId: payload.clusterId,
-              organizationId: payload.organizationId,
-              subjectType: 'SERVICE',
-              subjectId: payload.serviceId,
-              deploymentId: payload.deploymentId,
-              action: payload.action,
-              requestedAt: payload.requestedAt,
-              payload: {
-                service_id: payload.serviceId,
-                service_type: payload.kind,
-                environment_id: payload.environmentId,
-                deployment_id: payload.deploymentId,
-                action: payload.action,
-                requested_at: payload.requestedAt,
-              },
-            };
-          },
-          // Started together with databases requested before it, a service's task follows theirs into the mailbox,
-          // where the lease keeps it until they are up (docs/agent-protocol.md, "Order").
-          ready: async (request) => {
-            const { environment_id: environmentId, service_type: kind } = request.payload;
-            if (kind === 'DATABASE' || typeof environmentId !== 'string' || request.requestedAt === undefined) return true;
-            if (!STARTING_ACTIONS.some((action) => action === request.action)) return true;
-            return allDispatched(await serviceDeployments.openDeploymentIdsOfEnvironment(environmentId, { databaseStartsBefore: request.requestedAt }));
-          },
-        }),
-      ],
+      ...createDeploymentDispatch({ agents, environments, serviceDeployments, clock, recheckMs: deps.agents?.recheckMs, log: app.log }),
     ]),
   });
 
   await registerOpenApiGenerator(app);
   await app.register(async (api) => {
-    requireAccessDeclarations(api);
-    registerIpRoutes(api, deps.config.egressIps);
-    registerOrganizationRoutes(api, services.organizations);
-    registerRoleRoutes(api, services.roles);
-    registerOnboardingRoutes(api, services.onboarding);
-    registerApiTokenRoutes(api, services.apiTokens);
-    registerPolicyTokenRoutes(api, services.policyTokens);
-    registerProjectRoutes(api, services.projects);
-    registerMemberRoutes(api, services.members);
-    registerInvitationRoutes(api, services.invitations);
-    registerGitTokenRoutes(api, gitTokens);
-    registerCloudCredentialsRoutes(api, cloudCredentials);
-    registerContainerRegistryRoutes(api, containerRegistries);
-    registerHelmRepositoryRoutes(api, helmRepositories);
-    registerLabelsGroupRoutes(api, labelsGroups);
-    registerAnnotationsGroupRoutes(api, annotationsGroups);
-    registerPlatformTemplateRoutes(api, platformTemplates);
-    registerBillingRoutes(api, billing);
-    registerClusterRoutes(api, clusters);
-    registerSelfManagedClusterRoutes(api, selfManagedClusters);
-    registerEnvironmentRoutes(api, environments);
-    registerAgentRoutes(api, {
+    registerApiRoutes(api, {
+      egressIps: deps.config.egressIps,
+      ...services,
+      gitTokens,
+      cloudCredentials,
+      containerRegistries,
+      helmRepositories,
+      labelsGroups,
+      annotationsGroups,
+      platformTemplates,
+      billing,
+      clusters,
+      selfManagedClusters,
+      environments,
       agents,
-      authenticateAgent: (credential) => clusters.authenticateOperator(credential),
-      clusterExists: async (organizationId, clusterId) => (await clusters.findClusterSummary(organizationId, clusterId)) !== undefined,
+      variables,
+      environmentServices,
+      serviceDeployments,
+      deploymentRestrictions,
+      customDomains,
+      serviceLinks,
+      webhooks,
+      organizationEvents,
     });
-    registerProjectVariableRoutes(api, variables);
-    registerEnvironmentVariableRoutes(api, variables);
-    registerServiceRoutes(api, environmentServices, SERVICE_KIND_DEFINITIONS);
-    // Databases have no variables of their own: they provide built-ins to the other services (docs/variables.md).
-    for (const kind of SERVICE_KIND_DEFINITIONS.filter((definition) => definition.kind !== 'DATABASE')) {
-      registerServiceVariableRoutes(api, variables, {
-        noun: kind.operationNoun,
-        item: kind.item,
-        idParam: kind.idParam,
-        locate: (serviceId) => environmentServices.requireService(kind.kind, serviceId),
-      });
-    }
-    registerServiceDeploymentRoutes(api, serviceDeployments, SERVICE_KIND_DEFINITIONS);
-    registerDeploymentRestrictionRoutes(api, deploymentRestrictions);
-    registerCustomDomainRoutes(api, customDomains);
-    registerServiceLinkRoutes(api, serviceLinks);
-    registerWebhookRoutes(api, webhooks);
-    registerOrganizationEventRoutes(api, organizationEvents);
   });
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app);

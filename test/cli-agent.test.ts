@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { clusterWithEnrollmentToken } from './support/agent-cluster.ts';
 import { startGitServer, type TestGitServer } from './support/git-server.ts';
 import { createSampleRepository, killProcessesUnder, portAccepts, processesUnder, requestThroughProxy, type HelloAnswer } from './support/sample-apps.ts';
@@ -54,14 +54,16 @@ describeEachDatabase('slipway agent', (ctx) => {
     return Number(port);
   }
 
-  async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-    const deadline = Date.now() + DEPLOY_TIMEOUT_MS;
-    for (;;) {
-      const value = await read();
-      if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+  /** Reads every 200 ms until `done` holds for the value read; at the deadline it fails naming `what` and the last value. */
+  function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+    return vi.waitFor(
+      async () => {
+        const value = await read();
+        expect(done(value), `timed out waiting for ${what}: last ${JSON.stringify(value)}`).toBe(true);
+        return value;
+      },
+      { timeout: DEPLOY_TIMEOUT_MS, interval: 200 },
+    );
   }
 
   it('enrolls once, deploys an application from git on its host, hands it to its next start, and tears it down', { timeout: 4 * DEPLOY_TIMEOUT_MS }, async () => {

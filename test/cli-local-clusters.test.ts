@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices } from '../src/app.ts';
+import { createServices } from '../src/app.services.ts';
 import { openDatabase, type Database } from '../src/db/db.client.ts';
 import { newId } from '../src/lib/ids.ts';
 import { insertCluster } from '../src/modules/clusters/clusters.repo.ts';

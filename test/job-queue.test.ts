@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database, type DatabaseTarget } from '../src/db/db.client.ts';
 import { migrateToLatest } from '../src/db/db.migrate.ts';
 import {
@@ -34,14 +34,16 @@ import { TestClock } from './support/test-app.ts';
 const POSTGRES_URL = process.env.SLIPWAY_TEST_DATABASE_URL;
 const WORKER_SCRIPT = path.resolve('test/support/job-worker-process.ts');
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Probes every 25 ms until `probe` yields a value (`undefined`: not yet); at the deadline it fails naming `what`. */
+function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const value = await probe();
+      expect(value, `timed out waiting for ${what}`).toBeDefined();
+      return value as T;
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
 }
 
 describe('retry backoff', () => {

@@ -2,8 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { startGitServer, type TestGitServer } from './support/git-server.ts';
 import { freePort } from './support/identity-app.ts';
@@ -72,14 +71,16 @@ for (const dialect of TEST_DIALECTS) {
       return (await api<{ state: string; message: string | null }>('GET', `/application/${applicationId}/status`)).body;
     }
 
-    async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-      const deadline = Date.now() + STEP_TIMEOUT_MS - 30_000;
-      for (;;) {
-        const value = await read().catch(() => undefined);
-        if (value !== undefined && done(value)) return value;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`);
-        await sleep(200);
-      }
+    /** Reads every 200 ms (a failed read counts as not yet) until `done` holds; at the deadline it fails naming `what` and the last value. */
+    function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+      return vi.waitFor(
+        async () => {
+          const value = await read().catch(() => undefined);
+          expect(value !== undefined && done(value), `timed out waiting for ${what}: last ${JSON.stringify(value)}`).toBe(true);
+          return value as T;
+        },
+        { timeout: STEP_TIMEOUT_MS - 30_000, interval: 200 },
+      );
     }
 
     beforeAll(async () => {

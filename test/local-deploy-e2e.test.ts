@@ -1,9 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { startGitServer, type TestGitServer } from './support/git-server.ts';
 import { freePort } from './support/identity-app.ts';
@@ -149,17 +148,25 @@ for (const dialect of TEST_DIALECTS) {
 
     /** Polls the service's status until it is `wanted`; a failed state or the deadline throws with the log. */
     async function waitForState(kindPath: string, id: string, wanted: string, bearer = token): Promise<StatusView> {
-      const deadline = Date.now() + SETTLE_DEADLINE_MS;
-      for (;;) {
-        const status = await apiAs<StatusView>(bearer, 'GET', `/${kindPath}/${id}/status`);
-        if (status.state === wanted) return status;
-        if (failedState(status.state) || Date.now() > deadline) {
-          const log = status.deployment_request_id === null ? [] : await logOf(kindPath, id, status.deployment_request_id, bearer);
-          const lines = log.map((line) => `  [${line.stream}] ${line.message}`).join('\n');
-          throw new Error(`${kindPath} ${id} is ${status.state} (${status.message ?? 'no message'}), not ${wanted}; its log:\n${lines}\n${serverTrouble()}`);
-        }
-        await sleep(POLL_MS);
-      }
+      let last: StatusView | undefined;
+      const settled = await vi
+        .waitFor(
+          async () => {
+            last = await apiAs<StatusView>(bearer, 'GET', `/${kindPath}/${id}/status`);
+            expect(last.state === wanted || failedState(last.state), `${kindPath} ${id} to be ${wanted}: last ${last.state}`).toBe(true);
+            return last;
+          },
+          { timeout: SETTLE_DEADLINE_MS, interval: POLL_MS },
+        )
+        // At the deadline, the last status read is explained below with its log (no status read at all: the error as is).
+        .catch((error: unknown) => {
+          if (last === undefined) throw error;
+          return last;
+        });
+      if (settled.state === wanted) return settled;
+      const log = settled.deployment_request_id === null ? [] : await logOf(kindPath, id, settled.deployment_request_id, bearer);
+      const lines = log.map((line) => `  [${line.stream}] ${line.message}`).join('\n');
+      throw new Error(`${kindPath} ${id} is ${settled.state} (${settled.message ?? 'no message'}), not ${wanted}; its log:\n${lines}\n${serverTrouble()}`);
     }
 
     async function visits(): Promise<VisitsAnswer> {
@@ -168,24 +175,33 @@ for (const dialect of TEST_DIALECTS) {
       return JSON.parse(answer.body) as VisitsAnswer;
     }
 
-    /** The processes under the data directory, once nothing but `keep` is left (or the deadline passed). */
+    /** The processes under the data directory, once nothing but `keep` is left (or the deadline passed: those left). */
     async function processesSettled(keep: (process: HostProcess) => boolean): Promise<HostProcess[]> {
-      const deadline = Date.now() + SETTLE_DEADLINE_MS;
-      for (;;) {
-        const found = await processesUnder(dataDir);
-        if (found.every(keep) || Date.now() > deadline) return found;
-        await sleep(POLL_MS);
-      }
+      let found: HostProcess[] = [];
+      await vi
+        .waitFor(
+          async () => {
+            found = await processesUnder(dataDir);
+            expect(found.every(keep)).toBe(true);
+          },
+          { timeout: SETTLE_DEADLINE_MS, interval: POLL_MS },
+        )
+        // The caller asserts on what is left, naming it.
+        .catch(() => undefined);
+      return found;
     }
 
     /** Whether `condition` holds by the deadline (polled). */
     async function eventually(condition: () => Promise<boolean>): Promise<boolean> {
-      const deadline = Date.now() + SETTLE_DEADLINE_MS;
-      while (!(await condition())) {
-        if (Date.now() > deadline) return false;
-        await sleep(POLL_MS);
-      }
-      return true;
+      return vi
+        .waitFor(
+          async () => {
+            expect(await condition()).toBe(true);
+            return true;
+          },
+          { timeout: SETTLE_DEADLINE_MS, interval: POLL_MS },
+        )
+        .catch(() => false);
     }
 
     /** The application's links, and the hostname of its own (the default link). */

@@ -145,11 +145,14 @@ fs.writeFileSync('dist/server.js', "const greet = require('greeter'); require('n
     const dir = await sourceDir('slow', { 'pids.txt': '' });
     const controller = new AbortController();
     const building = runBuild({ steps: [{ command: 'sleep 30 & echo $$ > pids.txt; wait', reason: 'test' }], startCommand: 'true', startSource: 'START_COMMAND' }, { sourceDir: dir, env: baseEnvironment(), signal: controller.signal });
-    let shellPid = 0;
-    while (shellPid === 0) {
-      shellPid = Number((await readFile(path.join(dir, 'pids.txt'), 'utf8')).trim() || 0);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const shellPid = await vi.waitFor(
+      async () => {
+        const written = Number((await readFile(path.join(dir, 'pids.txt'), 'utf8')).trim() || 0);
+        expect(written, 'the build shell\'s pid in pids.txt').not.toBe(0);
+        return written;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     controller.abort();
     await expect(building).rejects.toThrow('the build was canceled during "sleep 30 & echo $$ > pids.txt; wait"');
     expect(processGroupAlive(shellPid)).toBe(false);

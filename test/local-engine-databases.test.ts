@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LOCAL_DATABASE_ENGINES, localDatabaseEngine, noLocalEngineMessage } from '../src/engine/local/database-engines.ts';
 import { dropExternalPostgres, provisionExternalPostgres } from '../src/engine/local/external-postgres.ts';
 import { generateDatabaseCredentials, LocalDatabaseServers, type DatabaseConnection, type DatabaseServerSpec } from '../src/engine/local/database-servers.ts';
@@ -78,14 +78,6 @@ async function serverPid(name: string): Promise<number> {
   return record.pid;
 }
 
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe('local PostgreSQL server', () => {
   const pgSpec = (): DatabaseServerSpec => postgres;
   let postgres: DatabaseServerSpec;
@@ -121,7 +113,13 @@ describe('local PostgreSQL server', () => {
   it('restarts the server after it was killed, with its data', async () => {
     const pid = await serverPid('db-orders');
     sendSignal(pid, 'SIGKILL');
-    await until(() => supervisor.state('db-orders')?.status === 'RUNNING' && supervisor.state('db-orders')?.pid !== pid);
+    await vi.waitFor(
+      () => {
+        const state = supervisor.state('db-orders');
+        expect(state?.status === 'RUNNING' && state.pid !== pid, `the server running again with a new pid (killed ${pid}): last ${JSON.stringify(state)}`).toBe(true);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     expect(supervisor.state('db-orders')?.restarts).toBe(1);
     expect(await postgresQuery(connection.uri, 'SELECT item FROM orders')).toEqual([{ item: 'anchor' }]);
   });

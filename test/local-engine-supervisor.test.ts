@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { findFreePort } from '../src/lib/free-port.ts';
 import { httpProbe, tcpProbe } from '../src/engine/local/probes.ts';
 import { isProcessAlive, processGroupAlive } from '../src/engine/local/process-table.ts';
@@ -60,12 +60,9 @@ async function appSpec(name: string, overrides: Partial<ProcessSpec> = {}): Prom
   };
 }
 
+/** Checks `condition` every 25 ms until it holds; at the deadline it fails quoting the condition. */
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await vi.waitFor(() => expect(condition(), `condition not met in time: ${String(condition)}`).toBe(true), { timeout: timeoutMs, interval: 25 });
 }
 
 const linesOf = (name: string): string[] => logs.filter((entry) => entry.name === name).map((entry) => `${entry.line.stream}: ${entry.line.line}`);
@@ -150,11 +147,14 @@ describe('process supervisor', () => {
     const starting = supervisor.start(spec).catch((caught: unknown) => caught);
     const pidFile = path.join(dir, 'state', 'web-deaf.pid.json');
     // The pid file exists from the spawn until the start is given up (600 ms later).
-    let pid: number | undefined;
-    while (pid === undefined) {
-      pid = await readFile(pidFile, 'utf8').then((text) => (JSON.parse(text) as { pid: number }).pid, () => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const pid = await vi.waitFor(
+      async () => {
+        const recorded = await readFile(pidFile, 'utf8').then((text) => (JSON.parse(text) as { pid: number }).pid, () => undefined);
+        expect(recorded, `the pid file ${pidFile}`).toBeDefined();
+        return recorded as number;
+      },
+      { timeout: 10_000, interval: 10 },
+    );
     const error = await starting;
     expect((error as Error).message).toMatch(/web-deaf was not ready within 1s \(HTTP GET 127\.0\.0\.1:\d+\/health\)/);
     expect(processGroupAlive(pid)).toBe(false);

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices } from '../src/app.ts';
+import { createServices } from '../src/app.services.ts';
 import { grantsOfRole } from '../src/auth/permissions.ts';
 import type { SignUpMode } from '../src/config.ts';
 import { escapeHtml } from '../src/identity/identity.pages.ts';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import type { FastifyTypeBox } from '../src/http/fastify.types.ts';
 import { systemClock } from '../src/lib/clock.ts';
@@ -58,14 +58,16 @@ function verifySignature(delivery: ReceivedWebhook, secret: string): boolean {
     .some((signature) => signature === `v1,${expected}`);
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: last ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Reads every 25 ms until `done` holds for the value read; at the deadline it fails with `what` and the last value. */
+function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const value = await read();
+      expect(done(value), `${what}: last ${JSON.stringify(value)}`).toBe(true);
+      return value;
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
 }
 
 for (const dialect of TEST_DIALECTS) {

@@ -1,4 +1,4 @@
-import { createServices } from '../app.ts';
+import { createBilling, createServices } from '../app.services.ts';
 import type { Config } from '../config.ts';
 import { databaseTargetOf, openDatabase, type Database } from '../db/db.client.ts';
 import { migrateToLatest } from '../db/db.migrate.ts';
@@ -6,8 +6,7 @@ import { systemClock, type Clock } from '../lib/clock.ts';
 import { badRequest } from '../lib/errors.ts';
 import { loadOrCreateKeyFile } from '../lib/secret-box.ts';
 import { createOutboxMailer } from '../mail/outbox-mailer.ts';
-import { createSignedLinks } from '../modules/billing/billing.links.ts';
-import { createBillingService, NO_PAYMENT_PROVIDER, type BillingService } from '../modules/billing/billing.service.ts';
+import type { BillingService } from '../modules/billing/billing.service.ts';
 
 /**
  * The operator's billing commands (`slipway admin credit-code create`, `slipway admin invoices generate|mark-paid`).
@@ -16,24 +15,7 @@ import { createBillingService, NO_PAYMENT_PROVIDER, type BillingService } from '
 
 /** Billing over an open database, for the operator's commands (and tests driving them). Mail it sends stays in the outbox. */
 export function operatorBilling(database: Database, clock: Clock, secretKey: Buffer, publicUrl: string): BillingService {
-  const services = createServices(database, clock);
-  return createBillingService({
-    db: database.db,
-    dialect: database.dialect,
-    clock,
-    links: createSignedLinks(secretKey),
-    publicUrl,
-    mailer: createOutboxMailer({ db: database.db, clock }),
-    organizations: {
-      changeOrganizationPlan: services.organizations.changeOrganizationPlan,
-      getOrganization: services.organizations.getOrganization,
-      ownerEmail: async (organizationId) => {
-        const ownerId = (await services.members.ownersOf([organizationId])).get(organizationId);
-        return ownerId === undefined ? undefined : services.users.verifiedEmailOf(ownerId);
-      },
-    },
-    payments: NO_PAYMENT_PROVIDER,
-  });
+  return createBilling(database, createServices(database, clock), { clock, secretKey, publicUrl, mailer: createOutboxMailer({ db: database.db, clock }) });
 }
 
 /** "25", "25.5" or "25.50" (currency units) → 2550 cents; anything else is refused, never rounded. */

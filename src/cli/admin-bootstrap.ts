@@ -1,4 +1,4 @@
-import { createServices } from '../app.ts';
+import { createServices } from '../app.services.ts';
 import { grantsOfRole } from '../auth/permissions.ts';
 import type { Config } from '../config.ts';
 import { databaseTargetOf, openDatabase } from '../db/db.client.ts';

@@ -30,6 +30,7 @@ import * as serviceHostnames from './migrations/0026_service_hostnames.ts';
 import * as customRoleReveal from './migrations/0027_custom_role_reveal.ts';
 import * as organizationDeletion from './migrations/0028_organization_deletion.ts';
 import * as jobSchedules from './migrations/0029_job_schedules.ts';
+import * as environmentFanOut from './migrations/0030_environment_fan_out.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -75,6 +76,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0027_custom_role_reveal', customRoleReveal],
   ['0028_organization_deletion', organizationDeletion],
   ['0029_job_schedules', jobSchedules],
+  ['0030_environment_fan_out', environmentFanOut],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -49,7 +49,8 @@ export type DeploymentProgress = 'take_deploy' | 'take_stop' | 'take_restart' | 
 export type DeploymentEvent = DeploymentAction | DeploymentProgress;
 
 /** Actions that queue work for the agent; cancel and delete act at once. */
-export type QueuedAction = Extract<DeploymentAction, 'deploy' | 'redeploy' | 'stop' | 'restart'>;
+export const QUEUED_ACTIONS = ['deploy', 'redeploy', 'stop', 'restart'] as const satisfies readonly DeploymentAction[];
+export type QueuedAction = (typeof QUEUED_ACTIONS)[number];
 
 /**
  * How a deployed workload runs between deployments, as its cluster's agent reports it (docs/agent-protocol.md):

@@ -1,6 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
-import { Nullable, Timestamp, Uuid } from './wire.ts';
+import { Nullable, schemaProblem, Timestamp, Uuid } from './wire.ts';
 
 /**
  * The agent protocol, version 1 (docs/agent-protocol.md): every shape that crosses between the control plane and a
@@ -300,19 +299,14 @@ export class ControlPlaneRefusal extends Error {
 /** A protocol answer that is not what the protocol says, naming where it is wrong. */
 export class ProtocolViolation extends Error {}
 
-const validators = new Map<TSchema, { Check(value: unknown): boolean; Errors(value: unknown): Array<{ instancePath: string; message: string }> }>();
-
 /**
  * Checks `value` against one of the shapes above and answers it typed; throws ProtocolViolation naming the first
  * wrong field (`/spec/service/id must match format "uuid"`). Extra fields pass: a newer control plane may send more.
  */
 export function parseProtocol<T extends TSchema>(schema: T, value: unknown, what: string): Static<T> {
-  let validator = validators.get(schema);
-  if (validator === undefined) validators.set(schema, (validator = Compile(schema)));
-  if (validator.Check(value)) return value as Static<T>;
-  const [first] = validator.Errors(value);
-  const where = first === undefined ? '' : `${first.instancePath === '' ? '/' : first.instancePath} ${first.message}`;
-  throw new ProtocolViolation(`the ${what} is not what agent protocol ${AGENT_PROTOCOL_VERSION} says${where === '' ? '' : `: ${where}`}`);
+  const problem = schemaProblem(schema, value);
+  if (problem === undefined) return value as Static<T>;
+  throw new ProtocolViolation(`the ${what} is not what agent protocol ${AGENT_PROTOCOL_VERSION} says: ${problem}`);
 }
 
 /** A task's payload, by its subject type. */

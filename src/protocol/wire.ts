@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
 
 /** Shared TypeBox pieces of the wire format (DESIGN.md §4): uuids, timestamps, nullable fields, list envelopes. */
 
@@ -45,3 +46,18 @@ export const SkipReconcileQuery = Type.Object(
   { skipReconcile: Type.Optional(Type.Boolean({ default: false, description: 'Remove the records only; what runs on the cluster stays.' })) },
   { additionalProperties: false },
 );
+
+const validators = new Map<TSchema, { Check(value: unknown): boolean; Errors(value: unknown): Array<{ instancePath: string; message: string }> }>();
+
+/**
+ * What is wrong with `value` as `schema` describes it — the first problem, as "/field message" — or undefined when
+ * nothing is. For what arrives from outside the process's own types (an agent's answer, a stored job payload); the
+ * validator is compiled once per schema.
+ */
+export function schemaProblem(schema: TSchema, value: unknown): string | undefined {
+  let validator = validators.get(schema);
+  if (validator === undefined) validators.set(schema, (validator = Compile(schema)));
+  if (validator.Check(value)) return undefined;
+  const [first] = validator.Errors(value);
+  return first === undefined ? 'does not match' : `${first.instancePath === '' ? '/' : first.instancePath} ${first.message}`;
+}

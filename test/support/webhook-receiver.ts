@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect, vi } from 'vitest';
 
 /** One request a receiver got: its headers and the exact body bytes (as text). */
 export interface ReceivedWebhook {
@@ -35,13 +36,14 @@ export async function startWebhookReceiver(respond: (index: number) => number = 
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     received,
-    async waitForCount(count, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`receiver got ${received.length} requests, expected ${count}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return received;
+    waitForCount(count, timeoutMs = 10_000) {
+      return vi.waitFor(
+        () => {
+          expect(received.length, `receiver got ${received.length} requests, expected ${count}`).toBeGreaterThanOrEqual(count);
+          return received;
+        },
+        { timeout: timeoutMs, interval: 20 },
+      );
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

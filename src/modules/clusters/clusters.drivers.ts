@@ -1,5 +1,5 @@
 import { accessSync, constants } from 'node:fs';
-import type { ClusterSummary } from './clusters.service.ts';
+import type { ClusterSummary } from './clusters.records.ts';
 
 /**
  * Who carries a cluster action out, by the cluster's kind (issue 7 part 3). A driver either finishes the step,

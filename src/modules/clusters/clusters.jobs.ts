@@ -6,7 +6,8 @@ import type { Clock } from '../../lib/clock.ts';
 import { NO_EVENTS, publishClusterTransition, type EventPublisher } from '../webhooks/webhooks.events.ts';
 import { deleteClusterRow, findClusterById, findOperator, updateClusterInStatus, type ClusterRow } from './clusters.repo.ts';
 import { ClusterDriverError, type ClusterActionContext, type ClusterDriver, type DriverStep, type OperatorReadiness } from './clusters.drivers.ts';
-import { summaryOf, type ClusterActionPayload } from './clusters.service.ts';
+import type { ClusterActionPayload } from './clusters.actions.ts';
+import { summaryOf } from './clusters.records.ts';
 import { isClusterState, transitionOf, type ClusterProgress, type ClusterState } from './clusters.states.ts';
 
 /** Cluster and service running time, reported to billing's metering (issue 6). */

@@ -1,10 +1,13 @@
-import { HISTORY_ACTION, queuedActionOf, waitingMessage, wireAction } from '../../engine/deployment-states.ts';
+import { Type, type Static } from 'typebox';
+import { HISTORY_ACTION, QUEUED_ACTIONS, queuedActionOf, waitingMessage, wireAction } from '../../engine/deployment-states.ts';
+import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
+import { createEnvironmentHistory, durationSeconds } from './environments.history.ts';
 import type { Placement } from '../../auth/principal.ts';
 import type { Kysely, Transaction } from 'kysely';
 import { principalDisplayName, actingUserId, type Principal } from '../../auth/principal.ts';
 import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
-import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
+import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -12,36 +15,9 @@ import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
 import type { RemovedContents } from '../projects/projects.service.ts';
 import { publishDeploymentTransition, type DeploymentEventSource, type EventPublisher } from '../webhooks/webhooks.events.ts';
-import {
-  bumpConfigRevision,
-  countDeploymentsNewerThan,
-  countEnvironmentsByProject,
-  deleteEnvironmentRow,
-  findDeployment,
-  findEnvironment,
-  insertDeployment,
-  insertEnvironment,
-  listDeploymentJobIds,
-  listDeploymentsPage,
-  listEnvironments,
-  updateDeployment,
-  updateEnvironment,
-  updateEnvironmentInStatus,
-  type EnvironmentDeploymentRow,
-  type EnvironmentRow,
-} from './environments.repo.ts';
-import { MAX_PAGE_SIZE, type CloneEnvironmentBody, type CreateEnvironmentBody, type EditEnvironmentBody, type RebootServicesBody } from './environments.schemas.ts';
-import {
-  actionStatusOf,
-  isEnvironmentState,
-  isSettled,
-  requestedState,
-  TAKE_EVENT,
-  transitionOf,
-  type EnvironmentProgress,
-  type EnvironmentState,
-  type QueuedAction,
-} from './environments.states.ts';
+import { bumpConfigRevision, countEnvironmentsByProject, deleteEnvironmentRow, findDeployment, findEnvironment, insertDeployment, insertEnvironment, listDeploymentJobIds, listEnvironments, updateDeployment, updateEnvironment, updateEnvironmentInStatus, type EnvironmentDeploymentRow, type EnvironmentRow } from './environments.repo.ts';
+import { type CloneEnvironmentBody, type CreateEnvironmentBody, type EditEnvironmentBody, type RebootServicesBody } from './environments.schemas.ts';
+import { actionStatusOf, isSettled, requestedState, stateOf, TAKE_EVENT, transitionOf, type EnvironmentProgress, type EnvironmentState, type QueuedAction } from './environments.states.ts';
 
 export type EnvironmentMode = 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
 
@@ -59,16 +35,18 @@ export interface EnvironmentSummary {
 /** The job that carries an environment action out; the cluster's agent (issue 9) registers its handler. */
 export const ENVIRONMENT_ACTION_JOB = 'environment.action';
 
-export interface EnvironmentActionPayload {
-  environmentId: string;
-  deploymentId: string;
-  action: QueuedAction;
-  requestedAt: string;
+export const EnvironmentActionPayload = Type.Object({
+  environmentId: Type.String(),
+  deploymentId: Type.String(),
+  action: Type.Enum(QUEUED_ACTIONS),
+  requestedAt: Type.String(),
   /** Who asked (the services' deployments it fans out into name them); absent in jobs written before it existed. */
-  triggeredBy?: string;
+  triggeredBy: Type.Optional(Type.String()),
   /** rebootServices naming services: only those restart. */
-  serviceIds?: string[];
-}
+  serviceIds: Type.Optional(Type.Array(Type.String())),
+});
+export type EnvironmentActionPayload = Static<typeof EnvironmentActionPayload>;
+export const ENVIRONMENT_ACTION = jobKind(ENVIRONMENT_ACTION_JOB, EnvironmentActionPayload);
 
 /** The variables module's part of a clone: copies the ENVIRONMENT-scoped variables and secrets, in the clone's transaction. */
 export interface EnvironmentVariablesCopier {
@@ -104,11 +82,6 @@ export interface EnvironmentsDeps {
 
 /** Actions that start workloads, and so cost money; a stop is always allowed. */
 const COSTS_MONEY: ReadonlySet<QueuedAction> = new Set(['deploy', 'redeploy', 'restart']);
-
-function stateOf(row: { id: string; status: string }): EnvironmentState {
-  if (!isEnvironmentState(row.status)) throw new Error(`environment ${row.id} holds an unknown status ${row.status}`);
-  return row.status;
-}
 
 function modeOf(row: EnvironmentRow): EnvironmentMode {
   return row.mode as EnvironmentMode;
@@ -149,11 +122,6 @@ function environmentView(row: EnvironmentRow, cluster: ClusterSummary | undefine
 }
 export type EnvironmentView = ReturnType<typeof environmentView>;
 
-/** ISO-8601 duration of a deployment: until it finished, or until now while it runs or waits. */
-function durationSeconds(record: EnvironmentDeploymentRow, now: Date): number {
-  const end = record.finished_at === null ? now.getTime() : new Date(record.finished_at).getTime();
-  return Math.max(0, (end - new Date(record.created_at).getTime()) / 1000);
-}
 
 /** Inserts an environment: a taken name is a conflict, a project or cluster removed meanwhile a 404. */
 async function insertOrRefuse(write: () => Promise<void>, name: string): Promise<void> {
@@ -169,9 +137,9 @@ function nameTaken(name: string): string {
   return `an environment named "${name}" already exists in this project`;
 }
 
-const DEFAULT_PAGE_SIZE = 20;
 
 export function createEnvironmentsService(deps: EnvironmentsDeps) {
+  const history = createEnvironmentHistory({ db: deps.db, clock: deps.clock });
   const { db, clock } = deps;
 
   async function requireEnvironment(executor: Queryable, environmentId: string): Promise<EnvironmentRow> {
@@ -290,7 +258,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
         triggeredBy: principalDisplayName(principal),
         ...(serviceIds === undefined ? {} : { serviceIds }),
       };
-      const jobId = await enqueueJob(trx, clock, { kind: ENVIRONMENT_ACTION_JOB, payload: { ...payload }, serialKey: `environment:${environmentId}` });
+      const jobId = await enqueueJobOf(trx, clock, ENVIRONMENT_ACTION, payload, { serialKey: `environment:${environmentId}` });
       await insertDeployment(trx, {
         id: deploymentId,
         environment_id: environmentId,
@@ -304,6 +272,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
         created_at: now,
         updated_at: now,
         finished_at: null,
+        services_requested_at: null,
       });
       const moved = await updateEnvironmentInStatus(trx, environmentId, from, { status: to, last_deployment_id: deploymentId, updated_at: now });
       if (!moved) throw conflict(`cannot ${action} environment: its state changed meanwhile; read it again`);
@@ -311,28 +280,6 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     });
   }
 
-  async function historyPage(environmentId: string, pageSize: number | undefined, cursor: string | undefined, cursorField: string) {
-    const size = pageSize ?? DEFAULT_PAGE_SIZE;
-    if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
-      throw badRequest('invalid pageSize', [{ field: '/pageSize', message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` }]);
-    }
-    await requireEnvironment(db, environmentId);
-    if (cursor !== undefined) {
-      const at = await findDeployment(db, cursor);
-      if (at === undefined || at.environment_id !== environmentId) {
-        throw badRequest('invalid cursor', [{ field: cursorField, message: 'names no deployment of this environment' }]);
-      }
-    }
-    const rows = await listDeploymentsPage(db, environmentId, size + 1, cursor);
-    const page = rows.slice(0, size);
-    const before = cursor === undefined ? 0 : (await countDeploymentsNewerThan(db, environmentId, cursor)) + 1;
-    return {
-      rows: page,
-      page: Math.floor(before / size) + 1,
-      page_size: size,
-      next_cursor: rows.length > size ? (page[page.length - 1]?.id ?? null) : null,
-    };
-  }
 
 
   /**
@@ -385,6 +332,16 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
         name,
       );
       return viewOf(await requireEnvironment(db, id));
+    },
+
+    /** Whether this environment action was already fanned out into its services' deployments (deployments.dispatch.ts). */
+    async servicesRequested(deploymentId: string): Promise<boolean> {
+      return ((await findDeployment(db, deploymentId))?.services_requested_at ?? null) !== null;
+    },
+
+    /** Records that the action was fanned out, so no worker asks its services again. */
+    async markServicesRequested(deploymentId: string): Promise<void> {
+      await updateDeployment(db, deploymentId, { services_requested_at: clock.now().toISOString() });
     },
 
     async getEnvironment(environmentId: string): Promise<EnvironmentView> {
@@ -532,50 +489,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       return environmentStatusView(row);
     },
 
-    async listEnvironmentDeploymentHistory(environmentId: string, query: { startId?: string | undefined; pageSize?: number | undefined }) {
-      const page = await historyPage(environmentId, query.pageSize, query.startId, '/startId');
-      return {
-        page: page.page,
-        page_size: page.page_size,
-        next_cursor: page.next_cursor,
-        results: page.rows.map((r) => ({
-          id: r.id,
-          created_at: r.created_at,
-          updated_at: r.updated_at,
-          status: stateOf({ id: r.id, status: r.status }),
-          origin: r.origin as 'API',
-          triggered_by: r.triggered_by,
-          applications: [],
-          containers: [],
-          databases: [],
-          jobs: [],
-          helms: [],
-        })),
-      };
-    },
-
-    async listEnvironmentDeploymentHistoryV2(environmentId: string, query: { cursor?: string | undefined; pageSize?: number | undefined }) {
-      const page = await historyPage(environmentId, query.pageSize, query.cursor, '/cursor');
-      const now = clock.now();
-      return {
-        page: page.page,
-        page_size: page.page_size,
-        next_cursor: page.next_cursor,
-        results: page.rows.map((r) => {
-          const status = stateOf({ id: r.id, status: r.status });
-          return {
-            identifier: { execution_id: r.job_id, environment_id: r.environment_id },
-            auditing_data: { created_at: r.created_at, updated_at: r.updated_at, triggered_by: r.triggered_by, origin: r.origin as 'API' },
-            status,
-            trigger_action: wireAction(r.action),
-            total_duration: `PT${durationSeconds(r, now).toFixed(3)}S`,
-            stages: [],
-            action_status: actionStatusOf(status),
-            message: r.message,
-          };
-        }),
-      };
-    },
+    ...history,
 
     /**
      * What the cluster's agent (issue 9) reports while it carries out an environment's newest action: it takes the

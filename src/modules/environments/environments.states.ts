@@ -25,3 +25,9 @@ export const isEnvironmentState = isDeploymentState;
 export function requestedState(state: EnvironmentState, action: EnvironmentAction, hasBeenDeployed: boolean): EnvironmentState {
   return requestedStateOf('environment', state, action, hasBeenDeployed);
 }
+
+/** The state a row holds; a status the machine does not know is a corrupt row, not a caller's error. */
+export function stateOf(row: { id: string; status: string }): EnvironmentState {
+  if (!isEnvironmentState(row.status)) throw new Error(`environment ${row.id} holds an unknown status ${row.status}`);
+  return row.status;
+}

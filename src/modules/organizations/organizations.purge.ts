@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/db.schema.ts';
+import { jobKind, payloadOf } from '../../jobs/job-kinds.ts';
 import { cancelQueuedJob, listUnfinishedJobIds, type ClaimedJob } from '../../jobs/job-queue.ts';
 import type { JobHandler, JobOutcome } from '../../jobs/job-worker.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -23,6 +23,7 @@ export const OrganizationPurgePayload = Type.Object({
   deletedAt: Type.String(),
 });
 export type OrganizationPurgePayload = Static<typeof OrganizationPurgePayload>;
+export const ORGANIZATION_PURGE = jobKind(ORGANIZATION_PURGE_JOB, OrganizationPurgePayload);
 
 /**
  * The name key a deleted organization keeps until it is purged: `nameKey` trims, so no live name has a leading space,
@@ -48,7 +49,7 @@ export function createOrganizationPurgeHandler(deps: OrganizationPurgeDeps): Job
   const patienceMs = deps.patienceMs ?? 60 * 60_000;
   return {
     async run(job: ClaimedJob): Promise<JobOutcome> {
-      const payload = Value.Parse(OrganizationPurgePayload, job.payload);
+      const payload = payloadOf(ORGANIZATION_PURGE, job);
       if ((await findOrganizationRecord(db, payload.organizationId)) === undefined) return;
       const unfinished = await listUnfinishedJobIds(
         db,

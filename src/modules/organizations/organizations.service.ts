@@ -10,8 +10,8 @@ import { cleanName, nameKey } from '../../lib/names.ts';
 import type { MembersService } from '../members/members.service.ts';
 import type { OnboardingService } from '../onboarding/onboarding.service.ts';
 import type { RolesService } from '../roles/roles.service.ts';
-import { enqueueJob } from '../../jobs/job-queue.ts';
-import { deletedNameKey, ORGANIZATION_PURGE_JOB, type OrganizationPurgePayload } from './organizations.purge.ts';
+import { enqueueJobOf } from '../../jobs/job-kinds.ts';
+import { deletedNameKey, ORGANIZATION_PURGE, type OrganizationPurgePayload } from './organizations.purge.ts';
 import {
   findOrganization,
   insertOrganization,
@@ -169,7 +169,7 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
       const contents = await deps.removeContents?.(trx, id);
       await updateOrganization(trx, id, { deleted_at: now, name_key: deletedNameKey(id), updated_at: now });
       const payload: OrganizationPurgePayload = { organizationId: id, serviceIds: [...(contents?.serviceIds ?? [])], deletedAt: now };
-      await enqueueJob(trx, clock, { kind: ORGANIZATION_PURGE_JOB, payload: { ...payload }, serialKey: `organization:${id}` });
+      await enqueueJobOf(trx, clock, ORGANIZATION_PURGE, payload, { serialKey: `organization:${id}` });
       return contents;
     });
     await removed?.afterCommit();

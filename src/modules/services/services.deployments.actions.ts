@@ -1,13 +1,15 @@
 import type { Transaction } from 'kysely';
-import { HISTORY_ACTION, queuedActionOf, waitingMessage } from '../../engine/deployment-states.ts';
+import { HISTORY_ACTION, QUEUED_ACTIONS, queuedActionOf, waitingMessage } from '../../engine/deployment-states.ts';
 import { principalDisplayName, type Principal } from '../../auth/principal.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
+import { Type, type Static } from 'typebox';
+import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
+import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import { AppError, badRequest, conflict, notFound, type AppErrorKind } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import type { ServiceKind } from '../variables/variables.builtins.ts';
+import { SERVICE_KINDS, type ServiceKind } from '../variables/variables.builtins.ts';
 import { publishDeploymentTransition, type DeploymentEventSource } from '../webhooks/webhooks.events.ts';
 import type { StoredService } from './services.kinds.ts';
 import { findDeployment, findRuntime, insertDeployment, insertRuntime, updateDeployment, updateRuntimeInStatus } from './services.deployments.repo.ts';
@@ -24,16 +26,18 @@ import { isSettled, requestedState, TAKE_EVENT, transitionOf, type QueuedService
 /** The job that carries a service action out; the cluster's agent (issue 9) handles it. */
 export const SERVICE_ACTION_JOB = 'service.action';
 
-export interface ServiceActionPayload {
-  serviceId: string;
-  deploymentId: string;
-  action: QueuedServiceAction;
-  kind: ServiceKind;
-  organizationId: string;
-  environmentId: string;
-  clusterId: string;
-  requestedAt: string;
-}
+export const ServiceActionPayload = Type.Object({
+  serviceId: Type.String(),
+  deploymentId: Type.String(),
+  action: Type.Enum(QUEUED_ACTIONS),
+  kind: Type.Enum(SERVICE_KINDS),
+  organizationId: Type.String(),
+  environmentId: Type.String(),
+  clusterId: Type.String(),
+  requestedAt: Type.String(),
+});
+export type ServiceActionPayload = Static<typeof ServiceActionPayload>;
+export const SERVICE_ACTION = jobKind(SERVICE_ACTION_JOB, ServiceActionPayload);
 
 /** Actions that start workloads, and so cost money; a stop is always allowed. */
 const COSTS_MONEY: ReadonlySet<QueuedServiceAction> = new Set(['deploy', 'redeploy', 'restart']);
@@ -140,7 +144,7 @@ export function createServiceDeploymentActions(
             clusterId: environment.clusterId,
             requestedAt: now,
           };
-          const jobId = await enqueueJob(trx, clock, { kind: SERVICE_ACTION_JOB, payload: { ...payload }, serialKey: `service:${serviceId}` });
+          const jobId = await enqueueJobOf(trx, clock, SERVICE_ACTION, payload, { serialKey: `service:${serviceId}` });
           await insertDeployment(trx, {
             id: deploymentId,
             service_id: serviceId,

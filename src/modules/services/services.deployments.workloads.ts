@@ -1,9 +1,11 @@
 import type { Transaction } from 'kysely';
 import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { cancelQueuedJob, enqueueJob } from '../../jobs/job-queue.ts';
+import { Type, type Static } from 'typebox';
+import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
+import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import { notFound } from '../../lib/errors.ts';
-import type { ServiceKind } from '../variables/variables.builtins.ts';
+import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
 import { findDeployment, findRuntime, listDeploymentJobIds, updateRuntimeInStatus, type ServiceDeploymentRow } from './services.deployments.repo.ts';
 import { snapshotOf, stateOf } from './services.deployments.records.ts';
@@ -19,17 +21,19 @@ import { requestedState } from './services.states.ts';
 export const SERVICE_TEARDOWN_JOB = 'service.teardown';
 
 /** Everything the agent needs to tear a deleted service down: its record is gone when the job runs. */
-export interface ServiceTeardownPayload {
-  serviceId: string;
-  kind: ServiceKind;
-  name: string;
-  organizationId: string;
-  environmentId: string;
-  clusterId: string;
+export const ServiceTeardownPayload = Type.Object({
+  serviceId: Type.String(),
+  kind: Type.Enum(SERVICE_KINDS),
+  name: Type.String(),
+  organizationId: Type.String(),
+  environmentId: Type.String(),
+  clusterId: Type.String(),
   /** The deployment that last ran (its id names the workload the agent started). */
-  deployedDeploymentId: string | null;
-  requestedAt: string;
-}
+  deployedDeploymentId: Type.Union([Type.String(), Type.Null()]),
+  requestedAt: Type.String(),
+});
+export type ServiceTeardownPayload = Static<typeof ServiceTeardownPayload>;
+export const SERVICE_TEARDOWN = jobKind(SERVICE_TEARDOWN_JOB, ServiceTeardownPayload);
 
 /** The states in which a deployed workload runs as its last action left it (a health report applies to it). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['DEPLOYED', 'RESTARTED']);
@@ -123,7 +127,7 @@ export function createServiceDeploymentWorkloads(deps: Pick<ServiceDeploymentsDe
           deployedDeploymentId: deployed.id,
           requestedAt: clock.now().toISOString(),
         };
-        await enqueueJob(trx, clock, { kind: SERVICE_TEARDOWN_JOB, payload: { ...payload }, serialKey: `service:${serviceId}` });
+        await enqueueJobOf(trx, clock, SERVICE_TEARDOWN, payload, { serialKey: `service:${serviceId}` });
       }
     },
 

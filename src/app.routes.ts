@@ -1,0 +1,118 @@
+import type { FastifyTypeBox } from './http/fastify.types.ts';
+import type { ClustersService } from './modules/clusters/clusters.service.ts';
+import type { ServicesService } from './modules/services/services.service.ts';
+import { requireAccessDeclarations } from './http/security.ts';
+import { registerClusterRoutes } from './modules/clusters/clusters.routes.ts';
+import { registerBillingRoutes } from './modules/billing/billing.routes.ts';
+import { registerAnnotationsGroupRoutes } from './modules/annotations-groups/annotations-groups.routes.ts';
+import { registerContainerRegistryRoutes } from './modules/container-registries/container-registries.routes.ts';
+import { registerCloudCredentialsRoutes } from './modules/cloud-credentials/cloud-credentials.routes.ts';
+import { registerSelfManagedClusterRoutes } from './modules/self-managed-clusters/self-managed-clusters.routes.ts';
+import { registerGitTokenRoutes } from './modules/git-tokens/git-tokens.routes.ts';
+import { registerHelmRepositoryRoutes } from './modules/helm-repositories/helm-repositories.routes.ts';
+import { registerLabelsGroupRoutes } from './modules/labels-groups/labels-groups.routes.ts';
+import { registerApiTokenRoutes } from './modules/api-tokens/api-tokens.routes.ts';
+import { registerIpRoutes } from './modules/ips/ips.routes.ts';
+import { registerInvitationRoutes } from './modules/invitations/invitations.routes.ts';
+import { registerMemberRoutes } from './modules/members/members.routes.ts';
+import { registerOnboardingRoutes } from './modules/onboarding/onboarding.routes.ts';
+import { registerOrganizationEventRoutes } from './modules/organization-events/organization-events.routes.ts';
+import { registerOrganizationRoutes } from './modules/organizations/organizations.routes.ts';
+import { registerPolicyTokenRoutes } from './modules/policy-tokens/policy-tokens.routes.ts';
+import { registerPlatformTemplateRoutes } from './modules/platform-templates/platform-templates.routes.ts';
+import { registerProjectRoutes } from './modules/projects/projects.routes.ts';
+import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
+import { registerEnvironmentRoutes } from './modules/environments/environments.routes.ts';
+import { registerAgentRoutes } from './modules/agents/agents.routes.ts';
+import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, registerServiceVariableRoutes } from './modules/variables/variables.routes.ts';
+import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
+import { registerServiceRoutes } from './modules/services/services.routes.ts';
+import { registerServiceLinkRoutes } from './modules/services/services.links.routes.ts';
+import { registerServiceDeploymentRoutes } from './modules/services/services.deployments.routes.ts';
+import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
+import { registerCustomDomainRoutes } from './modules/custom-domains/custom-domains.routes.ts';
+import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
+
+/**
+ * Every API route, registered over the services app.ts built: the one table of what the API serves. Each route
+ * declares its access (requireAccessDeclarations refuses one that does not), so test/route-security.test.ts walks
+ * them all.
+ */
+export interface ApiRouteServices {
+  egressIps: readonly string[];
+  organizations: Parameters<typeof registerOrganizationRoutes>[1];
+  roles: Parameters<typeof registerRoleRoutes>[1];
+  onboarding: Parameters<typeof registerOnboardingRoutes>[1];
+  apiTokens: Parameters<typeof registerApiTokenRoutes>[1];
+  policyTokens: Parameters<typeof registerPolicyTokenRoutes>[1];
+  projects: Parameters<typeof registerProjectRoutes>[1];
+  members: Parameters<typeof registerMemberRoutes>[1];
+  invitations: Parameters<typeof registerInvitationRoutes>[1];
+  gitTokens: Parameters<typeof registerGitTokenRoutes>[1];
+  cloudCredentials: Parameters<typeof registerCloudCredentialsRoutes>[1];
+  containerRegistries: Parameters<typeof registerContainerRegistryRoutes>[1];
+  helmRepositories: Parameters<typeof registerHelmRepositoryRoutes>[1];
+  labelsGroups: Parameters<typeof registerLabelsGroupRoutes>[1];
+  annotationsGroups: Parameters<typeof registerAnnotationsGroupRoutes>[1];
+  platformTemplates: Parameters<typeof registerPlatformTemplateRoutes>[1];
+  billing: Parameters<typeof registerBillingRoutes>[1];
+  clusters: Parameters<typeof registerClusterRoutes>[1] & Pick<ClustersService, 'authenticateOperator' | 'findClusterSummary'>;
+  selfManagedClusters: Parameters<typeof registerSelfManagedClusterRoutes>[1];
+  environments: Parameters<typeof registerEnvironmentRoutes>[1];
+  agents: Parameters<typeof registerAgentRoutes>[1]['agents'];
+  variables: Parameters<typeof registerProjectVariableRoutes>[1] & Parameters<typeof registerEnvironmentVariableRoutes>[1] & Parameters<typeof registerServiceVariableRoutes>[1];
+  environmentServices: Parameters<typeof registerServiceRoutes>[1] & Pick<ServicesService, 'requireService'>;
+  serviceDeployments: Parameters<typeof registerServiceDeploymentRoutes>[1];
+  deploymentRestrictions: Parameters<typeof registerDeploymentRestrictionRoutes>[1];
+  customDomains: Parameters<typeof registerCustomDomainRoutes>[1];
+  serviceLinks: Parameters<typeof registerServiceLinkRoutes>[1];
+  webhooks: Parameters<typeof registerWebhookRoutes>[1];
+  organizationEvents: Parameters<typeof registerOrganizationEventRoutes>[1];
+}
+
+export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices): void {
+    requireAccessDeclarations(api);
+    registerIpRoutes(api, wired.egressIps);
+    registerOrganizationRoutes(api, wired.organizations);
+    registerRoleRoutes(api, wired.roles);
+    registerOnboardingRoutes(api, wired.onboarding);
+    registerApiTokenRoutes(api, wired.apiTokens);
+    registerPolicyTokenRoutes(api, wired.policyTokens);
+    registerProjectRoutes(api, wired.projects);
+    registerMemberRoutes(api, wired.members);
+    registerInvitationRoutes(api, wired.invitations);
+    registerGitTokenRoutes(api, wired.gitTokens);
+    registerCloudCredentialsRoutes(api, wired.cloudCredentials);
+    registerContainerRegistryRoutes(api, wired.containerRegistries);
+    registerHelmRepositoryRoutes(api, wired.helmRepositories);
+    registerLabelsGroupRoutes(api, wired.labelsGroups);
+    registerAnnotationsGroupRoutes(api, wired.annotationsGroups);
+    registerPlatformTemplateRoutes(api, wired.platformTemplates);
+    registerBillingRoutes(api, wired.billing);
+    registerClusterRoutes(api, wired.clusters);
+    registerSelfManagedClusterRoutes(api, wired.selfManagedClusters);
+    registerEnvironmentRoutes(api, wired.environments);
+    registerAgentRoutes(api, {
+      agents: wired.agents,
+      authenticateAgent: (credential) => wired.clusters.authenticateOperator(credential),
+      clusterExists: async (organizationId, clusterId) => (await wired.clusters.findClusterSummary(organizationId, clusterId)) !== undefined,
+    });
+    registerProjectVariableRoutes(api, wired.variables);
+    registerEnvironmentVariableRoutes(api, wired.variables);
+    registerServiceRoutes(api, wired.environmentServices, SERVICE_KIND_DEFINITIONS);
+    // Databases have no variables of their own: they provide built-ins to the other services (docs/variables.md).
+    for (const kind of SERVICE_KIND_DEFINITIONS.filter((definition) => definition.kind !== 'DATABASE')) {
+      registerServiceVariableRoutes(api, wired.variables, {
+        noun: kind.operationNoun,
+        item: kind.item,
+        idParam: kind.idParam,
+        locate: (serviceId) => wired.environmentServices.requireService(kind.kind, serviceId),
+      });
+    }
+    registerServiceDeploymentRoutes(api, wired.serviceDeployments, SERVICE_KIND_DEFINITIONS);
+    registerDeploymentRestrictionRoutes(api, wired.deploymentRestrictions);
+    registerCustomDomainRoutes(api, wired.customDomains);
+    registerServiceLinkRoutes(api, wired.serviceLinks);
+    registerWebhookRoutes(api, wired.webhooks);
+    registerOrganizationEventRoutes(api, wired.organizationEvents);
+}

@@ -1,0 +1,226 @@
+import type { Transaction } from 'kysely';
+import type { Placement } from '../../auth/principal.ts';
+import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
+import { readJson, writeJson } from '../../db/db.json.ts';
+import type { DB } from '../../db/db.schema.ts';
+import { isoTimestamp } from '../../lib/clock.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { cleanName, nameKey } from '../../lib/names.ts';
+import type { ServiceKind } from '../variables/variables.builtins.ts';
+import { ADDRESSED_KINDS, type ServiceClaims } from './services.addresses.ts';
+import { SERVICE_NAME_PATTERN } from './services.kind-fields.ts';
+import type { KindWrite, ServiceKindContext, StoredService } from './services.kinds.ts';
+import { storedOf, type ServiceRecords } from './services.records.ts';
+import { referenceRows } from './services.references.ts';
+import { deleteServiceRow, findServiceRow, insertService, listServicesOfEnvironment, replaceServiceReferences, updateService, type ServiceRow } from './services.repo.ts';
+import type { ServiceEnvironment, ServicesDeps } from './services.service.ts';
+
+/**
+ * Creating, reading, editing and removing services of every kind (a part of the services service, assembled in
+ * services.service.ts): the kind's definition turns the request into settings, this part checks the name, writes the
+ * row with its references and, for a database, its generated credentials, and gives the service its addresses.
+ */
+
+/**
+ * Checked again here, whatever a kind's schema says: a name becomes part of hostnames and of built-in variable
+ * names, and without underscores two names of one environment never give one built-in name (they differ in more
+ * than case, and the unique index is on the case-folded name).
+ */
+const SERVICE_NAME = new RegExp(SERVICE_NAME_PATTERN);
+
+function refuseInvalidName(name: string): void {
+  if (!SERVICE_NAME.test(name)) {
+    throw badRequest(`invalid service name "${name}"`, [
+      { field: '/name', message: 'letters, digits and dashes (not first or last), 1 to 63 characters: it becomes part of hostnames and variable names' },
+    ]);
+  }
+}
+
+function nameTaken(name: string): string {
+  return `a service named "${name}" already exists in this environment`;
+}
+
+export function createServiceCrud(
+  deps: Pick<ServicesDeps, 'db' | 'clock' | 'environments' | 'lookups' | 'variables' | 'runtime'>,
+  records: ServiceRecords,
+  claims: Pick<ServiceClaims, 'sealNewCredentials' | 'claimFreeHostnameLabel' | 'claimFreeLocalPort' | 'claimFreeLocalAddress'>,
+) {
+  const { db, clock } = deps;
+  const { definitionOf, requireServiceOfKind, databaseSummaryOf } = records;
+
+  function contextFor(organizationId: string, environmentId: string): ServiceKindContext {
+    const { lookups } = deps;
+    return {
+      organizationId,
+      environmentId,
+      gitTokenExists: (id) => lookups.gitTokenExists(organizationId, id),
+      containerRegistryExists: (id) => lookups.containerRegistryExists(organizationId, id),
+      helmRepositoryExists: (id) => lookups.helmRepositoryExists(organizationId, id),
+      missingLabelsGroups: (ids) => lookups.missingLabelsGroups(organizationId, ids),
+      missingAnnotationsGroups: (ids) => lookups.missingAnnotationsGroups(organizationId, ids),
+    };
+  }
+
+  async function requireEnvironment(environmentId: string): Promise<ServiceEnvironment> {
+    const environment = await deps.environments.findEnvironmentSummary(environmentId);
+    if (environment === undefined) throw notFound(`environment ${environmentId} not found`);
+    return environment;
+  }
+
+  function responseOf(row: ServiceRow): Record<string, unknown> {
+    return definitionOf(row.kind).toResponse(storedOf(row));
+  }
+
+  function cleanWrite(write: KindWrite): KindWrite {
+    const name = cleanName(write.name);
+    refuseInvalidName(name);
+    return { ...write, name };
+  }
+
+  /** Inserts or rewrites a service's settings and references in one transaction; a taken name is a 409. */
+  async function writeOrRefuse(name: string, write: (trx: Transaction<DB>) => Promise<void>): Promise<void> {
+    try {
+      await uniqueOrConflict(() => db.transaction().execute(write), nameTaken(name));
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw notFound('the environment of this service no longer exists');
+      throw error;
+    }
+  }
+
+  /** `toUpdate`: only the deployed ones whose settings or variables changed since (the reference's list parameter). */
+  async function listServices(kind: ServiceKind, environmentId: string, options: { toUpdate?: boolean | undefined } = {}) {
+    await requireEnvironment(environmentId);
+    const rows = await listServicesOfEnvironment(db, environmentId, kind);
+    if (options.toUpdate !== true) return rows.map(responseOf);
+    const outOfDate = await deps.runtime.outOfDate(rows.map((row) => row.id));
+    return rows.filter((row) => outOfDate.has(row.id)).map(responseOf);
+  }
+
+  async function createService(kind: ServiceKind, environmentId: string, body: unknown) {
+    const definition = definitionOf(kind);
+    const environment = await requireEnvironment(environmentId);
+    const write = cleanWrite(await definition.fromCreate(body, contextFor(environment.organizationId, environment.id)));
+    const now = isoTimestamp(clock);
+    const id = newId();
+    const row: ServiceRow = {
+      id,
+      organization_id: environment.organizationId,
+      project_id: environment.projectId,
+      environment_id: environment.id,
+      kind,
+      name: write.name,
+      name_key: nameKey(write.name),
+      description: write.description,
+      settings: writeJson(write.settings),
+      credentials_envelope: null,
+      local_port: null,
+      local_address: null,
+      hostname_label: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const database = databaseSummaryOf(kind, write.settings, write.name);
+    if (database !== undefined) row.credentials_envelope = claims.sealNewCredentials(row, database.type);
+    await writeOrRefuse(write.name, async (trx) => {
+      await insertService(trx, row);
+      await replaceServiceReferences(trx, id, referenceRows(id, definition.references(write.settings)));
+    });
+    row.hostname_label = await claims.claimFreeHostnameLabel(id);
+    if (database !== undefined) row.local_port = await claims.claimFreeLocalPort(id);
+    if (ADDRESSED_KINDS.has(kind)) row.local_address = await claims.claimFreeLocalAddress(id);
+    return responseOf(row);
+  }
+
+  async function getService(kind: ServiceKind, serviceId: string) {
+    return responseOf(await requireServiceOfKind(kind, serviceId));
+  }
+
+  async function editService(kind: ServiceKind, serviceId: string, body: unknown) {
+    const definition = definitionOf(kind);
+    const current = await requireServiceOfKind(kind, serviceId);
+    const write = cleanWrite(await definition.fromEdit(storedOf(current), body, contextFor(current.organization_id, current.environment_id)));
+    const changes: Partial<ServiceRow> = {
+      name: write.name,
+      name_key: nameKey(write.name),
+      description: write.description,
+      settings: writeJson(write.settings),
+      updated_at: isoTimestamp(clock),
+    };
+    // A database whose type changes needs credentials of the new server's shape (a Redis user is `default`).
+    const before = databaseSummaryOf(kind, readJson<Record<string, unknown>>(current.settings), current.name);
+    const after = databaseSummaryOf(kind, write.settings, write.name);
+    if (after !== undefined && (before?.type !== after.type || current.credentials_envelope === null)) {
+      changes.credentials_envelope = claims.sealNewCredentials(current, after.type);
+    }
+    await writeOrRefuse(write.name, async (trx) => {
+      if (!(await updateService(trx, serviceId, changes))) throw notFound(`${definition.item} ${serviceId} not found`);
+      await replaceServiceReferences(trx, serviceId, referenceRows(serviceId, definition.references(write.settings)));
+    });
+    return responseOf({ ...current, ...changes });
+  }
+
+  /** Removes the service with its own variables and, by foreign keys, what other modules keep for it. */
+  /** `skipReconcile`: the record goes, what runs on the cluster stays (the reference's delete parameter). */
+  async function deleteService(kind: ServiceKind, serviceId: string, options: { skipReconcile?: boolean | undefined } = {}): Promise<void> {
+    const definition = definitionOf(kind);
+    await requireServiceOfKind(kind, serviceId);
+    await db.transaction().execute(async (trx) => {
+      await deps.runtime.refuseBusy(trx, serviceId, { teardown: options.skipReconcile !== true });
+      await deps.variables.deleteServiceVariables(trx, serviceId);
+      if (!(await deleteServiceRow(trx, serviceId))) throw notFound(`${definition.item} ${serviceId} not found`);
+    });
+    await deps.runtime.serviceRemoved(serviceId);
+  }
+
+  /**
+   * For the environments module's delete, inside its transaction: removes every service of the environment as
+   * deleteService does (409 while the agent works on one; a deployed one's teardown queued for the agent), so that
+   * no workload outlives its environment. Answers the removed ids for `servicesRemoved` after the commit.
+   */
+  async function removeEnvironmentServices(trx: Transaction<DB>, environmentId: string, options: { teardown: boolean }): Promise<string[]> {
+    const rows = await listServicesOfEnvironment(trx, environmentId);
+    for (const row of rows) {
+      await deps.runtime.refuseBusy(trx, row.id, options);
+      await deps.variables.deleteServiceVariables(trx, row.id);
+      await deleteServiceRow(trx, row.id);
+    }
+    return rows.map((row) => row.id);
+  }
+
+  return {
+    removeEnvironmentServices,
+    async servicesRemoved(serviceIds: readonly string[]): Promise<void> {
+      for (const serviceId of serviceIds) await deps.runtime.serviceRemoved(serviceId);
+    },
+    listServices,
+    createService,
+    getService,
+    editService,
+    deleteService,
+
+    /** A service of any kind, for the modules built on services (deployments, custom domains, restrictions). */
+    async findService(serviceId: string): Promise<StoredService | undefined> {
+      const row = await findServiceRow(db, serviceId);
+      return row === undefined ? undefined : storedOf(row);
+    },
+
+    /** The service a kind's path names, 404 when it names none of that kind. */
+    async requireService(kind: ServiceKind, serviceId: string): Promise<StoredService> {
+      return storedOf(await requireServiceOfKind(kind, serviceId));
+    },
+
+    async listEnvironmentServices(environmentId: string): Promise<StoredService[]> {
+      return (await listServicesOfEnvironment(db, environmentId)).map(storedOf);
+    },
+
+    /** Where a service addressed without its organization in the path (`/application/{applicationId}/…`) lives. */
+    async placementOf(serviceId: string): Promise<Placement | undefined> {
+      const row = await findServiceRow(db, serviceId);
+      if (row === undefined) return undefined;
+      const environment = await deps.environments.findEnvironmentSummary(row.environment_id);
+      if (environment === undefined) return undefined;
+      return { organizationId: row.organization_id, projectId: row.project_id, environmentId: row.environment_id, environmentMode: environment.mode };
+    },
+  };
+}
