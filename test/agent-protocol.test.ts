@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { createAgentClient, enrollAgent } from '../src/agent/agent.client.ts';
 import type { AgentTask } from '../src/protocol/agent-protocol.ts';
 import { Value } from 'typebox/value';
@@ -109,13 +109,14 @@ describeEachDatabase(
     }
 
     async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const value = await read();
-        if (done(value)) return value;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      return vi.waitFor(
+        async () => {
+          const value = await read();
+          if (!done(value)) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`);
+          return value;
+        },
+        { timeout: 10_000, interval: 25 },
+      );
     }
 
     async function deploy(auth: string, environmentId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLocalClusterGrants } from '../src/modules/clusters/clusters.local-grants.ts';
 import { CLUSTER_STATES, CLUSTER_TRANSITIONS, requestedState, transitionOf } from '../src/modules/clusters/clusters.states.ts';
 import { expectErrorBody } from './support/error-body.ts';
@@ -64,16 +64,16 @@ describe('cluster state machine', () => {
 });
 
 async function waitForStatus(ctx: TestApp, auth: string, organizationId: string, clusterId: string, wanted: string): Promise<ClusterStatusView> {
-  const deadline = Date.now() + 10_000;
-  let last: ClusterStatusView | undefined;
-  while (Date.now() < deadline) {
-    const response = await ctx.call(auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${clusterId}/status` });
-    expect(response.statusCode, response.body).toBe(200);
-    last = response.json<ClusterStatusView>();
-    if (last.status === wanted) return last;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`cluster ${clusterId} did not reach ${wanted}; last status ${JSON.stringify(last)}`);
+  return vi.waitFor(
+    async () => {
+      const response = await ctx.call(auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${clusterId}/status` });
+      expect(response.statusCode, response.body).toBe(200);
+      const last = response.json<ClusterStatusView>();
+      expect(last.status, `cluster ${clusterId} did not reach ${wanted}; last status ${JSON.stringify(last)}`).toBe(wanted);
+      return last;
+    },
+    { timeout: 10_000, interval: 20 },
+  );
 }
 
 describeEachDatabase(
@@ -111,13 +111,9 @@ describeEachDatabase(
       expect(deployed).toMatchObject({ is_deployed: true, next_k8s_available_version: '1.32', cluster_lock: null, last_execution_id: queued.last_execution_id });
       expect(deployed.last_deployment_date).toMatch(/\.\d{3}Z$/);
       // The job is marked SUCCEEDED just after the cluster reaches DEPLOYED (the handler returns, then the worker records it).
-      for (let i = 0; ; i++) {
-        const job = await ctx().database.db.selectFrom('jobs').selectAll().where('id', '=', queued.last_execution_id as string).executeTakeFirstOrThrow();
-        if (job.status === 'SUCCEEDED') break;
-        expect(job.status).toBe('RUNNING');
-        if (i > 200) throw new Error('the deploy job was not marked SUCCEEDED');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const jobStatus = async () => (await ctx().database.db.selectFrom('jobs').select('status').where('id', '=', queued.last_execution_id as string).executeTakeFirstOrThrow()).status;
+      expect(['RUNNING', 'SUCCEEDED']).toContain(await jobStatus());
+      await expect.poll(jobStatus, { timeout: 4_000, interval: 20, message: 'the deploy job was not marked SUCCEEDED' }).toBe('SUCCEEDED');
 
       const lock = await ctx().call(owner.auth, { method: 'POST', url: `/cluster/${cluster.id}/lock`, payload: { reason: 'quarter close', ttl_in_days: 2 } });
       expect(lock.statusCode, lock.body).toBe(200);
@@ -155,15 +151,16 @@ describeEachDatabase(
 
       const removed = await ctx().call(owner.auth, { method: 'DELETE', url: `/organization/${organizationId}/cluster/${cluster.id}` });
       expect(removed.statusCode, removed.body).toBe(204);
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const gone = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${cluster.id}/status` });
-        if (gone.statusCode === 404) break;
-        expect(gone.statusCode).toBe(200);
-        expect(['DELETE_QUEUED', 'DELETING', 'DELETED']).toContain(gone.json<ClusterStatusView>().status);
-        if (Date.now() > deadline) throw new Error('cluster was not deleted');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await vi.waitFor(
+        async () => {
+          const gone = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${cluster.id}/status` });
+          if (gone.statusCode === 404) return;
+          expect(gone.statusCode).toBe(200);
+          expect(['DELETE_QUEUED', 'DELETING', 'DELETED']).toContain(gone.json<ClusterStatusView>().status);
+          throw new Error('cluster was not deleted');
+        },
+        { timeout: 10_000, interval: 20 },
+      );
       const list = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster` });
       expect(list.json<{ results: ClusterView[] }>().results.map((c) => c.id)).not.toContain(cluster.id);
     });

@@ -6,7 +6,6 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AgentTask } from '../src/protocol/agent-protocol.ts';
@@ -328,24 +327,26 @@ function get(hostname: string, pathname = '/'): Promise<{ status: number; body: 
 
 /** Waits (at most 20 s) until the hostname answers 200 (an instance being restarted answers 502 meanwhile). */
 async function answerOf(hostname: string, pathname = '/'): Promise<string> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const answer = await get(hostname, pathname);
-    if (answer.status === 200) return answer.body;
-    if (Date.now() > deadline) throw new Error(`${hostname} answered ${answer.status}: ${answer.body}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return vi.waitFor(
+    async () => {
+      const answer = await get(hostname, pathname);
+      if (answer.status !== 200) throw new Error(`${hostname} answered ${answer.status}: ${answer.body}`);
+      return answer.body;
+    },
+    { timeout: 20_000, interval: 100 },
+  );
 }
 
 /** Waits (at most 20 s) until a workload line of the service matches, among the lines from index `since` on. */
 async function workloadLine(serviceId: string, pattern: RegExp, since = 0): Promise<WorkloadLogLine> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const found = workloadLines.slice(since).find((entry) => entry.serviceId === serviceId && pattern.test(entry.line));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`no workload line of ${serviceId} matched ${pattern}; got:\n${workloadLines.filter((entry) => entry.serviceId === serviceId).map((entry) => entry.line).join('\n')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return vi.waitFor(
+    () => {
+      const found = workloadLines.slice(since).find((entry) => entry.serviceId === serviceId && pattern.test(entry.line));
+      if (found !== undefined) return found;
+      throw new Error(`no workload line of ${serviceId} matched ${pattern}; got:\n${workloadLines.filter((entry) => entry.serviceId === serviceId).map((entry) => entry.line).join('\n')}`);
+    },
+    { timeout: 20_000, interval: 100 },
+  );
 }
 
 async function pidFileOf(name: string): Promise<{ pid: number; port: number }> {
@@ -441,7 +442,7 @@ describe('local driver: applications', () => {
     expect((JSON.parse(restarted) as { instance: string }).instance).not.toBe(before.instance);
     // The service's status hears of it too: restarting after the crash, running again once the new process is ready.
     const reportsOf = () => healthReports.filter((report) => report.serviceId === crashingId);
-    for (let waited = 0; reportsOf().at(-1)?.health !== 'RUNNING' && waited < 10_000; waited += 50) await sleep(50);
+    await expect.poll(() => reportsOf().at(-1)?.health, { timeout: 10_000, interval: 50 }).toBe('RUNNING');
     expect(reportsOf()[0]).toMatchObject({ health: 'RESTARTING', restarts: 1, message: expect.stringMatching(/exited with code 7; restarting in \d+ ms$/) });
     expect(reportsOf().at(-1)).toEqual({ serviceId: crashingId, health: 'RUNNING', restarts: 1 });
     expect((await perform(task(crashingId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
@@ -745,7 +746,7 @@ describe('local driver: workload isolation', () => {
     // An agent whose build runs (sleep 60), and which then "dies": nothing of it ends the build.
     const session = new TaskSessionHarness(task(slowId, 'deploy', 'APPLICATION'), spec);
     const interrupted = carryOut(driver, session);
-    for (let waited = 0; !session.text().includes('$ npm run build') && waited < 20_000; waited += 50) await sleep(50);
+    await expect.poll(() => session.text(), { timeout: 20_000, interval: 50 }).toContain('$ npm run build');
     const recorded = await readdir(path.join(stateDir, 'commands'));
     expect(recorded).toHaveLength(1);
     const buildGroup = Number((recorded[0] as string).replace('.json', ''));
