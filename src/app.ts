@@ -35,6 +35,7 @@ import {
 import { createClusterActionHandler, operatorReadinessOf } from './modules/clusters/clusters.jobs.ts';
 
 import { CLUSTER_ACTION_JOB, createClustersService } from './modules/clusters/clusters.service.ts';
+import { clusterSummariesOf } from './modules/clusters/clusters.lookups.ts';
 
 import { billingSchedule } from './modules/billing/billing.schedule.ts';
 import { customDomainRecheckSchedule, DEFAULT_DOMAIN_RECHECK_INTERVAL_MS } from './modules/custom-domains/custom-domains.schedule.ts';
@@ -159,6 +160,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   const verifyUserJwt = trustedIssuer === undefined ? undefined : createOidcVerifier(trustedIssuer);
   // State changes publish deployment events to the webhooks (created below) inside their own transactions.
   const events: EventPublisher = { publish: (executor, event) => webhooks.publish(executor, event) };
+  const secretKey = secretKeyOf(deps.config.secretKey);
+  // Billing reads cluster summaries from the database itself, so it is built before the clusters service that asks it.
+  const billing = createBilling(deps.database, services, {
+    clock,
+    secretKey,
+    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+    mailer,
+    clusters: clusterSummariesOf(deps.database.db),
+    log: app.log,
+  });
   // Requests wake the in-process worker after commit; it is created below, once every handler's service exists.
   const clusters = createClustersService({
     events,
@@ -167,7 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     wakeWorkers: () => worker.wake(),
     deletePlatformConfiguration: (trx, clusterId) => platformTemplates.deleteClusterPlatformConfiguration(trx, clusterId),
     publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
-    deploymentGate: (organizationId) => billing.deploymentsAllowed(organizationId),
+    deploymentGate: billing.deploymentsAllowed,
     labelsGroups: { resolveLabelsGroups: (organizationId, ids, pointer) => labelsGroups.resolveLabelsGroups(organizationId, ids, pointer) },
   });
 
@@ -198,7 +209,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     }),
   });
 
-  const secretKey = secretKeyOf(deps.config.secretKey);
   const ownerEmail = ownerEmailOf(services);
   const git = createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] });
   const gitTokens = createGitTokensService({
@@ -283,7 +293,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clusters,
   });
 
-  const billing = createBilling(deps.database, services, { clock, secretKey, publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL, mailer, clusters, log: app.log });
   const variables = createVariablesService({
     db: deps.database.db,
     dialect: deps.database.dialect,

@@ -1,5 +1,6 @@
 import type { Placement } from '../../auth/principal.ts';
 import { readJson } from '../../db/db.json.ts';
+import type { Queryable } from '../../db/db.schema.ts';
 import { findCluster, findClusterById, listClusterIdsOfKind, listClusters } from './clusters.repo.ts';
 import type { StoredSettings } from './clusters.definitions.ts';
 import { summaryOf, type ClusterRecords, type ClusterSummary } from './clusters.records.ts';
@@ -10,15 +11,26 @@ import type { ClustersDeps } from './clusters.service.ts';
  * placement, whether a deployment may start workloads on it, the LOCAL clusters, and the clusters using a labels group.
  * A deleted cluster counts as gone.
  */
+async function findLiveClusterSummary(db: Queryable, organizationId: string, clusterId: string): Promise<ClusterSummary | undefined> {
+  const row = await findCluster(db, organizationId, clusterId);
+  return row === undefined || row.status === 'DELETED' ? undefined : summaryOf(row);
+}
+
+/**
+ * A cluster's summary straight from the database, for a module the clusters service itself depends on (billing: the
+ * service asks billing whether deployments are allowed, billing asks what a cluster costs) — so neither needs the
+ * other built first.
+ */
+export function clusterSummariesOf(db: Queryable) {
+  return { findClusterSummary: (organizationId: string, clusterId: string) => findLiveClusterSummary(db, organizationId, clusterId) };
+}
+
 export function createClusterLookups(deps: ClustersDeps, records: ClusterRecords) {
   const { db } = deps;
   const { admit } = records;
 
   return {
-    async findClusterSummary(organizationId: string, clusterId: string): Promise<ClusterSummary | undefined> {
-      const row = await findCluster(db, organizationId, clusterId);
-      return row === undefined || row.status === 'DELETED' ? undefined : summaryOf(row);
-    },
+    findClusterSummary: (organizationId: string, clusterId: string) => findLiveClusterSummary(db, organizationId, clusterId),
 
     /**
      * For the environments and services modules, before an action that starts workloads on the cluster: throws the
