@@ -7,7 +7,9 @@ import { BuildError, planBuild, runBuild, startCommandArgv } from '../src/engine
 import { LocalApplications, type ApplicationInstanceSpec } from '../src/engine/local/application-instances.ts';
 import { findFreePort } from '../src/lib/free-port.ts';
 import { baseEnvironment, ProcessSupervisor, type ProcessSpec } from '../src/engine/local/process-supervisor.ts';
-import { processGroupAlive } from '../src/engine/local/process-table.ts';
+import { listeningPortsOfProcessGroup } from '../src/engine/local/listening-ports.ts';
+import { tcpProbe } from '../src/engine/local/probes.ts';
+import { isProcessAlive, processGroupAlive } from '../src/engine/local/process-table.ts';
 import { LocalReverseProxy, RouteConflictError, requestHostname } from '../src/engine/local/reverse-proxy.ts';
 
 /**
@@ -269,6 +271,43 @@ require('node:http').createServer((q, s) => s.end('plain')).on('upgrade', (req, 
     expect(requestHostname('Shop-Prod.Localhost:8080')).toBe('shop-prod.localhost');
     expect(requestHostname('bad host')).toBeUndefined();
     expect(requestHostname(undefined)).toBeUndefined();
+  });
+});
+
+describe('an application that does not listen on $PORT', () => {
+  it('fails at once, naming the port it listens on and its PORT, and leaves nothing running', async () => {
+    // It listens on a port of its own (as on its declared internal_port), in a child of the start command's shell.
+    const dir = await sourceDir('wrong-port', { 'server.js': `
+require('node:fs').writeFileSync('pid.txt', String(process.pid));
+require('node:http').createServer((q, s) => s.end('hello')).listen(Number(process.env.OWN_PORT), '127.0.0.1');
+` });
+    const ownPort = await findFreePort();
+    // The start timeout is 15 s: a failure saying anything but "was not ready within 15s" came before it.
+    const spec = { ...(await appSpec('wrong-port-1', dir, 'node server.js', { OWN_PORT: String(ownPort) })), startTimeoutMs: 15_000 };
+    const error = (await supervisor.start(spec).catch((caught: unknown) => caught)) as Error;
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message.split('\n')[0]).toBe(
+      `wrong-port-1 listens on port ${ownPort}, not on $PORT (${spec.port}): Slipway gives each instance its own port in the PORT variable; listen on process.env.PORT`,
+    );
+    expect(supervisor.state('wrong-port-1')).toMatchObject({ status: 'FAILED', pid: undefined });
+    const pid = Number(await readFile(path.join(dir, 'pid.txt'), 'utf8'));
+    expect(isProcessAlive(pid)).toBe(false);
+    // Its port is free again: nothing of the instance listens any more.
+    expect(await tcpProbe('127.0.0.1', ownPort)).toBe(false);
+  });
+
+  it('sees the ports a running instance\'s processes listen on (what the check above reads)', async () => {
+    const dir = await sourceDir('listening', { 'server.js': SERVER });
+    const spec = await appSpec('listening-1', dir, 'node server.js', {});
+    const state = await supervisor.start(spec);
+    expect(listeningPortsOfProcessGroup(state.pid as number)).toEqual([spec.port]);
+    await supervisor.stop('listening-1');
+  });
+
+  it('keeps waiting for readiness when the application listens nowhere, and then says so', async () => {
+    const dir = await sourceDir('silent', { 'server.js': 'setInterval(() => undefined, 1000);' });
+    const spec = { ...(await appSpec('silent-1', dir, 'node server.js', {})), readiness: { kind: 'tcp' as const }, startTimeoutMs: 4_000 };
+    await expect(supervisor.start(spec)).rejects.toThrow(`silent-1 was not ready within 4s (TCP connect 127.0.0.1:${spec.port})`);
   });
 });
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,17 +35,51 @@ function runCli(args: string[], env: Record<string, string>, script = SLIPWAY): 
 function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SLIPWAY, 'server'], {
-      env: { ...process.env, ...env, SLIPWAY_PORT: '0', SLIPWAY_LOG_LEVEL: 'info' },
+      // Any free apps port: the default one may be another program's (another suite's server, on a busy machine).
+      env: { ...process.env, ...env, SLIPWAY_PORT: '0', SLIPWAY_APPS_PORT: '0', SLIPWAY_LOG_LEVEL: 'info' },
     });
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     let output = '';
+    let errors = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
       if (match?.[1] !== undefined) resolve({ child, baseUrl: match[1], exited });
     });
+    child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     child.on('error', reject);
-    void exited.then((code) => reject(new Error(`server exited (${code}) before listening: ${output}`)));
+    void exited.then((code) => reject(new Error(`server exited (${code}) before listening: ${output}${errors}`)));
+  });
+}
+
+/** A port held by a listener of the test's own, as another program would hold it. */
+function occupyPort(): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port }));
+  });
+}
+
+/**
+ * Runs `slipway server` expecting it to give up while starting. Only PATH reaches it besides `env`, and a server that
+ * starts after all is killed (so the assertions fail instead of the test hanging, and no process is left behind).
+ */
+function runFailingServer(env: Record<string, string>): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SLIPWAY, 'server'], {
+      env: { PATH: process.env.PATH, SLIPWAY_HOST: '127.0.0.1', SLIPWAY_PORT: '0', SLIPWAY_APPS_PORT: '0', SLIPWAY_LOG_LEVEL: 'info', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const deadline = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(deadline);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -155,6 +190,78 @@ describe('slipway process', () => {
     expect(stderr).toBe('');
     const levels = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => (JSON.parse(line) as { level: number; msg: string }));
     expect(levels.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
+  describe('start-up failures: one line on stderr naming what failed and the variable to change, as an invalid configuration', () => {
+    let scratch: string;
+    let invalidConfiguration: Finished;
+    beforeAll(async () => {
+      scratch = mkdtempSync(path.join(tmpdir(), 'slipway-start-failure-'));
+      // The reference: an invalid value ends the process with one line and exit status 2.
+      invalidConfiguration = await runFailingServer({ SLIPWAY_DATA_DIR: scratch, SLIPWAY_PORT: 'eighty' });
+    });
+    afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+    const expectOneLine = (result: Finished, line: string): void => {
+      expect(result.stderr).toBe(`${line}\n`);
+      expect(result.stderr).not.toMatch(/^\s*at /m);
+      expect(result.code).toBe(invalidConfiguration.code);
+    };
+
+    it('the reference: an invalid value', () => {
+      expectOneLine(invalidConfiguration, 'slipway: invalid configuration: SLIPWAY_PORT: must be an integer from 0 to 65535, got "eighty"');
+      expect(invalidConfiguration.code).toBe(2);
+    });
+
+    it('the API port in use', { timeout: 60_000 }, async () => {
+      const blocker = await occupyPort();
+      try {
+        const result = await runFailingServer({ SLIPWAY_DATA_DIR: path.join(scratch, 'api-port'), SLIPWAY_PORT: String(blocker.port) });
+        expectOneLine(result, `slipway: cannot start: the API port 127.0.0.1:${blocker.port} is in use: choose another with SLIPWAY_PORT`);
+      } finally {
+        await new Promise((done) => blocker.server.close(done));
+      }
+    });
+
+    it('the apps port of the local agent in use', { timeout: 60_000 }, async () => {
+      const blocker = await occupyPort();
+      try {
+        const result = await runFailingServer({
+          SLIPWAY_DATA_DIR: path.join(scratch, 'apps-port'),
+          SLIPWAY_LOCAL_AGENT: 'true',
+          SLIPWAY_APPS_PORT: String(blocker.port),
+        });
+        expectOneLine(result, `slipway: cannot start: the apps port 127.0.0.1:${blocker.port} is in use: choose another with SLIPWAY_APPS_PORT`);
+      } finally {
+        await new Promise((done) => blocker.server.close(done));
+      }
+    });
+
+    it('a data directory that cannot be made (a file stands in its way)', { timeout: 60_000 }, async () => {
+      const file = path.join(scratch, 'not-a-directory');
+      writeFileSync(file, '');
+      const dataDir = path.join(file, 'data');
+      const result = await runFailingServer({ SLIPWAY_DATA_DIR: dataDir });
+      expectOneLine(
+        result,
+        `slipway: cannot start: the data directory ${dataDir} cannot be used (ENOTDIR: not a directory, stat '${dataDir}'): make it readable and writable by this account, or choose another with SLIPWAY_DATA_DIR`,
+      );
+    });
+
+    it('a database that cannot be reached, without its password', { timeout: 60_000 }, async () => {
+      // A port nothing listens on: taken, then let go.
+      const { server, port } = await occupyPort();
+      await new Promise((done) => server.close(done));
+      const result = await runFailingServer({
+        SLIPWAY_DATA_DIR: path.join(scratch, 'database'),
+        SLIPWAY_DATABASE_URL: `postgres://slipway:hunter2-secret@127.0.0.1:${port}/slipway?application_name=x`,
+      });
+      expectOneLine(
+        result,
+        `slipway: cannot start: the database postgres://slipway@127.0.0.1:${port}/slipway cannot be reached (connect ECONNREFUSED 127.0.0.1:${port}): check it, or set another with SLIPWAY_DATABASE_URL`,
+      );
+      expect(result.stdout + result.stderr).not.toContain('hunter2');
+    });
   });
 
   it('prints its version, the one package.json carries', async () => {

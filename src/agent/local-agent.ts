@@ -59,11 +59,19 @@ async function prepareStateDirectory(stateDir: string, trouble: (message: string
   }
 }
 
+/** The apps port is taken: its message is the one line `slipway server` ends with (main.ts). */
+export class AppsPortInUseError extends Error {
+  constructor(host: string, port: number, cause: Error) {
+    super(`the apps port ${host.includes(':') ? `[${host}]` : host}:${port} is in use: choose another with SLIPWAY_APPS_PORT`, { cause });
+    this.name = 'AppsPortInUseError';
+  }
+}
+
 export async function startLocalDriverHost(options: DriverHostOptions): Promise<DriverHost & { appsAddress: AddressInfo }> {
   await prepareStateDirectory(options.stateDir, options.onTrouble);
   const proxy = new LocalReverseProxy({ onError: (message) => options.onTrouble(`proxy: ${message}`) });
   const appsAddress = await proxy.listen(options.appsPort, options.appsHost).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'EADDRINUSE') throw new Error(`the apps port ${options.appsHost}:${options.appsPort} is in use: choose another with SLIPWAY_APPS_PORT`);
+    if (error.code === 'EADDRINUSE') throw new AppsPortInUseError(options.appsHost, options.appsPort, error);
     throw error;
   });
   const sandbox = new WorkloadSandbox({

@@ -76,6 +76,18 @@ export function processGroupAlive(groupId: number): boolean {
   return false;
 }
 
+/** The live (non-zombie) processes of a process group, as host pids; undefined without /proc. */
+export function processGroupMembers(groupId: number): number[] | undefined {
+  if (!readdirExists('/proc/self')) return undefined;
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (typeof stat === 'object' && stat.processGroup === groupId && stat.state !== 'Z' && stat.state !== 'X') members.push(Number(entry));
+  }
+  return members;
+}
+
 let pageBytes: number | undefined;
 
 /** The page size of this machine, the unit of resident sizes in /proc/<pid>/stat (asked once; 4 KiB if unknown). */

@@ -3,6 +3,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statS
 import { join } from 'node:path';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { LineTail } from './lines.ts';
+import { wrongPortWatch } from './listening-ports.ts';
 import { LogFollower } from './log-follower.ts';
 import { describeReadinessCheck, runReadinessCheck } from './probes.ts';
 import type { MemorySampler } from './memory-sampler.ts';
@@ -53,10 +54,15 @@ interface Instance {
   memoryExceeded?: { limitMb: number; residentMb: number } | { limitMb: number; byKernel: true };
   /** The OOM-kill count of its control groups when it started (memoryCgroup). */
   oomKillsAtStart?: number;
+  /** Set when the readiness wait ended because the group listens on these ports and not on its PORT. */
+  listensElsewhere?: number[];
 }
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const READINESS_INTERVAL_MS = 100;
+/** How long a starting instance may listen on other ports only before its start fails (listening-ports.ts). */
+const WRONG_PORT_GRACE_MS = 5_000;
+const WRONG_PORT_SCAN_MS = 500;
 const OFFSET_SAVE_INTERVAL_MS = 2_000;
 export const GROUP_EXIT_WAIT_MS = 3_000;
 export const ORPHAN_STOP_TIMEOUT_MS = 10_000;
@@ -100,6 +106,11 @@ function describeExit(exit: Omit<ProcessExit, 'at'>, instance?: Instance): strin
   if (exit.signal !== null) return `was killed by ${exit.signal}`;
   if (exit.code !== null) return `exited with code ${exit.code}`;
   return 'ended';
+}
+
+function describeWrongPort(name: string, ports: readonly number[], port: number | undefined): string {
+  const list = ports.length === 1 ? `port ${ports[0]}` : `ports ${ports.slice(0, -1).join(', ')} and ${ports.at(-1)}`;
+  return `${name} listens on ${list}, not on $PORT (${port}): Slipway gives each instance its own port in the PORT variable; listen on process.env.PORT`;
 }
 
 export class SupervisedProcess {
@@ -401,6 +412,7 @@ export class SupervisedProcess {
         throw new Error(`${spec.name} ${describeExit(exit, instance)} before it was ready`);
       }
       if (this.wanted === 'stopped') throw new Error(`${spec.name} was stopped before it was ready`);
+      if (instance.listensElsewhere !== undefined) throw new Error(describeWrongPort(spec.name, instance.listensElsewhere, spec.port));
       const check = spec.readiness === undefined ? 'running' : describeReadinessCheck(spec.readiness, spec.port);
       throw new Error(`${spec.name} was not ready within ${Math.round(this.startTimeoutMs() / 1000)}s (${check})`);
     }
@@ -412,7 +424,10 @@ export class SupervisedProcess {
     return this.spec.startTimeoutMs ?? 60_000;
   }
 
-  /** Polls the readiness check until it passes (true), or the process exits, is stopped or times out (false). */
+  /**
+   * Polls the readiness check until it passes (true), or the process exits, is stopped or times out (false) — or,
+   * with a PORT, listens on other ports only for a while (false, `listensElsewhere` set), which no wait would mend.
+   */
   private async awaitReadiness(instance: Instance): Promise<boolean> {
     const deadline = Date.now() + this.startTimeoutMs();
     const check = this.spec.readiness;
@@ -420,13 +435,17 @@ export class SupervisedProcess {
       await within(instance.exited, this.spec.settleMs ?? 500);
       return !instance.hasExited && this.wanted === 'running';
     }
+    const port = this.spec.port;
+    const checkPort = check.kind === 'http' || check.kind === 'tcp' ? check.port : undefined;
+    const wrongPort = port === undefined ? undefined : wrongPortWatch(instance.pid, checkPort === undefined ? [port] : [port, checkPort], { graceMs: WRONG_PORT_GRACE_MS, scanEveryMs: WRONG_PORT_SCAN_MS });
     for (;;) {
       if (instance.hasExited || this.wanted !== 'running') return false;
       const env = { ...this.spec.env, ...(this.spec.port === undefined ? {} : { PORT: String(this.spec.port) }) };
       if (await runReadinessCheck(check, { port: this.spec.port, cwd: this.spec.cwd, env, ...(this.spec.confine === undefined ? {} : { confine: this.spec.confine }) })) {
         return !instance.hasExited && this.wanted === 'running';
       }
-      if (Date.now() >= deadline) return false;
+      instance.listensElsewhere = wrongPort?.check();
+      if (instance.listensElsewhere !== undefined || Date.now() >= deadline) return false;
       await within(instance.exited, READINESS_INTERVAL_MS);
     }
   }
