@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { runSlipway, startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
+import { runSlipway, SLIPWAY_BIN, spawnSlipway, startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
 
 /**
  * Issue 8's CLI flow, with the real `slipway` executable as child processes against a real `slipway server`: the
@@ -163,6 +164,65 @@ for (const dialect of TEST_DIALECTS) {
       expect(listed.results).toEqual([expect.objectContaining({ name: 'web', kind: 'APPLICATION', state: 'QUEUED', deployment_status: 'NEVER_DEPLOYED' })]);
       expect(await fails(['deploy', 'nothing-here', '--env', environment.id])).toMatch(/no service named "nothing-here"/);
       expect(await fails(['logs', 'web'])).toMatch(/--env/);
+
+      // Issue 21: --env by name (within --project, else any project of the organization), and each service's URL.
+      const api = await json<{ id: string; name: string }>([
+        'service',
+        'create',
+        'application',
+        'api',
+        '--env',
+        'staging',
+        '--repository',
+        'https://github.com/acme/api',
+        '--settings',
+        JSON.stringify({ ports: [{ internal_port: 8080, publicly_accessible: true, is_default: true }] }),
+      ]);
+      expect(api.name).toBe('api');
+      const withUrls = await json<{ results: Array<{ name: string; kind: string; state: string; deployment_status: string; url: string | null }> }>([
+        'service',
+        'list',
+        '--env',
+        'STAGING',
+      ]);
+      const apiRow = withUrls.results.find((row) => row.name === 'api');
+      expect(apiRow).toMatchObject({ kind: 'APPLICATION', state: expect.any(String), deployment_status: expect.any(String), url: expect.stringMatching(/^http:\/\/\S+$/) });
+      expect(withUrls.results.find((row) => row.name === 'web')).toMatchObject({ state: 'QUEUED', url: null });
+      const table = (await succeeds(['service', 'list', '--env', 'staging', '--project', 'shop'])).trimEnd().split('\n');
+      expect(table[0]).toMatch(/^ID +NAME +KIND +STATE +DEPLOYMENT +URL$/);
+      expect(table.find((line) => line.includes(api.id))).toContain(apiRow?.url as string);
+      expect(table.find((line) => line.includes(applicationId))).toMatch(/ QUEUED +NEVER_DEPLOYED +-$/);
+      expect(await succeeds(['status', 'web', '--env', 'staging'])).toMatch(/^application web: QUEUED/);
+      expect(await succeeds(['var', 'set', 'ZONE', 'a', '--env', 'staging'])).toContain('on environment staging (ENVIRONMENT)');
+      expect(await fails(['service', 'list', '--env', 'nowhere'])).toBe('slipway: the organization has no environment named "nowhere"; there are: staging (project shop)\n');
+      expect(await fails(['deploy', 'web', '--env', 'nowhere', '--project', 'shop'])).toBe('slipway: project shop has no environment named "nowhere"; there are: staging\n');
+
+      // A reader that goes away before the command prints: the command ends quietly, with status 0.
+      const piped = spawnSlipway(['service', 'list', '--env', environment.id], env());
+      piped.stdin?.end();
+      piped.stdout?.destroy();
+      const closedEarly = await piped.result;
+      expect(closedEarly.stderr).toBe('');
+      expect(closedEarly.code).toBe(0);
+      // …and so does a shell pipeline into `head -1` (the command's own status, through a file descriptor).
+      const pipeline = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const shell = spawn('sh', ['-c', `{ "$0" "$1" service list --env staging --json; echo $? >&3; } 3>&2 | head -1`, process.execPath, SLIPWAY_BIN], {
+          env: { PATH: process.env.PATH, ...env() },
+        });
+        let stdout = '';
+        let stderr = '';
+        shell.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        shell.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        shell.on('error', reject);
+        shell.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(pipeline).toEqual({ code: 0, stdout: '{\n', stderr: '0\n' });
+
+      // The same name in two projects: --project tells them apart.
+      await succeeds(['projects', 'create', 'blog']);
+      await succeeds(['env', 'create', 'staging', '--project', 'blog']);
+      expect(await fails(['service', 'list', '--env', 'staging'])).toMatch(/several environments of the organization are named "staging": .*\(project shop\).*\(project blog\)|several environments of the organization are named "staging": .*\(project blog\).*\(project shop\)/);
+      expect(await succeeds(['service', 'list', '--env', 'staging', '--project', 'blog'])).toBe('No services.\n');
       // Each command is a process start (a few seconds on a loaded machine): the story takes a while.
     }, 300_000);
   });

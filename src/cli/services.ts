@@ -1,7 +1,7 @@
 import { connect, dataOf, type AnswerOf, type ApiClient, type RequestOf } from './api-client.ts';
 import { printJson, printTable } from './output.ts';
 import { CliError, type CliIo } from './sign-in.ts';
-import { organizationScope, type CommandOptions, type OrganizationOptions } from './team.ts';
+import { organizationScope, type OrganizationOptions } from './team.ts';
 
 /**
  * The deployment commands: environments, services, variables, deploy and logs, each a few REST calls with the
@@ -26,6 +26,7 @@ type VariableRow = Pick<AnswerOf<'createApplicationEnvironmentVariable', 201>, '
 /** An item of a followed log (application/x-ndjson, which the API description leaves a string): a line, or the end. */
 type FollowedLogItem = LogLine & { type: string; state?: string };
 type EnvironmentMode = NonNullable<RequestOf<'createEnvironment'>['mode']>;
+type ServiceLink = Pick<AnswerOf<'listApplicationLinks'>['results'][number], 'url' | 'is_default'>;
 
 /** A followed log streams its lines as they are written, one JSON object a line. */
 const FOLLOW = { parseAs: 'stream', headers: { accept: 'application/x-ndjson' } } as const;
@@ -47,6 +48,8 @@ interface ServiceKind {
   deployment(api: Api, id: string, deploymentId: string): Promise<ServiceDeployment>;
   log(api: Api, id: string, query: LogQuery): Promise<{ results: LogLine[] }>;
   followLog(api: Api, id: string, query: LogQuery): Promise<ReadableStream<Uint8Array> | null>;
+  /** Where the service is reached from outside; absent for a kind that serves no public port. */
+  links?(api: Api, id: string): Promise<{ results: ServiceLink[] }>;
   /** Absent for a kind without variables of its own (a database provides built-ins instead). */
   setVariable?(api: Api, id: string, body: RequestOf<'createApplicationEnvironmentVariable'>, secret: boolean): Promise<VariableRow>;
 }
@@ -65,6 +68,7 @@ const KINDS: readonly ServiceKind[] = [
       dataOf(api.GET('/application/{applicationId}/deploymentHistory/{deploymentId}', { params: { path: { applicationId: id, deploymentId } } })),
     log: (api, id, query) => dataOf(api.GET('/application/{applicationId}/log', { params: { path: { applicationId: id }, query } })),
     followLog: (api, id, query) => dataOf(api.GET('/application/{applicationId}/log', { params: { path: { applicationId: id }, query }, ...FOLLOW })),
+    links: (api, id) => dataOf(api.GET('/application/{applicationId}/link', { params: { path: { applicationId: id } } })),
     setVariable: (api, id, body, secret) =>
       secret
         ? dataOf(api.POST('/application/{applicationId}/secret', { params: { path: { applicationId: id } }, body }))
@@ -83,6 +87,7 @@ const KINDS: readonly ServiceKind[] = [
       dataOf(api.GET('/container/{containerId}/deploymentHistory/{deploymentId}', { params: { path: { containerId: id, deploymentId } } })),
     log: (api, id, query) => dataOf(api.GET('/container/{containerId}/log', { params: { path: { containerId: id }, query } })),
     followLog: (api, id, query) => dataOf(api.GET('/container/{containerId}/log', { params: { path: { containerId: id }, query }, ...FOLLOW })),
+    links: (api, id) => dataOf(api.GET('/container/{containerId}/link', { params: { path: { containerId: id } } })),
     setVariable: (api, id, body, secret) =>
       secret
         ? dataOf(api.POST('/container/{containerId}/secret', { params: { path: { containerId: id } }, body }))
@@ -176,7 +181,7 @@ function requireUuid(value: string, what: string): string {
 }
 
 /** A service by id (its kind found by asking each kind's path) or by name among the services of --env. */
-async function serviceNamed(client: ApiClient, wanted: string, environmentId: string | undefined): Promise<ServiceRef> {
+async function serviceNamed(client: ApiClient, wanted: string, options: EnvironmentOptions, io: CliIo): Promise<ServiceRef> {
   if (UUID.test(wanted)) {
     for (const kind of KINDS) {
       try {
@@ -188,16 +193,59 @@ async function serviceNamed(client: ApiClient, wanted: string, environmentId: st
     }
     throw new CliError(`no service with id ${wanted}`);
   }
-  if (environmentId === undefined) throw new CliError(`name the environment of service "${wanted}" with --env <id>, or give the service's id`);
-  const env = requireUuid(environmentId, 'an environment');
+  if (options.env === undefined) throw new CliError(`name the environment of service "${wanted}" with --env <id|name>, or give the service's id`);
+  const env = await environmentNamed(client, options, io);
   for (const kind of KINDS) {
-    const found = (await kind.list(client.api, env)).results.find((service) => service.name.toLowerCase() === wanted.toLowerCase());
+    const found = (await kind.list(client.api, env.id)).results.find((service) => service.name.toLowerCase() === wanted.toLowerCase());
     if (found !== undefined) return { id: found.id, name: found.name, kind };
   }
-  throw new CliError(`environment ${env} has no service named "${wanted}"`);
+  throw new CliError(`environment ${env.label} has no service named "${wanted}"`);
 }
 
 // Environments
+
+/** How a command names an environment: --env <id|name>, a name looked up within --project (else every project). */
+export interface EnvironmentOptions extends OrganizationOptions {
+  env?: string | undefined;
+  project?: string | undefined;
+}
+
+interface EnvironmentRef {
+  id: string;
+  /** How messages name it: the name it was given by, or its id. */
+  label: string;
+}
+
+/**
+ * The environment of --env: an id is passed on as it is (the API answers for an unknown one); a name is looked up,
+ * case-insensitively, among the environments of --project, or of every project of the organization without it.
+ * An unknown or ambiguous name is an error that lists the environments there are.
+ */
+async function environmentNamed(client: ApiClient, options: EnvironmentOptions, io: CliIo): Promise<EnvironmentRef> {
+  const wanted = options.env;
+  if (wanted === undefined) throw new CliError('name the environment with --env <id|name>');
+  if (UUID.test(wanted)) return { id: wanted.toLowerCase(), label: wanted.toLowerCase() };
+  const { organizationId } = await organizationScope(options, io);
+  const projects =
+    options.project === undefined
+      ? (await dataOf(client.api.GET('/organization/{organizationId}/project', { params: { path: { organizationId } } }))).results
+      : [{ id: await projectNamed(client, organizationId, options.project), name: options.project }];
+  const environments: Array<{ id: string; name: string; project: string }> = [];
+  for (const project of projects) {
+    const { results } = await dataOf(client.api.GET('/project/{projectId}/environment', { params: { path: { projectId: project.id } } }));
+    environments.push(...results.map((environment) => ({ id: environment.id, name: environment.name, project: project.name })));
+  }
+  const matching = environments.filter((environment) => environment.name.toLowerCase() === wanted.toLowerCase());
+  const where = options.project === undefined ? 'the organization' : `project ${options.project}`;
+  const [environment] = matching;
+  if (environment !== undefined && matching.length === 1) return { id: environment.id, label: environment.name };
+  if (matching.length > 1) {
+    const candidates = matching.map((candidate) => `${candidate.id} (project ${candidate.project})`).join(', ');
+    throw new CliError(`several environments of ${where} are named "${wanted}": ${candidates}; give --project or the environment's id`);
+  }
+  const known = environments.map((candidate) => (options.project === undefined ? `${candidate.name} (project ${candidate.project})` : candidate.name));
+  throw new CliError(`${where} has no environment named "${wanted}"; ${known.length === 0 ? 'it has no environments' : `there are: ${known.join(', ')}`}`);
+}
 
 async function projectNamed(client: ApiClient, organizationId: string, wanted: string): Promise<string> {
   if (UUID.test(wanted)) return wanted.toLowerCase();
@@ -264,7 +312,7 @@ function settingsOf(text: string | undefined): Record<string, unknown> {
   throw new CliError('--settings takes a JSON object: the request body fields of the kind (see the API documentation)');
 }
 
-export interface CreateServiceOptions extends CommandOptions {
+export interface CreateServiceOptions extends EnvironmentOptions {
   env: string;
   repository?: string | undefined;
   branch?: string | undefined;
@@ -280,8 +328,8 @@ export interface CreateServiceOptions extends CommandOptions {
  */
 export async function createService(kindName: string, name: string, options: CreateServiceOptions, io: CliIo): Promise<void> {
   const kind = kindNamed(kindName);
-  const environmentId = requireUuid(options.env, 'an environment');
   const client = await connect(options, io);
+  const { id: environmentId } = await environmentNamed(client, options, io);
   const body: Record<string, unknown> = { ...settingsOf(options.settings), name };
   if (options.repository !== undefined) {
     body.git_repository = {
@@ -298,20 +346,28 @@ export async function createService(kindName: string, name: string, options: Cre
   io.out(`Created ${kind.path} ${created.name} (${created.id}).\n`);
 }
 
-export async function listServices(options: CommandOptions & { env: string }, io: CliIo): Promise<void> {
-  const environmentId = requireUuid(options.env, 'an environment');
+/** A service's URL: its default link (its public hostname), else its first; null without a public port. */
+async function urlOf(kind: ServiceKind, api: Api, id: string): Promise<string | null> {
+  if (kind.links === undefined) return null;
+  const { results } = await kind.links(api, id);
+  return (results.find((link) => link.is_default) ?? results[0])?.url ?? null;
+}
+
+/** The services of an environment with their state, whether what runs is up to date, and their URL. */
+export async function listServices(options: EnvironmentOptions & { env: string }, io: CliIo): Promise<void> {
   const client = await connect(options, io);
+  const { id: environmentId } = await environmentNamed(client, options, io);
   const rows: string[][] = [];
   const all: Array<Record<string, unknown>> = [];
   for (const kind of KINDS) {
     for (const service of (await kind.list(client.api, environmentId)).results) {
-      const status = await kind.status(client.api, service.id);
-      all.push({ id: service.id, name: service.name, kind: kind.kind, state: status.state, deployment_status: status.service_deployment_status });
-      rows.push([service.id, service.name, kind.kind, status.state, status.service_deployment_status]);
+      const [status, url] = await Promise.all([kind.status(client.api, service.id), urlOf(kind, client.api, service.id)]);
+      all.push({ id: service.id, name: service.name, kind: kind.kind, state: status.state, deployment_status: status.service_deployment_status, url });
+      rows.push([service.id, service.name, kind.kind, status.state, status.service_deployment_status, url ?? '-']);
     }
   }
   if (options.json === true) return printJson(io, { results: all });
-  printTable(io, ['ID', 'NAME', 'KIND', 'STATE', 'DEPLOYMENT'], rows, 'No services.');
+  printTable(io, ['ID', 'NAME', 'KIND', 'STATE', 'DEPLOYMENT', 'URL'], rows, 'No services.');
 }
 
 // Variables
@@ -332,16 +388,16 @@ interface VariableScope {
 async function variableScope(client: ApiClient, options: VariableScopeOptions, io: CliIo): Promise<VariableScope> {
   const { api } = client;
   if (options.service !== undefined) {
-    const service = await serviceNamed(client, options.service, options.env);
+    const service = await serviceNamed(client, options.service, options, io);
     const { setVariable } = service.kind;
     if (setVariable === undefined) throw new CliError(`a ${service.kind.path} has no variables of its own; set them on the environment`);
     return { label: `${service.kind.path} ${service.name}`, set: (body, secret) => setVariable(api, service.id, body, secret) };
   }
   if (options.env !== undefined) {
-    const environmentId = requireUuid(options.env, 'an environment');
-    const params = { path: { environmentId } };
+    const environment = await environmentNamed(client, options, io);
+    const params = { path: { environmentId: environment.id } };
     return {
-      label: `environment ${options.env}`,
+      label: `environment ${environment.label}`,
       set: (body, secret) =>
         secret
           ? dataOf(api.POST('/environment/{environmentId}/secret', { params, body }))
@@ -359,7 +415,7 @@ async function variableScope(client: ApiClient, options: VariableScopeOptions, i
           : dataOf(api.POST('/project/{projectId}/environmentVariable', { params, body })),
     };
   }
-  throw new CliError('name the scope: --project <id|name>, --env <id> or --service <id|name> (with --env)');
+  throw new CliError('name the scope: --project <id|name>, --env <id|name> or --service <id|name> (with --env)');
 }
 
 /** Sets a variable (or with --secret a secret): a name already set at that scope is replaced (SPEC.md rule 3). */
@@ -374,9 +430,7 @@ export async function setVariable(key: string, value: string, options: VariableS
 
 // Deploy, status, logs
 
-export interface ServiceOptions extends CommandOptions {
-  env?: string | undefined;
-}
+export type ServiceOptions = EnvironmentOptions;
 
 /** Queues a deploy and shows where it stands and the variable snapshot it carries. */
 export async function deployService(
@@ -385,7 +439,7 @@ export async function deployService(
   io: CliIo,
 ): Promise<void> {
   const client = await connect(options, io);
-  const service = await serviceNamed(client, wanted, options.env);
+  const service = await serviceNamed(client, wanted, options, io);
   const body = { ...(options.commit === undefined ? {} : { git_commit_id: options.commit }), ...(options.tag === undefined ? {} : { image_tag: options.tag }) };
   const status = await service.kind.deploy(client.api, service.id, body);
   // A deploy that was queued has its deployment request: the API answers 202 only after writing it.
@@ -403,7 +457,7 @@ export async function deployService(
 
 export async function serviceStatus(wanted: string, options: ServiceOptions, io: CliIo): Promise<void> {
   const client = await connect(options, io);
-  const service = await serviceNamed(client, wanted, options.env);
+  const service = await serviceNamed(client, wanted, options, io);
   const status = await service.kind.status(client.api, service.id);
   if (options.json === true) return printJson(io, status);
   io.out(`${service.kind.path} ${service.name}: ${status.state}, ${status.service_deployment_status}${status.message === null ? '' : ` — ${status.message}`}\n`);
@@ -420,7 +474,7 @@ export async function serviceLogs(
   io: CliIo,
 ): Promise<void> {
   const client = await connect(options, io);
-  const service = await serviceNamed(client, wanted, options.env);
+  const service = await serviceNamed(client, wanted, options, io);
   const query: LogQuery = options.deployment === undefined ? {} : { deploymentId: requireUuid(options.deployment, 'a deployment') };
   if (options.follow !== true) {
     const body = await service.kind.log(client.api, service.id, query);

@@ -4,6 +4,7 @@ import { SLIPWAY_VERSION } from '../lib/version.ts';
 import { CredentialsUnreadable } from './credentials.ts';
 import { passwordFromStdin, passwordFromTerminal } from './password-input.ts';
 import { CliError, login, logout, type CliIo } from './sign-in.ts';
+import type { EnvironmentOptions } from './services.ts';
 import { signUp, verifyEmail } from './sign-up.ts';
 import {
   acceptInvitation,
@@ -43,6 +44,18 @@ function taskConcurrency(value: string): number {
 function nonBlank(value: string): string {
   if (value.trim() === '' || value.length > 255) throw new InvalidArgumentError('must be 1 to 255 characters');
   return value;
+}
+
+/**
+ * A reader that goes away early (`slipway service list | head -1`) is not a failure: the first EPIPE on standard
+ * output or standard error ends the process at once and quietly, with the status it already had (0 unless the
+ * command had failed). Node ignores SIGPIPE, so without this the write's error surfaces as a stack trace.
+ */
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    throw error;
+  });
 }
 
 const program = new Command('slipway').description('Slipway deployment platform').version(SLIPWAY_VERSION, '-V, --version', 'print the version').showHelpAfterError();
@@ -258,6 +271,8 @@ async function clientCommand(run: () => Promise<unknown>): Promise<void> {
   }
 }
 
+const ENV_REQUIRED_OPTION = ['--env <id|name>', 'the environment, by id or by name'] as const;
+const PROJECT_OF_ENV_OPTION = ['--project <id|name>', 'the project of an environment named by name (default: any project of the organization)'] as const;
 const SERVER_OPTION = ['--url <url>', 'the Slipway server (default: SLIPWAY_URL, else the last one signed in to, else http://127.0.0.1:8080)'] as const;
 
 program
@@ -466,7 +481,9 @@ servicesCommand
   .description('create a service: --settings carries the kind\'s request fields as JSON; the git flags fill in git_repository')
   .argument('<kind>', 'application, container, database, job, helm or terraform')
   .argument('<name>', 'its name (unique within the environment)', nonBlank)
-  .requiredOption('--env <id>', 'the environment')
+  .requiredOption(...ENV_REQUIRED_OPTION)
+  .option(...PROJECT_OF_ENV_OPTION)
+  .option(...ORG_OPTION)
   .option('--repository <url>', 'the git repository it is built from')
   .option('--branch <branch>', 'the branch to build (default main)')
   .option('--root-path <path>', 'the directory of the repository to build')
@@ -474,17 +491,19 @@ servicesCommand
   .option('--settings <json>', 'the kind\'s other request fields, as a JSON object')
   .option(...SERVER_OPTION)
   .option(...JSON_OPTION)
-  .action((kind: string, name: string, options: { env: string; repository?: string; branch?: string; rootPath?: string; gitToken?: string; settings?: string; url?: string; json?: boolean }) =>
+  .action((kind: string, name: string, options: EnvironmentOptions & { env: string; repository?: string; branch?: string; rootPath?: string; gitToken?: string; settings?: string }) =>
     clientCommand(async () => (await import('./services.ts')).createService(kind, name, options, io)),
   );
 
 servicesCommand
   .command('list')
-  .description('the services of an environment with their states')
-  .requiredOption('--env <id>', 'the environment')
+  .description('the services of an environment with their states and URLs')
+  .requiredOption(...ENV_REQUIRED_OPTION)
+  .option(...PROJECT_OF_ENV_OPTION)
+  .option(...ORG_OPTION)
   .option(...SERVER_OPTION)
   .option(...JSON_OPTION)
-  .action((options: { env: string; url?: string; json?: boolean }) => clientCommand(async () => (await import('./services.ts')).listServices(options, io)));
+  .action((options: EnvironmentOptions & { env: string }) => clientCommand(async () => (await import('./services.ts')).listServices(options, io)));
 
 const variablesCommand = program.command('var').description('variables and secrets of a project, environment or service');
 
@@ -493,8 +512,8 @@ variablesCommand
   .description('set a variable at the narrowest scope named; setting a name again replaces it')
   .argument('<key>', 'its name')
   .argument('<value>', 'its value ($NAME makes it an alias of NAME)')
-  .option('--project <id|name>', 'on the project')
-  .option('--env <id>', 'on the environment (with --service: the environment of a service named by name)')
+  .option('--project <id|name>', 'on the project (with --env: the project of an environment named by name)')
+  .option('--env <id|name>', 'on the environment (with --service: the environment of a service named by name)')
   .option('--service <id|name>', 'on the service')
   .option('--secret', 'a secret: write-only, encrypted at rest')
   .option(...ORG_OPTION)
@@ -505,18 +524,20 @@ variablesCommand
   );
 
 const SERVICE_ARGUMENT = ['<service>', 'the service\'s id, or its name with --env'] as const;
-const ENV_OPTION = ['--env <id>', 'the environment of a service named by name'] as const;
+const ENV_OPTION = ['--env <id|name>', 'the environment of a service named by name'] as const;
 
 program
   .command('deploy')
   .description('deploy a service with its settings and variables as they are now; the cluster\'s agent carries it out')
   .argument(...SERVICE_ARGUMENT)
   .option(...ENV_OPTION)
+  .option(...PROJECT_OF_ENV_OPTION)
+  .option(...ORG_OPTION)
   .option('--commit <sha>', 'the git commit to build (default: the branch\'s head)')
   .option('--tag <tag>', 'the image tag to run (containers and jobs)')
   .option(...SERVER_OPTION)
   .option(...JSON_OPTION)
-  .action((service: string, options: { env?: string; commit?: string; tag?: string; url?: string; json?: boolean }) =>
+  .action((service: string, options: EnvironmentOptions & { commit?: string; tag?: string }) =>
     clientCommand(async () => (await import('./services.ts')).deployService(service, options, io)),
   );
 
@@ -525,9 +546,11 @@ program
   .description('where a service stands: its state, and whether what runs is up to date')
   .argument(...SERVICE_ARGUMENT)
   .option(...ENV_OPTION)
+  .option(...PROJECT_OF_ENV_OPTION)
+  .option(...ORG_OPTION)
   .option(...SERVER_OPTION)
   .option(...JSON_OPTION)
-  .action((service: string, options: { env?: string; url?: string; json?: boolean }) =>
+  .action((service: string, options: EnvironmentOptions) =>
     clientCommand(async () => (await import('./services.ts')).serviceStatus(service, options, io)),
   );
 
@@ -536,11 +559,13 @@ program
   .description('the log of a service\'s newest deployment (or --deployment); --follow streams it until the deployment settles')
   .argument(...SERVICE_ARGUMENT)
   .option(...ENV_OPTION)
+  .option(...PROJECT_OF_ENV_OPTION)
+  .option(...ORG_OPTION)
   .option('--deployment <id>', 'another deployment of the service')
   .option('--follow', 'keep printing new lines until the deployment settles')
   .option(...SERVER_OPTION)
   .option(...JSON_OPTION)
-  .action((service: string, options: { env?: string; deployment?: string; follow?: boolean; url?: string; json?: boolean }) =>
+  .action((service: string, options: EnvironmentOptions & { deployment?: string; follow?: boolean }) =>
     clientCommand(async () => (await import('./services.ts')).serviceLogs(service, options, io)),
   );
 
