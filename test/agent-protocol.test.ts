@@ -157,7 +157,10 @@ describeEachDatabase(
       expect(Value.Errors(ServiceDeploymentSpec, driver.specs[0])).toEqual([]);
       expect(driver.specs[0]).toMatchObject({ service: { id: databaseId, kind: 'DATABASE', name: 'orders' }, database: { type: 'POSTGRESQL', database_name: expect.any(String) } });
 
-      const task = await ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', environmentId).executeTakeFirstOrThrow();
+      // The task is closed by the same report, just after the environment's move (agents.service reportProgress).
+      const taskRow = () => ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', environmentId).executeTakeFirstOrThrow();
+      await expect.poll(async () => (await taskRow()).status, { timeout: 5_000, interval: 25 }).toBe('DONE');
+      const task = await taskRow();
       expect(task).toMatchObject({ status: 'DONE', outcome: 'SUCCEEDED', last_report_seq: 3 });
       const job = await eventually(
         () => ctx().database.db.selectFrom('jobs').selectAll().where('id', '=', task.job_id).executeTakeFirstOrThrow(),
@@ -223,8 +226,9 @@ describeEachDatabase(
       const failed = await eventually(databaseStatus, (status) => status.state.endsWith('_ERROR'), 'an error state');
       expect(failed.state).toBe('BUILD_ERROR');
       expect(failed.message).toContain('npm run build exited with 1');
-      const task = await ctx().database.db.selectFrom('agent_tasks').selectAll().where('subject_id', '=', databaseId ?? '').executeTakeFirstOrThrow();
-      expect(task.outcome).toBe('FAILED');
+      // The task is closed by the same report, just after the service's move (agents.service reportProgress).
+      const outcome = async () => (await ctx().database.db.selectFrom('agent_tasks').select('outcome').where('subject_id', '=', databaseId ?? '').executeTakeFirstOrThrow()).outcome;
+      await expect.poll(outcome, { timeout: 5_000, interval: 25 }).toBe('FAILED');
       await agent.stop();
     });
 
