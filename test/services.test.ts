@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../src/db/db.errors.ts';
 import { up as addServiceHostnames } from '../src/db/migrations/0026_service_hostnames.ts';
 import { hostnameLabelCandidate, publicHostname } from '../src/modules/services/services.hostnames.ts';
 import { SERVICE_KIND_DEFINITIONS } from '../src/modules/services/services.kinds.ts';
+import { DATABASE_TYPES } from '../src/modules/variables/variables.builtins.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
 import type { Static } from 'typebox';
@@ -407,6 +408,12 @@ describeEachDatabase('services', (ctx) => {
 
       const own = (await call('GET', `/application/${app.id}/resolvedVariables`)).json<ResolvedView>().results;
       expect(own.find((variable) => variable.key === 'PLATFORM_BRANCH_NAME')?.value).toBe('release-7');
+    });
+
+    it.runIf(kindDefined('DATABASE'))('refuses a database type it does not know, naming the types it does', async () => {
+      const refused = await call('POST', `/environment/${environmentId}/database`, { name: uniqueName('db'), type: 'MARIADB', version: '11', mode: 'CONTAINER' });
+      expect(refused.statusCode, refused.body).toBe(400);
+      expect(refused.json<{ details: unknown[] }>().details).toEqual([{ field: '/type', message: `must be one of ${DATABASE_TYPES.map((type) => `"${type}"`).join(', ')}` }]);
     });
 
     it.runIf(kindDefined('DATABASE'))('gives a database its eleven built-ins with generated credentials, sealed at rest', async () => {

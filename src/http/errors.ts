@@ -95,6 +95,10 @@ function fieldProblems(issues: AjvIssue[]): FieldProblem[] {
     if (issue.keyword === 'required' && typeof issue.params?.missingProperty === 'string') {
       return { field: `${base}/${issue.params.missingProperty}`, message: 'is required' };
     }
+    // "must be equal to one of the allowed values" leaves the caller guessing: name them.
+    if (issue.keyword === 'enum' && Array.isArray(issue.params?.allowedValues)) {
+      return { field: base === '' ? '/' : base, message: `must be one of ${issue.params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}` };
+    }
     return { field: base === '' ? '/' : base, message: issue.message ?? 'is invalid' };
   });
 }
