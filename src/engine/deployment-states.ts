@@ -176,3 +176,33 @@ export function queuedActionOf(action: string): QueuedAction {
 export function waitingMessage(action: QueuedAction): string {
   return `${action} queued: waiting for the cluster's agent to take it`;
 }
+
+/** What a deployment record tells the reference's Status: when and by which request, and what it did. */
+export interface StatusRecord {
+  id: string;
+  created_at: string;
+  job_id: string;
+  action: string;
+  message: string | null;
+}
+
+/**
+ * The reference's service-shaped `Status`, one for services and the environment actions that answer with it
+ * (deployEnvironment, rebootServices): the subject's state and the newest deployment record.
+ */
+export function referenceStatus<DeploymentStatus extends string>(id: string, state: DeploymentState, deploymentStatus: DeploymentStatus, last: StatusRecord | undefined) {
+  return {
+    id,
+    state,
+    service_deployment_status: deploymentStatus,
+    ...(last === undefined ? {} : { last_deployment_date: last.created_at, execution_id: last.job_id }),
+    is_part_last_deployment: last !== undefined,
+    status_details: {
+      action: last === undefined ? ('DEPLOY' as const) : wireAction(last.action),
+      status: actionStatusOf(state),
+      sub_action: 'NONE' as const,
+    },
+    deployment_request_id: last?.id ?? null,
+    deployment_requests_count: state === 'QUEUED' ? 1 : 0,
+  };
+}

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { HISTORY_ACTION, QUEUED_ACTIONS, queuedActionOf, waitingMessage, wireAction } from '../../engine/deployment-states.ts';
+import { HISTORY_ACTION, QUEUED_ACTIONS, queuedActionOf, referenceStatus, waitingMessage } from '../../engine/deployment-states.ts';
 import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
 import { createEnvironmentHistory, durationSeconds } from './environments.history.ts';
 import type { Placement } from '../../auth/principal.ts';
@@ -17,7 +17,7 @@ import type { RemovedContents } from '../projects/projects.service.ts';
 import { publishDeploymentTransition, type DeploymentEventSource, type EventPublisher } from '../webhooks/webhooks.events.ts';
 import { bumpConfigRevision, countEnvironmentsByProject, deleteEnvironmentRow, findDeployment, findEnvironment, insertDeployment, insertEnvironment, listDeploymentJobIds, listEnvironments, updateDeployment, updateEnvironment, updateEnvironmentInStatus, type EnvironmentDeploymentRow, type EnvironmentRow } from './environments.repo.ts';
 import { type CloneEnvironmentBody, type CreateEnvironmentBody, type EditEnvironmentBody, type RebootServicesBody } from './environments.schemas.ts';
-import { actionStatusOf, isSettled, requestedState, stateOf, TAKE_EVENT, transitionOf, type EnvironmentProgress, type EnvironmentState, type QueuedAction } from './environments.states.ts';
+import { isSettled, requestedState, stateOf, TAKE_EVENT, transitionOf, type EnvironmentProgress, type EnvironmentState, type QueuedAction } from './environments.states.ts';
 
 export type EnvironmentMode = 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
 
@@ -216,21 +216,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
   async function actionStatusView(row: EnvironmentRow) {
     const state = stateOf(row);
     const last = await lastDeployment(row);
-    return {
-      id: row.id,
-      state,
-      service_deployment_status: deploymentStatusOf(row),
-      ...(last === undefined ? {} : { last_deployment_date: last.created_at, execution_id: last.job_id }),
-      is_part_last_deployment: last !== undefined,
-      status_details: {
-        action: last === undefined ? ('DEPLOY' as const) : wireAction(last.action),
-        status: actionStatusOf(state),
-        sub_action: 'NONE' as const,
-      },
-      deployment_request_id: last?.id ?? null,
-      deployment_requests_count: state === 'QUEUED' ? 1 : 0,
-      message: last?.message ?? null,
-    };
+    return { ...referenceStatus(row.id, state, deploymentStatusOf(row), last), message: last?.message ?? null };
   }
 
   /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { wireAction } from '../../engine/deployment-states.ts';
+import { referenceStatus } from '../../engine/deployment-states.ts';
 import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import { readJson } from '../../db/db.json.ts';
 import type { Queryable } from '../../db/db.schema.ts';
@@ -9,7 +9,7 @@ import type { ServiceKind } from '../variables/variables.builtins.ts';
 import type { StoredService } from './services.kinds.ts';
 import { findDeployment, findRuntime, type ServiceDeploymentRow, type ServiceRuntimeRow } from './services.deployments.repo.ts';
 import type { DeploymentSnapshot, ServiceDeploymentsDeps } from './services.deployments.service.ts';
-import { actionStatusOf, isServiceState, type ServiceState } from './services.states.ts';
+import { isServiceState, type ServiceState } from './services.states.ts';
 
 /**
  * What every part of the service deployments reads (services.deployments.service.ts assembles the parts): a
@@ -93,18 +93,7 @@ export function createDeploymentRecords(deps: Pick<ServiceDeploymentsDeps, 'db' 
     const state = stateOf(runtime, service.id);
     const last = runtime.last_deployment_id === null ? undefined : await findDeployment(db, runtime.last_deployment_id);
     return {
-      id: service.id,
-      state,
-      service_deployment_status: await deploymentStatusOf(service, runtime),
-      ...(last === undefined ? {} : { last_deployment_date: last.created_at, execution_id: last.job_id }),
-      is_part_last_deployment: last !== undefined,
-      status_details: {
-        action: last === undefined ? ('DEPLOY' as const) : wireAction(last.action),
-        status: actionStatusOf(state),
-        sub_action: 'NONE' as const,
-      },
-      deployment_request_id: last?.id ?? null,
-      deployment_requests_count: state === 'QUEUED' ? 1 : 0,
+      ...referenceStatus(service.id, state, await deploymentStatusOf(service, runtime), last),
       /** Slipway's addition: why the service waits or failed, or why its running workload is not well. */
       message: (runtime.workload_health !== null && runtime.workload_health !== 'RUNNING' ? runtime.workload_message : null) ?? last?.message ?? null,
       /** Slipway's addition: how the deployed workload runs, as its agent last said; null until it said anything. */
