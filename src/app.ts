@@ -9,7 +9,7 @@ import { createSystemGitAccess } from './git/system-git.ts';
 import { createAuthenticator } from './http/authenticate.ts';
 import { createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
-import { registerOpenApiDocuments, registerOpenApiGenerator } from './http/openapi.ts';
+import { recordOpenApiRoutes, registerOpenApiDocuments } from './http/openapi.ts';
 import { registerApiRoutes } from './app.routes.ts';
 import { createBilling, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf } from './app.services.ts';
 import { installAudit, organizationEventsSweepSchedule } from './http/audit.ts';
@@ -121,10 +121,19 @@ export interface AppDeps {
   webhooks?: { disableAfterFailures?: number };
   /** Agent protocol timings (docs/agent-protocol.md): lease, heartbeat interval, long-poll look, dispatch recheck. */
   agents?: { leaseMs?: number; heartbeatIntervalMs?: number; pollMs?: number; recheckMs?: number };
-  /** Called with the apps proxy's address once the in-process local agent (config.localAgent) serves. */
-  onLocalAgent?: (agent: RunningLocalAgent) => void;
   clock?: Clock;
   logStream?: NodeJS.WritableStream;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Starts the in-process agent of the LOCAL clusters when config.localAgent asks for it (once; later calls answer
+     * the running one). The server calls it after it listens, so the API answers without waiting for the engine;
+     * AppsPortInUseError when the apps port is taken.
+     */
+    startLocalAgent(): Promise<RunningLocalAgent | undefined>;
+  }
 }
 
 /** The buildable application: every route, its security and its documentation. Tests boot exactly this. */
@@ -529,7 +538,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     ]),
   });
 
-  await registerOpenApiGenerator(app);
+  const documentedRoutes = recordOpenApiRoutes(app);
   await app.register(async (api) => {
     registerApiRoutes(api, {
       egressIps: deps.config.egressIps,
@@ -557,18 +566,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     });
   });
   await builtInIdentity?.registerRoutes(app);
-  await registerOpenApiDocuments(app);
+  await registerOpenApiDocuments(app, documentedRoutes);
   const runWorker = deps.jobs?.run !== false;
   if (runWorker) app.addHook('onClose', async () => worker.stop());
   let localAgent: RunningLocalAgent | undefined;
   // Stopping the agent leaves its workloads running: the next start of the server takes them over.
   app.addHook('onClose', async () => localAgent?.stop());
-  await app.ready();
-  if (runWorker) {
-    await schedules.ensure();
-    worker.start();
-  }
-  if (deps.config.localAgent === true) {
+  app.decorate('startLocalAgent', async () => {
+    if (deps.config.localAgent !== true || localAgent !== undefined) return localAgent;
     // This process is the LOCAL clusters' only agent (docs/agent-protocol.md): what it held before a crash resumes now.
     await agents.releaseLeases(await clusters.listLocalClusterIds());
     localAgent = await startLocalAgent({
@@ -586,7 +591,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       protectedPaths: deps.config.dataDir === undefined ? [] : [deps.config.dataDir],
     });
     app.log.info({ apps: `http://${localAgent.appsAddress.address}:${localAgent.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
-    deps.onLocalAgent?.(localAgent);
+    return localAgent;
+  });
+  await app.ready();
+  if (runWorker) {
+    await schedules.ensure();
+    worker.start();
   }
   return app;
 }

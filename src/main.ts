@@ -140,7 +140,6 @@ export async function runServer(config: Config): Promise<void> {
     exitCannotStart(problem);
   }
   const app = await buildApp({ config: { ...config, secretKey }, database, jobs: { run: config.runJobs } }).catch((error: unknown) => {
-    if (error instanceof AppsPortInUseError) exitCannotStart(error.message);
     const problem = dataDirectoryProblem(config, error, false) ?? databaseProblem(config, error);
     if (problem === undefined) throw error;
     exitCannotStart(problem);
@@ -153,15 +152,28 @@ export async function runServer(config: Config): Promise<void> {
     await database.close();
   });
 
+  // The worker already runs (and the local agent, when its port is the problem): they stop as on SIGTERM, for at
+  // most 10 s, before the process ends.
+  const stopAndExit = async (problem: string): Promise<never> => {
+    process.stderr.write(`slipway: cannot start: ${oneLine(problem)}\n`);
+    await Promise.race([app.close().then(() => database.close()), sleep(10_000, undefined, { ref: false })]).catch(() => undefined);
+    process.exit(2);
+  };
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     const problem = listenProblem(config, error);
     if (problem === undefined) throw error;
-    // The worker and the local agent already run: they stop as on SIGTERM (for at most 10 s) before the process ends.
-    process.stderr.write(`slipway: cannot start: ${problem}\n`);
-    await Promise.race([app.close().then(() => database.close()), sleep(10_000, undefined, { ref: false })]).catch(() => undefined);
-    process.exit(2);
+    await stopAndExit(problem);
+  }
+  // After the API listens: the engine's start (the apps proxy, the sandbox probe, taking workloads over) is not
+  // on the path of the first answer (docs/decisions.md, "Runtime").
+  try {
+    await app.startLocalAgent();
+  } catch (error) {
+    const problem = error instanceof AppsPortInUseError ? error.message : dataDirectoryProblem(config, error, false);
+    if (problem === undefined) throw error;
+    await stopAndExit(problem);
   }
   app.log.info({ database: database.dialect }, 'slipway is serving');
 }

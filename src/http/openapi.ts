@@ -1,5 +1,5 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import type { SwaggerOptions } from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { ErrorBody } from './errors.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
 import { markRoutesPublic } from './security.ts';
@@ -13,33 +13,76 @@ export const API_VERSION = '1.0.4';
 /** What the routes of a cluster's operator and agent declare: their own credential, in `Authorization`. */
 export const OPERATOR_SECURITY = [{ OperatorAuth: [] }];
 
-/** Must run before any route is registered: the generator collects routes as they are added. */
-export async function registerOpenApiGenerator(app: FastifyTypeBox): Promise<void> {
-  await app.register(swagger, {
-    // Named schemas ($id) become named components, so generated clients get the reference's type names.
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
-    },
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'Slipway API',
-        version: API_VERSION,
-        description: 'Self-hostable deployment platform control plane.',
-      },
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT or slw_ API token' },
-          ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API token>' },
-          OperatorAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'slwo_ operator credential', description: "A cluster operator's or agent's credential (`/operator/v1/*` only)" },
-        },
-      },
-      security: [{ bearerAuth: [] }, { ApiKeyAuth: [] }],
-    },
-    transformObject: (document) =>
-      'openapiObject' in document ? shareResponseSchema(document.openapiObject as OpenApiShape, 'ErrorBody', ErrorBody) : document.swaggerObject,
-  });
+/** What the generator reads of a route (the fields @fastify/swagger's dynamic mode reads). */
+type DocumentedRoute = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'> & { links?: unknown };
+
+/**
+ * The routes the API description is generated from, recorded as they are registered. The generator itself
+ * (@fastify/swagger, and the documentation page's @fastify/swagger-ui, with YAML and static-file serving behind them)
+ * is loaded on the first request for a document, not at start: about 40 ms of every start for pages most processes
+ * never serve (docs/decisions.md, "Runtime").
+ */
+export interface OpenApiRoutes {
+  readonly routes: DocumentedRoute[];
 }
+
+/** Must run before any route is registered: it records routes as they are added. HEAD and hidden routes are not described. */
+export function recordOpenApiRoutes(app: FastifyTypeBox): OpenApiRoutes {
+  const routes: DocumentedRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'HEAD' && (route.schema as { hide?: boolean } | undefined)?.hide !== true) routes.push(route);
+  });
+  return { routes };
+}
+
+const GENERATOR_OPTIONS: SwaggerOptions = {
+  // Named schemas ($id) become named components, so generated clients get the reference's type names.
+  refResolver: {
+    buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+  },
+  openapi: {
+    openapi: '3.0.3',
+    info: {
+      title: 'Slipway API',
+      version: API_VERSION,
+      description: 'Self-hostable deployment platform control plane.',
+    },
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT or slw_ API token' },
+        ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API token>' },
+        OperatorAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'slwo_ operator credential', description: "A cluster operator's or agent's credential (`/operator/v1/*` only)" },
+      },
+    },
+    security: [{ bearerAuth: [] }, { ApiKeyAuth: [] }],
+  },
+  transformObject: (document) =>
+    'openapiObject' in document ? shareResponseSchema(document.openapiObject as OpenApiShape, 'ErrorBody', ErrorBody) : document.swaggerObject,
+};
+
+/**
+ * A Fastify instance of its own that holds the recorded routes (their schemas, no handlers, no validation compiled)
+ * with the generator and the documentation page: the document and the page are what the generator makes of these
+ * routes, exactly as if it had watched the application itself register them.
+ */
+async function buildDocumentsServer(recorded: OpenApiRoutes): Promise<FastifyInstance> {
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+  const documents = Fastify({ logger: false });
+  documents.setValidatorCompiler(() => () => true);
+  documents.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await documents.register(swagger, GENERATOR_OPTIONS);
+  const describedOnly = () => undefined;
+  for (const route of recorded.routes) {
+    documents.route({ method: route.method, url: route.url, schema: route.schema, config: route.config, exposeHeadRoute: false, handler: describedOnly, ...(route.links === undefined ? {} : { links: route.links }) } as RouteOptions);
+  }
+  await documents.register(swaggerUi, { routePrefix: DOCS_PREFIX });
+  await documents.ready();
+  return documents;
+}
+
+const DOCS_PREFIX = '/docs';
+/** Headers of the documents server's answer that belong to its own connection, not to the answer passed on. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date', 'content-length']);
 
 interface OpenApiShape {
   paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>;
@@ -79,10 +122,26 @@ function shareResponseSchema(document: OpenApiShape, name: string, schema: objec
   return document;
 }
 
-export async function registerOpenApiDocuments(app: FastifyTypeBox): Promise<void> {
+/** `/openapi.json` and the documentation pages under `/docs`, public; the documents server is built on first use. */
+export async function registerOpenApiDocuments(app: FastifyTypeBox, recorded: OpenApiRoutes): Promise<void> {
+  let documentsServer: Promise<FastifyInstance> | undefined;
+  const documents = () => (documentsServer ??= buildDocumentsServer(recorded));
+  app.addHook('onClose', async () => {
+    if (documentsServer !== undefined) await (await documentsServer).close();
+  });
   await app.register(async (docs) => {
     markRoutesPublic(docs);
-    docs.get('/openapi.json', { schema: { hide: true } }, async () => docs.swagger());
-    await docs.register(swaggerUi, { routePrefix: '/docs' });
+    docs.get('/openapi.json', { schema: { hide: true } }, async () => (await documents()).swagger());
+    // Always a GET: for a HEAD, Fastify's own HEAD route runs this handler and drops the body it sends.
+    const passOn = async (request: FastifyRequest, reply: FastifyReply) => {
+      const answer = await (await documents()).inject({ method: 'GET', url: request.url, headers: request.headers });
+      for (const [name, value] of Object.entries(answer.headers)) {
+        if (value !== undefined && !CONNECTION_HEADERS.has(name)) reply.header(name, value);
+      }
+      reply.code(answer.statusCode);
+      return answer.rawPayload.length === 0 ? reply.send() : reply.send(answer.rawPayload);
+    };
+    docs.get(DOCS_PREFIX, { schema: { hide: true } }, passOn);
+    docs.get(`${DOCS_PREFIX}/*`, { schema: { hide: true } }, passOn);
   });
 }
