@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { errorCodes, LogController, type FastifyRequest, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { TOKEN_PREFIXES } from '../auth/tokens.ts';
@@ -39,6 +39,23 @@ declare module 'fastify' {
     /** Compiles every route schema now instead of at its first request (see http/validation.ts). */
     compileSchemasNow(): void;
   }
+}
+
+/**
+ * An operation whose body holds only optional fields (a deploy's git_commit_id, …) takes a request without any body
+ * as the empty object: the reference defines no body for most of them, and clients send none. Only such routes get
+ * the hook; elsewhere an absent body stays absent, and a route that needs one answers 400.
+ */
+function acceptAbsentOptionalBody(route: RouteOptions): void {
+  const body = (route.schema as { body?: { type?: unknown; required?: unknown[] } } | undefined)?.body;
+  if (body?.type !== 'object' || (body.required?.length ?? 0) > 0) return;
+  const hooks = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+  route.preValidation = [
+    ...hooks,
+    async (request: FastifyRequest) => {
+      request.body ??= {};
+    },
+  ];
 }
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -134,9 +151,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyTypeBox {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // JSON is the only request media type; anything else (text/plain included, which Fastify parses by default) is
-  // a 415. An empty body is no body, so a client that sends `Content-Type: application/json` on every request
-  // can still DELETE or POST to operations that take none; a route that needs a body then answers 400.
+  // JSON is the only request media type; a body in anything else (text/plain included, which Fastify parses by
+  // default) is a 415. An empty body is no body whatever its content type: generated clients send
+  // `application/json`, or `application/x-www-form-urlencoded` with nothing, to operations that take no body
+  // (deploy, accept an invitation, …), and those calls go through; a route that needs a body then answers 400.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -148,6 +166,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyTypeBox {
     // Fastify's default parser answers through `done`; its declared return type is a promise nobody needs to await.
     void parseJson(request, text, done);
   });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+    if (body.length === 0) done(null, undefined);
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined);
+  });
+  app.addHook('onRoute', acceptAbsentOptionalBody);
 
   app.setValidatorCompiler(compilers.validatorCompiler);
   app.decorate('compileSchemasNow', () => compilers.compileSchemasNow());
