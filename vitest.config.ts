@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     environment: 'node',
+    // Fails a run after which a process some test started still runs, naming it (and ends it).
+    globalSetup: ['test/support/leftover-processes.ts'],
     pool: 'forks',
     // Most suites wait (child processes, servers, databases, timers) rather than compute: four files at a time keep
     // a 2-core machine busy (full suite with PostgreSQL: 709 s with 4 workers against 1,013 s with the default 2).

@@ -69,6 +69,8 @@ function packageOf(specifier: string): string {
 }
 
 rmSync(DIST, { recursive: true, force: true });
+// The web console (console/, docs/console.md) builds beside the server, in parallel: dist/console, served under /console/.
+const consoleBuilt = buildConsole();
 await build({
   input: path.join(ROOT, 'src/cli/slipway.ts'),
   platform: 'node',
@@ -78,3 +80,10 @@ await build({
 });
 // Files the code reads beside itself at run time (`new URL('./catalog/', import.meta.url)` in the chunk that holds it).
 cpSync(path.join(ROOT, 'src/modules/platform-templates/catalog'), path.join(DIST, 'catalog'), { recursive: true });
+await consoleBuilt;
+
+/** The console's production build (Vite, configured in console/vite.config.ts). */
+async function buildConsole(): Promise<void> {
+  const { build: viteBuild } = await import('vite');
+  await viteBuild({ configFile: path.join(ROOT, 'console/vite.config.ts'), logLevel: 'warn' });
+}

@@ -32,6 +32,7 @@ import { registerServiceDeploymentRoutes } from './modules/services/services.dep
 import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
 import { registerCustomDomainRoutes } from './modules/custom-domains/custom-domains.routes.ts';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
+import { registerDeploymentStatusRoutes } from './modules/deployments/deployments.routes.ts';
 
 /**
  * Every API route, registered over the services app.ts built: the one table of what the API serves. Each route
@@ -63,6 +64,7 @@ export interface ApiRouteServices {
   variables: Parameters<typeof registerProjectVariableRoutes>[1] & Parameters<typeof registerEnvironmentVariableRoutes>[1] & Parameters<typeof registerServiceVariableRoutes>[1];
   environmentServices: Parameters<typeof registerServiceRoutes>[1] & Pick<ServicesService, 'requireService'>;
   serviceDeployments: Parameters<typeof registerServiceDeploymentRoutes>[1];
+  deploymentStatuses: Parameters<typeof registerDeploymentStatusRoutes>[1];
   deploymentRestrictions: Parameters<typeof registerDeploymentRestrictionRoutes>[1];
   customDomains: Parameters<typeof registerCustomDomainRoutes>[1];
   serviceLinks: Parameters<typeof registerServiceLinkRoutes>[1];
@@ -110,6 +112,7 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
       });
     }
     registerServiceDeploymentRoutes(api, wired.serviceDeployments, SERVICE_KIND_DEFINITIONS);
+    registerDeploymentStatusRoutes(api, wired.deploymentStatuses);
     registerDeploymentRestrictionRoutes(api, wired.deploymentRestrictions);
     registerCustomDomainRoutes(api, wired.customDomains);
     registerServiceLinkRoutes(api, wired.serviceLinks);

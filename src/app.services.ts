@@ -1,3 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import type { SecretKeySource } from './config.ts';
+import type { FastifyTypeBox } from './http/fastify.types.ts';
+import { AppError } from './lib/errors.ts';
+import { loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/secret-box.ts';
+import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import type { Database } from './db/db.client.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import type { Mailer } from './mail/mailer.ts';
@@ -123,5 +129,39 @@ export function createBilling(
     ...(wiring.clusters === undefined ? {} : { clusters: wiring.clusters }),
     ...(wiring.log === undefined ? {} : { log: wiring.log }),
   });
+}
+
+/** The host and port of SLIPWAY_LOCAL_POSTGRES_URL, which the built-ins of POSTGRESQL databases on it name. */
+export function sharedPostgresAddress(url: string | undefined): { host: string; port: number } | undefined {
+  if (url === undefined) return undefined;
+  const parsed = new URL(url);
+  return { host: parsed.hostname === '' ? '127.0.0.1' : parsed.hostname, port: parsed.port === '' ? 5432 : Number(parsed.port) };
+}
+
+/** A lookup's answer for something that is gone: nothing, where only its name was wanted. */
+export function unlessNotFound(error: unknown): undefined {
+  if (error instanceof AppError && error.kind === 'not_found') return undefined;
+  throw error;
+}
+
+/**
+ * The key that seals secrets at rest. loadConfig always names one (the variable, or the key file under the data
+ * directory); only in-process apps built without it (tests) get a key of their own that dies with them.
+ */
+export function secretKeyOf(source: SecretKeySource | undefined): Buffer {
+  if (source === undefined) return randomBytes(SECRET_KEY_BYTES);
+  return source.kind === 'value' ? source.key : loadOrCreateKeyFile(source.file);
+}
+
+/** SMTP delivery when a relay is configured (closed with the app), else the outbox, logged through the app's logger. */
+export function createMailer(
+  app: Pick<FastifyTypeBox, 'addHook' | 'log'>,
+  deps: { database: Database; clock?: Clock | undefined; config: { smtpUrl?: string | undefined; mailFrom?: string | undefined } },
+): Mailer {
+  const smtpUrl = deps.config.smtpUrl;
+  if (smtpUrl === undefined) return createOutboxMailer({ db: deps.database.db, clock: deps.clock ?? systemClock, log: app.log });
+  const smtp = createSmtpMailer({ smtpUrl, from: deps.config.mailFrom ?? 'Slipway <slipway@localhost>' });
+  app.addHook('onClose', async () => smtp.close());
+  return smtp;
 }
 

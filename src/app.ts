@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Config, SecretKeySource } from './config.ts';
+import type { Config } from './config.ts';
 import { createOidcVerifier } from './auth/oidc.ts';
 import type { Principal } from './auth/principal.ts';
 import type { Database } from './db/db.client.ts';
@@ -10,8 +9,9 @@ import { createAuthenticator } from './http/authenticate.ts';
 import { createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { recordOpenApiRoutes, registerOpenApiDocuments } from './http/openapi.ts';
+import { registerConsole } from './http/console.ts';
 import { registerApiRoutes } from './app.routes.ts';
-import { createBilling, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf } from './app.services.ts';
+import { createBilling, createMailer, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf, secretKeyOf, sharedPostgresAddress, unlessNotFound } from './app.services.ts';
 import { installAudit, organizationEventsSweepSchedule } from './http/audit.ts';
 import { idempotencySweepSchedule, installIdempotency } from './http/idempotency.ts';
 import { installRateLimit } from './http/rate-limit.ts';
@@ -20,11 +20,8 @@ import { createHttpServer } from './http/server.ts';
 import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { deriveKey } from './lib/crypto.ts';
-import { AppError, notFound } from './lib/errors.ts';
-import { createSecretBox, loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/secret-box.ts';
-import type { Mailer } from './mail/mailer.ts';
-import { createOutboxMailer } from './mail/outbox-mailer.ts';
-import { createSmtpMailer } from './mail/smtp-mailer.ts';
+import { notFound } from './lib/errors.ts';
+import { createSecretBox } from './lib/secret-box.ts';
 import { createJobSchedules } from './jobs/job-schedules.ts';
 import { createJobWorker, type JobWorkerOptions } from './jobs/job-worker.ts';
 import {
@@ -73,6 +70,8 @@ import { createPlatformTemplatesService } from './modules/platform-templates/pla
 
 
 import { createEnvironmentsService } from './modules/environments/environments.service.ts';
+import { createAgentSubjects } from './modules/deployments/deployments.agent-subjects.ts';
+import { createDeploymentStatuses } from './modules/deployments/deployments.statuses.ts';
 import { createDeploymentDispatch } from './modules/deployments/deployments.dispatch.ts';
 
 import { createAgentsService } from './modules/agents/agents.service.ts';
@@ -91,7 +90,7 @@ import { createNodeDomainResolver } from './modules/custom-domains/custom-domain
 import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
 import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
 import { createServiceDeploymentsService } from './modules/services/services.deployments.service.ts';
-import { createServicesService, existsThrough, missingThrough } from './modules/services/services.service.ts';
+import { createServicesService, existsThrough, linkedRecordsThrough, missingThrough } from './modules/services/services.service.ts';
 import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
 import { createWebhookDeliveryHandler } from './modules/webhooks/webhooks.jobs.ts';
 
@@ -106,6 +105,7 @@ export interface AppDeps {
    * limit applies.
    */
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
+    Partial<Pick<Config, 'logFormat'>> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
     Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>>;
   database: Database;
@@ -141,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   const clock = deps.clock ?? systemClock;
   const app = createHttpServer({
     logLevel: deps.config.logLevel,
+    logFormat: deps.config.logFormat,
     ...(deps.logStream === undefined ? {} : { logStream: deps.logStream }),
   });
   const mailer = createMailer(app, deps);
@@ -167,9 +168,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       : undefined;
   const trustedIssuer = deps.config.oidc ?? builtInIdentity?.verifier;
   const verifyUserJwt = trustedIssuer === undefined ? undefined : createOidcVerifier(trustedIssuer);
-  // State changes publish deployment events to the webhooks (created below) inside their own transactions.
-  const events: EventPublisher = { publish: (executor, event) => webhooks.publish(executor, event) };
   const secretKey = secretKeyOf(deps.config.secretKey);
+  // Registries and repositories are user-given addresses, held to git's decision on private hosts (docs/registries.md).
+  const outbound = createOutboundHttp({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false });
+  const ownerEmail = ownerEmailOf(services);
+  // State changes publish deployment events to the webhooks inside their own transactions.
+  const webhooks = createWebhooksService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    policy: outbound.policy,
+    sender: createWebhookSender(outbound.policy),
+    wakeWorkers: () => worker.wake(),
+    ...(deps.webhooks?.disableAfterFailures === undefined ? {} : { disableAfterFailures: deps.webhooks.disableAfterFailures }),
+    mailer,
+    ownerEmail,
+    log: app.log,
+  });
+  const events: EventPublisher = webhooks;
   // Billing reads cluster summaries from the database itself, so it is built before the clusters service that asks it.
   const billing = createBilling(deps.database, services, {
     clock,
@@ -218,7 +234,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     }),
   });
 
-  const ownerEmail = ownerEmailOf(services);
   const git = createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] });
   const gitTokens = createGitTokensService({
     db: deps.database.db,
@@ -242,8 +257,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     ],
   });
 
-  // Registries and repositories are user-given addresses, held to git's decision on private hosts (docs/registries.md).
-  const outbound = createOutboundHttp({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false });
   const oci = createOciDistributionClient(outbound);
   const containerRegistries = createContainerRegistriesService({
     db: deps.database.db,
@@ -265,18 +278,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     usage: { countsByRepository: (organizationId, repositoryIds) => environmentServices.countsByRepository(organizationId, repositoryIds) },
     ecr: cloudCredentials,
     awsCredentials: cloudCredentials,
-  });
-  const webhooks = createWebhooksService({
-    db: deps.database.db,
-    clock,
-    secrets: createSecretBox(secretKey),
-    policy: outbound.policy,
-    sender: createWebhookSender(outbound.policy),
-    wakeWorkers: () => worker.wake(),
-    ...(deps.webhooks?.disableAfterFailures === undefined ? {} : { disableAfterFailures: deps.webhooks.disableAfterFailures }),
-    mailer,
-    ownerEmail,
-    log: app.log,
   });
   const labelsGroups = createLabelsGroupsService({
     db: deps.database.db,
@@ -339,6 +340,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clock,
     secrets: createSecretBox(secretKey),
     kinds: SERVICE_KIND_DEFINITIONS,
+    // What a git source may name is this installation's git access's to say, as for the builds.
+    gitUrls: git,
     environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
     lookups: {
       gitTokenExists: existsThrough(gitTokens.getGitToken),
@@ -346,6 +349,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       helmRepositoryExists: existsThrough(helmRepositories.getHelmRepository),
       missingLabelsGroups: missingThrough(labelsGroups.getOrganizationLabelsGroup),
       missingAnnotationsGroups: missingThrough(annotationsGroups.getOrganizationAnnotationsGroup),
+      linkedRecords: linkedRecordsThrough({
+        labelsGroup: labelsGroups.getOrganizationLabelsGroup,
+        annotationsGroup: annotationsGroups.getOrganizationAnnotationsGroup,
+        containerRegistry: containerRegistries.getContainerRegistry,
+        helmRepository: helmRepositories.getHelmRepository,
+      }),
     },
     variables: { deleteServiceVariables: (trx, serviceId) => variables.deleteServiceVariables(trx, serviceId) },
     runtime: {
@@ -371,11 +380,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     resolver: createNodeDomainResolver({ servers: deps.config.dnsServers ?? [] }),
     services: environmentServices,
   });
+  // The apps proxy's port once the in-process local agent serves (SLIPWAY_APPS_PORT 0 picks a free one).
+  let appsPort: number | undefined;
   // Where applications and containers are reached from outside (listApplicationLinks, listContainerLinks).
   const serviceLinks = createServiceLinks({
     services: environmentServices,
     verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
-    appsPort: () => localAgent?.appsAddress.port ?? deps.config.appsPort ?? 8000,
+    appsPort: () => appsPort ?? deps.config.appsPort ?? 8000,
   });
   // Service actions, status, history and logs (docs/service-deployments.md): the deployments keep their snapshots.
   const serviceDeployments = createServiceDeploymentsService({
@@ -402,57 +413,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       },
     },
   });
-  // Environment and service actions are carried out by their cluster's agent (docs/agent-protocol.md).
-  const agents = createAgentsService({
-    db: deps.database.db,
-    dialect: deps.database.dialect,
-    clock,
-    wakeWorkers: () => worker.wake(),
-    leaseMs: deps.agents?.leaseMs,
-    heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
-    pollMs: deps.agents?.pollMs,
-    subjects: {
-      ENVIRONMENT: {
-        recordProgress: async (environmentId, deploymentId, event, message) => ({
-          status: (await environments.recordAgentProgress(environmentId, deploymentId, event, message)).state,
-        }),
-        statusOf: (environmentId) => environments.findEnvironmentState(environmentId),
-        deploymentOpen: (environmentId, deploymentId) => environments.isDeploymentOpen(environmentId, deploymentId),
-      },
-      SERVICE: {
-        recordProgress: async (serviceId, deploymentId, event, message) => ({
-          status: (await serviceDeployments.recordServiceProgress(serviceId, deploymentId, event, message)).state,
-        }),
-        statusOf: (serviceId) => serviceDeployments.findServiceState(serviceId),
-        deploymentOpen: (serviceId, deploymentId) => serviceDeployments.isDeploymentOpen(serviceId, deploymentId),
-        specOf: (serviceId, deploymentId) => serviceAgentSpecs.serviceTaskSpec(serviceId, deploymentId),
-        appendLogs: (deploymentId, lines) =>
-          serviceDeployments.appendDeploymentLog(
-            deploymentId,
-            lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
-          ),
-      },
-      // A deleted service's remains: nothing of it is left to move through states; its job waits for the outcome.
-      SERVICE_TEARDOWN: {
-        recordProgress: async (serviceId, _jobId, event, message) => {
-          if (event === 'fail') app.log.warn({ serviceId }, `tearing a deleted service down failed: ${message ?? 'no reason given'}`);
-          return { status: event === 'succeed' ? 'DELETED' : event === 'fail' ? 'DELETE_ERROR' : 'DELETING' };
-        },
-        statusOf: async () => 'DELETING',
-        deploymentOpen: async () => true,
-      },
-    },
-    workloads: {
-      appendLogs: (serviceId, clusterId, lines) =>
-        serviceDeployments.appendWorkloadLog(
-          serviceId,
-          clusterId,
-          lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
-        ),
-      recordHealth: (serviceId, clusterId, report) => serviceDeployments.recordWorkloadHealth(serviceId, clusterId, report),
-      routesOf: (clusterId, serviceIds) => serviceAgentSpecs.routesOf(clusterId, serviceIds),
-    },
-  });
   // What a service task's agent reads: the deployment's snapshot plus git token, database credentials and routes.
   const serviceAgentSpecs = createServiceAgentSpecs({
     deployments: serviceDeployments,
@@ -464,6 +424,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     hostnameOf: (serviceId) => environmentServices.publicHostnameOf(serviceId),
     internalAddressOf: (serviceId) => environmentServices.internalAddressOf(serviceId),
     openValue: (variable) => variables.openSnapshotValue(variable),
+  });
+  // Environment and service actions are carried out by their cluster's agent (docs/agent-protocol.md).
+  const agents = createAgentsService({
+    db: deps.database.db,
+    dialect: deps.database.dialect,
+    clock,
+    wakeWorkers: () => worker.wake(),
+    leaseMs: deps.agents?.leaseMs,
+    heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
+    pollMs: deps.agents?.pollMs,
+    ...createAgentSubjects({ environments, serviceDeployments, specs: serviceAgentSpecs, log: app.log }),
   });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.
   const selfManagedClusters = createSelfManagedClustersService({
@@ -558,6 +529,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       variables,
       environmentServices,
       serviceDeployments,
+      deploymentStatuses: createDeploymentStatuses({ environments, services: environmentServices, serviceDeployments }),
       deploymentRestrictions,
       customDomains,
       serviceLinks,
@@ -567,30 +539,40 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   });
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app, documentedRoutes);
+  await registerConsole(app, { issuer: trustedIssuer?.issuer, audience: deps.config.oidc?.audience });
   const runWorker = deps.jobs?.run !== false;
   if (runWorker) app.addHook('onClose', async () => worker.stop());
-  let localAgent: RunningLocalAgent | undefined;
-  // Stopping the agent leaves its workloads running: the next start of the server takes them over.
-  app.addHook('onClose', async () => localAgent?.stop());
+  let localAgent: Promise<RunningLocalAgent> | undefined;
+  // Stopping the agent leaves its workloads running: the next start of the server takes them over. A start still
+  // under way when the server closes (a SIGTERM right after it listened) is waited for, then stopped the same way.
+  let closing = false;
+  app.addHook('onClose', async () => {
+    closing = true;
+    await (await localAgent?.catch(() => undefined))?.stop();
+  });
   app.decorate('startLocalAgent', async () => {
-    if (deps.config.localAgent !== true || localAgent !== undefined) return localAgent;
-    // This process is the LOCAL clusters' only agent (docs/agent-protocol.md): what it held before a crash resumes now.
-    await agents.releaseLeases(await clusters.listLocalClusterIds());
-    localAgent = await startLocalAgent({
-      client: createInProcessAgentClient({ agents, clusterIds: () => clusters.listLocalClusterIds() }),
-      stateDir: path.join(deps.config.dataDir ?? tmpdir(), 'agent'),
-      appsHost: deps.config.host ?? '127.0.0.1',
-      appsPort: deps.config.appsPort ?? 8000,
-      git,
-      externalPostgresUrl: deps.config.localPostgresUrl,
-      version: SLIPWAY_VERSION,
-      onTrouble: (message) => app.log.warn({ agent: 'local' }, message),
-      concurrency: deps.config.agentConcurrency,
-      isolation: deps.config.workloadIsolation ?? 'strict',
-      // The whole data directory: the database, the key file, every service's files.
-      protectedPaths: deps.config.dataDir === undefined ? [] : [deps.config.dataDir],
-    });
-    app.log.info({ apps: `http://${localAgent.appsAddress.address}:${localAgent.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
+    if (deps.config.localAgent !== true || closing) return undefined;
+    localAgent ??= (async () => {
+      // This process is the LOCAL clusters' only agent (docs/agent-protocol.md): what it held before a crash resumes now.
+      await agents.releaseLeases(await clusters.listLocalClusterIds());
+      const started = await startLocalAgent({
+        client: createInProcessAgentClient({ agents, clusterIds: () => clusters.listLocalClusterIds() }),
+        stateDir: path.join(deps.config.dataDir ?? tmpdir(), 'agent'),
+        appsHost: deps.config.host ?? '127.0.0.1',
+        appsPort: deps.config.appsPort ?? 8000,
+        git,
+        externalPostgresUrl: deps.config.localPostgresUrl,
+        version: SLIPWAY_VERSION,
+        onTrouble: (message) => app.log.warn({ agent: 'local' }, message),
+        concurrency: deps.config.agentConcurrency,
+        isolation: deps.config.workloadIsolation ?? 'strict',
+        // The whole data directory: the database, the key file, every service's files.
+        protectedPaths: deps.config.dataDir === undefined ? [] : [deps.config.dataDir],
+      });
+      app.log.info({ apps: `http://${started.appsAddress.address}:${started.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
+      appsPort = started.appsAddress.port;
+      return started;
+    })();
     return localAgent;
   });
   await app.ready();
@@ -600,35 +582,3 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   }
   return app;
 }
-
-/** The host and port of SLIPWAY_LOCAL_POSTGRES_URL, which the built-ins of POSTGRESQL databases on it name. */
-function sharedPostgresAddress(url: string | undefined): { host: string; port: number } | undefined {
-  if (url === undefined) return undefined;
-  const parsed = new URL(url);
-  return { host: parsed.hostname === '' ? '127.0.0.1' : parsed.hostname, port: parsed.port === '' ? 5432 : Number(parsed.port) };
-}
-
-/** A lookup's answer for something that is gone: nothing, where only its name was wanted. */
-function unlessNotFound(error: unknown): undefined {
-  if (error instanceof AppError && error.kind === 'not_found') return undefined;
-  throw error;
-}
-
-/**
- * The key that seals secrets at rest. loadConfig always names one (the variable, or the key file under the data
- * directory); only in-process apps built without it (tests) get a key of their own that dies with them.
- */
-function secretKeyOf(source: SecretKeySource | undefined): Buffer {
-  if (source === undefined) return randomBytes(SECRET_KEY_BYTES);
-  return source.kind === 'value' ? source.key : loadOrCreateKeyFile(source.file);
-}
-
-/** SMTP delivery when a relay is configured (closed with the app), else the outbox, logged through the app's logger. */
-function createMailer(app: FastifyTypeBox, deps: AppDeps): Mailer {
-  const smtpUrl = deps.config.smtpUrl;
-  if (smtpUrl === undefined) return createOutboxMailer({ db: deps.database.db, clock: deps.clock ?? systemClock, log: app.log });
-  const smtp = createSmtpMailer({ smtpUrl, from: deps.config.mailFrom ?? 'Slipway <slipway@localhost>' });
-  app.addHook('onClose', async () => smtp.close());
-  return smtp;
-}
-

@@ -22,6 +22,12 @@ export interface Config {
   egressIps: string[];
   logLevel: LogLevel;
   /**
+   * SLIPWAY_LOG_FORMAT: `json` (pino's records, one per line, for machines) or `pretty` (one short line per record,
+   * for people); unset = pretty when standard output is a terminal, json otherwise (decided where the logger is made,
+   * http/server.ts, since a terminal is not configuration).
+   */
+  logFormat: LogFormat | undefined;
+  /**
    * The address people and the CLI reach this installation at (links in e-mails, the built-in identity provider's
    * issuer). Defaults to http://<host>:<port>.
    */
@@ -105,6 +111,9 @@ export type SecretKeySource = { kind: 'value'; key: Buffer } | { kind: 'file'; f
 
 export const SIGN_UP_MODES = ['invite', 'open', 'closed'] as const;
 export type SignUpMode = (typeof SIGN_UP_MODES)[number];
+
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -223,13 +232,18 @@ function parseOidc(env: Env): Config['oidc'] {
   return { issuer, audience };
 }
 
-/** One of a variable's words (any letter case), `fallback` when unset; anything else is refused naming the choices. */
-function parseChoice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+/** One of a variable's words (any letter case), undefined when unset; anything else is refused naming the choices. */
+function parseOptionalChoice<T extends string>(env: Env, name: string, choices: readonly T[]): T | undefined {
   const raw = read(env, name);
-  if (raw === undefined) return fallback;
+  if (raw === undefined) return undefined;
   const choice = choices.find((candidate) => candidate === raw.toLowerCase());
   if (choice === undefined) throw new ConfigError(name, `must be one of ${choices.join(', ')}, got "${raw}"`);
   return choice;
+}
+
+/** One of a variable's words (any letter case), `fallback` when unset. */
+function parseChoice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  return parseOptionalChoice(env, name, choices) ?? fallback;
 }
 
 function parseEgressIps(env: Env): string[] {
@@ -410,10 +424,21 @@ function parseTemplateCatalogUrl(env: Env): string | undefined {
   return raw;
 }
 
+/**
+ * `.slipway` in the directory `npm start` serves from: npm runs its scripts in the project's root and names that root
+ * in npm_config_local_prefix, for `npm start` and `npx slipway …` alike, so that an operator's command run from any
+ * directory of the checkout (`npx slipway admin bootstrap`) opens the database the server uses instead of creating
+ * another where it stands. Run without npm, the current directory's `.slipway`.
+ */
+function defaultDataDir(env: Env): string {
+  return path.resolve(read(env, 'npm_config_local_prefix') ?? '.', '.slipway');
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = parseHost(env);
   const port = parsePort(env);
-  const dataDir = path.resolve(read(env, 'SLIPWAY_DATA_DIR') ?? './.slipway');
+  const explicitDataDir = read(env, 'SLIPWAY_DATA_DIR');
+  const dataDir = explicitDataDir === undefined ? defaultDataDir(env) : path.resolve(explicitDataDir);
   return {
     publicUrl: parsePublicUrl(env, host, port),
     smtpUrl: parseSmtpUrl(env),
@@ -426,6 +451,7 @@ export function loadConfig(env: Env = process.env): Config {
     signUp: parseChoice(env, 'SLIPWAY_SIGNUP', SIGN_UP_MODES, 'invite'),
     egressIps: parseEgressIps(env),
     logLevel: parseLogLevel(env),
+    logFormat: parseOptionalChoice(env, 'SLIPWAY_LOG_FORMAT', LOG_FORMATS),
     secretKey: parseSecretKey(env, dataDir),
     gitAllowPrivateHosts: parseBoolean(env, 'SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS'),
     gitAllowedHosts: parseGitAllowedHosts(env),

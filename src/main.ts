@@ -5,7 +5,7 @@ import closeWithGrace from 'close-with-grace';
 import { AppsPortInUseError } from './agent/local-agent.ts';
 import { buildApp } from './app.ts';
 import { loadConfigOrExit, type Config, type SecretKeySource } from './config.ts';
-import { databaseTargetOf, openDatabase, type Database } from './db/db.client.ts';
+import { databaseTargetOf, openDatabase, printableDatabaseUrl, type Database } from './db/db.client.ts';
 import { migrateToLatest } from './db/db.migrate.ts';
 import { tightenPrivateDirectory, UnsafePermissionsError } from './lib/private-files.ts';
 import { loadOrCreateKeyFile } from './lib/secret-box.ts';
@@ -55,16 +55,6 @@ function dataDirectoryProblem(config: Config, error: unknown, anyPath: boolean):
 /** Connecting failed: nothing answers, the name does not resolve, the server refuses the account or the database. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
 const CONNECTION_SQLSTATES = /^(08...|28...|3D000|57P03|53300)$/;
-
-/** The database URL as it may be printed: no password, no query (whose parameters may carry one). */
-function printableDatabaseUrl(raw: string): string {
-  try {
-    const url = new URL(raw);
-    return `${url.protocol}//${url.username === '' ? '' : `${url.username}@`}${url.host}${url.pathname}`;
-  } catch {
-    return 'SLIPWAY_DATABASE_URL';
-  }
-}
 
 function databaseProblem(config: Config, error: unknown): string | undefined {
   const url = config.databaseUrl;

@@ -23,9 +23,9 @@ interface TokenView {
   created_at: string;
   updated_at: string;
   name: string;
-  description: string | null;
-  role_name: string | null;
-  role_id: string | null;
+  description?: string;
+  role_name?: string;
+  role_id?: string;
   scope: string | null;
   expires_at: string | null;
   creator_name: string | null;
@@ -96,8 +96,6 @@ describeEachDatabase('API tokens', (ctx) => {
       updated_at: expect.stringMatching(ISO_TIMESTAMP),
       name: 'ci',
       description: 'pipeline',
-      role_name: null,
-      role_id: null,
       scope: 'ADMIN',
       expires_at: null,
       creator_name: userName,

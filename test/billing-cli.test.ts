@@ -78,7 +78,7 @@ describe('slipway admin credit-code / invoices', () => {
 
     const unfinished = await slipway('admin', 'invoices', 'generate', '--period', '2999-01');
     expect(unfinished.code).toBe(1);
-    expect(unfinished.stderr).toBe('slipway: the period 2999-01 is not over yet\n');
+    expect(unfinished.stderr).toBe(`slipway: using the database ${path.join(dataDir, 'slipway.db')}\nslipway: the period 2999-01 is not over yet\n`);
 
     const paid = await slipway('admin', 'invoices', 'mark-paid', invoice.id, '--reference', 'transfer 42');
     expect(paid.code, paid.stderr).toBe(0);

@@ -130,9 +130,10 @@ describeEachDatabase('billing', (ctx) => {
     // Startup: changePlan answers the organization; billing info, a card.
     const changed = await call(startup.owner.auth, { method: 'POST', url: `/organization/${startup.organizationId}/changePlan`, payload: { plan: 'STARTUP' } });
     expect(changed.statusCode).toBe(200);
-    expect(changed.json()).toMatchObject({ id: startup.organizationId, plan: 'STARTUP', organization_plan: { plan: 'STARTUP', audit_logs_retention_in_days: 30 } });
+    // Slipway's plans answer as the reference plan billed like them (organizations.schemas.ts, answeredPlan).
+    expect(changed.json()).toMatchObject({ id: startup.organizationId, plan: 'PROFESSIONAL', organization_plan: { plan: 'PROFESSIONAL', audit_logs_retention_in_days: 30 } });
     const communityView = await call(community.owner.auth, { method: 'GET', url: `/organization/${community.organizationId}` });
-    expect(communityView.json()).toMatchObject({ plan: 'COMMUNITY', organization_plan: { plan: 'COMMUNITY', audit_logs_retention_in_days: 7 } });
+    expect(communityView.json()).toMatchObject({ plan: 'FREE', organization_plan: { plan: 'FREE', audit_logs_retention_in_days: 7 } });
     const billingEmail = `${uniqueName('accounts')}@example.com`;
     const info = await call(startup.owner.auth, {
       method: 'PUT',
@@ -170,7 +171,7 @@ describeEachDatabase('billing', (ctx) => {
     const communityCost = await call(community.owner.auth, { method: 'GET', url: `/organization/${community.organizationId}/currentCost` });
     expect(communityCost.statusCode).toBe(200);
     expect(communityCost.json()).toEqual({
-      plan: 'COMMUNITY',
+      plan: 'FREE',
       remaining_trial_day: 0,
       renewal_at: new Date(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5)), 1)).toISOString(),
       cost: { total_in_cents: 748, total: 7.48, currency_code: 'USD' },
@@ -180,7 +181,7 @@ describeEachDatabase('billing', (ctx) => {
 
     // Startup: on trial (14 days, 100 h gone), 49.00 plan + 2 × 9.60 ¢ × 100 h = 19.20 of usage.
     const startupCost = await call(startup.owner.auth, { method: 'GET', url: `/organization/${startup.organizationId}/currentCost` });
-    expect(startupCost.json()).toMatchObject({ plan: 'STARTUP', remaining_trial_day: 10, cost: { total_in_cents: 6820, total: 68.2, currency_code: 'USD' } });
+    expect(startupCost.json()).toMatchObject({ plan: 'PROFESSIONAL', remaining_trial_day: 10, cost: { total_in_cents: 6820, total: 68.2, currency_code: 'USD' } });
 
     // The month ends. The installation's hourly billing run (a scheduled job) is long due by the moved clock: a worker
     // takes it at once, the app's or that of a replica starting now (which schedules no run of its own), and invoices

@@ -13,7 +13,9 @@ import { describeEachDatabase, uniqueName } from './support/test-app.ts';
  * `slipway agent --control-plane URL --enrollment-token T --driver local` as its own process (issue 9 part 2): it
  * enrolls once with a self-managed cluster's one-time token, keeps its credential (0600), builds and runs a
  * dependency-free application from a git repository served over HTTP, serves it on its own apps port, hands its
- * workloads to the next start when stopped, and tears the application down when it is deleted.
+ * workloads to the next start when stopped, and tears the application down when it is deleted. The repository is
+ * served over http:// on 127.0.0.1, so the control plane (which checks a git source's URL when it is written) allows
+ * private hosts as the agent does.
  */
 const DEPLOY_TIMEOUT_MS = 120_000;
 
@@ -147,4 +149,4 @@ describeEachDatabase('slipway agent', (ctx) => {
     expect(concurrency.code).toBe(1);
     expect(concurrency.stderr).toMatch(/^error: option '--concurrency <n>' argument '0' is invalid\. must be a whole number from 1 to 20\n/);
   });
-});
+}, { gitAllowPrivateHosts: true });

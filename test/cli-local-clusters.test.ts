@@ -95,7 +95,11 @@ describe('slipway admin local-clusters', () => {
 
   it('refuses an organization it cannot find, and a command without one, with status 1', async () => {
     const unknown = await slipway('admin', 'local-clusters', 'deny', '--organization', 'Initech');
-    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'slipway: no organization has the id or name "Initech"\n' });
+    expect(unknown).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: `slipway: using the database ${path.join(dataDir, 'slipway.db')}\nslipway: no organization has the id or name "Initech"\n`,
+    });
     const missing = await slipway('admin', 'local-clusters', 'allow');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("required option '--organization <id|name>' not specified");

@@ -129,7 +129,7 @@ for (const dialect of TEST_DIALECTS) {
       expect(secret).not.toContain(SECRET);
       expect(await fails(['var', 'set', 'PLATFORM_OWN', 'x', '--env', environment.id])).toMatch(/reserved/);
 
-      const deployed = await succeeds(['deploy', 'web', '--env', environment.id, '--commit', 'abc1234']);
+      const deployed = await succeeds(['deploy', 'web', '--env', environment.id, '--commit', 'abc1234555555555555555555555555555555555']);
       expect(deployed).toMatch(new RegExp(`^Deployment [0-9a-f-]{36} of application web: QUEUED\\n`));
       expect(deployed).toContain("deploy queued: waiting for the cluster's agent to take it\n");
       // Sealed: the secret, and the hidden built-ins (SPEC.md rule 5).
@@ -145,7 +145,7 @@ for (const dialect of TEST_DIALECTS) {
         headers: { authorization: `Bearer ${token}` },
       });
       const deployment = (await history.json()) as { git_commit_id: string; variables: { results: Array<{ key: string; scope: string; sealed: boolean; value?: string }> } };
-      expect(deployment.git_commit_id).toBe('abc1234');
+      expect(deployment.git_commit_id).toBe('abc1234555555555555555555555555555555555');
       const byKey = new Map(deployment.variables.results.map((variable) => [variable.key, variable]));
       expect(byKey.get('GREETING')).toMatchObject({ scope: 'APPLICATION', value: 'from-web', sealed: false });
       expect(byKey.get('REGION')).toMatchObject({ scope: 'ENVIRONMENT', value: 'eu' });

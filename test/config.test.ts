@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       signUp: 'invite',
       egressIps: [],
       logLevel: 'info',
+      logFormat: undefined,
       publicUrl: 'http://127.0.0.1:8080',
       smtpUrl: undefined,
       mailFrom: 'Slipway <slipway@localhost>',
@@ -74,6 +75,7 @@ describe('loadConfig', () => {
       SLIPWAY_SIGNUP: 'Closed',
       SLIPWAY_EGRESS_IPS: ' 203.0.113.7, 2001:db8::1 ,,198.51.100.20',
       SLIPWAY_LOG_LEVEL: 'debug',
+      SLIPWAY_LOG_FORMAT: 'JSON',
       SLIPWAY_PUBLIC_URL: 'https://deploy.example.com/',
       SLIPWAY_SMTP_URL: 'smtps://mailer:secret@smtp.example.com:465',
       SLIPWAY_MAIL_FROM: 'Deployments <deploy@example.com>',
@@ -99,6 +101,7 @@ describe('loadConfig', () => {
       signUp: 'closed',
       egressIps: ['203.0.113.7', '2001:db8::1', '198.51.100.20'],
       logLevel: 'debug',
+      logFormat: 'json',
       publicUrl: 'https://deploy.example.com',
       smtpUrl: 'smtps://mailer:secret@smtp.example.com:465',
       mailFrom: 'Deployments <deploy@example.com>',
@@ -115,6 +118,21 @@ describe('loadConfig', () => {
       localPostgresUrl: 'postgres://admin@127.0.0.1:5432/postgres',
       workloadIsolation: 'none',
     });
+  });
+
+  it('puts the default data directory where npm start runs, the project root npm names for npx too, else in the current directory', () => {
+    // npm runs `npm start` in the project root and names it in npm_config_local_prefix, for `npx slipway …` as well.
+    expect(loadConfig({ npm_config_local_prefix: '/srv/checkout' }).dataDir).toBe('/srv/checkout/.slipway');
+    expect(loadConfig({ npm_config_local_prefix: '/srv/checkout' }).secretKey).toEqual({ kind: 'file', file: '/srv/checkout/.slipway/secret.key' });
+    expect(loadConfig({ npm_config_local_prefix: '/srv/checkout', SLIPWAY_DATA_DIR: 'data' }).dataDir).toBe(path.resolve('data'));
+    expect(loadConfig({}).dataDir).toBe(path.resolve('.slipway'));
+  });
+
+  it('reads SLIPWAY_LOG_FORMAT as json or pretty, unset leaving the choice to the terminal, and refuses anything else naming it', () => {
+    expect(loadConfig({ SLIPWAY_LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(loadConfig({ SLIPWAY_LOG_FORMAT: ' Json ' }).logFormat).toBe('json');
+    expect(loadConfig({ SLIPWAY_LOG_FORMAT: ' ' }).logFormat).toBeUndefined();
+    expect(configErrorOf({ SLIPWAY_LOG_FORMAT: 'text' }).message).toBe('SLIPWAY_LOG_FORMAT: must be one of json, pretty, got "text"');
   });
 
   it('reads the secret key as hex or base64 (32 bytes), else names the key file under the data directory', () => {

@@ -17,7 +17,7 @@ interface EnvironmentTypePermission {
 interface CustomRoleView {
   id: string;
   name: string;
-  description: string | null;
+  description?: string;
   organization_permission: string;
   default_project_permissions: EnvironmentTypePermission[];
   cluster_permissions: { cluster_id: string; cluster_name: string; permission: string }[];
@@ -218,6 +218,8 @@ describeEachDatabase('custom roles', (ctx) => {
     it('shows the custom role on the member', async () => {
       const members = (await call(owner.auth, 'GET', `/organization/${organizationId}/member`)).json<{ results: { id: string; role_id: string }[] }>();
       expect(members.results.find((entry) => entry.id === member.id)?.role_id).toBe(roleId);
+      // `role` stays in the reference's enum: the built-in role the custom role's organization permission matches.
+      expect(members.results.find((entry) => entry.id === member.id)).toMatchObject({ role: 'VIEWER', role_name: expect.stringMatching(/^staging-deployer/) });
     });
 
     it('lets the member deploy an environment on STAGING and answers 403 on PRODUCTION', async () => {

@@ -53,13 +53,13 @@ function spawnSlipway(args: string[], env: Record<string, string>, umask = '022'
   return { child, output: () => output, exited };
 }
 
-/** `slipway server` on a free port; resolves once it listens. */
+/** `slipway server` on a free port; resolves once it serves (the local agent, which starts after the API listens, included). */
 async function startServer(env: Record<string, string>, umask?: string): Promise<Running> {
   const started = spawnSlipway(['server'], { SLIPWAY_PORT: '0', ...env }, umask);
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const look = () => {
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(started.output());
-      if (match?.[1] !== undefined) resolve(match[1]);
+      if (match?.[1] !== undefined && started.output().includes('slipway is serving')) resolve(match[1]);
     };
     started.child.stdout?.on('data', look);
     void started.exited.then((code) => reject(new Error(`slipway server exited (${code}) before listening:\n${started.output()}`)));

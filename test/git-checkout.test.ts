@@ -120,7 +120,7 @@ describe('git checkout', () => {
     const refused = await failure(strict.checkout({ url: server.urlOf('public').replace('http://', 'https://'), destination: await destination() }));
     expect(refused.message).toContain('is a loopback or private address');
     const plainHttp = await failure(strict.checkout({ url: server.urlOf('public'), destination: await destination() }));
-    expect(plainHttp.message).toBe('url must use https:// (got "http://")');
+    expect(plainHttp.message).toBe('url must use https:// (got "http://"); plain http:// is allowed only when the installation sets SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS=true');
   });
 
   it('stops at once when aborted', async () => {

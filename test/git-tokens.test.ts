@@ -24,10 +24,10 @@ interface GitTokenView {
   created_at: string;
   updated_at: string;
   name: string;
-  description: string | null;
+  description?: string;
   type: string;
-  expired_at: string | null;
-  workspace: string | null;
+  expired_at?: string;
+  workspace?: string;
   associated_services_count: number;
   git_api_url: string;
 }
@@ -93,8 +93,6 @@ describeEachDatabase('git tokens', (ctx) => {
       name: 'GitHub bot',
       description: 'CI',
       type: 'GITHUB',
-      expired_at: null,
-      workspace: null,
       associated_services_count: 0,
       git_api_url: 'https://api.github.com',
     });

@@ -409,6 +409,9 @@ describe('local driver: applications', () => {
     expect(body.instance).not.toBe(firstInstance);
     expect(processGroupAlive(oldPid)).toBe(false);
     expect(await readdir(path.join(stateDir, 'sources', webId))).toEqual([session.task.id]);
+    // The replaced instance's output files go with it: a redeploy adds none.
+    const outputs = (await readdir(path.join(stateDir, 'processes'))).filter((file) => file.startsWith(`${webId}.`) && file.endsWith('.log'));
+    expect(outputs.sort()).toEqual([`${webId}.${session.task.id}.stderr.log`, `${webId}.${session.task.id}.stdout.log`]);
   });
 
   it('fails a deployment whose instance does not start, saying how it ended, and keeps the current one', async () => {
@@ -641,6 +644,7 @@ describe('local driver: applications', () => {
     expect((await get(HOSTNAME)).status).toBe(404);
     expect(existsSync(path.join(stateDir, 'sources', webId))).toBe(false);
     expect(existsSync(path.join(stateDir, 'services', `${webId}.json`))).toBe(false);
+    expect((await readdir(path.join(stateDir, 'processes'))).filter((file) => file.startsWith(`${webId}.`))).toEqual([]);
   });
 });
 

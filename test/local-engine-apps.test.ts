@@ -1,8 +1,8 @@
 import { request } from 'node:http';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { BuildError, planBuild, runBuild, startCommandArgv } from '../src/engine/local/app-builder.ts';
 import { LocalApplications, type ApplicationInstanceSpec } from '../src/engine/local/application-instances.ts';
 import { findFreePort } from '../src/lib/free-port.ts';
@@ -33,15 +33,23 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
+const stateDir = (): string => path.join(root, 'agent-state');
+
 beforeAll(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'slipway-apps-'));
-  supervisor = new ProcessSupervisor({ stateDir: path.join(root, 'agent-state'), logPollMs: 50 });
+  supervisor = new ProcessSupervisor({ stateDir: stateDir(), logPollMs: 50 });
   proxy = new LocalReverseProxy({ onError: (message) => proxyErrors.push(message), drainTimeoutMs: 5_000 });
   proxyPort = (await proxy.listen(0)).port;
 });
 
 afterAll(async () => {
   await supervisor.stopAll();
+  // Also what the supervisor of the moment does not hold: a test that failed before stopping its instances leaves them
+  // to the supervisor it ran with, which the re-adoption test below lets go of (detachAll) for a successor. Their pid
+  // files name them, and stop() ends a recorded process it does not supervise.
+  for (const file of await readdir(stateDir()).catch(() => [])) {
+    if (file.endsWith('.pid.json')) await supervisor.stop(file.slice(0, -'.pid.json'.length));
+  }
   await proxy.close();
   await rm(root, { recursive: true, force: true });
 });
@@ -213,6 +221,14 @@ describe('reverse proxy', () => {
       }
     };
     const clients = Array.from({ length: 8 }, () => client());
+    // Whatever fails below, the load stops and both instances end with the test, not with the suite.
+    onTestFinished(async () => {
+      loading = false;
+      await Promise.all(clients);
+      await supervisor.stop('rolling-v1');
+      await supervisor.stop('rolling-v2');
+      proxy.removeRoute('service-rolling');
+    });
     await new Promise((resolve) => setTimeout(resolve, 300));
 
     const v2 = await appSpec('rolling-v2', dir, 'node server.js', { VERSION: 'v2', DELAY_MS: '30' });
@@ -336,6 +352,9 @@ describe('application instances (supervisor + proxy)', () => {
       }
     };
     const clients = Array.from({ length: 6 }, () => client());
+    onTestFinished(() => {
+      loading = false;
+    });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const second = await applications.deploy(spec('dep-2', { VERSION: 'two' }));
     expect(processGroupAlive(first.pid as number)).toBe(false);
@@ -352,7 +371,7 @@ describe('application instances (supervisor + proxy)', () => {
     // The agent restarts: its successor finds the instance from the pid file (port included) and routes to it.
     supervisor.detachAll();
     proxy.removeRoute('svc-web');
-    supervisor = new ProcessSupervisor({ stateDir: path.join(root, 'agent-state'), logPollMs: 50 });
+    supervisor = new ProcessSupervisor({ stateDir: stateDir(), logPollMs: 50 });
     const successor = new LocalApplications({ supervisor, proxy });
     expect(await successor.adopt(spec('dep-2', { VERSION: 'two' }))).toMatchObject({ status: 'RUNNING', pid: second.pid, adopted: true });
     expect(JSON.parse((await get(hostname)).body).version).toBe('two');

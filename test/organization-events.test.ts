@@ -29,16 +29,16 @@ interface EventView {
   timestamp: string;
   event_type: string;
   target_id: string | null;
-  target_name: string | null;
+  target_name?: string;
   target_type: string;
   sub_target_type: string | null;
-  change: string | null;
+  change?: string;
   origin: string;
   triggered_by: string;
   project_id: string | null;
-  project_name: string | null;
+  project_name?: string;
   environment_id: string | null;
-  environment_name: string | null;
+  environment_name?: string;
   operation_id: string;
   author: { type: string; id: string; name: string };
   ip: string | null;
@@ -49,7 +49,7 @@ interface EventView {
 }
 interface EventPage {
   events: EventView[];
-  links: { previous: string | null; next: string | null };
+  links: { previous?: string; next?: string };
 }
 
 describeEachDatabase('organization events (audit log)', (ctx) => {
@@ -206,7 +206,9 @@ describeEachDatabase('organization events (audit log)', (ctx) => {
     const renamed = logged.find((event) => event.operation_id === 'editProject');
     expect(renamed).toMatchObject({ event_type: 'UPDATE', target_type: 'PROJECT', target_id: projectId, project_id: projectId, target_name: 'shop-renamed' });
     const deleted = logged.find((event) => event.operation_id === 'deleteProject');
-    expect(deleted).toMatchObject({ event_type: 'DELETE', target_id: secondProjectId, project_id: secondProjectId, project_name: null, change: null });
+    expect(deleted).toMatchObject({ event_type: 'DELETE', target_id: secondProjectId, project_id: secondProjectId });
+    expect(deleted).not.toHaveProperty('project_name');
+    expect(deleted).not.toHaveProperty('change');
     expect(deleted?.status_code).toBe(204);
   });
 
@@ -251,10 +253,10 @@ describeEachDatabase('organization events (audit log)', (ctx) => {
 
     const walked: string[] = [];
     let page = await events('?pageSize=3');
-    expect(page.links.previous).toBeNull();
+    expect(page.links).not.toHaveProperty('previous');
     const pages: EventPage[] = [page];
     walked.push(...page.events.map((event) => event.id));
-    while (page.links.next !== null) {
+    while (page.links.next !== undefined) {
       const next = await ctx().call(owner.auth, { method: 'GET', url: page.links.next });
       expect(next.statusCode, next.body).toBe(200);
       page = next.json<EventPage>();
@@ -266,7 +268,7 @@ describeEachDatabase('organization events (audit log)', (ctx) => {
     const second = pages[1] as EventPage;
     const back = await ctx().call(owner.auth, { method: 'GET', url: second.links.previous ?? '' });
     expect(back.json<EventPage>().events.map((event) => event.id)).toEqual(pages[0]?.events.map((event) => event.id));
-    expect(back.json<EventPage>().links.previous).toBeNull();
+    expect(back.json<EventPage>().links).not.toHaveProperty('previous');
     expect(second.links.next).toContain('pageSize=3');
   });
 

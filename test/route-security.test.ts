@@ -6,7 +6,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { mintToken } from '../src/auth/tokens.ts';
 import type { RegisteredRoute } from '../src/http/server.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
-import { isDocumentationRoute, isOperatorRoute, isPublicRoute } from './support/public-routes.ts';
+import { isConsolePage, isDocumentationRoute, isOperatorRoute, isPublicRoute } from './support/public-routes.ts';
 
 /** A sweep sends a request (with its audit write and snapshot reads) for every route of the API, several hundred. */
 const SWEEP_TIMEOUT_MS = 120_000;
@@ -15,7 +15,7 @@ const SWEEP_TIMEOUT_MS = 120_000;
  * The route-security table. It walks every route the server has registered (the server's own onRoute listing, so
  * routes of future modules are covered without editing this file) and proves, for each one:
  *
- *   - public routes are exactly /ips, /openapi.json and the /docs pages;
+ *   - public routes are exactly /ips, /openapi.json, the /docs pages and the console's pages (/, /console/*);
  *   - every other route refuses a request without credentials, and with each kind of invalid credential, with 401
  *     and the error body;
  *   - a signed-in member of another organization, an ADMIN API token of another organization, and a policy API token
@@ -95,7 +95,7 @@ const SPEC_OPERATION_IDS = [
   'checkHelmRepository',
   'listOrganizationLabelsGroup',
   'createOrganizationLabelsGroup',
-  'getOrganizationLabelsGroup',
+  'getOrganizationLabelssGroup',
   'editOrganizationLabelsGroup',
   'deleteOrganizationLabelsGroup',
   'getOrganizationLabelsGroupAssociatedItems',
@@ -542,7 +542,7 @@ describeEachDatabase('route security', (ctx) => {
     const problems: string[] = [];
     const seen = new Map<string, string>();
     for (const route of routes) {
-      if (route.method === 'HEAD' || isDocumentationRoute(route.url)) continue;
+      if (route.method === 'HEAD' || isDocumentationRoute(route.url) || isConsolePage(route.url)) continue;
       const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
       const operationId = operation?.operationId;
       if (operationId === undefined || operationId === '') {
@@ -556,7 +556,7 @@ describeEachDatabase('route security', (ctx) => {
     expect(problems).toEqual([]);
   });
 
-  it('serves exactly /ips, /openapi.json and the /docs pages without credentials', async () => {
+  it('serves exactly /ips, /openapi.json, the /docs pages and the console pages without credentials', async () => {
     const problems: string[] = [];
     for (const route of routes) {
       const response = await ctx().call(undefined, victimRequest(route));
@@ -583,7 +583,7 @@ describeEachDatabase('route security', (ctx) => {
     }
     expect(problems).toEqual([]);
     expect(routes.filter((route) => isPublicRoute(route.url)).map(routeName)).toEqual(
-      expect.arrayContaining(['GET /ips', 'GET /openapi.json', 'GET /docs']),
+      expect.arrayContaining(['GET /ips', 'GET /openapi.json', 'GET /docs', 'GET /', 'GET /console', 'GET /console/*']),
     );
   });
 

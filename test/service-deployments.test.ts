@@ -48,6 +48,9 @@ interface AgentTask {
 }
 
 const SECRET_VALUE = 's3cr3t-value-never-shown';
+/** Full commit ids: a deploy names one commit by its full id (an abbreviation is refused). */
+const FIRST_COMMIT = 'abc1234def0123456789abcdef0123456789abcd';
+const SECOND_COMMIT = 'abc1234555555555555555555555555555555555';
 
 describe('service state machine', () => {
   it('gives every state an entry, and every target is a state', () => {
@@ -219,6 +222,12 @@ describeEachDatabase('service deployments', (ctx) => {
     const w = await world();
     expectErrorBody(await post(w.owner.auth, `/application/${w.applicationId}/deploy`, { git_commit_id: 'not-a-commit' }), 400);
     expectErrorBody(await post(w.owner.auth, `/application/${w.applicationId}/deploy`, { git_commit_id: 'abc1234', extra: true }), 400);
+    // An abbreviated commit id passes the schema (it is hex) and is refused with what to give instead.
+    const abbreviated = expectErrorBody(await post(w.owner.auth, `/application/${w.applicationId}/deploy`, { git_commit_id: 'abc1234' }), 400);
+    expect(abbreviated.message).toBe(
+      'git_commit_id "abc1234" is abbreviated: give the full commit id (40 hexadecimal digits, as `git rev-parse abc1234` prints it); the build fetches exactly one commit, and git hosts serve a commit by its full id only',
+    );
+    expect(abbreviated.details).toEqual([{ field: '/git_commit_id', message: 'must be a full commit id (40 hexadecimal digits)' }]);
     const tag = expectErrorBody(await post(w.owner.auth, `/application/${w.applicationId}/deploy`, { image_tag: 'v1' }), 400);
     expect(tag.details?.[0]?.field).toBe('/image_tag');
     expectErrorBody(await post(w.owner.auth, `/application/0190f0b2-6c5e-7000-8000-00000000dead/deploy`, {}), 404);
@@ -231,7 +240,7 @@ describeEachDatabase('service deployments', (ctx) => {
   it('writes the deployment with its snapshot, log lines, state and job in one go, and stays QUEUED for the agent', async () => {
     const w = await world();
     await withVariables(w);
-    const queued = await deploy(w, { git_commit_id: 'abc1234def' });
+    const queued = await deploy(w, { git_commit_id: FIRST_COMMIT });
     expect(queued).toMatchObject({
       id: w.applicationId,
       state: 'QUEUED',
@@ -245,7 +254,7 @@ describeEachDatabase('service deployments', (ctx) => {
     const { db } = ctx().database;
 
     const record = await db.selectFrom('service_deployments').selectAll().where('id', '=', deploymentId).executeTakeFirstOrThrow();
-    expect(record).toMatchObject({ service_id: w.applicationId, action: 'DEPLOY', status: 'QUEUED', git_commit_id: 'abc1234def', finished_at: null });
+    expect(record).toMatchObject({ service_id: w.applicationId, action: 'DEPLOY', status: 'QUEUED', git_commit_id: FIRST_COMMIT, finished_at: null });
     expect(JSON.stringify(record)).not.toContain(SECRET_VALUE);
     const snapshot = readJson<DeploymentSnapshot>(record.snapshot);
     expect(snapshot.service).toMatchObject({ id: w.applicationId, kind: 'APPLICATION', name: 'web', environmentId: w.environmentId });
@@ -283,7 +292,7 @@ describeEachDatabase('service deployments', (ctx) => {
       expect.stringMatching(/^variables snapshot [0-9a-f]{12}: \d+ variable\(s\)$/),
       "deploy queued: waiting for the cluster's agent to take it",
     ]);
-    expect(lines.every((line) => line.stream === 'system' && line.deployment_id === deploymentId && line.version === 'abc1234def')).toBe(true);
+    expect(lines.every((line) => line.stream === 'system' && line.deployment_id === deploymentId && line.version === FIRST_COMMIT)).toBe(true);
     expect(lines.map((line) => line.seq)).toEqual([1, 2, 3]);
 
     // Nothing takes it without an agent: it stays QUEUED, and saying so.
@@ -298,7 +307,7 @@ describeEachDatabase('service deployments', (ctx) => {
           identifier: { name: 'web', service_id: w.applicationId, service_type: 'APPLICATION', execution_id: record.job_id },
           status: 'QUEUED',
           status_details: { action: 'DEPLOY', status: 'QUEUED' },
-          details: { commit: { git_commit_id: 'abc1234def' } },
+          details: { commit: { git_commit_id: FIRST_COMMIT } },
           deployment_id: deploymentId,
         },
       ],
@@ -333,7 +342,7 @@ describeEachDatabase('service deployments', (ctx) => {
   it('follows the agent to DEPLOYED with logs streamed live, meters it, and shows OUT_OF_DATE after a change', async () => {
     const w = await world();
     await withVariables(w);
-    const queued = await deploy(w, { git_commit_id: 'abc1234' });
+    const queued = await deploy(w, { git_commit_id: SECOND_COMMIT });
     const deploymentId = queued.deployment_request_id as string;
     const task = await leaseTask(w, deploymentId);
     expect(task).toMatchObject({ subject_type: 'SERVICE', subject_id: w.applicationId, action: 'deploy' });
@@ -344,7 +353,7 @@ describeEachDatabase('service deployments', (ctx) => {
     const spec = await ctx().call(`Bearer ${w.credential}`, { method: 'GET', url: `/operator/v1/tasks/${task.id}/spec?lease_id=${task.lease_id}` });
     expect(spec.statusCode, spec.body).toBe(200);
     const opened = spec.json<{ spec: { git_commit_id: string; service: { id: string }; variables: Array<{ key: string; value: string }> } }>().spec;
-    expect(opened).toMatchObject({ git_commit_id: 'abc1234', service: { id: w.applicationId } });
+    expect(opened).toMatchObject({ git_commit_id: SECOND_COMMIT, service: { id: w.applicationId } });
     expect(opened.variables.find((variable) => variable.key === 'API_TOKEN')?.value).toBe(SECRET_VALUE);
     const foreignLease = await ctx().call(`Bearer ${w.credential}`, {
       method: 'GET',
@@ -404,7 +413,7 @@ describeEachDatabase('service deployments', (ctx) => {
     const redeploymentId = redeployed.json<StatusView>().deployment_request_id as string;
     const redeployment = await db.selectFrom('service_deployments').selectAll().where('id', '=', redeploymentId).executeTakeFirstOrThrow();
     // A redeploy rebuilds what ran (its commit) with today's variables.
-    expect(redeployment).toMatchObject({ action: 'REDEPLOY', git_commit_id: 'abc1234' });
+    expect(redeployment).toMatchObject({ action: 'REDEPLOY', git_commit_id: SECOND_COMMIT });
     expect(readJson<DeploymentSnapshot>(redeployment.snapshot).variables?.variables.map((variable) => variable.key)).toContain('NEW_ONE');
     const again = agentReporter(w, await leaseTask(w, redeploymentId));
     await again.report('take');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createSchemaCompilers } from '../src/http/validation.ts';
 import { AppError } from '../src/lib/errors.ts';
 import { isUuid, newId } from '../src/lib/ids.ts';
-import { kindDefinition, SERVICE_KIND_DEFINITIONS, type ServiceKindContext, type StoredService } from '../src/modules/services/services.kinds.ts';
+import { kindDefinition, SERVICE_KIND_DEFINITIONS, type LinkedRecords, type ServiceKindContext, type StoredService } from '../src/modules/services/services.kinds.ts';
 import type { ServiceKind } from '../src/modules/variables/variables.builtins.ts';
 
 /**
@@ -43,6 +43,19 @@ const context: ServiceKindContext = {
   helmRepositoryExists: async (id) => known.helmRepositories.has(id),
   missingLabelsGroups: async (ids) => ids.filter((id) => !known.labels.has(id)),
   missingAnnotationsGroups: async (ids) => ids.filter((id) => !known.annotations.has(id)),
+};
+
+/** The known groups and registries as the services module reads them to answer (services.crud.ts). */
+const CREATED_AT = '2026-01-01T00:00:00.000Z';
+const linked: LinkedRecords = {
+  labelsGroups: new Map(
+    [...known.labels].map((id) => [id, { id, created_at: CREATED_AT, updated_at: CREATED_AT, name: 'team', labels: [{ key: 'team', value: 'web', propagate_to_cloud_provider: false }] }]),
+  ),
+  annotationsGroups: new Map(
+    [...known.annotations].map((id) => [id, { id, created_at: CREATED_AT, updated_at: CREATED_AT, name: 'notes', annotations: [{ key: 'note', value: 'x' }], scopes: ['DEPLOYMENTS'] }]),
+  ),
+  containerRegistries: new Map([...known.registries].map((id) => [id, { id, name: 'hub', url: 'https://registry-1.docker.io', kind: 'DOCKER_HUB' }])),
+  helmRepositories: new Map([...known.helmRepositories].map((id) => [id, { id, name: 'charts', url: 'https://charts.example.com' }])),
 };
 
 interface Outcome {
@@ -98,7 +111,7 @@ function created(outcome: Outcome): StoredService {
 /** The answer as the route would send it, checked against the kind's response schema. */
 function answer(service: StoredService): Record<string, unknown> {
   const definition = kindDefinition(service.kind);
-  const response = definition.toResponse(service);
+  const response = definition.toResponse(service, linked);
   const validate = validator(definition.response, 'body');
   expect(validate(structuredClone(response)), JSON.stringify(validate.errors)).toBe(true);
   const list = validator(definition.listResponse, 'body');
@@ -322,7 +335,7 @@ describe('CONTAINER', () => {
     expect(answer(service)).toMatchObject({
       service_type: 'CONTAINER',
       registry_id: first(known.registries),
-      registry: { id: first(known.registries) },
+      registry: { id: first(known.registries), name: 'hub', url: 'https://registry-1.docker.io', kind: 'DOCKER_HUB' },
       image_name: 'library/nginx',
       tag: '1.27-alpine',
       cpu: 500,
@@ -462,7 +475,7 @@ describe('HELM', () => {
     expect(answer(service)).toMatchObject({
       service_type: 'HELM',
       timeout_sec: 600,
-      source: { helm_repository: { repository: { id: first(known.helmRepositories) }, chart_name: 'redis', chart_version: '19.6.1' } },
+      source: { repository: { repository: { id: first(known.helmRepositories), name: 'charts', url: 'https://charts.example.com' }, chart_name: 'redis', chart_version: '19.6.1' } },
       values_override: { set: [['replica.replicaCount', '2']], set_string: [], file: { raw: { values: [{ name: 'override.yaml' }] } } },
       ports: [{ service_name: 'cache-master', internal_port: 6379, external_port: 16379, is_default: true, namespace: null }],
     });

@@ -555,6 +555,25 @@ describeEachDatabase('services', (ctx) => {
       expectErrorBody(await call('GET', `/container/${app.id}/link`), 404);
     });
 
+    it("answers an environment's links as each of its applications' and containers' own, nothing for the others (listEnvironmentServicesLinks)", async () => {
+      const inEnvironment = await createEnvironment();
+      const web = await createApplication(uniqueName('web'), PUBLIC_PORTS, inEnvironment);
+      const api = await createApplication(uniqueName('api'), PUBLIC_PORTS, inEnvironment);
+      await createApplication(uniqueName('worker'), { ports: [{ internal_port: 9090, publicly_accessible: false }] }, inEnvironment);
+      await created('POST', `/environment/${inEnvironment}/database`, { name: uniqueName('db'), type: 'POSTGRESQL', version: '16', mode: 'CONTAINER' });
+      const response = await call('GET', `/environment/${inEnvironment}/link`);
+      expect(response.statusCode, response.body).toBe(200);
+      const expected = [...(await linksOf('application', web.id)), ...(await linksOf('application', api.id))];
+      expect(response.json<{ results: LinkView[] }>().results).toEqual(expect.arrayContaining(expected));
+      expect(response.json<{ results: LinkView[] }>().results).toHaveLength(expected.length);
+
+      expect((await call('GET', `/environment/${await createEnvironment()}/link`)).json()).toEqual({ results: [] });
+      const stranger = await ctx().signUpWithOrganization();
+      expectErrorBody(await call('GET', `/environment/${inEnvironment}/link`, undefined, stranger.owner.auth), 404);
+      expectErrorBody(await call('GET', `/environment/${randomUUID()}/link`), 404);
+      expectErrorBody(await call('GET', '/environment/not-an-id/link'), 400);
+    });
+
     it('gives a service the next candidate when another service holds the hostname its id hashes to', async () => {
       const environmentName = uniqueName('env');
       const inEnvironment = await environmentNamed(environmentName);

@@ -47,6 +47,13 @@ interface DeliveryView {
   error: string | null;
 }
 
+interface LogLine {
+  level: number;
+  msg: string;
+  webhook?: string;
+  [field: string]: unknown;
+}
+
 /** Verifies a delivery as a Standard Webhooks receiver does, with the key a secret stands for. */
 function verifySignature(delivery: ReceivedWebhook, secret: string): boolean {
   const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
@@ -134,6 +141,11 @@ for (const dialect of TEST_DIALECTS) {
         (status) => status === 'DEPLOYED',
         'cluster did not reach DEPLOYED',
       );
+    }
+
+    /** The server's log lines about one webhook (pino's JSON records). */
+    function webhookLogLines(webhookId: string): LogLine[] {
+      return logLines.map((line) => JSON.parse(line) as LogLine).filter((line) => line.webhook === webhookId);
     }
 
     async function deliveries(webhookId: string): Promise<DeliveryView[]> {
@@ -256,6 +268,11 @@ for (const dialect of TEST_DIALECTS) {
       const notice = await testDatabase.database.db.selectFrom('outbox').selectAll().where('subject', 'like', '%webhook was disabled%').execute();
       expect(notice).toHaveLength(1);
       expect(notice[0]?.text_body).toContain(failing.url);
+      // The server's log warned twice for the webhook: when it started failing, and when it was disabled.
+      expect(webhookLogLines(hook.id).filter((line) => line.level >= 40).map((line) => line.msg)).toEqual([
+        'webhook deliveries fail: the receiver answered 503; retried with backoff, the next failures logged at debug until one succeeds',
+        `webhook disabled: ${DISABLE_AFTER} deliveries in a row failed (the last: the receiver answered 503)`,
+      ]);
 
       const enabled = await call({ method: 'PUT', url: `${base}/${hook.id}`, payload: { target_url: failing.url, events: ['DEPLOYMENT_SUCCESSFUL'], enabled: true } });
       expect(enabled.json()).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null });
@@ -313,6 +330,33 @@ for (const dialect of TEST_DIALECTS) {
         const dump = JSON.stringify((await sql<Record<string, unknown>>`select * from ${sql.table(name)}`.execute(db)).rows);
         for (const secret of secrets) expect(dump, name).not.toContain(secret);
       }
+    });
+
+    it('logs a failing receiver once as it starts failing and once as it succeeds again, each other failed attempt at debug only', async () => {
+      const flaky = await receiver((index) => (index < DISABLE_AFTER - 1 ? 503 : 200));
+      const created = await call({ method: 'POST', url: base, payload: { target_url: `${flaky.url}?token=receiver-token`, events: ['DEPLOYMENT_SUCCESSFUL'] } });
+      expect(created.statusCode, created.body).toBe(201);
+      const hook = created.json<WebhookView>();
+      await deployAndWait();
+      await flaky.waitForCount(DISABLE_AFTER);
+      await until(async () => (await deliveries(hook.id)).some((row) => row.succeeded), (found) => found, 'a successful delivery');
+      const lines = await vi.waitFor(() => {
+        const found = webhookLogLines(hook.id);
+        expect(found.map((line) => line.level)).toEqual([40, 20, 30]);
+        return found;
+      });
+      expect(lines.map((line) => line.msg)).toEqual([
+        'webhook deliveries fail: the receiver answered 503; retried with backoff, the next failures logged at debug until one succeeds',
+        'webhook delivery failed: the receiver answered 503',
+        'webhook deliveries succeed again',
+      ]);
+      expect(lines[0]).toMatchObject({ organization: organizationId, target: new URL(flaky.url).host });
+      expect(lines[1]).toMatchObject({ attempt: 2, failures: 2 });
+      expect(JSON.stringify(lines)).not.toContain('receiver-token');
+      // The job worker's line for each failed attempt is at debug, for this webhook and every failing one before it.
+      const jobFailures = logLines.map((line) => JSON.parse(line) as LogLine).filter((line) => line.msg.startsWith('job failed: webhook delivery failed'));
+      expect(jobFailures.length).toBeGreaterThanOrEqual(DISABLE_AFTER + 2);
+      expect(jobFailures.filter((line) => line.level !== 20)).toEqual([]);
     });
   });
 }

@@ -1,20 +1,24 @@
 import { chmod, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { AppsPortInUseError, startAppsProxy, type AppsProxy } from '../engine/local/apps-proxy.client.ts';
+import { appsProxySocketFits, appsProxySocketPath } from '../engine/local/apps-proxy.protocol.ts';
 import { createLocalDriver } from '../engine/local/local-driver.ts';
-import { LocalReverseProxy } from '../engine/local/reverse-proxy.ts';
 import { WorkloadCgroups } from '../engine/local/workload-cgroups.ts';
 import { WorkloadSandbox } from '../engine/local/workload-sandbox.ts';
 import { makePrivateDirectory } from '../lib/private-files.ts';
 import type { AgentClient } from './agent.client.ts';
 import { runAgentOnHost, type DriverHost, type DriverHostOptions } from './agent.runtime.ts';
 
+export { AppsPortInUseError } from '../engine/local/apps-proxy.client.ts';
+
 /**
- * The local driver's host (docs/local-engine.md): the reverse proxy on the apps port, the workload sandbox and control
- * groups, and the driver re-adopting whatever its state directory says still runs. `slipway server` runs an agent
- * over it for its LOCAL clusters (in-process client, startLocalAgent); `slipway agent --driver local` runs one against
- * a control plane over HTTPS (the registry, agent.drivers.ts). Stopping it leaves the workloads running: the next
- * agent over the same state directory takes them over.
+ * The local driver's host (docs/local-engine.md): the apps proxy on the apps port (a process of its own that outlives
+ * the agent, found again or started), the workload sandbox and control groups, and the driver re-adopting whatever
+ * its state directory says still runs. `slipway server` runs an agent over it for its LOCAL clusters (in-process
+ * client, startLocalAgent); `slipway agent --driver local` runs one against a control plane over HTTPS (the registry,
+ * agent.drivers.ts). Stopping it leaves the workloads running: the next agent over the same state directory takes
+ * them over, and the apps proxy keeps routing to them meanwhile.
  */
 export interface LocalAgentOptions extends DriverHostOptions {
   client: AgentClient;
@@ -59,21 +63,34 @@ async function prepareStateDirectory(stateDir: string, trouble: (message: string
   }
 }
 
-/** The apps port is taken: its message is the one line `slipway server` ends with (main.ts). */
-export class AppsPortInUseError extends Error {
-  constructor(host: string, port: number, cause: Error) {
-    super(`the apps port ${host.includes(':') ? `[${host}]` : host}:${port} is in use: choose another with SLIPWAY_APPS_PORT`, { cause });
-    this.name = 'AppsPortInUseError';
-  }
+/**
+ * The apps proxy, with the services' internal addresses: a process of its own that outlives the agent
+ * (apps-proxy.process.ts), found again or started; in this process only where its control socket's path would be too
+ * long for a Unix socket (a deep state directory), the internal addresses then being the driver's own.
+ */
+async function startProxy(options: DriverHostOptions): Promise<AppsProxy> {
+  const onTrouble = (message: string): void => options.onTrouble(`proxy: ${message}`);
+  if (appsProxySocketFits(options.stateDir)) return startAppsProxy({ stateDir: options.stateDir, host: options.appsHost, port: options.appsPort, onTrouble });
+  onTrouble(`${appsProxySocketPath(options.stateDir)} is too long a path for a Unix socket: the apps proxy runs in the agent's process and stops with it`);
+  // Loaded only here: the proxy's forwarding library is the proxy process's, not the agent's, to load.
+  const { LocalReverseProxy } = await import('../engine/local/reverse-proxy.ts');
+  const proxy = new LocalReverseProxy({ onError: onTrouble });
+  const address = await proxy.listen(options.appsPort, options.appsHost).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE') throw new AppsPortInUseError(options.appsHost, options.appsPort, error);
+    throw error;
+  });
+  return Object.assign(proxy, {
+    address,
+    resync: () => Promise.resolve(),
+    detach: () => proxy.close(),
+    shutdown: () => proxy.close(),
+  });
 }
 
 export async function startLocalDriverHost(options: DriverHostOptions): Promise<DriverHost & { appsAddress: AddressInfo }> {
   await prepareStateDirectory(options.stateDir, options.onTrouble);
-  const proxy = new LocalReverseProxy({ onError: (message) => options.onTrouble(`proxy: ${message}`) });
-  const appsAddress = await proxy.listen(options.appsPort, options.appsHost).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'EADDRINUSE') throw new AppsPortInUseError(options.appsHost, options.appsPort, error);
-    throw error;
-  });
+  const proxy = await startProxy(options);
+  const appsAddress = proxy.address;
   const sandbox = new WorkloadSandbox({
     isolation: options.isolation,
     protectedPaths: [...new Set([...options.protectedPaths, options.stateDir])],
@@ -90,6 +107,7 @@ export async function startLocalDriverHost(options: DriverHostOptions): Promise<
     sandbox,
     cgroups,
     proxy,
+    ...(proxy.internal === undefined ? {} : { internalAddresses: proxy.internal }),
     git: options.git,
     externalPostgresUrl: options.externalPostgresUrl,
     // Without a sink (no control plane to tell), runtime output stays in the driver's own log files.
@@ -102,6 +120,8 @@ export async function startLocalDriverHost(options: DriverHostOptions): Promise<
   } catch (error) {
     options.onTrouble(`re-adopting workloads failed: ${(error as Error).message}`);
   }
+  // What the previous agent routed was served meanwhile; now the proxy serves what this one took over, and only that.
+  await proxy.resync();
   return {
     driver,
     appsAddress,
@@ -110,7 +130,9 @@ export async function startLocalDriverHost(options: DriverHostOptions): Promise<
       if (withWorkloads) await driver.stopAll();
       else await driver.detach();
       cgroups.tidy();
-      await proxy.close();
+      // The proxy keeps serving the workloads that keep running; with them stopped, it stops too.
+      if (withWorkloads) await proxy.shutdown();
+      else await proxy.detach();
     },
   };
 }

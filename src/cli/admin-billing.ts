@@ -1,12 +1,12 @@
 import { createBilling, createServices } from '../app.services.ts';
 import type { Config } from '../config.ts';
-import { databaseTargetOf, openDatabase, type Database } from '../db/db.client.ts';
-import { migrateToLatest } from '../db/db.migrate.ts';
+import type { Database } from '../db/db.client.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { badRequest } from '../lib/errors.ts';
 import { loadOrCreateKeyFile } from '../lib/secret-box.ts';
 import { createOutboxMailer } from '../mail/outbox-mailer.ts';
 import type { BillingService } from '../modules/billing/billing.service.ts';
+import { withOperatorDatabase, type OperatorDatabaseConfig } from './admin-database.ts';
 
 /**
  * The operator's billing commands (`slipway admin credit-code create`, `slipway admin invoices generate|mark-paid`).
@@ -33,15 +33,11 @@ export function parseExpiry(expires: string): string {
   return value.toISOString();
 }
 
-async function withOperatorBilling<T>(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'publicUrl'>, run: (billing: BillingService) => Promise<T>): Promise<T> {
-  const database = openDatabase(databaseTargetOf(config));
-  try {
-    await migrateToLatest(database.db, database.dialect);
+function withOperatorBilling<T>(config: OperatorDatabaseConfig & Pick<Config, 'secretKey' | 'publicUrl'>, run: (billing: BillingService) => Promise<T>): Promise<T> {
+  return withOperatorDatabase(config, (database) => {
     const key = config.secretKey.kind === 'value' ? config.secretKey.key : loadOrCreateKeyFile(config.secretKey.file);
-    return await run(operatorBilling(database, systemClock, key, config.publicUrl));
-  } finally {
-    await database.close();
-  }
+    return run(operatorBilling(database, systemClock, key, config.publicUrl));
+  });
 }
 
 type OperatorConfig = Parameters<typeof withOperatorBilling>[0];

@@ -1,10 +1,8 @@
 import { createServices } from '../app.services.ts';
 import { grantsOfRole } from '../auth/permissions.ts';
-import type { Config } from '../config.ts';
-import { databaseTargetOf, openDatabase } from '../db/db.client.ts';
-import { migrateToLatest } from '../db/db.migrate.ts';
 import { systemClock } from '../lib/clock.ts';
 import { createLocalClusterGrants } from '../modules/clusters/clusters.local-grants.ts';
+import { withOperatorDatabase, type OperatorDatabaseConfig } from './admin-database.ts';
 
 export interface BootstrapResult {
   user_id: string;
@@ -20,12 +18,10 @@ export interface BootstrapResult {
  * onto them (docs/clusters.md, "LOCAL clusters"); any other organization needs `slipway admin local-clusters allow`.
  */
 export async function bootstrapInstallation(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: OperatorDatabaseConfig,
   input: { email: string; organization: string; name?: string | undefined },
 ): Promise<BootstrapResult> {
-  const database = openDatabase(databaseTargetOf(config));
-  try {
-    await migrateToLatest(database.db, database.dialect);
+  return withOperatorDatabase(config, async (database) => {
     const services = createServices(database);
     const user = await services.users.userForEmail(input.email, input.name ?? null);
     const organization = await services.organizations.createOrganization(user.id, { name: input.organization });
@@ -36,7 +32,5 @@ export async function bootstrapInstallation(
       { name: 'bootstrap', description: 'Created by slipway admin bootstrap', scope: 'ADMIN' },
     );
     return { user_id: user.id, organization_id: organization.id, api_token: token.token };
-  } finally {
-    await database.close();
-  }
+  });
 }

@@ -1,9 +1,7 @@
 import { userInfo } from 'node:os';
-import type { Config } from '../config.ts';
-import { databaseTargetOf, openDatabase } from '../db/db.client.ts';
-import { migrateToLatest } from '../db/db.migrate.ts';
 import { systemClock } from '../lib/clock.ts';
 import { createLocalClusterGrants, type LocalClusterGrants } from '../modules/clusters/clusters.local-grants.ts';
+import { withOperatorDatabase, type OperatorDatabaseConfig } from './admin-database.ts';
 
 /**
  * `slipway admin local-clusters allow|deny|list`: which organizations may create LOCAL clusters and deploy onto them
@@ -12,16 +10,10 @@ import { createLocalClusterGrants, type LocalClusterGrants } from '../modules/cl
  * directly, and each prints what changed.
  */
 
-type OperatorConfig = Pick<Config, 'databaseUrl' | 'dataDir'>;
+type OperatorConfig = OperatorDatabaseConfig;
 
-async function withGrants<T>(config: OperatorConfig, run: (grants: LocalClusterGrants) => Promise<T>): Promise<T> {
-  const database = openDatabase(databaseTargetOf(config));
-  try {
-    await migrateToLatest(database.db, database.dialect);
-    return await run(createLocalClusterGrants({ db: database.db, clock: systemClock }));
-  } finally {
-    await database.close();
-  }
+function withGrants<T>(config: OperatorConfig, run: (grants: LocalClusterGrants) => Promise<T>): Promise<T> {
+  return withOperatorDatabase(config, (database) => run(createLocalClusterGrants({ db: database.db, clock: systemClock })));
 }
 
 /** Who gave a grant, as the grant records it: the command, and the account that ran it when the system can say. */

@@ -684,7 +684,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: operations["getOrganizationLabelsGroup"];
+        get: operations["getOrganizationLabelssGroup"];
         /** @description Replaces a labels group (name and every label). */
         put: operations["editOrganizationLabelsGroup"];
         post?: never;
@@ -1138,7 +1138,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/organization/{organizationId}/cluster/lock": {
+    "/organization/{organizationId}/lock": {
         parameters: {
             query?: never;
             header?: never;
@@ -1146,7 +1146,7 @@ export interface paths {
             cookie?: never;
         };
         /** @description The live locks of the organization's clusters (expired locks are not listed). */
-        get: operations["listClusterLocks"];
+        get: operations["list-cluster-lock"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1283,7 +1283,7 @@ export interface paths {
         put?: never;
         /** @description Locks a cluster: no deploy, upgrade, edit, stop, restart or delete until it is unlocked or ttl_in_days pass. */
         post: operations["lockCluster"];
-        delete: operations["unlockCluster"];
+        delete: operations["unlock-cluster"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3287,7 +3287,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The log of the newest deployment (or of deploymentId). With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. */
+        /** @description The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines. */
         get: operations["listApplicationLog"];
         put?: never;
         post?: never;
@@ -3455,7 +3455,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The log of the newest deployment (or of deploymentId). With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. */
+        /** @description The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines. */
         get: operations["listContainerLog"];
         put?: never;
         post?: never;
@@ -3623,7 +3623,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The log of the newest deployment (or of deploymentId). With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. */
+        /** @description The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines. */
         get: operations["listDatabaseLog"];
         put?: never;
         post?: never;
@@ -3791,7 +3791,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The log of the newest deployment (or of deploymentId). With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. */
+        /** @description The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines. */
         get: operations["listJobLog"];
         put?: never;
         post?: never;
@@ -3959,7 +3959,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The log of the newest deployment (or of deploymentId). With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. */
+        /** @description The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines. */
         get: operations["listHelmLog"];
         put?: never;
         post?: never;
@@ -4127,7 +4127,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The log of the newest deployment (or of deploymentId). With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. */
+        /** @description The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines. */
         get: operations["listTerraformLog"];
         put?: never;
         post?: never;
@@ -4295,8 +4295,144 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The log of the newest deployment (or of deploymentId). With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. */
+        /** @description The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines. */
         get: operations["listAgenticWorkflowLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/environment/{environmentId}/statuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The environment's status and every service's, grouped by kind. */
+        get: operations["getEnvironmentStatuses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/environment/{environmentId}/application/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The status of every application of the environment. */
+        get: operations["getEnvironmentApplicationStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/environment/{environmentId}/container/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The status of every container of the environment. */
+        get: operations["getEnvironmentContainerStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/environment/{environmentId}/database/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The status of every database of the environment. */
+        get: operations["getEnvironmentDatabaseStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/environment/{environmentId}/job/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The status of every job of the environment. */
+        get: operations["getEnvironmentJobStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/environment/{environmentId}/helm/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The status of every helm of the environment. */
+        get: operations["getEnvironmentHelmStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/project/{projectId}/environment/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The status of every environment of the project. */
+        get: operations["getProjectEnvironmentsStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/project/{projectId}/environment/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description How many services each environment of the project holds. */
+        get: operations["getProjectEnvironmentServiceNumber"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4508,6 +4644,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/environment/{environmentId}/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The links of every application and container of the environment, as each one's link operation answers them. */
+        get: operations["listEnvironmentServicesLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organization/{organizationId}/webhook": {
         parameters: {
             query?: never;
@@ -4606,17 +4759,19 @@ export interface components {
             updated_at?: string;
             name: string;
             description: string | null;
-            plan: string;
+            /** @enum {unknown} */
+            plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
             website_url: string | null;
             repository: string | null;
             logo_url: string | null;
             icon_url: string | null;
             admin_emails: string[] | null;
             /** Format: uuid */
-            owner: string | null;
+            owner?: string;
             billing_deployment_restriction: string | null;
             organization_plan: {
-                plan: string;
+                /** @enum {unknown} */
+                plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                 audit_logs_retention_in_days: number;
             };
         };
@@ -4635,7 +4790,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             name: string;
-            description: string | null;
+            description?: string;
             /**
              * @description Slipway: VIEWER reads the organization, MANAGER also creates its workload resources
              * @enum {unknown}
@@ -4690,10 +4845,10 @@ export interface components {
             /** Format: date-time */
             updated_at?: string;
             name: string;
-            description: string | null;
-            role_name: string | null;
+            description?: string;
+            role_name?: string;
             /** Format: uuid */
-            role_id: string | null;
+            role_id?: string;
             scope: string | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -4710,10 +4865,7 @@ export interface components {
             /** Format: date-time */
             updated_at?: string;
             name: string;
-            description: string | null;
-            role_name: string | null;
-            /** Format: uuid */
-            role_id: string | null;
+            description?: string;
             opa_policy: string;
             creator_name: string | null;
             /** Format: date-time */
@@ -4728,7 +4880,7 @@ export interface components {
             /** Format: date-time */
             updated_at?: string;
             name: string;
-            description: string | null;
+            description?: string;
             associated_environments_count: number;
             organization: {
                 /** Format: uuid */
@@ -4754,7 +4906,8 @@ export interface components {
             profile_picture_url?: string;
             /** Format: date-time */
             last_activity_at?: string;
-            role: string;
+            /** @enum {unknown} */
+            role: "OWNER" | "ADMIN" | "DEVELOPER" | "VIEWER";
             role_name: string;
             /** Format: uuid */
             role_id: string;
@@ -4767,7 +4920,7 @@ export interface components {
             /** Format: date-time */
             updated_at?: string;
             email: string;
-            role: string;
+            role: components["schemas"]["InviteMemberRoleEnum"];
             /** Format: uri */
             invitation_link: string;
             invitation_status: components["schemas"]["InviteStatusEnum"];
@@ -4781,9 +4934,9 @@ export interface components {
             expires_at: string;
         };
         /** @enum {unknown} */
-        InviteStatusEnum: "PENDING" | "EXPIRED" | "ACCEPTED";
-        /** @enum {unknown} */
         InviteMemberRoleEnum: "OWNER" | "ADMIN" | "DEVELOPER" | "VIEWER";
+        /** @enum {unknown} */
+        InviteStatusEnum: "PENDING" | "EXPIRED" | "ACCEPTED";
         GitTokenResponse: {
             /** Format: uuid */
             id: string;
@@ -4792,11 +4945,11 @@ export interface components {
             /** Format: date-time */
             updated_at?: string;
             name: string;
-            description: string | null;
+            description?: string;
             type: components["schemas"]["GitProviderEnum"];
             /** Format: date */
-            expired_at: string | null;
-            workspace: string | null;
+            expired_at?: string;
+            workspace?: string;
             associated_services_count: number;
             git_api_url: string;
         };
@@ -4929,7 +5082,7 @@ export interface components {
             updated_at?: string;
             name: string;
             kind: components["schemas"]["ContainerRegistryKindEnum"];
-            description: string | null;
+            description?: string;
             url: string;
             associated_services_count: number;
             config: components["schemas"]["ContainerRegistryResponseConfig"];
@@ -4975,7 +5128,7 @@ export interface components {
             updated_at?: string;
             name: string;
             kind: components["schemas"]["HelmRepositoryKindEnum"];
-            description: string | null;
+            description?: string;
             url: string;
             skip_tls_verification: boolean;
             associated_services_count: number;
@@ -5191,7 +5344,7 @@ export interface components {
                 id: string;
             };
             name: string;
-            description: string | null;
+            description?: string;
             region: string;
             cloud_provider: string;
             min_running_nodes: number;
@@ -5199,7 +5352,7 @@ export interface components {
             disk_size: number;
             disk_iops?: number;
             disk_throughput?: number;
-            instance_type: string | null;
+            instance_type?: string;
             kubernetes: string;
             status: components["schemas"]["ClusterStateEnum"];
             has_access: boolean;
@@ -5244,7 +5397,7 @@ export interface components {
             /** Format: date-time */
             locked_at: string;
             owner_name: string;
-            ttl_in_days?: number | null;
+            ttl_in_days?: number;
         };
         /** @enum {unknown} */
         ClusterDeleteMode: "DEFAULT" | "DELETE_CLUSTER_AND_PLATFORM_CONFIG" | "DELETE_PLATFORM_CONFIG";
@@ -5397,8 +5550,8 @@ export interface components {
                 /** Format: uuid */
                 id: string;
                 key: string;
-                value?: string;
-                mount_path: string | null;
+                value: string;
+                mount_path: string;
                 /** @enum {unknown} */
                 scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                 /** @enum {unknown} */
@@ -5408,8 +5561,8 @@ export interface components {
                 /** Format: uuid */
                 id: string;
                 key: string;
-                value?: string;
-                mount_path: string | null;
+                value: string;
+                mount_path: string;
                 /** @enum {unknown} */
                 scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                 /** @enum {unknown} */
@@ -5438,7 +5591,7 @@ export interface components {
                 /** Format: uuid */
                 id: string;
                 key: string;
-                mount_path: string | null;
+                mount_path: string;
                 /** @enum {unknown} */
                 scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                 /** @enum {unknown} */
@@ -5450,7 +5603,7 @@ export interface components {
                 /** Format: uuid */
                 id: string;
                 key: string;
-                mount_path: string | null;
+                mount_path: string;
                 /** @enum {unknown} */
                 scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                 /** @enum {unknown} */
@@ -5619,12 +5772,35 @@ export interface components {
             annotations_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                annotations: {
+                    key: string;
+                    value: string;
+                }[];
+                scopes: string[];
             }[];
             labels_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                labels: {
+                    key: string;
+                    value: string;
+                    propagate_to_cloud_provider: boolean;
+                }[];
             }[];
             icon_uri: string;
+            maximum_cpu: number;
+            maximum_memory: number;
+            maximum_gpu: number;
             /** @enum {string} */
             service_type: "APPLICATION";
         };
@@ -5646,6 +5822,9 @@ export interface components {
             registry: {
                 /** Format: uuid */
                 id: string;
+                name?: string;
+                url?: string;
+                kind?: string;
             };
             image_name: string;
             tag: string;
@@ -5737,12 +5916,35 @@ export interface components {
             annotations_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                annotations: {
+                    key: string;
+                    value: string;
+                }[];
+                scopes: string[];
             }[];
             labels_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                labels: {
+                    key: string;
+                    value: string;
+                    propagate_to_cloud_provider: boolean;
+                }[];
             }[];
             icon_uri: string;
+            maximum_cpu: number;
+            maximum_memory: number;
+            maximum_gpu: number;
             /** @enum {string} */
             service_type: "CONTAINER";
         };
@@ -5774,10 +5976,30 @@ export interface components {
             annotations_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                annotations: {
+                    key: string;
+                    value: string;
+                }[];
+                scopes: string[];
             }[];
             labels_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                labels: {
+                    key: string;
+                    value: string;
+                    propagate_to_cloud_provider: boolean;
+                }[];
             }[];
             icon_uri: string;
             /** @enum {string} */
@@ -5798,6 +6020,9 @@ export interface components {
             description: string;
             /** @enum {unknown} */
             job_type: "LIFECYCLE" | "CRON";
+            maximum_cpu: number;
+            maximum_memory: number;
+            maximum_gpu: number;
             cpu: number;
             memory: number;
             gpu: number;
@@ -5817,6 +6042,9 @@ export interface components {
                     registry: {
                         /** Format: uuid */
                         id: string;
+                        name?: string;
+                        url?: string;
+                        kind?: string;
                     };
                 };
                 docker?: {
@@ -5913,10 +6141,30 @@ export interface components {
             annotations_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                annotations: {
+                    key: string;
+                    value: string;
+                }[];
+                scopes: string[];
             }[];
             labels_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                labels: {
+                    key: string;
+                    value: string;
+                    propagate_to_cloud_provider: boolean;
+                }[];
             }[];
             icon_uri: string;
             /** @enum {string} */
@@ -5939,23 +6187,27 @@ export interface components {
             auto_preview: boolean;
             auto_deploy: boolean;
             source: {
-                git_repository?: {
-                    /** @enum {unknown} */
-                    provider: "BITBUCKET" | "GITHUB" | "GITLAB";
-                    owner: string;
-                    url: string;
-                    name: string;
-                    branch: string;
-                    root_path: string;
-                    git_token_id: string | null;
+                git?: {
+                    git_repository: {
+                        /** @enum {unknown} */
+                        provider: "BITBUCKET" | "GITHUB" | "GITLAB";
+                        owner: string;
+                        url: string;
+                        name: string;
+                        branch: string;
+                        root_path: string;
+                        git_token_id: string | null;
+                    };
                 };
-                helm_repository?: {
+                repository?: {
+                    chart_name: string;
+                    chart_version: string;
                     repository: {
                         /** Format: uuid */
                         id: string;
+                        name?: string;
+                        url?: string;
                     };
-                    chart_name: string;
-                    chart_version: string;
                 };
             };
             allow_cluster_wide_resources: boolean;
@@ -5997,10 +6249,30 @@ export interface components {
             annotations_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                annotations: {
+                    key: string;
+                    value: string;
+                }[];
+                scopes: string[];
             }[];
             labels_groups: {
                 /** Format: uuid */
                 id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at?: string;
+                name: string;
+                labels: {
+                    key: string;
+                    value: string;
+                    propagate_to_cloud_provider: boolean;
+                }[];
             }[];
             icon_uri: string;
             /** @enum {string} */
@@ -6053,6 +6325,7 @@ export interface components {
             job_resources: {
                 cpu_milli: number;
                 ram_mib: number;
+                gpu: number;
                 storage_gib: number;
             };
             use_cluster_credentials: boolean;
@@ -6116,6 +6389,68 @@ export interface components {
             icon_uri: string;
             /** @enum {string} */
             service_type: "AGENTIC_WORKFLOW";
+        };
+        EnvironmentStatus: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+            /** Format: date-time */
+            last_deployment_date: string | null;
+            /** @enum {unknown} */
+            last_deployment_state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+            last_deployment_id: string | null;
+            total_deployment_duration_in_seconds: number | null;
+            origin: ("API" | "CLI" | "CONSOLE" | "GIT" | "PLATFORM_INTERNAL" | "SKILL" | "TERRAFORM_PROVIDER") | (never | null);
+            triggered_by: string | null;
+            /** @enum {unknown} */
+            deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+            /** Format: uuid */
+            deployment_request_id: string | null;
+            metrics: {
+                [key: string]: unknown;
+            }[] | null;
+            message: string | null;
+        };
+        ServiceStatus: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+            /** @enum {unknown} */
+            service_deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+            /** Format: date-time */
+            last_deployment_date?: string;
+            is_part_last_deployment: boolean;
+            execution_id?: string;
+            status_details: {
+                /** @enum {unknown} */
+                action: "DEPLOY" | "STOP" | "RESTART";
+                /** @enum {unknown} */
+                status: "QUEUED" | "ONGOING" | "SUCCESS" | "ERROR" | "CANCELED" | "CANCELING" | "NEVER";
+                /** @enum {string} */
+                sub_action: "NONE";
+            };
+            /** Format: uuid */
+            deployment_request_id: string | null;
+            deployment_requests_count: number;
+            message: string | null;
+            workload?: {
+                /** @enum {unknown} */
+                health: "RUNNING" | "RESTARTING" | "FAILED";
+                /** @description Restarts after crashes since the deployment. */
+                restarts: number;
+                message: string | null;
+                /** Format: date-time */
+                reported_at: string;
+            } | null;
+        };
+        EnvironmentStats: {
+            /** Format: uuid */
+            id: string;
+            service_total_number: number;
+            /** @description The same count as service_total_number (the reference requires this name). */
+            number: number;
         };
         ApplicationDeploymentRestriction: {
             /** Format: uuid */
@@ -6182,7 +6517,7 @@ export interface components {
             kind: components["schemas"]["OrganizationWebhookKindEnum"];
             target_url: string;
             target_secret_set: boolean;
-            description: string | null;
+            description?: string;
             enabled: boolean;
             events: components["schemas"]["OrganizationWebhookEventEnum"][];
             project_names_filter: string[];
@@ -6221,20 +6556,20 @@ export interface components {
             /** @enum {unknown} */
             event_type: "CREATE" | "UPDATE" | "DELETE" | "ACCEPT" | "EXPORT" | "CLONE" | "DEPLOY_QUEUED" | "STOP_QUEUED" | "RESTART_QUEUED" | "DELETE_QUEUED" | "UNINSTALL_QUEUED" | "MAINTENANCE" | "DRY_RUN" | "TRIGGER_REDEPLOY" | "TRIGGER_CANCEL" | "FORCE_RUN_QUEUED" | "FORCE_RUN_QUEUED_DEPLOY" | "FORCE_RUN_QUEUED_STOP" | "FORCE_RUN_QUEUED_DELETE" | "TRIGGER_DEPLOY" | "TRIGGER_STOP" | "TRIGGER_RESTART" | "TRIGGER_DELETE" | "TRIGGER_UNINSTALL" | "TRIGGER_DEPLOY_DRY_RUN" | "TRIGGER_FORCE_UNLOCK_STATE" | "TRIGGER_FORCE_RUN" | "TRIGGER_FORCE_RUN_DEPLOY" | "TRIGGER_FORCE_RUN_STOP" | "TRIGGER_FORCE_RUN_DELETE" | "DEPLOYED" | "STOPPED" | "DELETED" | "UNINSTALLED" | "RESTARTED" | "DEPLOYED_DRY_RUN" | "FORCE_RUN_SUCCEEDED" | "FORCE_UNLOCK_STATE_SUCCEEDED" | "DEPLOY_FAILED" | "STOP_FAILED" | "DELETE_FAILED" | "UNINSTALL_FAILED" | "RESTART_FAILED" | "DEPLOYED_DRY_RUN_FAILED" | "FORCE_RUN_FAILED" | "FORCE_UNLOCK_STATE_FAILED" | "SHELL" | "PORT_FORWARD" | "REMOTE_DEBUG" | "IMPORT" | "LOCK" | "UNLOCK";
             target_id: string | null;
-            target_name: string | null;
+            target_name?: string;
             /** @enum {unknown} */
             target_type: "APPLICATION" | "CLUSTER" | "CONTAINER" | "CONTAINER_REGISTRY" | "DATABASE" | "ENTERPRISE_CONNECTION" | "ENVIRONMENT" | "JOB" | "HELM" | "MEMBERS_AND_ROLES" | "ORGANIZATION" | "PROJECT" | "WEBHOOK" | "TERRAFORM";
             sub_target_type: ("ADVANCED_SETTINGS" | "ALERT_RULE" | "ANNOTATIONS_GROUP" | "API_TOKEN" | "BILLING_INFO" | "BILLING_USAGE_REPORT" | "CLOUD_PROVIDER_CREDENTIALS" | "CLUSTER_CREDENTIALS" | "CLUSTER_ROUTING_TABLE" | "CONFIG" | "CREDIT_CARD" | "CREDIT_CODE" | "CUSTOM_DOMAIN" | "CUSTOM_ROLE" | "DEPLOYMENT_RULE" | "DEPLOYMENT_STAGE" | "GITHUB_APP" | "GIT_REPOSITORY" | "GIT_TOKEN" | "INVITATION" | "KUBERNETES_CONFIGURATION" | "KUBERNETES_CREDENTIALS" | "LABELS_GROUP" | "MEMBER_ROLE" | "PLAN" | "REMOTE_ACCESS" | "SECRET" | "SSO" | "TERRAFORM" | "TRANSFER_OWNERSHIP" | "VARIABLE") | (never | null);
-            change: string | null;
+            change?: string;
             /** @enum {unknown} */
             origin: "API" | "CLI" | "CONSOLE" | "GIT" | "PLATFORM_INTERNAL" | "SKILL" | "TERRAFORM_PROVIDER";
             triggered_by: string;
             /** Format: uuid */
             project_id: string | null;
-            project_name: string | null;
+            project_name?: string;
             /** Format: uuid */
             environment_id: string | null;
-            environment_name: string | null;
+            environment_name?: string;
             operation_id: string;
             author: {
                 /** @enum {unknown} */
@@ -6388,17 +6723,19 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         description: string | null;
-                        plan: string;
+                        /** @enum {unknown} */
+                        plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                         website_url: string | null;
                         repository: string | null;
                         logo_url: string | null;
                         icon_url: string | null;
                         admin_emails: string[] | null;
                         /** Format: uuid */
-                        owner: string | null;
+                        owner?: string;
                         billing_deployment_restriction: string | null;
                         organization_plan: {
-                            plan: string;
+                            /** @enum {unknown} */
+                            plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                             audit_logs_retention_in_days: number;
                         };
                     };
@@ -6477,17 +6814,19 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         description: string | null;
-                        plan: string;
+                        /** @enum {unknown} */
+                        plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                         website_url: string | null;
                         repository: string | null;
                         logo_url: string | null;
                         icon_url: string | null;
                         admin_emails: string[] | null;
                         /** Format: uuid */
-                        owner: string | null;
+                        owner?: string;
                         billing_deployment_restriction: string | null;
                         organization_plan: {
-                            plan: string;
+                            /** @enum {unknown} */
+                            plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                             audit_logs_retention_in_days: number;
                         };
                     };
@@ -6570,17 +6909,19 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         description: string | null;
-                        plan: string;
+                        /** @enum {unknown} */
+                        plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                         website_url: string | null;
                         repository: string | null;
                         logo_url: string | null;
                         icon_url: string | null;
                         admin_emails: string[] | null;
                         /** Format: uuid */
-                        owner: string | null;
+                        owner?: string;
                         billing_deployment_restriction: string | null;
                         organization_plan: {
-                            plan: string;
+                            /** @enum {unknown} */
+                            plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                             audit_logs_retention_in_days: number;
                         };
                     };
@@ -6882,7 +7223,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         /**
                          * @description Slipway: VIEWER reads the organization, MANAGER also creates its workload resources
                          * @enum {unknown}
@@ -7002,7 +7343,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         /**
                          * @description Slipway: VIEWER reads the organization, MANAGER also creates its workload resources
                          * @enum {unknown}
@@ -7161,7 +7502,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         /**
                          * @description Slipway: VIEWER reads the organization, MANAGER also creates its workload resources
                          * @enum {unknown}
@@ -7549,10 +7890,10 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         name: string;
-                        description: string | null;
-                        role_name: string | null;
+                        description?: string;
+                        role_name?: string;
                         /** Format: uuid */
-                        role_id: string | null;
+                        role_id?: string;
                         scope: string | null;
                         /** Format: date-time */
                         expires_at: string | null;
@@ -7763,17 +8104,13 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         name: string;
-                        description: string | null;
-                        role_name: string | null;
-                        /** Format: uuid */
-                        role_id: string | null;
+                        description?: string;
                         opa_policy: string;
                         creator_name: string | null;
                         /** Format: date-time */
                         expires_at: string | null;
                         token_start: string;
                         token: string;
-                        user_sub: string | null;
                     };
                 };
             };
@@ -8043,7 +8380,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         associated_environments_count: number;
                         organization: {
                             /** Format: uuid */
@@ -8184,7 +8521,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         associated_environments_count: number;
                         organization: {
                             /** Format: uuid */
@@ -8263,7 +8600,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         associated_environments_count: number;
                         organization: {
                             /** Format: uuid */
@@ -8750,7 +9087,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         email: string;
-                        role: string;
+                        role: components["schemas"]["InviteMemberRoleEnum"];
                         /** Format: uri */
                         invitation_link: string;
                         invitation_status: components["schemas"]["InviteStatusEnum"];
@@ -8847,7 +9184,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         email: string;
-                        role: string;
+                        role: components["schemas"]["InviteMemberRoleEnum"];
                         /** Format: uri */
                         invitation_link: string;
                         invitation_status: components["schemas"]["InviteStatusEnum"];
@@ -8926,7 +9263,7 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         email: string;
-                        role: string;
+                        role: components["schemas"]["InviteMemberRoleEnum"];
                         /** Format: uri */
                         invitation_link: string;
                         invitation_status: components["schemas"]["InviteStatusEnum"];
@@ -9142,11 +9479,11 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         type: components["schemas"]["GitProviderEnum"];
                         /** Format: date */
-                        expired_at: string | null;
-                        workspace: string | null;
+                        expired_at?: string;
+                        workspace?: string;
                         associated_services_count: number;
                         git_api_url: string;
                     };
@@ -9225,11 +9562,11 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         type: components["schemas"]["GitProviderEnum"];
                         /** Format: date */
-                        expired_at: string | null;
-                        workspace: string | null;
+                        expired_at?: string;
+                        workspace?: string;
                         associated_services_count: number;
                         git_api_url: string;
                     };
@@ -9311,11 +9648,11 @@ export interface operations {
                         /** Format: date-time */
                         updated_at?: string;
                         name: string;
-                        description: string | null;
+                        description?: string;
                         type: components["schemas"]["GitProviderEnum"];
                         /** Format: date */
-                        expired_at: string | null;
-                        workspace: string | null;
+                        expired_at?: string;
+                        workspace?: string;
                         associated_services_count: number;
                         git_api_url: string;
                     };
@@ -10993,7 +11330,7 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         kind: components["schemas"]["ContainerRegistryKindEnum"];
-                        description: string | null;
+                        description?: string;
                         url: string;
                         associated_services_count: number;
                         config: components["schemas"]["ContainerRegistryResponseConfig"];
@@ -11074,7 +11411,7 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         kind: components["schemas"]["ContainerRegistryKindEnum"];
-                        description: string | null;
+                        description?: string;
                         url: string;
                         associated_services_count: number;
                         config: components["schemas"]["ContainerRegistryResponseConfig"];
@@ -11156,7 +11493,7 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         kind: components["schemas"]["ContainerRegistryKindEnum"];
-                        description: string | null;
+                        description?: string;
                         url: string;
                         associated_services_count: number;
                         config: components["schemas"]["ContainerRegistryResponseConfig"];
@@ -11503,7 +11840,7 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         kind: components["schemas"]["HelmRepositoryKindEnum"];
-                        description: string | null;
+                        description?: string;
                         url: string;
                         skip_tls_verification: boolean;
                         associated_services_count: number;
@@ -11585,7 +11922,7 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         kind: components["schemas"]["HelmRepositoryKindEnum"];
-                        description: string | null;
+                        description?: string;
                         url: string;
                         skip_tls_verification: boolean;
                         associated_services_count: number;
@@ -11670,7 +12007,7 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         kind: components["schemas"]["HelmRepositoryKindEnum"];
-                        description: string | null;
+                        description?: string;
                         url: string;
                         skip_tls_verification: boolean;
                         associated_services_count: number;
@@ -12067,7 +12404,7 @@ export interface operations {
             };
         };
     };
-    getOrganizationLabelsGroup: {
+    getOrganizationLabelssGroup: {
         parameters: {
             query?: never;
             header?: never;
@@ -13499,17 +13836,19 @@ export interface operations {
                         updated_at?: string;
                         name: string;
                         description: string | null;
-                        plan: string;
+                        /** @enum {unknown} */
+                        plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                         website_url: string | null;
                         repository: string | null;
                         logo_url: string | null;
                         icon_url: string | null;
                         admin_emails: string[] | null;
                         /** Format: uuid */
-                        owner: string | null;
+                        owner?: string;
                         billing_deployment_restriction: string | null;
                         organization_plan: {
-                            plan: string;
+                            /** @enum {unknown} */
+                            plan: "FREE" | "TEAM" | "TEAM_YEARLY" | "ENTERPRISE" | "ENTERPRISE_YEARLY" | "PROFESSIONAL" | "BUSINESS" | "USER_2025" | "TEAM_2025" | "BUSINESS_2025" | "ENTERPRISE_2025";
                             audit_logs_retention_in_days: number;
                         };
                     };
@@ -14672,7 +15011,7 @@ export interface operations {
                             id: string;
                         };
                         name: string;
-                        description: string | null;
+                        description?: string;
                         region: string;
                         cloud_provider: string;
                         min_running_nodes: number;
@@ -14680,7 +15019,7 @@ export interface operations {
                         disk_size: number;
                         disk_iops?: number;
                         disk_throughput?: number;
-                        instance_type: string | null;
+                        instance_type?: string;
                         kubernetes: string;
                         status: components["schemas"]["ClusterStateEnum"];
                         has_access: boolean;
@@ -14823,7 +15162,7 @@ export interface operations {
             };
         };
     };
-    listClusterLocks: {
+    "list-cluster-lock": {
         parameters: {
             query?: never;
             header?: never;
@@ -14913,7 +15252,7 @@ export interface operations {
                             id: string;
                         };
                         name: string;
-                        description: string | null;
+                        description?: string;
                         region: string;
                         cloud_provider: string;
                         min_running_nodes: number;
@@ -14921,7 +15260,7 @@ export interface operations {
                         disk_size: number;
                         disk_iops?: number;
                         disk_throughput?: number;
-                        instance_type: string | null;
+                        instance_type?: string;
                         kubernetes: string;
                         status: components["schemas"]["ClusterStateEnum"];
                         has_access: boolean;
@@ -15068,7 +15407,7 @@ export interface operations {
                             id: string;
                         };
                         name: string;
-                        description: string | null;
+                        description?: string;
                         region: string;
                         cloud_provider: string;
                         min_running_nodes: number;
@@ -15076,7 +15415,7 @@ export interface operations {
                         disk_size: number;
                         disk_iops?: number;
                         disk_throughput?: number;
-                        instance_type: string | null;
+                        instance_type?: string;
                         kubernetes: string;
                         status: components["schemas"]["ClusterStateEnum"];
                         has_access: boolean;
@@ -15760,7 +16099,7 @@ export interface operations {
                         /** Format: date-time */
                         locked_at: string;
                         owner_name: string;
-                        ttl_in_days?: number | null;
+                        ttl_in_days?: number;
                     };
                 };
             };
@@ -15811,7 +16150,7 @@ export interface operations {
             };
         };
     };
-    unlockCluster: {
+    "unlock-cluster": {
         parameters: {
             query?: never;
             header?: never;
@@ -16096,7 +16435,7 @@ export interface operations {
                             id: string;
                         };
                         name: string;
-                        description: string | null;
+                        description?: string;
                         region: string;
                         cloud_provider: string;
                         min_running_nodes: number;
@@ -16104,7 +16443,7 @@ export interface operations {
                         disk_size: number;
                         disk_iops?: number;
                         disk_throughput?: number;
-                        instance_type: string | null;
+                        instance_type?: string;
                         kubernetes: string;
                         status: components["schemas"]["ClusterStateEnum"];
                         has_access: boolean;
@@ -17877,6 +18216,7 @@ export interface operations {
                         /** @enum {unknown} */
                         stream: "stdout" | "stderr" | "system";
                         line: string;
+                        instance?: string;
                     }[];
                 };
             };
@@ -18279,8 +18619,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18290,8 +18630,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18400,8 +18740,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18411,8 +18751,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18576,8 +18916,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18587,8 +18927,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18695,8 +19035,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18706,8 +19046,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18872,7 +19212,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18884,7 +19224,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -18993,7 +19333,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19005,7 +19345,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19170,7 +19510,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19182,7 +19522,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19290,7 +19630,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19302,7 +19642,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19477,8 +19817,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19488,8 +19828,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19598,8 +19938,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19609,8 +19949,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19774,8 +20114,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19785,8 +20125,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19893,8 +20233,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -19904,8 +20244,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20070,7 +20410,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20082,7 +20422,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20191,7 +20531,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20203,7 +20543,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20368,7 +20708,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20380,7 +20720,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20488,7 +20828,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20500,7 +20840,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -20984,12 +21324,35 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         /** @enum {string} */
                         service_type: "APPLICATION";
                     };
@@ -21174,12 +21537,35 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         /** @enum {string} */
                         service_type: "APPLICATION";
                     };
@@ -21498,12 +21884,35 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         /** @enum {string} */
                         service_type: "APPLICATION";
                     };
@@ -21863,6 +22272,9 @@ export interface operations {
                         registry: {
                             /** Format: uuid */
                             id: string;
+                            name?: string;
+                            url?: string;
+                            kind?: string;
                         };
                         image_name: string;
                         tag: string;
@@ -21954,12 +22366,35 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         /** @enum {string} */
                         service_type: "CONTAINER";
                     };
@@ -22047,6 +22482,9 @@ export interface operations {
                         registry: {
                             /** Format: uuid */
                             id: string;
+                            name?: string;
+                            url?: string;
+                            kind?: string;
                         };
                         image_name: string;
                         tag: string;
@@ -22138,12 +22576,35 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         /** @enum {string} */
                         service_type: "CONTAINER";
                     };
@@ -22353,6 +22814,9 @@ export interface operations {
                         registry: {
                             /** Format: uuid */
                             id: string;
+                            name?: string;
+                            url?: string;
+                            kind?: string;
                         };
                         image_name: string;
                         tag: string;
@@ -22444,12 +22908,35 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         /** @enum {string} */
                         service_type: "CONTAINER";
                     };
@@ -22718,10 +23205,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -22821,10 +23328,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -22942,10 +23469,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -23321,6 +23868,9 @@ export interface operations {
                         description: string;
                         /** @enum {unknown} */
                         job_type: "LIFECYCLE" | "CRON";
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         cpu: number;
                         memory: number;
                         gpu: number;
@@ -23340,6 +23890,9 @@ export interface operations {
                                 registry: {
                                     /** Format: uuid */
                                     id: string;
+                                    name?: string;
+                                    url?: string;
+                                    kind?: string;
                                 };
                             };
                             docker?: {
@@ -23436,10 +23989,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -23526,6 +24099,9 @@ export interface operations {
                         description: string;
                         /** @enum {unknown} */
                         job_type: "LIFECYCLE" | "CRON";
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         cpu: number;
                         memory: number;
                         gpu: number;
@@ -23545,6 +24121,9 @@ export interface operations {
                                 registry: {
                                     /** Format: uuid */
                                     id: string;
+                                    name?: string;
+                                    url?: string;
+                                    kind?: string;
                                 };
                             };
                             docker?: {
@@ -23641,10 +24220,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -23870,6 +24469,9 @@ export interface operations {
                         description: string;
                         /** @enum {unknown} */
                         job_type: "LIFECYCLE" | "CRON";
+                        maximum_cpu: number;
+                        maximum_memory: number;
+                        maximum_gpu: number;
                         cpu: number;
                         memory: number;
                         gpu: number;
@@ -23889,6 +24491,9 @@ export interface operations {
                                 registry: {
                                     /** Format: uuid */
                                     id: string;
+                                    name?: string;
+                                    url?: string;
+                                    kind?: string;
                                 };
                             };
                             docker?: {
@@ -23985,10 +24590,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -24289,23 +24914,27 @@ export interface operations {
                         auto_preview: boolean;
                         auto_deploy: boolean;
                         source: {
-                            git_repository?: {
-                                /** @enum {unknown} */
-                                provider: "BITBUCKET" | "GITHUB" | "GITLAB";
-                                owner: string;
-                                url: string;
-                                name: string;
-                                branch: string;
-                                root_path: string;
-                                git_token_id: string | null;
+                            git?: {
+                                git_repository: {
+                                    /** @enum {unknown} */
+                                    provider: "BITBUCKET" | "GITHUB" | "GITLAB";
+                                    owner: string;
+                                    url: string;
+                                    name: string;
+                                    branch: string;
+                                    root_path: string;
+                                    git_token_id: string | null;
+                                };
                             };
-                            helm_repository?: {
+                            repository?: {
+                                chart_name: string;
+                                chart_version: string;
                                 repository: {
                                     /** Format: uuid */
                                     id: string;
+                                    name?: string;
+                                    url?: string;
                                 };
-                                chart_name: string;
-                                chart_version: string;
                             };
                         };
                         allow_cluster_wide_resources: boolean;
@@ -24347,10 +24976,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -24439,23 +25088,27 @@ export interface operations {
                         auto_preview: boolean;
                         auto_deploy: boolean;
                         source: {
-                            git_repository?: {
-                                /** @enum {unknown} */
-                                provider: "BITBUCKET" | "GITHUB" | "GITLAB";
-                                owner: string;
-                                url: string;
-                                name: string;
-                                branch: string;
-                                root_path: string;
-                                git_token_id: string | null;
+                            git?: {
+                                git_repository: {
+                                    /** @enum {unknown} */
+                                    provider: "BITBUCKET" | "GITHUB" | "GITLAB";
+                                    owner: string;
+                                    url: string;
+                                    name: string;
+                                    branch: string;
+                                    root_path: string;
+                                    git_token_id: string | null;
+                                };
                             };
-                            helm_repository?: {
+                            repository?: {
+                                chart_name: string;
+                                chart_version: string;
                                 repository: {
                                     /** Format: uuid */
                                     id: string;
+                                    name?: string;
+                                    url?: string;
                                 };
-                                chart_name: string;
-                                chart_version: string;
                             };
                         };
                         allow_cluster_wide_resources: boolean;
@@ -24497,10 +25150,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -24657,23 +25330,27 @@ export interface operations {
                         auto_preview: boolean;
                         auto_deploy: boolean;
                         source: {
-                            git_repository?: {
-                                /** @enum {unknown} */
-                                provider: "BITBUCKET" | "GITHUB" | "GITLAB";
-                                owner: string;
-                                url: string;
-                                name: string;
-                                branch: string;
-                                root_path: string;
-                                git_token_id: string | null;
+                            git?: {
+                                git_repository: {
+                                    /** @enum {unknown} */
+                                    provider: "BITBUCKET" | "GITHUB" | "GITLAB";
+                                    owner: string;
+                                    url: string;
+                                    name: string;
+                                    branch: string;
+                                    root_path: string;
+                                    git_token_id: string | null;
+                                };
                             };
-                            helm_repository?: {
+                            repository?: {
+                                chart_name: string;
+                                chart_version: string;
                                 repository: {
                                     /** Format: uuid */
                                     id: string;
+                                    name?: string;
+                                    url?: string;
                                 };
-                                chart_name: string;
-                                chart_version: string;
                             };
                         };
                         allow_cluster_wide_resources: boolean;
@@ -24715,10 +25392,30 @@ export interface operations {
                         annotations_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            annotations: {
+                                key: string;
+                                value: string;
+                            }[];
+                            scopes: string[];
                         }[];
                         labels_groups: {
                             /** Format: uuid */
                             id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            name: string;
+                            labels: {
+                                key: string;
+                                value: string;
+                                propagate_to_cloud_provider: boolean;
+                            }[];
                         }[];
                         icon_uri: string;
                         /** @enum {string} */
@@ -25027,6 +25724,7 @@ export interface operations {
                         job_resources: {
                             cpu_milli: number;
                             ram_mib: number;
+                            gpu: number;
                             storage_gib: number;
                         };
                         use_cluster_credentials: boolean;
@@ -25152,6 +25850,7 @@ export interface operations {
                         job_resources: {
                             cpu_milli: number;
                             ram_mib: number;
+                            gpu: number;
                             storage_gib: number;
                         };
                         use_cluster_credentials: boolean;
@@ -25321,6 +26020,7 @@ export interface operations {
                         job_resources: {
                             cpu_milli: number;
                             ram_mib: number;
+                            gpu: number;
                             storage_gib: number;
                         };
                         use_cluster_credentials: boolean;
@@ -26139,8 +26839,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26150,8 +26850,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26260,8 +26960,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26271,8 +26971,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26436,8 +27136,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26447,8 +27147,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26555,8 +27255,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26566,8 +27266,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26732,7 +27432,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26744,7 +27444,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26853,7 +27553,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -26865,7 +27565,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27030,7 +27730,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27042,7 +27742,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27150,7 +27850,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27162,7 +27862,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27401,8 +28101,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27412,8 +28112,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27522,8 +28222,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27533,8 +28233,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27698,8 +28398,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27709,8 +28409,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27817,8 +28517,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27828,8 +28528,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -27994,7 +28694,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28006,7 +28706,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28115,7 +28815,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28127,7 +28827,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28292,7 +28992,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28304,7 +29004,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28412,7 +29112,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28424,7 +29124,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28663,8 +29363,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28674,8 +29374,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28784,8 +29484,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28795,8 +29495,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28960,8 +29660,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -28971,8 +29671,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29079,8 +29779,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29090,8 +29790,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29256,7 +29956,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29268,7 +29968,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29377,7 +30077,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29389,7 +30089,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29554,7 +30254,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29566,7 +30266,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29674,7 +30374,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29686,7 +30386,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29925,8 +30625,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -29936,8 +30636,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30046,8 +30746,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30057,8 +30757,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30222,8 +30922,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30233,8 +30933,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30341,8 +31041,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30352,8 +31052,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30518,7 +31218,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30530,7 +31230,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30639,7 +31339,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30651,7 +31351,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30816,7 +31516,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30828,7 +31528,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30936,7 +31636,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -30948,7 +31648,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31187,8 +31887,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31198,8 +31898,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31308,8 +32008,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31319,8 +32019,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31484,8 +32184,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31495,8 +32195,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31603,8 +32303,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31614,8 +32314,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31780,7 +32480,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31792,7 +32492,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31901,7 +32601,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -31913,7 +32613,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32078,7 +32778,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32090,7 +32790,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32198,7 +32898,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32210,7 +32910,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32449,8 +33149,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32460,8 +33160,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32570,8 +33270,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32581,8 +33281,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32746,8 +33446,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32757,8 +33457,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32865,8 +33565,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -32876,8 +33576,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            value?: string;
-                            mount_path: string | null;
+                            value: string;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33042,7 +33742,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33054,7 +33754,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33163,7 +33863,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33175,7 +33875,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33340,7 +34040,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33352,7 +34052,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33460,7 +34160,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33472,7 +34172,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             key: string;
-                            mount_path: string | null;
+                            mount_path: string;
                             /** @enum {unknown} */
                             scope: "APPLICATION" | "BUILT_IN" | "ENVIRONMENT" | "PROJECT" | "CONTAINER" | "JOB" | "HELM" | "TERRAFORM" | "AGENTIC_WORKFLOW";
                             /** @enum {unknown} */
@@ -33617,7 +34317,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A full or abbreviated commit hash (lower-case hex). */
+                    /** @description The full commit id (40 lower-case hex digits); an abbreviated one is refused with a 400 saying so (the build fetches one commit, by its full id). */
                     git_commit_id?: string;
                     /** @description An OCI tag. */
                     image_tag?: string;
@@ -34271,8 +34971,7 @@ export interface operations {
                             commit?: {
                                 git_commit_id: string;
                             };
-                            /** @enum {unknown} */
-                            status?: "FAILED" | "SUCCESS";
+                            status?: ("FAILED" | "SUCCESS") | ("READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED");
                             /** @enum {unknown} */
                             state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
                             /** @enum {unknown} */
@@ -34541,6 +35240,18 @@ export interface operations {
             query?: {
                 deploymentId?: string;
                 after?: number;
+                /** @description Follow the service's output without end (a stream: text/event-stream, application/x-ndjson or text/plain): its running deployment's lines and its newest deployment's, then each deployment that begins, announced by a `deployment` event. Not with deploymentId or after. */
+                follow?: boolean;
+                /** @description Resumes a followed stream after the event with this id (what Last-Event-ID sends back; NDJSON items carry it as `cursor`). */
+                cursor?: string;
+                /** @description Only lines printed at or after this ISO-8601 time, or this long ago: 30s, 10m, 2h, 1d, 1h30m. */
+                since?: string;
+                /** @description Only the last N lines (before following, on a stream). */
+                tail?: number;
+                /** @description Only lines printed by this instance of the workload (a line's pod_name). */
+                instance?: string;
+                /** @description Only lines of these streams (repeat the parameter for several). */
+                stream?: ("stdout" | "stderr" | "system")[];
             };
             header?: never;
             path: {
@@ -34563,6 +35274,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             message: string;
+                            pod_name?: string;
                             version?: string;
                             /** Format: uuid */
                             deployment_id: string;
@@ -34571,6 +35283,7 @@ export interface operations {
                             seq: number;
                         }[];
                     };
+                    "text/plain": string;
                     "text/event-stream": string;
                     "application/x-ndjson": string;
                 };
@@ -34584,6 +35297,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -34595,6 +35309,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -34606,6 +35321,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -34617,6 +35333,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -34633,7 +35350,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A full or abbreviated commit hash (lower-case hex). */
+                    /** @description The full commit id (40 lower-case hex digits); an abbreviated one is refused with a 400 saying so (the build fetches one commit, by its full id). */
                     git_commit_id?: string;
                     /** @description An OCI tag. */
                     image_tag?: string;
@@ -35287,8 +36004,7 @@ export interface operations {
                             commit?: {
                                 git_commit_id: string;
                             };
-                            /** @enum {unknown} */
-                            status?: "FAILED" | "SUCCESS";
+                            status?: ("FAILED" | "SUCCESS") | ("READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED");
                             /** @enum {unknown} */
                             state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
                             /** @enum {unknown} */
@@ -35557,6 +36273,18 @@ export interface operations {
             query?: {
                 deploymentId?: string;
                 after?: number;
+                /** @description Follow the service's output without end (a stream: text/event-stream, application/x-ndjson or text/plain): its running deployment's lines and its newest deployment's, then each deployment that begins, announced by a `deployment` event. Not with deploymentId or after. */
+                follow?: boolean;
+                /** @description Resumes a followed stream after the event with this id (what Last-Event-ID sends back; NDJSON items carry it as `cursor`). */
+                cursor?: string;
+                /** @description Only lines printed at or after this ISO-8601 time, or this long ago: 30s, 10m, 2h, 1d, 1h30m. */
+                since?: string;
+                /** @description Only the last N lines (before following, on a stream). */
+                tail?: number;
+                /** @description Only lines printed by this instance of the workload (a line's pod_name). */
+                instance?: string;
+                /** @description Only lines of these streams (repeat the parameter for several). */
+                stream?: ("stdout" | "stderr" | "system")[];
             };
             header?: never;
             path: {
@@ -35579,6 +36307,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             message: string;
+                            pod_name?: string;
                             version?: string;
                             /** Format: uuid */
                             deployment_id: string;
@@ -35587,6 +36316,7 @@ export interface operations {
                             seq: number;
                         }[];
                     };
+                    "text/plain": string;
                     "text/event-stream": string;
                     "application/x-ndjson": string;
                 };
@@ -35600,6 +36330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -35611,6 +36342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -35622,6 +36354,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -35633,6 +36366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -35649,7 +36383,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A full or abbreviated commit hash (lower-case hex). */
+                    /** @description The full commit id (40 lower-case hex digits); an abbreviated one is refused with a 400 saying so (the build fetches one commit, by its full id). */
                     git_commit_id?: string;
                     /** @description An OCI tag. */
                     image_tag?: string;
@@ -36303,8 +37037,7 @@ export interface operations {
                             commit?: {
                                 git_commit_id: string;
                             };
-                            /** @enum {unknown} */
-                            status?: "FAILED" | "SUCCESS";
+                            status?: ("FAILED" | "SUCCESS") | ("READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED");
                             /** @enum {unknown} */
                             state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
                             /** @enum {unknown} */
@@ -36573,6 +37306,18 @@ export interface operations {
             query?: {
                 deploymentId?: string;
                 after?: number;
+                /** @description Follow the service's output without end (a stream: text/event-stream, application/x-ndjson or text/plain): its running deployment's lines and its newest deployment's, then each deployment that begins, announced by a `deployment` event. Not with deploymentId or after. */
+                follow?: boolean;
+                /** @description Resumes a followed stream after the event with this id (what Last-Event-ID sends back; NDJSON items carry it as `cursor`). */
+                cursor?: string;
+                /** @description Only lines printed at or after this ISO-8601 time, or this long ago: 30s, 10m, 2h, 1d, 1h30m. */
+                since?: string;
+                /** @description Only the last N lines (before following, on a stream). */
+                tail?: number;
+                /** @description Only lines printed by this instance of the workload (a line's pod_name). */
+                instance?: string;
+                /** @description Only lines of these streams (repeat the parameter for several). */
+                stream?: ("stdout" | "stderr" | "system")[];
             };
             header?: never;
             path: {
@@ -36595,6 +37340,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             message: string;
+                            pod_name?: string;
                             version?: string;
                             /** Format: uuid */
                             deployment_id: string;
@@ -36603,6 +37349,7 @@ export interface operations {
                             seq: number;
                         }[];
                     };
+                    "text/plain": string;
                     "text/event-stream": string;
                     "application/x-ndjson": string;
                 };
@@ -36616,6 +37363,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -36627,6 +37375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -36638,6 +37387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -36649,6 +37399,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -36665,7 +37416,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A full or abbreviated commit hash (lower-case hex). */
+                    /** @description The full commit id (40 lower-case hex digits); an abbreviated one is refused with a 400 saying so (the build fetches one commit, by its full id). */
                     git_commit_id?: string;
                     /** @description An OCI tag. */
                     image_tag?: string;
@@ -37319,8 +38070,7 @@ export interface operations {
                             commit?: {
                                 git_commit_id: string;
                             };
-                            /** @enum {unknown} */
-                            status?: "FAILED" | "SUCCESS";
+                            status?: ("FAILED" | "SUCCESS") | ("READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED");
                             /** @enum {unknown} */
                             state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
                             /** @enum {unknown} */
@@ -37589,6 +38339,18 @@ export interface operations {
             query?: {
                 deploymentId?: string;
                 after?: number;
+                /** @description Follow the service's output without end (a stream: text/event-stream, application/x-ndjson or text/plain): its running deployment's lines and its newest deployment's, then each deployment that begins, announced by a `deployment` event. Not with deploymentId or after. */
+                follow?: boolean;
+                /** @description Resumes a followed stream after the event with this id (what Last-Event-ID sends back; NDJSON items carry it as `cursor`). */
+                cursor?: string;
+                /** @description Only lines printed at or after this ISO-8601 time, or this long ago: 30s, 10m, 2h, 1d, 1h30m. */
+                since?: string;
+                /** @description Only the last N lines (before following, on a stream). */
+                tail?: number;
+                /** @description Only lines printed by this instance of the workload (a line's pod_name). */
+                instance?: string;
+                /** @description Only lines of these streams (repeat the parameter for several). */
+                stream?: ("stdout" | "stderr" | "system")[];
             };
             header?: never;
             path: {
@@ -37611,6 +38373,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             message: string;
+                            pod_name?: string;
                             version?: string;
                             /** Format: uuid */
                             deployment_id: string;
@@ -37619,6 +38382,7 @@ export interface operations {
                             seq: number;
                         }[];
                     };
+                    "text/plain": string;
                     "text/event-stream": string;
                     "application/x-ndjson": string;
                 };
@@ -37632,6 +38396,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -37643,6 +38408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -37654,6 +38420,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -37665,6 +38432,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -37681,7 +38449,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A full or abbreviated commit hash (lower-case hex). */
+                    /** @description The full commit id (40 lower-case hex digits); an abbreviated one is refused with a 400 saying so (the build fetches one commit, by its full id). */
                     git_commit_id?: string;
                     /** @description An OCI tag. */
                     image_tag?: string;
@@ -38335,8 +39103,7 @@ export interface operations {
                             commit?: {
                                 git_commit_id: string;
                             };
-                            /** @enum {unknown} */
-                            status?: "FAILED" | "SUCCESS";
+                            status?: ("FAILED" | "SUCCESS") | ("READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED");
                             /** @enum {unknown} */
                             state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
                             /** @enum {unknown} */
@@ -38605,6 +39372,18 @@ export interface operations {
             query?: {
                 deploymentId?: string;
                 after?: number;
+                /** @description Follow the service's output without end (a stream: text/event-stream, application/x-ndjson or text/plain): its running deployment's lines and its newest deployment's, then each deployment that begins, announced by a `deployment` event. Not with deploymentId or after. */
+                follow?: boolean;
+                /** @description Resumes a followed stream after the event with this id (what Last-Event-ID sends back; NDJSON items carry it as `cursor`). */
+                cursor?: string;
+                /** @description Only lines printed at or after this ISO-8601 time, or this long ago: 30s, 10m, 2h, 1d, 1h30m. */
+                since?: string;
+                /** @description Only the last N lines (before following, on a stream). */
+                tail?: number;
+                /** @description Only lines printed by this instance of the workload (a line's pod_name). */
+                instance?: string;
+                /** @description Only lines of these streams (repeat the parameter for several). */
+                stream?: ("stdout" | "stderr" | "system")[];
             };
             header?: never;
             path: {
@@ -38627,6 +39406,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             message: string;
+                            pod_name?: string;
                             version?: string;
                             /** Format: uuid */
                             deployment_id: string;
@@ -38635,6 +39415,7 @@ export interface operations {
                             seq: number;
                         }[];
                     };
+                    "text/plain": string;
                     "text/event-stream": string;
                     "application/x-ndjson": string;
                 };
@@ -38648,6 +39429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -38659,6 +39441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -38670,6 +39453,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -38681,6 +39465,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -38697,7 +39482,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A full or abbreviated commit hash (lower-case hex). */
+                    /** @description The full commit id (40 lower-case hex digits); an abbreviated one is refused with a 400 saying so (the build fetches one commit, by its full id). */
                     git_commit_id?: string;
                     /** @description An OCI tag. */
                     image_tag?: string;
@@ -39351,8 +40136,7 @@ export interface operations {
                             commit?: {
                                 git_commit_id: string;
                             };
-                            /** @enum {unknown} */
-                            status?: "FAILED" | "SUCCESS";
+                            status?: ("FAILED" | "SUCCESS") | ("READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED");
                             /** @enum {unknown} */
                             state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
                             /** @enum {unknown} */
@@ -39621,6 +40405,18 @@ export interface operations {
             query?: {
                 deploymentId?: string;
                 after?: number;
+                /** @description Follow the service's output without end (a stream: text/event-stream, application/x-ndjson or text/plain): its running deployment's lines and its newest deployment's, then each deployment that begins, announced by a `deployment` event. Not with deploymentId or after. */
+                follow?: boolean;
+                /** @description Resumes a followed stream after the event with this id (what Last-Event-ID sends back; NDJSON items carry it as `cursor`). */
+                cursor?: string;
+                /** @description Only lines printed at or after this ISO-8601 time, or this long ago: 30s, 10m, 2h, 1d, 1h30m. */
+                since?: string;
+                /** @description Only the last N lines (before following, on a stream). */
+                tail?: number;
+                /** @description Only lines printed by this instance of the workload (a line's pod_name). */
+                instance?: string;
+                /** @description Only lines of these streams (repeat the parameter for several). */
+                stream?: ("stdout" | "stderr" | "system")[];
             };
             header?: never;
             path: {
@@ -39643,6 +40439,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             message: string;
+                            pod_name?: string;
                             version?: string;
                             /** Format: uuid */
                             deployment_id: string;
@@ -39651,6 +40448,7 @@ export interface operations {
                             seq: number;
                         }[];
                     };
+                    "text/plain": string;
                     "text/event-stream": string;
                     "application/x-ndjson": string;
                 };
@@ -39664,6 +40462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -39675,6 +40474,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -39686,6 +40486,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -39697,6 +40498,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -39713,7 +40515,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A full or abbreviated commit hash (lower-case hex). */
+                    /** @description The full commit id (40 lower-case hex digits); an abbreviated one is refused with a 400 saying so (the build fetches one commit, by its full id). */
                     git_commit_id?: string;
                     /** @description An OCI tag. */
                     image_tag?: string;
@@ -40367,8 +41169,7 @@ export interface operations {
                             commit?: {
                                 git_commit_id: string;
                             };
-                            /** @enum {unknown} */
-                            status?: "FAILED" | "SUCCESS";
+                            status?: ("FAILED" | "SUCCESS") | ("READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED");
                             /** @enum {unknown} */
                             state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
                             /** @enum {unknown} */
@@ -40637,6 +41438,18 @@ export interface operations {
             query?: {
                 deploymentId?: string;
                 after?: number;
+                /** @description Follow the service's output without end (a stream: text/event-stream, application/x-ndjson or text/plain): its running deployment's lines and its newest deployment's, then each deployment that begins, announced by a `deployment` event. Not with deploymentId or after. */
+                follow?: boolean;
+                /** @description Resumes a followed stream after the event with this id (what Last-Event-ID sends back; NDJSON items carry it as `cursor`). */
+                cursor?: string;
+                /** @description Only lines printed at or after this ISO-8601 time, or this long ago: 30s, 10m, 2h, 1d, 1h30m. */
+                since?: string;
+                /** @description Only the last N lines (before following, on a stream). */
+                tail?: number;
+                /** @description Only lines printed by this instance of the workload (a line's pod_name). */
+                instance?: string;
+                /** @description Only lines of these streams (repeat the parameter for several). */
+                stream?: ("stdout" | "stderr" | "system")[];
             };
             header?: never;
             path: {
@@ -40659,6 +41472,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             message: string;
+                            pod_name?: string;
                             version?: string;
                             /** Format: uuid */
                             deployment_id: string;
@@ -40667,6 +41481,7 @@ export interface operations {
                             seq: number;
                         }[];
                     };
+                    "text/plain": string;
                     "text/event-stream": string;
                     "application/x-ndjson": string;
                 };
@@ -40680,6 +41495,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -40691,6 +41507,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -40702,6 +41519,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Default Response */
@@ -40713,6 +41531,718 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/event-stream": components["schemas"]["ErrorBody"];
                     "application/x-ndjson": components["schemas"]["ErrorBody"];
+                    "text/plain": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEnvironmentStatuses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        environment: components["schemas"]["EnvironmentStatus"];
+                        applications: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {unknown} */
+                            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+                            /** @enum {unknown} */
+                            service_deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+                            /** Format: date-time */
+                            last_deployment_date?: string;
+                            is_part_last_deployment: boolean;
+                            execution_id?: string;
+                            status_details: {
+                                /** @enum {unknown} */
+                                action: "DEPLOY" | "STOP" | "RESTART";
+                                /** @enum {unknown} */
+                                status: "QUEUED" | "ONGOING" | "SUCCESS" | "ERROR" | "CANCELED" | "CANCELING" | "NEVER";
+                                /** @enum {string} */
+                                sub_action: "NONE";
+                            };
+                            /** Format: uuid */
+                            deployment_request_id: string | null;
+                            deployment_requests_count: number;
+                            message: string | null;
+                            workload?: {
+                                /** @enum {unknown} */
+                                health: "RUNNING" | "RESTARTING" | "FAILED";
+                                /** @description Restarts after crashes since the deployment. */
+                                restarts: number;
+                                message: string | null;
+                                /** Format: date-time */
+                                reported_at: string;
+                            } | null;
+                        }[];
+                        containers: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {unknown} */
+                            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+                            /** @enum {unknown} */
+                            service_deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+                            /** Format: date-time */
+                            last_deployment_date?: string;
+                            is_part_last_deployment: boolean;
+                            execution_id?: string;
+                            status_details: {
+                                /** @enum {unknown} */
+                                action: "DEPLOY" | "STOP" | "RESTART";
+                                /** @enum {unknown} */
+                                status: "QUEUED" | "ONGOING" | "SUCCESS" | "ERROR" | "CANCELED" | "CANCELING" | "NEVER";
+                                /** @enum {string} */
+                                sub_action: "NONE";
+                            };
+                            /** Format: uuid */
+                            deployment_request_id: string | null;
+                            deployment_requests_count: number;
+                            message: string | null;
+                            workload?: {
+                                /** @enum {unknown} */
+                                health: "RUNNING" | "RESTARTING" | "FAILED";
+                                /** @description Restarts after crashes since the deployment. */
+                                restarts: number;
+                                message: string | null;
+                                /** Format: date-time */
+                                reported_at: string;
+                            } | null;
+                        }[];
+                        jobs: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {unknown} */
+                            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+                            /** @enum {unknown} */
+                            service_deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+                            /** Format: date-time */
+                            last_deployment_date?: string;
+                            is_part_last_deployment: boolean;
+                            execution_id?: string;
+                            status_details: {
+                                /** @enum {unknown} */
+                                action: "DEPLOY" | "STOP" | "RESTART";
+                                /** @enum {unknown} */
+                                status: "QUEUED" | "ONGOING" | "SUCCESS" | "ERROR" | "CANCELED" | "CANCELING" | "NEVER";
+                                /** @enum {string} */
+                                sub_action: "NONE";
+                            };
+                            /** Format: uuid */
+                            deployment_request_id: string | null;
+                            deployment_requests_count: number;
+                            message: string | null;
+                            workload?: {
+                                /** @enum {unknown} */
+                                health: "RUNNING" | "RESTARTING" | "FAILED";
+                                /** @description Restarts after crashes since the deployment. */
+                                restarts: number;
+                                message: string | null;
+                                /** Format: date-time */
+                                reported_at: string;
+                            } | null;
+                        }[];
+                        databases: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {unknown} */
+                            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+                            /** @enum {unknown} */
+                            service_deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+                            /** Format: date-time */
+                            last_deployment_date?: string;
+                            is_part_last_deployment: boolean;
+                            execution_id?: string;
+                            status_details: {
+                                /** @enum {unknown} */
+                                action: "DEPLOY" | "STOP" | "RESTART";
+                                /** @enum {unknown} */
+                                status: "QUEUED" | "ONGOING" | "SUCCESS" | "ERROR" | "CANCELED" | "CANCELING" | "NEVER";
+                                /** @enum {string} */
+                                sub_action: "NONE";
+                            };
+                            /** Format: uuid */
+                            deployment_request_id: string | null;
+                            deployment_requests_count: number;
+                            message: string | null;
+                            workload?: {
+                                /** @enum {unknown} */
+                                health: "RUNNING" | "RESTARTING" | "FAILED";
+                                /** @description Restarts after crashes since the deployment. */
+                                restarts: number;
+                                message: string | null;
+                                /** Format: date-time */
+                                reported_at: string;
+                            } | null;
+                        }[];
+                        helms: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {unknown} */
+                            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+                            /** @enum {unknown} */
+                            service_deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+                            /** Format: date-time */
+                            last_deployment_date?: string;
+                            is_part_last_deployment: boolean;
+                            execution_id?: string;
+                            status_details: {
+                                /** @enum {unknown} */
+                                action: "DEPLOY" | "STOP" | "RESTART";
+                                /** @enum {unknown} */
+                                status: "QUEUED" | "ONGOING" | "SUCCESS" | "ERROR" | "CANCELED" | "CANCELING" | "NEVER";
+                                /** @enum {string} */
+                                sub_action: "NONE";
+                            };
+                            /** Format: uuid */
+                            deployment_request_id: string | null;
+                            deployment_requests_count: number;
+                            message: string | null;
+                            workload?: {
+                                /** @enum {unknown} */
+                                health: "RUNNING" | "RESTARTING" | "FAILED";
+                                /** @description Restarts after crashes since the deployment. */
+                                restarts: number;
+                                message: string | null;
+                                /** Format: date-time */
+                                reported_at: string;
+                            } | null;
+                        }[];
+                        terraforms: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {unknown} */
+                            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+                            /** @enum {unknown} */
+                            service_deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+                            /** Format: date-time */
+                            last_deployment_date?: string;
+                            is_part_last_deployment: boolean;
+                            execution_id?: string;
+                            status_details: {
+                                /** @enum {unknown} */
+                                action: "DEPLOY" | "STOP" | "RESTART";
+                                /** @enum {unknown} */
+                                status: "QUEUED" | "ONGOING" | "SUCCESS" | "ERROR" | "CANCELED" | "CANCELING" | "NEVER";
+                                /** @enum {string} */
+                                sub_action: "NONE";
+                            };
+                            /** Format: uuid */
+                            deployment_request_id: string | null;
+                            deployment_requests_count: number;
+                            message: string | null;
+                            workload?: {
+                                /** @enum {unknown} */
+                                health: "RUNNING" | "RESTARTING" | "FAILED";
+                                /** @description Restarts after crashes since the deployment. */
+                                restarts: number;
+                                message: string | null;
+                                /** Format: date-time */
+                                reported_at: string;
+                            } | null;
+                        }[];
+                        agentic_workflows: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {unknown} */
+                            state: "READY" | "QUEUED" | "BUILDING" | "BUILD_ERROR" | "DEPLOYING" | "DEPLOYMENT_ERROR" | "DEPLOYED" | "STOPPING" | "STOP_ERROR" | "STOPPED" | "RESTARTING" | "RESTART_ERROR" | "RESTARTED" | "CANCELING" | "CANCELED" | "DELETING" | "DELETE_ERROR" | "DELETED";
+                            /** @enum {unknown} */
+                            service_deployment_status: "NEVER_DEPLOYED" | "UP_TO_DATE" | "OUT_OF_DATE";
+                            /** Format: date-time */
+                            last_deployment_date?: string;
+                            is_part_last_deployment: boolean;
+                            execution_id?: string;
+                            status_details: {
+                                /** @enum {unknown} */
+                                action: "DEPLOY" | "STOP" | "RESTART";
+                                /** @enum {unknown} */
+                                status: "QUEUED" | "ONGOING" | "SUCCESS" | "ERROR" | "CANCELED" | "CANCELING" | "NEVER";
+                                /** @enum {string} */
+                                sub_action: "NONE";
+                            };
+                            /** Format: uuid */
+                            deployment_request_id: string | null;
+                            deployment_requests_count: number;
+                            message: string | null;
+                            workload?: {
+                                /** @enum {unknown} */
+                                health: "RUNNING" | "RESTARTING" | "FAILED";
+                                /** @description Restarts after crashes since the deployment. */
+                                restarts: number;
+                                message: string | null;
+                                /** Format: date-time */
+                                reported_at: string;
+                            } | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEnvironmentApplicationStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["ServiceStatus"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEnvironmentContainerStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["ServiceStatus"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEnvironmentDatabaseStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["ServiceStatus"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEnvironmentJobStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["ServiceStatus"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEnvironmentHelmStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["ServiceStatus"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getProjectEnvironmentsStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["EnvironmentStatus"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getProjectEnvironmentServiceNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["EnvironmentStats"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -42077,6 +43607,66 @@ export interface operations {
             };
         };
     };
+    listEnvironmentServicesLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: components["schemas"]["Link"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listOrganizationWebHooks: {
         parameters: {
             query?: never;
@@ -42177,7 +43767,7 @@ export interface operations {
                         kind: components["schemas"]["OrganizationWebhookKindEnum"];
                         target_url: string;
                         target_secret_set: boolean;
-                        description: string | null;
+                        description?: string;
                         enabled: boolean;
                         events: components["schemas"]["OrganizationWebhookEventEnum"][];
                         project_names_filter: string[];
@@ -42256,7 +43846,7 @@ export interface operations {
                         kind: components["schemas"]["OrganizationWebhookKindEnum"];
                         target_url: string;
                         target_secret_set: boolean;
-                        description: string | null;
+                        description?: string;
                         enabled: boolean;
                         events: components["schemas"]["OrganizationWebhookEventEnum"][];
                         project_names_filter: string[];
@@ -42346,7 +43936,7 @@ export interface operations {
                         kind: components["schemas"]["OrganizationWebhookKindEnum"];
                         target_url: string;
                         target_secret_set: boolean;
-                        description: string | null;
+                        description?: string;
                         enabled: boolean;
                         events: components["schemas"]["OrganizationWebhookEventEnum"][];
                         project_names_filter: string[];
@@ -42629,8 +44219,8 @@ export interface operations {
                     "application/json": {
                         events: components["schemas"]["OrganizationEventResponse"][];
                         links: {
-                            previous: string | null;
-                            next: string | null;
+                            previous?: string;
+                            next?: string;
                         };
                     };
                 };

@@ -1,12 +1,16 @@
 import { connect, dataOf, type AnswerOf, type ApiClient, type RequestOf } from './api-client.ts';
+import { clusterNamed } from './clusters.ts';
 import { printJson, printTable } from './output.ts';
 import { CliError, type CliIo } from './sign-in.ts';
 import { organizationScope, type OrganizationOptions } from './team.ts';
+import type { CommandIo } from './terminal.ts';
+import { settledLine, waitUntilSettled, wantsWait, type Settling, type WaitOptions } from './wait.ts';
 
 /**
- * The deployment commands: environments, services, variables, deploy and logs, each a few REST calls with the
- * caller's token (docs/cli.md). A service is named by id, or by name within --env; its kind is found by asking the
- * kinds' own paths, so every command works for every kind.
+ * The deployment commands: environments, services, deploy and status, each a few REST calls with the caller's token
+ * (docs/cli.md), and the naming of projects, environments and services that the other deployment commands
+ * (variables.ts, service-actions.ts, environments.ts, service-logs.ts) share. A service is named by id, or by name
+ * within --env; its kind is found by asking the kinds' own paths, so every command works for every kind.
  */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -18,24 +22,16 @@ type Api = ApiClient['api'];
  * assignable to these (tsc checks it through KINDS), so the kinds cannot drift apart under the CLI unnoticed.
  */
 type ServiceRow = Pick<AnswerOf<'getApplication'>, 'id' | 'name'>;
-type ServiceStatus = AnswerOf<'getApplicationStatus'>;
+export type ServiceStatus = AnswerOf<'getApplicationStatus'>;
 type ServiceDeployment = Pick<AnswerOf<'getApplicationDeployment'>, 'id' | 'state' | 'variables'>;
-type LogLine = AnswerOf<'listApplicationLog'>['results'][number];
-type LogQuery = { deploymentId?: string };
-type VariableRow = Pick<AnswerOf<'createApplicationEnvironmentVariable', 201>, 'id' | 'key' | 'scope'>;
-/** An item of a followed log (application/x-ndjson, which the API description leaves a string): a line, or the end. */
-type FollowedLogItem = LogLine & { type: string; state?: string };
 type EnvironmentMode = NonNullable<RequestOf<'createEnvironment'>['mode']>;
 type ServiceLink = Pick<AnswerOf<'listApplicationLinks'>['results'][number], 'url' | 'is_default'>;
-
-/** A followed log streams its lines as they are written, one JSON object a line. */
-const FOLLOW = { parseAs: 'stream', headers: { accept: 'application/x-ndjson' } } as const;
 
 /**
  * One kind of service and its operations: each kind has paths of its own (`/environment/{id}/<collection>`,
  * `/<item>/{<item>Id}`), so each is written out, and each call is checked against the API description.
  */
-interface ServiceKind {
+export interface ServiceKind {
   kind: 'APPLICATION' | 'CONTAINER' | 'DATABASE' | 'JOB' | 'HELM' | 'TERRAFORM';
   /** The kind's path segment, as users name it (`slipway service create application …`). */
   path: string;
@@ -46,12 +42,8 @@ interface ServiceKind {
   status(api: Api, id: string): Promise<ServiceStatus>;
   deploy(api: Api, id: string, body: RequestOf<'deployApplication'>): Promise<ServiceStatus>;
   deployment(api: Api, id: string, deploymentId: string): Promise<ServiceDeployment>;
-  log(api: Api, id: string, query: LogQuery): Promise<{ results: LogLine[] }>;
-  followLog(api: Api, id: string, query: LogQuery): Promise<ReadableStream<Uint8Array> | null>;
   /** Where the service is reached from outside; absent for a kind that serves no public port. */
   links?(api: Api, id: string): Promise<{ results: ServiceLink[] }>;
-  /** Absent for a kind without variables of its own (a database provides built-ins instead). */
-  setVariable?(api: Api, id: string, body: RequestOf<'createApplicationEnvironmentVariable'>, secret: boolean): Promise<VariableRow>;
 }
 
 const KINDS: readonly ServiceKind[] = [
@@ -66,13 +58,7 @@ const KINDS: readonly ServiceKind[] = [
     deploy: (api, id, body) => dataOf(api.POST('/application/{applicationId}/deploy', { params: { path: { applicationId: id } }, body })),
     deployment: (api, id, deploymentId) =>
       dataOf(api.GET('/application/{applicationId}/deploymentHistory/{deploymentId}', { params: { path: { applicationId: id, deploymentId } } })),
-    log: (api, id, query) => dataOf(api.GET('/application/{applicationId}/log', { params: { path: { applicationId: id }, query } })),
-    followLog: (api, id, query) => dataOf(api.GET('/application/{applicationId}/log', { params: { path: { applicationId: id }, query }, ...FOLLOW })),
     links: (api, id) => dataOf(api.GET('/application/{applicationId}/link', { params: { path: { applicationId: id } } })),
-    setVariable: (api, id, body, secret) =>
-      secret
-        ? dataOf(api.POST('/application/{applicationId}/secret', { params: { path: { applicationId: id } }, body }))
-        : dataOf(api.POST('/application/{applicationId}/environmentVariable', { params: { path: { applicationId: id } }, body })),
   },
   {
     kind: 'CONTAINER',
@@ -85,13 +71,7 @@ const KINDS: readonly ServiceKind[] = [
     deploy: (api, id, body) => dataOf(api.POST('/container/{containerId}/deploy', { params: { path: { containerId: id } }, body })),
     deployment: (api, id, deploymentId) =>
       dataOf(api.GET('/container/{containerId}/deploymentHistory/{deploymentId}', { params: { path: { containerId: id, deploymentId } } })),
-    log: (api, id, query) => dataOf(api.GET('/container/{containerId}/log', { params: { path: { containerId: id }, query } })),
-    followLog: (api, id, query) => dataOf(api.GET('/container/{containerId}/log', { params: { path: { containerId: id }, query }, ...FOLLOW })),
     links: (api, id) => dataOf(api.GET('/container/{containerId}/link', { params: { path: { containerId: id } } })),
-    setVariable: (api, id, body, secret) =>
-      secret
-        ? dataOf(api.POST('/container/{containerId}/secret', { params: { path: { containerId: id } }, body }))
-        : dataOf(api.POST('/container/{containerId}/environmentVariable', { params: { path: { containerId: id } }, body })),
   },
   {
     kind: 'DATABASE',
@@ -104,8 +84,6 @@ const KINDS: readonly ServiceKind[] = [
     deploy: (api, id, body) => dataOf(api.POST('/database/{databaseId}/deploy', { params: { path: { databaseId: id } }, body })),
     deployment: (api, id, deploymentId) =>
       dataOf(api.GET('/database/{databaseId}/deploymentHistory/{deploymentId}', { params: { path: { databaseId: id, deploymentId } } })),
-    log: (api, id, query) => dataOf(api.GET('/database/{databaseId}/log', { params: { path: { databaseId: id }, query } })),
-    followLog: (api, id, query) => dataOf(api.GET('/database/{databaseId}/log', { params: { path: { databaseId: id }, query }, ...FOLLOW })),
   },
   {
     kind: 'JOB',
@@ -118,12 +96,6 @@ const KINDS: readonly ServiceKind[] = [
     deploy: (api, id, body) => dataOf(api.POST('/job/{jobId}/deploy', { params: { path: { jobId: id } }, body })),
     deployment: (api, id, deploymentId) =>
       dataOf(api.GET('/job/{jobId}/deploymentHistory/{deploymentId}', { params: { path: { jobId: id, deploymentId } } })),
-    log: (api, id, query) => dataOf(api.GET('/job/{jobId}/log', { params: { path: { jobId: id }, query } })),
-    followLog: (api, id, query) => dataOf(api.GET('/job/{jobId}/log', { params: { path: { jobId: id }, query }, ...FOLLOW })),
-    setVariable: (api, id, body, secret) =>
-      secret
-        ? dataOf(api.POST('/job/{jobId}/secret', { params: { path: { jobId: id } }, body }))
-        : dataOf(api.POST('/job/{jobId}/environmentVariable', { params: { path: { jobId: id } }, body })),
   },
   {
     kind: 'HELM',
@@ -136,12 +108,6 @@ const KINDS: readonly ServiceKind[] = [
     deploy: (api, id, body) => dataOf(api.POST('/helm/{helmId}/deploy', { params: { path: { helmId: id } }, body })),
     deployment: (api, id, deploymentId) =>
       dataOf(api.GET('/helm/{helmId}/deploymentHistory/{deploymentId}', { params: { path: { helmId: id, deploymentId } } })),
-    log: (api, id, query) => dataOf(api.GET('/helm/{helmId}/log', { params: { path: { helmId: id }, query } })),
-    followLog: (api, id, query) => dataOf(api.GET('/helm/{helmId}/log', { params: { path: { helmId: id }, query }, ...FOLLOW })),
-    setVariable: (api, id, body, secret) =>
-      secret
-        ? dataOf(api.POST('/helm/{helmId}/secret', { params: { path: { helmId: id } }, body }))
-        : dataOf(api.POST('/helm/{helmId}/environmentVariable', { params: { path: { helmId: id } }, body })),
   },
   {
     kind: 'TERRAFORM',
@@ -154,16 +120,10 @@ const KINDS: readonly ServiceKind[] = [
     deploy: (api, id, body) => dataOf(api.POST('/terraform/{terraformId}/deploy', { params: { path: { terraformId: id } }, body })),
     deployment: (api, id, deploymentId) =>
       dataOf(api.GET('/terraform/{terraformId}/deploymentHistory/{deploymentId}', { params: { path: { terraformId: id, deploymentId } } })),
-    log: (api, id, query) => dataOf(api.GET('/terraform/{terraformId}/log', { params: { path: { terraformId: id }, query } })),
-    followLog: (api, id, query) => dataOf(api.GET('/terraform/{terraformId}/log', { params: { path: { terraformId: id }, query }, ...FOLLOW })),
-    setVariable: (api, id, body, secret) =>
-      secret
-        ? dataOf(api.POST('/terraform/{terraformId}/secret', { params: { path: { terraformId: id } }, body }))
-        : dataOf(api.POST('/terraform/{terraformId}/environmentVariable', { params: { path: { terraformId: id } }, body })),
   },
 ];
 
-interface ServiceRef {
+export interface ServiceRef {
   id: string;
   name: string;
   kind: ServiceKind;
@@ -175,13 +135,13 @@ function kindNamed(wanted: string): ServiceKind {
   return entry;
 }
 
-function requireUuid(value: string, what: string): string {
+export function requireUuid(value: string, what: string): string {
   if (!UUID.test(value)) throw new CliError(`"${value}" is not ${what} id`);
   return value.toLowerCase();
 }
 
 /** A service by id (its kind found by asking each kind's path) or by name among the services of --env. */
-async function serviceNamed(client: ApiClient, wanted: string, options: EnvironmentOptions, io: CliIo): Promise<ServiceRef> {
+export async function serviceNamed(client: ApiClient, wanted: string, options: EnvironmentOptions, io: CliIo): Promise<ServiceRef> {
   if (UUID.test(wanted)) {
     for (const kind of KINDS) {
       try {
@@ -210,7 +170,7 @@ export interface EnvironmentOptions extends OrganizationOptions {
   project?: string | undefined;
 }
 
-interface EnvironmentRef {
+export interface EnvironmentRef {
   id: string;
   /** How messages name it: the name it was given by, or its id. */
   label: string;
@@ -221,7 +181,7 @@ interface EnvironmentRef {
  * case-insensitively, among the environments of --project, or of every project of the organization without it.
  * An unknown or ambiguous name is an error that lists the environments there are.
  */
-async function environmentNamed(client: ApiClient, options: EnvironmentOptions, io: CliIo): Promise<EnvironmentRef> {
+export async function environmentNamed(client: ApiClient, options: EnvironmentOptions, io: CliIo): Promise<EnvironmentRef> {
   const wanted = options.env;
   if (wanted === undefined) throw new CliError('name the environment with --env <id|name>');
   if (UUID.test(wanted)) return { id: wanted.toLowerCase(), label: wanted.toLowerCase() };
@@ -247,7 +207,7 @@ async function environmentNamed(client: ApiClient, options: EnvironmentOptions, 
   throw new CliError(`${where} has no environment named "${wanted}"; ${known.length === 0 ? 'it has no environments' : `there are: ${known.join(', ')}`}`);
 }
 
-async function projectNamed(client: ApiClient, organizationId: string, wanted: string): Promise<string> {
+export async function projectNamed(client: ApiClient, organizationId: string, wanted: string): Promise<string> {
   if (UUID.test(wanted)) return wanted.toLowerCase();
   const { results: projects } = await dataOf(client.api.GET('/organization/{organizationId}/project', { params: { path: { organizationId } } }));
   const matching = projects.filter((project) => project.name.toLowerCase() === wanted.toLowerCase());
@@ -269,11 +229,11 @@ export async function createEnvironment(
     name,
     // Passed on unchecked (a cast, not a test): the server judges the mode, and refuses another in its own words.
     ...(options.mode === undefined ? {} : { mode: options.mode.toUpperCase() as EnvironmentMode }),
-    ...(options.cluster === undefined ? {} : { cluster: requireUuid(options.cluster, 'a cluster') }),
+    ...(options.cluster === undefined ? {} : { cluster: (await clusterNamed(client, organizationId, options.cluster)).id }),
   };
   const created = await dataOf(client.api.POST('/project/{projectId}/environment', { params: { path: { projectId } }, body }));
   if (options.json === true) return printJson(io, created);
-  io.out(`Created environment ${created.name} (${created.id}), ${created.mode}, on cluster ${created.cluster_id}.\n`);
+  io.out(`Created environment ${created.name} (${created.id}), ${created.mode}, on cluster ${created.cluster_name ?? created.cluster_id}.\n`);
 }
 
 export async function listEnvironments(options: OrganizationOptions & { project: string }, io: CliIo): Promise<void> {
@@ -281,8 +241,11 @@ export async function listEnvironments(options: OrganizationOptions & { project:
   const projectId = await projectNamed(client, organizationId, options.project);
   const body = await dataOf(client.api.GET('/project/{projectId}/environment', { params: { path: { projectId } } }));
   if (options.json === true) return printJson(io, body);
-  const rows = body.results.map((env) => [env.id, env.name, env.mode, env.cluster_name ?? '']);
-  printTable(io, ['ID', 'NAME', 'MODE', 'CLUSTER'], rows, 'No environments.');
+  const statuses = await Promise.all(
+    body.results.map((env) => dataOf(client.api.GET('/environment/{environmentId}/status', { params: { path: { environmentId: env.id } } }))),
+  );
+  const rows = body.results.map((env, index) => [env.id, env.name, env.mode, env.cluster_name ?? '', statuses[index]?.state ?? '', statuses[index]?.deployment_status ?? '']);
+  printTable(io, ['ID', 'NAME', 'MODE', 'CLUSTER', 'STATE', 'DEPLOYMENT'], rows, 'No environments.');
 }
 
 // Services
@@ -312,6 +275,18 @@ function settingsOf(text: string | undefined): Record<string, unknown> {
   throw new CliError('--settings takes a JSON object: the request body fields of the kind (see the API documentation)');
 }
 
+/** A git token by id, or by name among the organization's (case-insensitive). */
+async function gitTokenNamed(client: ApiClient, wanted: string, options: OrganizationOptions, io: CliIo): Promise<string> {
+  if (UUID.test(wanted)) return wanted.toLowerCase();
+  const { organizationId } = await organizationScope(options, io);
+  const { results: tokens } = await dataOf(client.api.GET('/organization/{organizationId}/gitToken', { params: { path: { organizationId } } }));
+  const matching = tokens.filter((token) => token.name.toLowerCase() === wanted.toLowerCase());
+  const [token] = matching;
+  if (token !== undefined && matching.length === 1) return token.id;
+  if (matching.length > 1) throw new CliError(`several git tokens are named "${wanted}"; give its id`);
+  throw new CliError(`the organization has no git token named "${wanted}"; ${tokens.length === 0 ? 'it has none' : `there are: ${tokens.map((candidate) => candidate.name).join(', ')}`}`);
+}
+
 export interface CreateServiceOptions extends EnvironmentOptions {
   env: string;
   repository?: string | undefined;
@@ -337,7 +312,7 @@ export async function createService(kindName: string, name: string, options: Cre
       provider: providerOf(options.repository),
       ...(options.branch === undefined ? {} : { branch: options.branch }),
       ...(options.rootPath === undefined ? {} : { root_path: options.rootPath }),
-      ...(options.gitToken === undefined ? {} : { git_token_id: requireUuid(options.gitToken, 'a git token') }),
+      ...(options.gitToken === undefined ? {} : { git_token_id: await gitTokenNamed(client, options.gitToken, options, io) }),
     };
   }
   if ((kind.kind === 'APPLICATION' || kind.kind === 'CONTAINER') && body.healthchecks === undefined) body.healthchecks = {};
@@ -347,7 +322,7 @@ export async function createService(kindName: string, name: string, options: Cre
 }
 
 /** A service's URL: its default link (its public hostname), else its first; null without a public port. */
-async function urlOf(kind: ServiceKind, api: Api, id: string): Promise<string | null> {
+export async function urlOf(kind: ServiceKind, api: Api, id: string): Promise<string | null> {
   if (kind.links === undefined) return null;
   const { results } = await kind.links(api, id);
   return (results.find((link) => link.is_default) ?? results[0])?.url ?? null;
@@ -370,73 +345,28 @@ export async function listServices(options: EnvironmentOptions & { env: string }
   printTable(io, ['ID', 'NAME', 'KIND', 'STATE', 'DEPLOYMENT', 'URL'], rows, 'No services.');
 }
 
-// Variables
-
-export interface VariableScopeOptions extends OrganizationOptions {
-  project?: string | undefined;
-  env?: string | undefined;
-  service?: string | undefined;
-  secret?: boolean | undefined;
-}
-
-interface VariableScope {
-  label: string;
-  set(body: RequestOf<'createApplicationEnvironmentVariable'>, secret: boolean): Promise<VariableRow>;
-}
-
-/** Where `var set` writes: the narrowest scope named (--service, else --env, else --project). */
-async function variableScope(client: ApiClient, options: VariableScopeOptions, io: CliIo): Promise<VariableScope> {
-  const { api } = client;
-  if (options.service !== undefined) {
-    const service = await serviceNamed(client, options.service, options, io);
-    const { setVariable } = service.kind;
-    if (setVariable === undefined) throw new CliError(`a ${service.kind.path} has no variables of its own; set them on the environment`);
-    return { label: `${service.kind.path} ${service.name}`, set: (body, secret) => setVariable(api, service.id, body, secret) };
-  }
-  if (options.env !== undefined) {
-    const environment = await environmentNamed(client, options, io);
-    const params = { path: { environmentId: environment.id } };
-    return {
-      label: `environment ${environment.label}`,
-      set: (body, secret) =>
-        secret
-          ? dataOf(api.POST('/environment/{environmentId}/secret', { params, body }))
-          : dataOf(api.POST('/environment/{environmentId}/environmentVariable', { params, body })),
-    };
-  }
-  if (options.project !== undefined) {
-    const { organizationId } = await organizationScope(options, io);
-    const params = { path: { projectId: await projectNamed(client, organizationId, options.project) } };
-    return {
-      label: `project ${options.project}`,
-      set: (body, secret) =>
-        secret
-          ? dataOf(api.POST('/project/{projectId}/secret', { params, body }))
-          : dataOf(api.POST('/project/{projectId}/environmentVariable', { params, body })),
-    };
-  }
-  throw new CliError('name the scope: --project <id|name>, --env <id|name> or --service <id|name> (with --env)');
-}
-
-/** Sets a variable (or with --secret a secret): a name already set at that scope is replaced (SPEC.md rule 3). */
-export async function setVariable(key: string, value: string, options: VariableScopeOptions, io: CliIo): Promise<void> {
-  const client = await connect(options, io);
-  const scope = await variableScope(client, options, io);
-  const { label } = scope;
-  const created = await scope.set({ key, value }, options.secret === true);
-  if (options.json === true) return printJson(io, created);
-  io.out(`Set ${options.secret === true ? 'secret' : 'variable'} ${created.key} on ${label} (${created.scope}).\n`);
-}
-
-// Deploy, status, logs
+// Deploy and status (the logs: service-logs.ts)
 
 export type ServiceOptions = EnvironmentOptions;
 
-/** Queues a deploy and shows where it stands and the variable snapshot it carries. */
+/** A service's status polled until it settles (`--wait`). */
+export function serviceSettling(api: Api, service: ServiceRef): Settling<ServiceStatus> {
+  return {
+    subject: `${service.kind.path} ${service.name}`,
+    read: () => service.kind.status(api, service.id),
+    phaseOf: (status) => status.state,
+    messageOf: (status) => status.message,
+  };
+}
+
+/**
+ * Queues a deploy and shows where it stands and the variable snapshot it carries; with --wait, follows it until it
+ * settles and fails the command when it ends in an error state.
+ */
 export async function deployService(
   wanted: string,
-  options: ServiceOptions & { commit?: string | undefined; tag?: string | undefined },
-  io: CliIo,
+  options: ServiceOptions & WaitOptions & { commit?: string | undefined; tag?: string | undefined },
+  io: CommandIo,
 ): Promise<void> {
   const client = await connect(options, io);
   const service = await serviceNamed(client, wanted, options, io);
@@ -445,14 +375,23 @@ export async function deployService(
   // A deploy that was queued has its deployment request: the API answers 202 only after writing it.
   const deploymentId = status.deployment_request_id as string;
   const deployment = await service.kind.deployment(client.api, service.id, deploymentId);
-  if (options.json === true) return printJson(io, { status, deployment });
-  io.out(`Deployment ${deploymentId} of ${service.kind.path} ${service.name}: ${status.state}\n`);
-  if (status.message !== null) io.out(`${status.message}\n`);
-  if (deployment.variables !== null) {
-    const sealed = deployment.variables.results.filter((variable) => variable.sealed).length;
-    io.out(`Variables snapshot ${deployment.variables.content_hash.slice(0, 12)}: ${deployment.variables.results.length} variables (${sealed} sealed)\n`);
+  const waiting = wantsWait(options);
+  if (options.json !== true) {
+    io.out(`Deployment ${deploymentId} of ${service.kind.path} ${service.name}: ${status.state}\n`);
+    if (status.message !== null) io.out(`${status.message}\n`);
+    if (deployment.variables !== null) {
+      const sealed = deployment.variables.results.filter((variable) => variable.sealed).length;
+      io.out(`Variables snapshot ${deployment.variables.content_hash.slice(0, 12)}: ${deployment.variables.results.length} variables (${sealed} sealed)\n`);
+    }
   }
-  io.out(`Follow it with: slipway logs ${service.id} --follow\n`);
+  if (!waiting) {
+    if (options.json === true) return printJson(io, { status, deployment });
+    io.out(`Follow it with: slipway logs ${service.id} --follow\n`);
+    return;
+  }
+  const settled = await waitUntilSettled(serviceSettling(client.api, service), options, io);
+  if (options.json === true) return printJson(io, { status: settled.status, deployment });
+  io.out(settledLine(`${service.kind.path} ${service.name}`, settled));
 }
 
 export async function serviceStatus(wanted: string, options: ServiceOptions, io: CliIo): Promise<void> {
@@ -461,45 +400,4 @@ export async function serviceStatus(wanted: string, options: ServiceOptions, io:
   const status = await service.kind.status(client.api, service.id);
   if (options.json === true) return printJson(io, status);
   io.out(`${service.kind.path} ${service.name}: ${status.state}, ${status.service_deployment_status}${status.message === null ? '' : ` — ${status.message}`}\n`);
-}
-
-function logLine(line: Pick<LogLine, 'created_at' | 'stream' | 'message'>): string {
-  return `${line.created_at} [${line.stream}] ${line.message}\n`;
-}
-
-/** Prints a deployment's log (the newest by default); --follow keeps printing until the deployment settles. */
-export async function serviceLogs(
-  wanted: string,
-  options: ServiceOptions & { deployment?: string | undefined; follow?: boolean | undefined },
-  io: CliIo,
-): Promise<void> {
-  const client = await connect(options, io);
-  const service = await serviceNamed(client, wanted, options, io);
-  const query: LogQuery = options.deployment === undefined ? {} : { deploymentId: requireUuid(options.deployment, 'a deployment') };
-  if (options.follow !== true) {
-    const body = await service.kind.log(client.api, service.id, query);
-    if (options.json === true) return printJson(io, body);
-    const lines = body.results;
-    if (lines.length === 0) io.out(`No log lines: ${service.kind.path} ${service.name} has not been deployed.\n`);
-    for (const line of lines) io.out(logLine(line));
-    return;
-  }
-  const stream = await service.kind.followLog(client.api, service.id, query);
-  if (stream === null) return;
-  const decoder = new TextDecoder();
-  let pending = '';
-  for await (const chunk of stream) {
-    pending += decoder.decode(chunk, { stream: true });
-    let newline = pending.indexOf('\n');
-    while (newline >= 0) {
-      const text = pending.slice(0, newline);
-      pending = pending.slice(newline + 1);
-      newline = pending.indexOf('\n');
-      if (text.trim() === '') continue;
-      const item = JSON.parse(text) as FollowedLogItem;
-      if (options.json === true) io.out(`${text}\n`);
-      else if (item.type === 'log') io.out(logLine(item));
-      else if (item.type === 'end') io.out(`-- ${item.state ?? 'no deployment'}\n`);
-    }
-  }
 }

@@ -114,7 +114,8 @@ export async function listMembers(options: OrganizationOptions, io: CliIo): Prom
   const { client, organizationId } = await organizationScope(options, io);
   const body = await dataOf(client.api.GET('/organization/{organizationId}/member', { params: { path: { organizationId } } }));
   if (options.json === true) return printJson(io, body);
-  const rows = body.results.map((member) => [member.id, member.email, member.name ?? '', member.role]);
+  // role_name names a custom role; role holds the reference's nearest built-in one, kept for generated clients.
+  const rows = body.results.map((member) => [member.id, member.email, member.name ?? '', member.role_name ?? member.role]);
   printTable(io, ['USER ID', 'EMAIL', 'NAME', 'ROLE'], rows, 'No members.');
 }
 
@@ -151,7 +152,7 @@ export async function inviteMember(email: string, options: OrganizationOptions &
   const body = { email, ...(options.role === undefined ? {} : { role: options.role.toUpperCase() as InviteRole }) };
   const created = await dataOf(client.api.POST('/organization/{organizationId}/inviteMember', { params: { path: { organizationId } }, body }));
   if (options.json === true) return printJson(io, created);
-  io.out(`Invited ${created.email} to ${created.organization_name} as ${created.role} (invitation ${created.id}, expires ${created.expires_at}).\n`);
+  io.out(`Invited ${created.email} to ${created.organization_name} as ${created.role_name ?? created.role} (invitation ${created.id}, expires ${created.expires_at}).\n`);
   io.out('The invitation e-mail carries the link to accept it: slipway invitations accept <link>.\n');
 }
 
@@ -159,7 +160,7 @@ export async function listInvitations(options: OrganizationOptions, io: CliIo): 
   const { client, organizationId } = await organizationScope(options, io);
   const body = await dataOf(client.api.GET('/organization/{organizationId}/inviteMember', { params: { path: { organizationId } } }));
   if (options.json === true) return printJson(io, body);
-  const rows = body.results.map((invitation) => [invitation.id, invitation.email, invitation.role, invitation.invitation_status, invitation.expires_at]);
+  const rows = body.results.map((invitation) => [invitation.id, invitation.email, invitation.role_name ?? invitation.role, invitation.invitation_status, invitation.expires_at]);
   printTable(io, ['ID', 'EMAIL', 'ROLE', 'STATUS', 'EXPIRES'], rows, 'No open invitations.');
 }
 
@@ -200,7 +201,7 @@ export async function acceptInvitation(linkOrId: string, options: OrganizationOp
   const accepted = await dataOf(client.api.POST('/organization/{organizationId}/inviteMember/{inviteId}', { params: { path: { organizationId, inviteId: invitationId } } }));
   await rememberOrganization(io.env, client.server, organizationId);
   if (options.json === true) return printJson(io, { ...accepted, organization_id: organizationId });
-  io.out(`Joined ${accepted.organization_name} as ${accepted.role}; it is now your current organization.\n`);
+  io.out(`Joined ${accepted.organization_name} as ${accepted.role_name ?? accepted.role}; it is now your current organization.\n`);
 }
 
 // Projects

@@ -139,6 +139,16 @@ export function databaseTargetOf(config: { databaseUrl: string | undefined; data
     : { dialect: 'postgres', url: config.databaseUrl };
 }
 
+/** A PostgreSQL URL as it may be printed (logs, the operator's commands): no password, no query (whose parameters may carry one). */
+export function printableDatabaseUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    return `${url.protocol}//${url.username === '' ? '' : `${url.username}@`}${url.host}${url.pathname}`;
+  } catch {
+    return 'SLIPWAY_DATABASE_URL';
+  }
+}
+
 export function openDatabase(target: DatabaseTarget): Database {
   return target.dialect === 'sqlite' ? openSqlite(target.file) : openPostgres(target);
 }

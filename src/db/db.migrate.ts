@@ -31,6 +31,7 @@ import * as customRoleReveal from './migrations/0027_custom_role_reveal.ts';
 import * as organizationDeletion from './migrations/0028_organization_deletion.ts';
 import * as jobSchedules from './migrations/0029_job_schedules.ts';
 import * as environmentFanOut from './migrations/0030_environment_fan_out.ts';
+import * as serviceLogInstances from './migrations/0031_service_log_instances.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -77,6 +78,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0028_organization_deletion', organizationDeletion],
   ['0029_job_schedules', jobSchedules],
   ['0030_environment_fan_out', environmentFanOut],
+  ['0031_service_log_instances', serviceLogInstances],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -246,6 +246,8 @@ export interface ServiceDeploymentLogsTable {
   stream: string;
   message: string;
   logged_at: string;
+  /** The instance (process) of the workload that printed it (0031_service_log_instances); null for build and system lines. */
+  instance: string | null;
 }
 
 /** A custom domain of an application or container (migrations/0019_service_domains.ts); `domain` unique overall. */

@@ -51,6 +51,12 @@ export interface GitAccess {
    * listDirectories; the credentials never reach the destination's git configuration.
    */
   checkout(request: CheckoutRequest): Promise<string>;
+  /**
+   * Refuses (a bad-request AppError naming `/url`) a URL this access would refuse before reaching the network: not
+   * http(s), credentials in it, http:// or a host outside the allowed list where the installation does not allow
+   * them (git-urls.ts). The same check opens listDirectories and checkout.
+   */
+  checkUrl(url: string): void;
 }
 
 /** The HTTPS user name each provider expects in front of a token (the password). */

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { badRequest } from '../lib/errors.ts';
 import { TOKEN_USER_NAME, type CheckoutRequest, type DirectoryListingRequest, type GitAccess, type GitCredentials } from './git-access.ts';
 import { resolveGitHost } from './git-addresses.ts';
+import { checkRepositoryUrl } from './git-urls.ts';
 
 export interface SystemGitOptions {
   /** Lets git reach loopback and private addresses, and plain http:// (tests, on-premise git servers). */
@@ -76,36 +77,9 @@ export function normaliseRepositoryPath(rootPath: string): string {
 }
 
 /** The repository as git will be pointed at it, or a 400 saying why the URL cannot be used. */
-/** `*.example.com` covers the subdomains of example.com, not example.com itself; other entries match exactly. */
-export function hostAllowed(host: string, allowedHosts: readonly string[]): boolean {
-  if (allowedHosts.length === 0) return true;
-  const name = host.toLowerCase();
-  return allowedHosts.some((pattern) => (pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) : name === pattern));
-}
-
 async function targetOf(rawUrl: string, allowPrivateHosts: boolean, allowedHosts: readonly string[]): Promise<RepositoryTarget> {
-  let url: URL;
-  try {
-    url = new URL(rawUrl);
-  } catch {
-    throw badRequest('url is not an absolute https:// repository URL', [{ field: '/url', message: 'must be an https:// URL' }]);
-  }
-  const schemeAllowed = url.protocol === 'https:' || (allowPrivateHosts && url.protocol === 'http:');
-  if (!schemeAllowed) {
-    throw badRequest(`url must use https:// (got "${url.protocol}//")`, [{ field: '/url', message: 'must be an https:// URL' }]);
-  }
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    // Credentials belong in a git token, never in a URL that is stored, logged and shown.
-    throw badRequest('url must not carry credentials, a query or a fragment; register a git token instead', [
-      { field: '/url', message: 'must be a plain repository URL' },
-    ]);
-  }
+  const url = checkRepositoryUrl(rawUrl, { allowPrivateHosts, allowedHosts });
   const host = url.hostname;
-  if (!hostAllowed(host, allowedHosts)) {
-    throw badRequest(`git host ${host} is not one this installation may reach (SLIPWAY_GIT_ALLOWED_HOSTS)`, [
-      { field: '/url', message: 'host is not allowed' },
-    ]);
-  }
   const resolved = await resolveGitHost(host, allowPrivateHosts);
   if (!resolved.ok) {
     if (resolved.reason === 'unresolvable') throw badRequest(`git host ${host} could not be resolved`, [{ field: '/url', message: 'unknown host' }]);
@@ -353,5 +327,11 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
     }
   }
 
-  return { listDirectories, checkout };
+  return {
+    listDirectories,
+    checkout,
+    checkUrl: (url: string) => {
+      checkRepositoryUrl(url, { allowPrivateHosts: options.allowPrivateHosts, allowedHosts: options.allowedHosts ?? [] });
+    },
+  };
 }

@@ -2,10 +2,11 @@ import Fastify, { errorCodes, LogController, type FastifyRequest, type FastifySe
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { TOKEN_PREFIXES } from '../auth/tokens.ts';
-import type { LogLevel } from '../config.ts';
+import type { LogFormat, LogLevel } from '../config.ts';
 import { AppError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { handleError, sendAppError } from './errors.ts';
+import { prettyLogStream } from './pretty-logs.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
 import { createSchemaCompilers } from './validation.ts';
 
@@ -17,6 +18,8 @@ import { createSchemaCompilers } from './validation.ts';
  */
 export interface HttpServerOptions {
   logLevel: LogLevel;
+  /** `json` or `pretty` (http/pretty-logs.ts); unset: pretty when the logs go to a terminal, JSON otherwise. */
+  logFormat?: LogFormat | undefined;
   /** A pino destination for the logs (tests pass a stream to read them); stdout otherwise. */
   logStream?: NodeJS.WritableStream;
   bodyLimit?: number;
@@ -61,10 +64,22 @@ function acceptAbsentOptionalBody(route: RouteOptions): void {
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_LIMIT = 1024 * 1024;
 
+/**
+ * Where pino writes: JSON to the given stream or to stdout (pino's own fast path), or, for a person, the pretty lines
+ * (pretty-logs.ts) — asked for with SLIPWAY_LOG_FORMAT=pretty, or by default when the logs go to a terminal.
+ */
+function logDestination(options: HttpServerOptions): { write(line: string): void } | undefined {
+  const destination = options.logStream ?? process.stdout;
+  const terminal = 'isTTY' in destination && destination.isTTY === true;
+  const format = options.logFormat ?? (terminal ? 'pretty' : 'json');
+  return format === 'pretty' ? prettyLogStream(destination) : options.logStream;
+}
+
 function loggerOptions(options: HttpServerOptions): FastifyServerOptions['logger'] {
+  const stream = logDestination(options);
   return {
     level: options.logLevel,
-    ...(options.logStream === undefined ? {} : { stream: options.logStream }),
+    ...(stream === undefined ? {} : { stream }),
     // Credentials never reach a log line, whatever a future serializer adds.
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.password'], censor: '[redacted]' },
     serializers: {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
 import type { default as Provider, Configuration, errors as OidcErrors } from 'oidc-provider';
 import type { DB } from '../db/db.schema.ts';
+import { CONSOLE_CALLBACK_PATH, CONSOLE_CLIENT_ID, CONSOLE_PATH } from '../http/console.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AccountsService } from './identity.accounts.ts';
 import { createOidcAdapterFactory } from './identity.adapter.ts';
@@ -92,6 +93,19 @@ function configuration(options: BuiltInIdentityOptions, keys: IdentityKeys, oidc
         response_types: ['code'],
         // Native clients on loopback may use any port (RFC 8252 §7.3).
         redirect_uris: ['http://127.0.0.1/callback', 'http://localhost/callback'],
+      },
+      // The web console (docs/console.md): a browser application on this installation's own origin, so a client of
+      // its own (a native client may not have an http redirect URI off loopback, and asks for consent every time).
+      // Public, authorization code + PKCE, no refresh tokens; it signs out through the provider's logout page.
+      {
+        client_id: CONSOLE_CLIENT_ID,
+        client_name: 'Slipway console',
+        application_type: 'web',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: [`${options.apiResource}${CONSOLE_CALLBACK_PATH}`],
+        post_logout_redirect_uris: [`${options.apiResource}${CONSOLE_PATH}/`],
       },
     ],
     jwks: { keys: keys.signing },

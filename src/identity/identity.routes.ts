@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { HTTP_STATUS, statusOf } from '../http/errors.ts';
 import type { FastifyTypeBox } from '../http/fastify.types.ts';
 import { markRoutesPublic } from '../http/security.ts';
+import { CONSOLE_CLIENT_ID } from '../http/console.ts';
 import { AppError } from '../lib/errors.ts';
 import { PASSWORD_MIN_LENGTH, SIGN_UP_CLOSED_MESSAGE, type AccountsService } from './identity.accounts.ts';
 import { consentPage, errorPage, messagePage, signInPage, signUpPage } from './identity.pages.ts';
@@ -123,6 +124,7 @@ export async function registerIdentityRoutes(app: FastifyTypeBox, identity: Buil
       const action = `${identity.issuer}/interaction/${details.uid}`;
       const clientName = clientNameOf(details.params.client_id);
       if (details.prompt.name === 'login') return sendHtml(reply, HTTP_STATUS.ok, signInPage({ action, signUp: signUpLink, clientName }));
+      if (details.prompt.name === 'consent' && isConsole(details.params.client_id)) return reply.redirect(await consentForConsole(request, reply, details));
       if (details.prompt.name === 'consent') return sendHtml(reply, HTTP_STATUS.ok, consentPage({ action: `${action}/consent`, clientName }));
       return sendHtml(reply, statusOf('bad_request'), errorPage(`This sign-in request asks for an unsupported step (${details.prompt.name}).`));
     });
@@ -158,9 +160,29 @@ export async function registerIdentityRoutes(app: FastifyTypeBox, identity: Buil
         const { message, kind } = SIGN_IN_REFUSALS[outcome.reason];
         return sendHtml(reply, statusOf(kind), signInPage({ action: `${identity.issuer}/interaction/${details.uid}`, signUp: signUpLink, email, error: message, clientName: clientNameOf(details.params.client_id) }));
       }
-      const returnTo = await provider.interactionResult(request.raw, reply.raw, { login: { accountId: outcome.account.id } }, { mergeWithLastSubmission: false });
+      const login = { accountId: outcome.account.id };
+      // The console is this installation's own page (its redirect URI is on the public URL): signing in is consent.
+      const consent = isConsole(details.params.client_id) ? { grantId: await firstPartyGrant(provider, outcome.account.id, details.grantId) } : undefined;
+      const returnTo = await provider.interactionResult(request.raw, reply.raw, consent === undefined ? { login } : { login, consent }, { mergeWithLastSubmission: false });
       return reply.redirect(returnTo);
     });
+
+    /** The console's grant: Slipway's first-party scopes for the account, on the interaction's grant when it has one. */
+    async function firstPartyGrant(provider: Awaited<ReturnType<BuiltInIdentity['provider']>>, accountId: string, grantId: string | undefined): Promise<string> {
+      const existing = grantId === undefined ? undefined : await provider.Grant.find(grantId);
+      const grant = existing ?? new provider.Grant({ clientId: CONSOLE_CLIENT_ID, accountId });
+      grantFirstPartyScopes(grant, identity.apiResource);
+      return grant.save();
+    }
+
+    /** A console sign-in of someone already signed in at the provider (say, by the CLI's device flow): no page to confirm. */
+    async function consentForConsole(request: FastifyRequest, reply: FastifyReply, details: { session?: { accountId: string } | undefined; grantId?: string | undefined }): Promise<string> {
+      const provider = await identity.provider();
+      const accountId = details.session?.accountId;
+      if (accountId === undefined) throw new AppError('bad_request', 'this sign-in request has no signed-in account');
+      const grantId = await firstPartyGrant(provider, accountId, details.grantId);
+      return provider.interactionResult(request.raw, reply.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    }
 
     /** The interaction this browser is in, matching the path; answers an error page and undefined otherwise. */
     async function interactionOf(request: FastifyRequest, uid: string, reply: FastifyReply) {
@@ -178,5 +200,10 @@ export async function registerIdentityRoutes(app: FastifyTypeBox, identity: Buil
 }
 
 function clientNameOf(clientId: unknown): string {
+  if (clientId === CONSOLE_CLIENT_ID) return 'The Slipway console';
   return clientId === CLI_CLIENT_ID ? 'The Slipway CLI' : 'An application';
+}
+
+function isConsole(clientId: unknown): boolean {
+  return clientId === CONSOLE_CLIENT_ID;
 }

@@ -34,6 +34,12 @@ export interface JobHandler {
   run(job: ClaimedJob): Promise<JobOutcome>;
   /** Called once when the job has failed for good (attempts spent, or its worker died on the last attempt). */
   giveUp?(job: ClaimedJob, error: string): Promise<void>;
+  /**
+   * `debug` for a handler whose failures are someone else's to mend and that logs what matters of them itself (a
+   * webhook receiver that is down: the webhooks module says once that it fails); the worker logs each failed run at
+   * warn otherwise.
+   */
+  failureLogLevel?: 'warn' | 'debug';
 }
 
 export interface JobWorkerOptions {
@@ -49,7 +55,7 @@ export interface JobWorkerOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
   workerId?: string;
-  log?: { error(object: object, message: string): void; warn(object: object, message: string): void };
+  log?: { error(object: object, message: string): void; warn(object: object, message: string): void; debug?(object: object, message: string): void };
 }
 
 export interface JobWorker {
@@ -102,7 +108,9 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       const message = error instanceof Error ? error.message : String(error);
       const retry = job.attempt < job.maxAttempts;
       const retryAt = retry ? new Date(clock.now().getTime() + retryDelayMs(job.attempt, retryBaseMs, retryMaxMs)).toISOString() : undefined;
-      options.log?.warn({ job: job.id, kind: job.kind, attempt: job.attempt, retry }, `job failed: ${message}`);
+      const failure = { job: job.id, kind: job.kind, attempt: job.attempt, retry };
+      if (handler?.failureLogLevel === 'debug') options.log?.debug?.(failure, `job failed: ${message}`);
+      else options.log?.warn(failure, `job failed: ${message}`);
       const recorded = await failJobRun(database.db, clock, job.id, workerId, message, retryAt).catch((e: unknown) => {
         reportError(e, 'recording a job failure failed');
         return false;

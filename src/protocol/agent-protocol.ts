@@ -146,7 +146,13 @@ export const AgentWorkloadHealthAnswer = Type.Object({ recorded: Type.Boolean() 
 export type AgentWorkloadHealthAnswer = Static<typeof AgentWorkloadHealthAnswer>;
 
 export const AgentWorkloadLogLine = Type.Object(
-  { at: Timestamp, stream: LogStream, line: Type.String({ maxLength: 16_384 }) },
+  {
+    at: Timestamp,
+    stream: LogStream,
+    line: Type.String({ maxLength: 16_384 }),
+    /** The instance (process) of the workload that printed it, when the agent knows; readers filter by it. */
+    instance: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  },
   { additionalProperties: false },
 );
 export type AgentWorkloadLogLine = Static<typeof AgentWorkloadLogLine>;

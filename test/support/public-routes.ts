@@ -1,6 +1,6 @@
 /**
  * The routes that ask for no user credential, in one place for the tests that walk every route: the public IP list,
- * the API description, invoice PDFs and usage reports behind signed links (the signature is the credential,
+ * the API description, the web console's pages, invoice PDFs and usage reports behind signed links (the signature is the credential,
  * docs/billing.md), and the cluster operator's side (its enrollment token, then its own credential, docs/clusters.md).
  */
 export function isDocumentationRoute(url: string): boolean {
@@ -15,6 +15,11 @@ export function isOperatorRoute(url: string): boolean {
   return url.startsWith('/operator/v1/');
 }
 
+/** The web console's pages and files (docs/console.md), and `/`, which sends a browser to them: no API operation. */
+export function isConsolePage(url: string): boolean {
+  return url === '/' || url === '/console' || url.startsWith('/console/');
+}
+
 export function isPublicRoute(url: string): boolean {
-  return url === '/ips' || isDocumentationRoute(url) || isSignedDownloadRoute(url) || isOperatorRoute(url);
+  return url === '/ips' || isDocumentationRoute(url) || isConsolePage(url) || isSignedDownloadRoute(url) || isOperatorRoute(url);
 }

@@ -22,6 +22,8 @@ export interface SlipwayServer {
   output(): string;
   /** `kill -9`: the process ends at once, with whatever it was doing. */
   crash(): Promise<void>;
+  /** SIGTERM, as an operator stops it: resolves once the process exited. */
+  stop(): Promise<void>;
   /** Starts the server again on the same port, data directory and database. */
   restart(): Promise<void>;
   /** Runs `slipway <args>` on the server's data directory and database, as its operator would (`admin …`). */
@@ -140,6 +142,10 @@ export async function startSlipwayServer(dialect: TestDialect, env: Record<strin
     output: () => output,
     async crash() {
       child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      child.kill('SIGTERM');
       await exited;
     },
     restart: launch,

@@ -7,6 +7,7 @@ import type { Database } from '../../src/db/db.client.ts';
 import { createLocalClusterGrants } from '../../src/modules/clusters/clusters.local-grants.ts';
 import { openTestDatabase, TEST_DIALECTS, type TestDatabase, type TestDialect } from './databases.ts';
 import { startTestIssuer, type TestIssuer } from './oidc-issuer.ts';
+import { checkAnswerAgainstReference } from './reference-contract.ts';
 
 /**
  * The real application on a real database, for route tests through `app.inject`, with a real OIDC issuer on
@@ -39,7 +40,10 @@ export interface TestApp {
   clock: TestClock;
   /** Signs a new person in (their user row is created by their first request) and returns them. */
   signUp(name?: string): Promise<TestUser>;
-  /** `app.inject` with `auth` as the Authorization header value ("Bearer …"). */
+  /**
+   * `app.inject` with `auth` as the Authorization header value ("Bearer …"); the answer is checked against the
+   * reference's schema for its operation and status (reference-contract.ts), failing the test on a mismatch.
+   */
   call(auth: string | undefined, options: InjectOptions): Promise<LightMyRequestResponse>;
   /** Creates an organization owned by `owner` and answers its id. */
   createOrganization(owner: TestUser, name?: string): Promise<string>;
@@ -80,6 +84,8 @@ export interface TestAppOptions {
   /** SLIPWAY_DNS_SERVERS / SLIPWAY_APPS_DOMAIN of the app: custom domain checks against a test DNS server. */
   dnsServers?: string[];
   appsDomain?: string;
+  /** SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS of the app: git sources on the test git server (http://127.0.0.1). */
+  gitAllowPrivateHosts?: boolean;
   customDomains?: AppDeps['customDomains'];
   webhooks?: AppDeps['webhooks'];
 }
@@ -96,6 +102,7 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
       ...(options.awsEndpointUrl === undefined ? {} : { awsEndpointUrl: options.awsEndpointUrl }),
       ...(options.dnsServers === undefined ? {} : { dnsServers: options.dnsServers }),
       ...(options.appsDomain === undefined ? {} : { appsDomain: options.appsDomain }),
+      ...(options.gitAllowPrivateHosts === undefined ? {} : { gitAllowPrivateHosts: options.gitAllowPrivateHosts }),
     },
     database: testDatabase.database,
     clock,
@@ -110,7 +117,10 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
 
   async function call(auth: string | undefined, request: InjectOptions): Promise<LightMyRequestResponse> {
     const headers = { ...(request.headers ?? {}), ...(auth === undefined ? {} : { authorization: auth }) };
-    return app.inject({ ...request, headers });
+    const response = await app.inject({ ...request, headers });
+    // The suite is the contract test: an answer that does not fit the reference's schema fails the test receiving it.
+    checkAnswerAgainstReference(response);
+    return response;
   }
 
   const testApp: TestApp = {

@@ -1,10 +1,10 @@
 import { startCommandArgv } from './app-builder.ts';
 import type { CgroupPlacement } from './workload-cgroups.ts';
 import { findFreePort } from '../../lib/free-port.ts';
-import type { InternalAddresses, InternalEndpoint } from './internal-addresses.ts';
+import type { InternalEndpoint, InternalForwarding } from './internal-addresses.ts';
 import type { ReadinessCheck } from './probes.ts';
 import type { ProcessState, ProcessSupervisor, RestartPolicy } from './process-supervisor.ts';
-import type { LocalReverseProxy } from './reverse-proxy.ts';
+import type { AppsRouting } from './route-table.ts';
 
 /**
  * Application instances: the supervisor and the reverse proxy put together for one service. An instance is one
@@ -54,16 +54,16 @@ export class LocalApplications {
 
   private readonly deps: {
       supervisor: ProcessSupervisor;
-      proxy: LocalReverseProxy;
-      internal?: InternalAddresses;
+      proxy: AppsRouting;
+      internal?: InternalForwarding;
       /** What a deployment should know but does not fail for (an internal address this host does not have). */
       onNote?: (serviceKey: string, message: string) => void;
     };
   constructor(
     deps: {
       supervisor: ProcessSupervisor;
-      proxy: LocalReverseProxy;
-      internal?: InternalAddresses;
+      proxy: AppsRouting;
+      internal?: InternalForwarding;
       /** What a deployment should know but does not fail for (an internal address this host does not have). */
       onNote?: (serviceKey: string, message: string) => void;
     },
@@ -160,6 +160,8 @@ export class LocalApplications {
       throw error;
     }
     this.current.set(spec.serviceKey, next);
+    // Served before the deployment says so (the apps proxy of another process applies it a moment later).
+    await this.deps.proxy.applied();
     if (previousRoute !== undefined && previousRoute.target.port !== next.port) await this.deps.proxy.drain(previousRoute.target);
     if (previous !== undefined && previous.name !== next.name) await this.deps.supervisor.stop(previous.name);
   }

@@ -1,4 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { HandedOverListener } from './handed-over-listener.ts';
 
 /**
  * Internal addresses of applications on the local cluster. In a Kubernetes cluster a service reaches another as
@@ -13,6 +14,25 @@ export interface InternalEndpoint {
   ports: readonly number[];
 }
 
+/** One service's forwarding, as listed and as carried over the apps proxy's control channel. */
+export interface KeyedEndpoint {
+  key: string;
+  address: string;
+  ports: number[];
+  targetPort: number;
+}
+
+/**
+ * What the local driver forwards internal addresses through: this table in the agent's process, or the agent's side
+ * of the apps proxy process, which holds the listeners so they outlive a restart of the agent (apps-proxy.client.ts).
+ */
+export interface InternalForwarding {
+  expose(serviceKey: string, endpoint: InternalEndpoint, targetPort: number): Promise<string[]>;
+  remove(serviceKey: string): Promise<void>;
+  /** Ends the listeners this process holds (the agent stops); those of the apps proxy process stay. */
+  closeAll(): Promise<void>;
+}
+
 interface Exposed {
   endpoint: InternalEndpoint;
   servers: Server[];
@@ -25,12 +45,30 @@ function sameEndpoint(a: InternalEndpoint, b: InternalEndpoint): boolean {
   return a.address === b.address && a.ports.length === b.ports.length && a.ports.every((port, index) => port === b.ports[index]);
 }
 
-export class InternalAddresses {
+export interface InternalAddressesOptions {
+  onError?: (message: string) => void;
+  /**
+   * Listening sockets handed over by a predecessor apps proxy process, by `<address>:<port>`: taken instead of
+   * listening anew, so no connection is refused or reset in between (apps-proxy.process.ts).
+   */
+  inherited?: Map<string, HandedOverListener>;
+}
+
+export class InternalAddresses implements InternalForwarding {
   private readonly byService = new Map<string, Exposed>();
 
-  private readonly options: { onError?: (message: string) => void };
-  constructor(options: { onError?: (message: string) => void } = {}) {
+  private readonly options: InternalAddressesOptions;
+  constructor(options: InternalAddressesOptions = {}) {
     this.options = options;
+  }
+
+  /** What is forwarded now, service by service. */
+  entries(): KeyedEndpoint[] {
+    return [...this.byService].map(([key, exposed]) => ({ key, address: exposed.endpoint.address, ports: [...exposed.endpoint.ports], targetPort: exposed.targetPort }));
+  }
+
+  get size(): number {
+    return this.byService.size;
   }
 
   /**
@@ -76,13 +114,52 @@ export class InternalAddresses {
     if (exposed !== undefined) await closeServers(exposed);
   }
 
+  /**
+   * Stops listening everywhere and resolves once the connections open have ended by themselves, or after `timeoutMs`,
+   * when what is left is cut: the end of an apps proxy process, whose successor may hold the same listening sockets.
+   */
+  async retire(timeoutMs: number): Promise<void> {
+    const all = [...this.byService.values()];
+    this.byService.clear();
+    const sockets = all.flatMap((exposed) => [...exposed.sockets]);
+    const closed = Promise.all([
+      ...all.flatMap((exposed) => exposed.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))),
+      ...sockets.map((socket) => new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())))),
+    ]);
+    const timer = setTimeout(() => {
+      for (const socket of sockets) socket.destroy();
+    }, timeoutMs);
+    await closed;
+    clearTimeout(timer);
+  }
+
   async closeAll(): Promise<void> {
     const all = [...this.byService.values()];
     this.byService.clear();
     await Promise.all(all.map((exposed) => closeServers(exposed)));
   }
 
+  /** Every listener, by `<address>:<port>`: what a successor apps proxy process is handed. */
+  listeners(): Map<string, Server> {
+    const all = new Map<string, Server>();
+    for (const exposed of this.byService.values()) {
+      for (const server of exposed.servers) {
+        const address = server.address();
+        if (address !== null && typeof address === 'object') all.set(listenerKey(address.address, address.port), server);
+      }
+    }
+    return all;
+  }
+
   private listen(exposed: Exposed, port: number): Promise<Server> {
+    const key = listenerKey(exposed.endpoint.address, port);
+    const inherited = this.options.inherited?.get(key);
+    if (inherited !== undefined) {
+      this.options.inherited?.delete(key);
+      inherited.server.on('error', (error) => this.options.onError?.(`internal address ${key}: ${error.message}`));
+      inherited.take((client) => this.forward(exposed, client));
+      return Promise.resolve(inherited.server);
+    }
     const server = createServer((client) => this.forward(exposed, client));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -109,6 +186,10 @@ export class InternalAddresses {
     client.pipe(upstream);
     upstream.pipe(client);
   }
+}
+
+export function listenerKey(address: string, port: number): string {
+  return `${address}:${port}`;
 }
 
 function closeServers(exposed: Exposed): Promise<void> {

@@ -8,6 +8,8 @@ export interface WorkloadLogLine {
   at: string;
   stream: 'stdout' | 'stderr' | 'system';
   line: string;
+  /** The supervised process that printed it (`<service>.<instance>`, `cron-<service>`). */
+  instance?: string;
 }
 
 export type WorkloadLogSink = (serviceId: string, lines: WorkloadLogLine[]) => Promise<void>;

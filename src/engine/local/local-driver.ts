@@ -5,7 +5,7 @@ import { createServiceWorkspaces, runKeyOf, type WorkloadEnvironment } from './l
 import type { ServiceDeploymentSpec, ServiceRoute, ServiceTaskPayload, ServiceTeardownPayload, WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import type { GitAccess } from '../../git/git-access.ts';
 import { LocalApplications, type ApplicationInstanceSpec } from './application-instances.ts';
-import { InternalAddresses } from './internal-addresses.ts';
+import { InternalAddresses, type InternalForwarding } from './internal-addresses.ts';
 import { LOCAL_DATABASE_ENGINES } from './database-engines.ts';
 import { LocalDatabaseServers, type DatabaseServerSpec } from './database-servers.ts';
 import { dropExternalPostgres, provisionExternalPostgres } from './external-postgres.ts';
@@ -24,7 +24,7 @@ import {
 } from './local-driver.spec.ts';
 import { processEnvironment, ServiceRecords, type ApplicationRecord, type DatabaseRecord, type JobRecord, type ServiceRecord } from './local-driver.state.ts';
 import { ProcessSupervisor, type ProcessState } from './process-supervisor.ts';
-import { requestHostname, type LocalReverseProxy } from './reverse-proxy.ts';
+import { requestHostname, type AppsRouting } from './route-table.ts';
 import { CommandRegistry } from './command-registry.ts';
 import { runCommand } from './run-command.ts';
 import type { ResourceLimits, WorkloadCgroups } from './workload-cgroups.ts';
@@ -53,7 +53,9 @@ import type { WorkloadSandbox } from './workload-sandbox.ts';
 export interface LocalDriverOptions {
   stateDir: string;
   /** Started by the caller; the driver only sets and removes routes. */
-  proxy: LocalReverseProxy;
+  proxy: AppsRouting;
+  /** Where internal addresses are listened on: the apps proxy process's, else listeners of the driver's own. */
+  internalAddresses?: InternalForwarding;
   git: GitAccess;
   /** How the workloads of applications and jobs are confined (the same for every service of this agent). */
   sandbox: WorkloadSandbox;
@@ -142,7 +144,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
         return;
       }
       const serviceId = owners.get(name);
-      if (serviceId !== undefined) logs.add(serviceId, { at: entry.at.toISOString(), stream, line });
+      if (serviceId !== undefined) logs.add(serviceId, { at: entry.at.toISOString(), stream, line, instance: name });
     },
     onStatus(state: ProcessState) {
       const serviceId = owners.get(state.name);
@@ -160,7 +162,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       }
     },
   });
-  const internalAddresses = new InternalAddresses({ onError: trouble });
+  const internalAddresses = options.internalAddresses ?? new InternalAddresses({ onError: trouble });
   const applications = new LocalApplications({
     supervisor,
     proxy,

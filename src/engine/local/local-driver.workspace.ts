@@ -13,10 +13,27 @@ import type { WorkloadAccess, WorkloadSandbox } from './workload-sandbox.ts';
 
 /**
  * Each service's workspace on this host, for the local driver: its directories under the state directory
- * (`sources/<id>/<task>/` checkouts, `files/<id>/<task>/` file variables, `homes/<id>/` its HOME), how its commands
- * run confined (the sandbox, its uid, its control groups), and the steps every deployment of code shares — checking
- * the commit out and building it, cancellably, and writing the workload's environment.
+ * (`sources/<id>/<task>/` checkouts, `files/<id>/<task>/` file variables, `homes/<id>/` its HOME, and the output files
+ * of its processes under `processes/`), how its commands run confined (the sandbox, its uid, its control groups), and
+ * the steps every deployment of code shares — checking the commit out and building it, cancellably, and writing the
+ * workload's environment.
  */
+
+/** The process supervisor's directory of pid and output files (`<name>.pid.json`, `<name>.stdout.log`, …). */
+export function processesDirOf(stateDir: string): string {
+  return join(stateDir, 'processes');
+}
+
+/**
+ * Whether a supervised process belongs to the service, by the names the local driver gives: its application instances
+ * `<serviceId>.<instance>` (LocalApplications.processName), its database server `database-<serviceId>`, its cron
+ * runner `cron-<serviceId>`.
+ */
+function isProcessOf(serviceId: string, name: string): boolean {
+  return name.startsWith(`${serviceId}.`) || name === `database-${serviceId}` || name === `cron-${serviceId}`;
+}
+
+const OUTPUT_FILE = /^(.+)\.(stdout|stderr)\.log$/;
 
 export interface Checkout {
   /** The task's checkout directory (removed when the deployment fails). */
@@ -62,6 +79,7 @@ export function createServiceWorkspaces(options: ServiceWorkspacesOptions) {
   const sourcesOf = (serviceId: string): string => join(stateDir, 'sources', serviceId);
   const filesOf = (serviceId: string): string => join(stateDir, 'files', serviceId);
   const homeOf = (serviceId: string): string => join(stateDir, 'homes', serviceId);
+  const processesDir = processesDirOf(stateDir);
 
   /** What a confined service may touch; undefined when workloads are not confined. */
   function accessOf(serviceId: string): WorkloadAccess | undefined {
@@ -117,10 +135,29 @@ export function createServiceWorkspaces(options: ServiceWorkspacesOptions) {
     }
   }
 
-  /** Once a deployment serves: only its checkout (or the one it reuses) and its file variables stay. */
+  /**
+   * The output files of the service's processes that ended: the supervisor appends to them while a process runs and
+   * keeps them after it stopped (its lines were read and sent on by then). A process whose pid file is still there may
+   * run (a stop that failed, an instance of a previous agent) and keeps its files; so does `keep`.
+   */
+  function removeProcessOutput(serviceId: string, keep?: string): void {
+    if (!existsSync(processesDir)) return;
+    for (const entry of readdirSync(processesDir)) {
+      const name = OUTPUT_FILE.exec(entry)?.[1];
+      if (name === undefined || name === keep || !isProcessOf(serviceId, name)) continue;
+      if (existsSync(join(processesDir, `${name}.pid.json`))) continue;
+      rmSync(join(processesDir, entry), { force: true });
+    }
+  }
+
+  /**
+   * Once a deployment serves: only its checkout (or the one it reuses), its file variables and the output of the
+   * instance it started stay — a redeploy does not add the output files of every instance it replaced.
+   */
   function removeOldSources(serviceId: string, keep: string | undefined, session: TaskSession): void {
     removeSuperseded(sourcesOf(serviceId), keep);
     removeSuperseded(filesOf(serviceId), join(filesOf(serviceId), runKeyOf(session)));
+    removeProcessOutput(serviceId, `${serviceId}.${runKeyOf(session)}`);
   }
 
   /** Polls the control plane for a cancel while `work` runs; a cancel aborts the signal `work` was given. */
@@ -193,11 +230,12 @@ export function createServiceWorkspaces(options: ServiceWorkspacesOptions) {
     }
   }
 
-  /** Everything of a deleted service on this host: its directories, its uid, its control groups. */
+  /** Everything of a deleted service on this host: its directories, its processes' output, its uid, its control groups. */
   function removeWorkspace(serviceId: string): void {
     rmSync(sourcesOf(serviceId), { recursive: true, force: true });
     rmSync(filesOf(serviceId), { recursive: true, force: true });
     rmSync(homeOf(serviceId), { recursive: true, force: true });
+    removeProcessOutput(serviceId);
     sandbox.releaseIdentity(serviceId);
     cgroups?.release(serviceId);
   }

@@ -1,7 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { nodeHttp } from '../../lib/node-http.ts';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
+import type { HandedOverListener } from './handed-over-listener.ts';
+import { RouteTable, requestHostname, targetKey, type AppsRouting, type ProxyRoute, type ProxyTarget } from './route-table.ts';
 
 /**
  * The built-in reverse proxy of the local engine: routes requests by their Host header to the current instance of a
@@ -13,48 +15,11 @@ import { createProxyServer, type ProxyServer } from 'http-proxy-3';
  * The zero-downtime replacement on redeploy is therefore: start the new instance → readiness passes → `replaceTarget`
  * (switch, then wait until the old target has no request in flight) → stop the old instance. Nothing is retried or
  * buffered: a request is forwarded once, to the target current when it arrived.
+ *
+ * It serves in the apps proxy process (apps-proxy.process.ts), which outlives the agent, and in the agent's own
+ * process only where that cannot run; the tests drive it directly.
  */
-export interface ProxyTarget {
-  host: string;
-  port: number;
-}
-
-export interface ProxyRoute {
-  hostnames: readonly string[];
-  target: ProxyTarget;
-}
-
-/**
- * A hostname is already routed to another service: a routing table never lets two services share one. The message
- * goes into the refused service's log, so it does not name the other service, which may be another organization's.
- */
-export class RouteConflictError extends Error {
-  readonly hostname: string;
-  readonly routeKey: string;
-  constructor(hostname: string, routeKey: string) {
-    super(`${hostname} is already routed to another service`);
-    this.hostname = hostname;
-    this.routeKey = routeKey;
-    this.name = 'RouteConflictError';
-  }
-}
-
-const HOSTNAME_PATTERN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
-
-/** The hostname a request names, without port and trailing dot; undefined when absent or malformed. */
-export function requestHostname(hostHeader: string | undefined): string | undefined {
-  if (hostHeader === undefined) return undefined;
-  let host = hostHeader.trim().toLowerCase();
-  if (host.startsWith('[')) return undefined;
-  const colon = host.indexOf(':');
-  if (colon !== -1) host = host.slice(0, colon);
-  if (host.endsWith('.')) host = host.slice(0, -1);
-  return HOSTNAME_PATTERN.test(host) ? host : undefined;
-}
-
-function targetKey(target: ProxyTarget): string {
-  return `${target.host}:${target.port}`;
-}
+export { RouteConflictError, requestHostname, type ProxyRoute, type ProxyTarget } from './route-table.ts';
 
 export interface ReverseProxyOptions {
   /** Called for each forwarding failure (the target refused or broke the connection): an operator's log line. */
@@ -63,14 +28,16 @@ export interface ReverseProxyOptions {
   drainTimeoutMs?: number;
 }
 
-export class LocalReverseProxy {
-  private readonly routesByKey = new Map<string, ProxyRoute>();
-  private readonly keyByHostname = new Map<string, string>();
+export class LocalReverseProxy implements AppsRouting {
+  /** The routes it serves; the apps proxy process replaces them whole when its agent sends its table. */
+  readonly table = new RouteTable();
   private readonly inFlightByTarget = new Map<string, number>();
   private readonly drainWaiters = new Map<string, Set<() => void>>();
   private readonly proxy: ProxyServer;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
+  /** The listening socket of a predecessor process, when this proxy serves on one (serveHandedOver). */
+  private handedOver: NetServer | undefined;
 
   private readonly options: ReverseProxyOptions;
   constructor(options: ReverseProxyOptions = {}) {
@@ -97,6 +64,21 @@ export class LocalReverseProxy {
     });
   }
 
+  /**
+   * Serves the connections of a listening socket a predecessor apps proxy process handed over (apps-proxy.process.ts):
+   * the same socket and its queue of connections, so none is refused or reset in the handover.
+   */
+  serveHandedOver(listener: HandedOverListener): AddressInfo {
+    this.handedOver = listener.server;
+    listener.take((socket) => this.server.emit('connection', socket));
+    return listener.server.address() as AddressInfo;
+  }
+
+  /** The listening socket, to hand over to a successor. */
+  get listener(): NetServer {
+    return this.handedOver ?? this.server;
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => {
       this.server.close(() => resolve());
@@ -105,39 +87,47 @@ export class LocalReverseProxy {
     });
   }
 
+  /**
+   * Stops accepting connections and resolves once those open have ended (their requests answered, WebSockets
+   * closed), or after `timeoutMs`, when what is left is cut: the end of an apps proxy process that stops serving.
+   */
+  async retire(timeoutMs: number): Promise<void> {
+    // The listener's close resolves once every connection it accepted has ended; idle keep-alive ones are closed
+    // as they become idle, requests under way finish.
+    const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
+    const idle = setInterval(() => this.server.closeIdleConnections(), 100);
+    this.server.closeIdleConnections();
+    const timer = setTimeout(() => {
+      for (const socket of this.sockets) socket.destroy();
+    }, timeoutMs);
+    await closed;
+    clearInterval(idle);
+    clearTimeout(timer);
+    this.proxy.close();
+  }
+
   /** Routes `hostnames` to `target` for the service `key`, replacing its previous route in one step. */
   setRoute(key: string, route: ProxyRoute): void {
-    const hostnames = route.hostnames.map((hostname) => requestHostname(hostname));
-    for (const [index, hostname] of hostnames.entries()) {
-      if (hostname === undefined) throw new Error(`"${route.hostnames[index] ?? ''}" is not a hostname`);
-      const owner = this.keyByHostname.get(hostname);
-      if (owner !== undefined && owner !== key) throw new RouteConflictError(hostname, owner);
-    }
-    const previous = this.routesByKey.get(key);
-    for (const hostname of previous?.hostnames ?? []) this.keyByHostname.delete(hostname);
-    const normalised = hostnames as string[];
-    for (const hostname of normalised) this.keyByHostname.set(hostname, key);
-    this.routesByKey.set(key, { hostnames: normalised, target: { ...route.target } });
+    this.table.set(key, route);
   }
 
   /** Stops routing the service; requests in flight finish. */
   removeRoute(key: string): ProxyRoute | undefined {
-    const route = this.routesByKey.get(key);
-    if (route === undefined) return undefined;
-    for (const hostname of route.hostnames) this.keyByHostname.delete(hostname);
-    this.routesByKey.delete(key);
-    return route;
+    return this.table.remove(key);
   }
 
   route(key: string): ProxyRoute | undefined {
-    return this.routesByKey.get(key);
+    return this.table.get(key);
+  }
+
+  /** Routes change here at once. */
+  applied(): Promise<void> {
+    return Promise.resolve();
   }
 
   /** Where a request for `hostname` goes now. */
   resolve(hostname: string): ProxyTarget | undefined {
-    const name = requestHostname(hostname);
-    const key = name === undefined ? undefined : this.keyByHostname.get(name);
-    return key === undefined ? undefined : this.routesByKey.get(key)?.target;
+    return this.table.resolve(hostname);
   }
 
   inFlight(target: ProxyTarget): number {
@@ -169,10 +159,10 @@ export class LocalReverseProxy {
    * previous target has no request in flight (or the drain timeout passed). The caller then stops the old instance.
    */
   async replaceTarget(key: string, target: ProxyTarget): Promise<ProxyTarget | undefined> {
-    const route = this.routesByKey.get(key);
+    const route = this.table.get(key);
     if (route === undefined) throw new Error(`${key} has no route to replace the target of`);
     const previous = route.target;
-    this.routesByKey.set(key, { hostnames: route.hostnames, target: { ...target } });
+    this.table.set(key, { hostnames: route.hostnames, target });
     if (targetKey(previous) !== targetKey(target)) await this.drain(previous);
     return previous;
   }

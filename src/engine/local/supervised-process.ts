@@ -494,8 +494,10 @@ export class SupervisedProcess {
     try {
       await this.launch();
     } catch (error) {
-      if (this.wanted !== 'running') return;
+      // Ended whether or not a stop came meanwhile: a stop() while the new process was being spawned found no
+      // instance to end, and this one would outlive it.
       await this.killInstance();
+      if (this.wanted !== 'running') return;
       this.scheduleRestart((error as Error).message, Date.now() - startedAt);
     }
   }

@@ -96,7 +96,7 @@ export interface AgentsDeps {
    * and their health (recordWorkloadHealth); 404 without it.
    */
   workloads?: {
-    appendLogs(serviceId: string, clusterId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string }>): Promise<void>;
+    appendLogs(serviceId: string, clusterId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string; instance?: string }>): Promise<void>;
     recordHealth(serviceId: string, clusterId: string, report: WorkloadHealthReport): Promise<void>;
     /** The hostnames each of these services running on the cluster is reached by now; the others are left out. */
     routesOf(clusterId: string, serviceIds: readonly string[]): Promise<Array<{ service_id: string; hostnames: string[] }>>;
@@ -404,7 +404,7 @@ export function createAgentsService(deps: AgentsDeps) {
     },
 
     /** Runtime output of a deployed workload of the agent's cluster (not part of any task, so under no lease). */
-    async appendWorkloadLogs(clusterId: string, serviceId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string }>) {
+    async appendWorkloadLogs(clusterId: string, serviceId: string, lines: Array<{ at: string; stream: AgentLogLine['stream']; line: string; instance?: string }>) {
       if (deps.workloads === undefined) throw notFound('this control plane keeps no workload logs');
       await deps.workloads.appendLogs(serviceId, clusterId, lines);
       return { accepted: lines.length };

@@ -22,9 +22,9 @@ export const OrganizationApiTokenCreateRequest = Type.Object(
 const tokenFields = {
   ...BaseFields,
   name: Type.String(),
-  description: Nullable(Type.String()),
-  role_name: Nullable(Type.String()),
-  role_id: Nullable(Uuid),
+  description: Type.Optional(Type.String()),
+  role_name: Type.Optional(Type.String()),
+  role_id: Type.Optional(Uuid),
   scope: Nullable(Type.String()),
   expires_at: Nullable(Timestamp),
   creator_name: Nullable(Type.String()),

@@ -39,9 +39,9 @@ function view(row: ApiTokenWithRole) {
     created_at: row.created_at,
     updated_at: row.updated_at,
     name: row.name,
-    description: row.description,
-    role_name: row.role_name,
-    role_id: row.role_id,
+    // Not nullable in the reference: what a token does not have is left out.
+    ...(row.description === null ? {} : { description: row.description }),
+    ...(row.role_id === null || row.role_name === null ? {} : { role_name: row.role_name, role_id: row.role_id }),
     scope: row.scope,
     expires_at: row.expires_at,
     creator_name: row.creator_name,

@@ -1,6 +1,7 @@
 import { isoTimestamp } from '../../lib/clock.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { answeredPlan } from '../organizations/organizations.schemas.ts';
 import type { OrganizationView } from '../organizations/organizations.service.ts';
 import { cost, DAY_MS, planOf, toAmount, type BillingContext } from './billing.context.ts';
 import type { BillingCredits } from './billing.credits.ts';
@@ -30,7 +31,7 @@ export function createBillingStatus(context: BillingContext, credits: Pick<Billi
     const { beyondIncludedCents } = await currentPeriodUsage(organization, plan, now);
     const planPriceCents = trialEnd.getTime() <= periodBounds(periodOf(now)).to.getTime() ? plan.monthlyPriceCents : 0;
     return {
-      plan: plan.code,
+      plan: answeredPlan(plan.code),
       remaining_trial_day: Math.max(0, Math.ceil((trialEnd.getTime() - now.getTime()) / DAY_MS)),
       renewal_at: periodBounds(periodOf(now)).to.toISOString(),
       cost: cost(planPriceCents + beyondIncludedCents),

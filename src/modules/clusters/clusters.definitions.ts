@@ -41,7 +41,8 @@ function clusterView(row: ClusterRow) {
     updated_at: row.updated_at,
     organization: { id: row.organization_id },
     name: row.name,
-    description: row.description,
+    // Not nullable in the reference: what a cluster does not have is left out.
+    ...(row.description === null ? {} : { description: row.description }),
     region: row.region,
     cloud_provider: row.cloud_provider,
     min_running_nodes: row.min_running_nodes,
@@ -49,7 +50,7 @@ function clusterView(row: ClusterRow) {
     disk_size: row.disk_size,
     ...(settings.disk_iops === undefined ? {} : { disk_iops: settings.disk_iops }),
     ...(settings.disk_throughput === undefined ? {} : { disk_throughput: settings.disk_throughput }),
-    instance_type: row.instance_type,
+    ...(row.instance_type === null ? {} : { instance_type: row.instance_type }),
     kubernetes: row.kubernetes,
     status: stateOf(row),
     has_access: true,

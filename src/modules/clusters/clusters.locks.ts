@@ -23,7 +23,8 @@ export function lockView(lock: ClusterLockRow) {
     cluster_id: lock.cluster_id,
     locked_at: lock.locked_at,
     owner_name: lock.owner_name,
-    ttl_in_days: lock.ttl_in_days,
+    // Not nullable in the reference: a lock without an end leaves its lifetime out.
+    ...(lock.ttl_in_days === null ? {} : { ttl_in_days: lock.ttl_in_days }),
   };
 }
 

@@ -69,10 +69,10 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
   );
 
   app.get(
-    '/organization/:organizationId/cluster/lock',
+    '/organization/:organizationId/lock',
     {
       schema: {
-        operationId: 'listClusterLocks',
+        operationId: 'list-cluster-lock',
         description: 'The live locks of the organization\'s clusters (expired locks are not listed).',
         tags: LOCK_TAGS,
         params: OrganizationParams,
@@ -225,10 +225,11 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     async (request) => clusters.lockCluster(requirePrincipal(request), request.params.clusterId, request.body),
   );
 
+  // The reference's own operation id (kebab-case here): clients generated from it name the method after it.
   app.delete(
     '/cluster/:clusterId/lock',
     {
-      schema: { operationId: 'unlockCluster', tags: LOCK_TAGS, params: BareClusterParams, response: { 204: NoContent, ...authenticatedErrors() } },
+      schema: { operationId: 'unlock-cluster', tags: LOCK_TAGS, params: BareClusterParams, response: { 204: NoContent, ...authenticatedErrors() } },
       config: { access: { permission: 'clusters:lock', target: 'cluster' } },
     },
     async (request, reply) => {

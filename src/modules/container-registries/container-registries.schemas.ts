@@ -81,7 +81,7 @@ export const ContainerRegistryResponse = Type.Object(
     ...BaseFields,
     name: Type.String(),
     kind: ContainerRegistryKindEnum,
-    description: Nullable(Type.String()),
+    description: Type.Optional(Type.String()),
     url: Type.String(),
     associated_services_count: Type.Integer(),
     config: ContainerRegistryResponseConfig,

@@ -123,7 +123,8 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
       updated_at: row.updated_at,
       name: row.name,
       kind: row.kind as ContainerRegistryKind,
-      description: row.description,
+      // Not nullable in the reference: a registry without a description leaves the field out.
+      ...(row.description === null ? {} : { description: row.description }),
       url: row.url,
       associated_services_count: servicesCount,
       config: readJson<PublicConfig>(row.config),

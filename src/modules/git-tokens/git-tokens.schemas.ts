@@ -35,10 +35,10 @@ export const GitTokenResponse = Type.Object(
   {
     ...BaseFields,
     name: Type.String(),
-    description: Nullable(Type.String()),
+    description: Type.Optional(Type.String()),
     type: GitProviderEnum,
-    expired_at: Nullable(Type.String({ format: 'date' })),
-    workspace: Nullable(Type.String()),
+    expired_at: Type.Optional(Type.String({ format: 'date' })),
+    workspace: Type.Optional(Type.String()),
     associated_services_count: Type.Number(),
     git_api_url: Type.String(),
   },

@@ -90,10 +90,11 @@ export function createGitTokensService(deps: GitTokensDeps) {
       created_at: row.created_at,
       updated_at: row.updated_at,
       name: row.name,
-      description: row.description,
+      // Not nullable in the reference: what a token does not have is left out.
+      ...(row.description === null ? {} : { description: row.description }),
       type: row.type as GitProvider,
-      expired_at: row.expired_at,
-      workspace: row.workspace,
+      ...(row.expired_at === null ? {} : { expired_at: row.expired_at }),
+      ...(row.workspace === null ? {} : { workspace: row.workspace }),
       associated_services_count: servicesCount,
       git_api_url: row.git_api_url,
     };

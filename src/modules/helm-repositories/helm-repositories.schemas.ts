@@ -68,7 +68,7 @@ export const HelmRepositoryResponse = Type.Object(
     ...BaseFields,
     name: Type.String(),
     kind: HelmRepositoryKindEnum,
-    description: Nullable(Type.String()),
+    description: Type.Optional(Type.String()),
     url: Type.String(),
     skip_tls_verification: Type.Boolean(),
     associated_services_count: Type.Integer(),

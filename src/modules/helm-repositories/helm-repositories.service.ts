@@ -95,7 +95,8 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
       updated_at: row.updated_at,
       name: row.name,
       kind: row.kind as HelmRepositoryKind,
-      description: row.description,
+      // Not nullable in the reference: a repository without a description leaves the field out.
+      ...(row.description === null ? {} : { description: row.description }),
       url: row.url,
       skip_tls_verification: row.skip_tls_verification === 1,
       associated_services_count: servicesCount,

@@ -6,6 +6,8 @@ export type InvitationRow = Selectable<InvitationsTable>;
 /** An invitation with what its view shows of its role and organization (read from their modules' tables). */
 export interface InvitationWithContext extends InvitationRow {
   role_name: string;
+  /** A custom role's organization-level permission (VIEWER or MANAGER); null for a built-in role. */
+  custom_organization_permission: string | null;
   organization_name: string;
   logo_url: string | null;
 }
@@ -15,8 +17,14 @@ function invitationsWithContext(db: Queryable, organizationId: string) {
     .selectFrom('invitations')
     .innerJoin('roles', 'roles.id', 'invitations.role_id')
     .innerJoin('organizations', 'organizations.id', 'invitations.organization_id')
+    .leftJoin('custom_roles', 'custom_roles.role_id', 'invitations.role_id')
     .selectAll('invitations')
-    .select(['roles.name as role_name', 'organizations.name as organization_name', 'organizations.logo_url'])
+    .select([
+      'roles.name as role_name',
+      'custom_roles.organization_permission as custom_organization_permission',
+      'organizations.name as organization_name',
+      'organizations.logo_url',
+    ])
     .where('invitations.organization_id', '=', organizationId);
 }
 

@@ -20,7 +20,8 @@ export const InviteMember = Type.Object(
   {
     ...BaseFields,
     email: Type.String(),
-    role: Type.String(),
+    /** A custom role answers the built-in role its organization-level permission matches (members.service.ts). */
+    role: InviteMemberRoleEnum,
     invitation_link: Type.String({ format: 'uri' }),
     invitation_status: InviteStatusEnum,
     organization_name: Type.String(),

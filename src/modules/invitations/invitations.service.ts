@@ -6,7 +6,7 @@ import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { escapeHtml, type Mailer, type MailMessage } from '../../mail/mailer.ts';
-import { assertMayGrantRole, type GrantableRole, type MembersService } from '../members/members.service.ts';
+import { answeredRole, assertMayGrantRole, type GrantableRole, type MembersService } from '../members/members.service.ts';
 import type { RolesService } from '../roles/roles.service.ts';
 import type { UsersService } from '../users/users.service.ts';
 import {
@@ -69,7 +69,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
       created_at: row.created_at,
       updated_at: row.updated_at,
       email: row.email,
-      role: row.role_name,
+      role: answeredRole(row.role_name, row.custom_organization_permission),
       role_id: row.role_id,
       role_name: row.role_name,
       invitation_link: linkOf(row),

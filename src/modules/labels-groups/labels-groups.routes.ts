@@ -49,7 +49,8 @@ export function registerLabelsGroupRoutes(app: FastifyTypeBox, groups: LabelsGro
     ITEM,
     {
       schema: {
-        operationId: 'getOrganizationLabelsGroup',
+        // The reference's own spelling: clients generated from it call the method by this name.
+        operationId: 'getOrganizationLabelssGroup',
         tags: TAGS,
         params: LabelsGroupParams,
         response: { 200: OrganizationLabelsGroupResponse, ...authenticatedErrors() },

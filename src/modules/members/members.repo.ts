@@ -58,6 +58,8 @@ export interface MemberView {
   user_id: string;
   role_id: string;
   role_name: string;
+  /** A custom role's organization-level permission (VIEWER or MANAGER); null for a built-in role. */
+  custom_organization_permission: string | null;
   email: string | null;
   name: string | null;
   picture: string | null;
@@ -70,10 +72,12 @@ function memberViews(db: Queryable, organizationId: string) {
     .selectFrom('members')
     .innerJoin('users', 'users.id', 'members.user_id')
     .innerJoin('roles', 'roles.id', 'members.role_id')
+    .leftJoin('custom_roles', 'custom_roles.role_id', 'members.role_id')
     .select([
       'members.user_id',
       'members.role_id',
       'roles.name as role_name',
+      'custom_roles.organization_permission as custom_organization_permission',
       'users.email',
       'users.name',
       'users.picture',

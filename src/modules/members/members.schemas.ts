@@ -1,7 +1,12 @@
 import { Type } from 'typebox';
+import { BUILT_IN_ROLES } from '../../auth/permissions.ts';
 import { BaseFields, ListOf, Uuid } from '../../protocol/wire.ts';
 
-/** The reference's Member: `id` is the user's id; `role` is the role's name, as InviteMemberRoleEnum spells it. */
+/**
+ * The reference's Member: `id` is the user's id; `role` is in InviteMemberRoleEnum (a custom role answers the built-in
+ * role its organization-level permission matches: members.service.ts, answeredRole); role_name and role_id name the
+ * role itself.
+ */
 export const Member = Type.Object(
   {
     ...BaseFields,
@@ -10,7 +15,7 @@ export const Member = Type.Object(
     email: Type.String(),
     profile_picture_url: Type.Optional(Type.String()),
     last_activity_at: Type.Optional(Type.String({ format: 'date-time' })),
-    role: Type.String(),
+    role: Type.Enum(BUILT_IN_ROLES),
     role_name: Type.String(),
     role_id: Uuid,
   },

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { covers, grantsOfRole } from '../../auth/permissions.ts';
+import { covers, grantsOfRole, isBuiltInRole, type BuiltInRole } from '../../auth/permissions.ts';
 import type { Access, Principal } from '../../auth/principal.ts';
 import { isForeignKeyViolation } from '../../db/db.errors.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
@@ -51,6 +51,16 @@ export function assertMayGrantRole(access: Access, role: GrantableRole, field: s
   }
 }
 
+/**
+ * The reference's `role` (InviteMemberRoleEnum) of a member or an invitation: a built-in role's name, or for a custom
+ * role the built-in role its organization-level permission matches (MANAGER → DEVELOPER, VIEWER → VIEWER), since
+ * generated clients refuse other values. role_id and role_name name the role itself.
+ */
+export function answeredRole(roleName: string, customOrganizationPermission: string | null): BuiltInRole {
+  if (isBuiltInRole(roleName)) return roleName;
+  return customOrganizationPermission === 'MANAGER' ? 'DEVELOPER' : 'VIEWER';
+}
+
 function memberView(row: MemberView) {
   return {
     id: row.user_id,
@@ -59,7 +69,7 @@ function memberView(row: MemberView) {
     name: row.name ?? undefined,
     email: row.email ?? '',
     profile_picture_url: row.picture ?? undefined,
-    role: row.role_name,
+    role: answeredRole(row.role_name, row.custom_organization_permission),
     role_name: row.role_name,
     role_id: row.role_id,
   };

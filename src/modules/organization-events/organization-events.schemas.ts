@@ -54,17 +54,17 @@ export const OrganizationEventResponse = Type.Object(
     timestamp: Timestamp,
     event_type: OrganizationEventType,
     target_id: Nullable(Type.String()),
-    target_name: Nullable(Type.String()),
+    target_name: Type.Optional(Type.String()),
     target_type: OrganizationEventTargetType,
     sub_target_type: Nullable(OrganizationEventSubTargetType),
-    /** The request body as JSON text, secrets masked; null for a request without a body. */
-    change: Nullable(Type.String()),
+    /** The request body as JSON text, secrets masked; absent for a request without a body. */
+    change: Type.Optional(Type.String()),
     origin: OrganizationEventOrigin,
     triggered_by: Type.String(),
     project_id: Nullable(Uuid),
-    project_name: Nullable(Type.String()),
+    project_name: Type.Optional(Type.String()),
     environment_id: Nullable(Uuid),
-    environment_name: Nullable(Type.String()),
+    environment_name: Type.Optional(Type.String()),
     operation_id: Type.String(),
     author: Type.Object({ type: Type.Enum(AUTHOR_TYPES), id: Uuid, name: Type.String() }),
     ip: Nullable(Type.String()),
@@ -81,8 +81,8 @@ export type OrganizationEventView = Static<typeof OrganizationEventResponse>;
 export const OrganizationEventResponseList = Type.Object(
   {
     events: Type.Array(OrganizationEventResponse),
-    /** Paths of the previous (newer) and next (older) pages with the same filters; null at either end. */
-    links: Type.Object({ previous: Nullable(Type.String()), next: Nullable(Type.String()) }),
+    /** Paths of the previous (newer) and next (older) pages with the same filters; absent at either end. */
+    links: Type.Object({ previous: Type.Optional(Type.String()), next: Type.Optional(Type.String()) }),
   },
   { $id: 'OrganizationEventResponseList' },
 );

@@ -88,16 +88,15 @@ function view(row: OrganizationEventRow): OrganizationEventView {
     timestamp: row.created_at,
     event_type: row.event_type as OrganizationEventType,
     target_id: row.target_id,
-    target_name: row.target_name,
+    // The reference's names and change are not nullable: what an event does not have is left out.
+    ...(row.target_name === null ? {} : { target_name: row.target_name }),
     target_type: row.target_type as OrganizationEventTargetType,
     sub_target_type: row.sub_target_type as OrganizationEventSubTargetType | null,
-    change: row.change,
+    ...(row.change === null ? {} : { change: row.change }),
     origin: row.origin as OrganizationEventOrigin,
     triggered_by: row.triggered_by,
     project_id: row.project_id,
-    project_name: null,
     environment_id: row.environment_id,
-    environment_name: null,
     operation_id: row.operation_id,
     author: { type: row.author_type as AuthorType, id: row.author_id, name: row.triggered_by },
     ip: row.ip,
@@ -138,11 +137,15 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
     };
     const projects = await lookup(events.map((event) => event.project_id), deps.projectName);
     const environments = await lookup(events.map((event) => event.environment_id), deps.environmentName);
-    return events.map((event) => ({
-      ...event,
-      project_name: event.project_id === null ? null : (projects.get(event.project_id) ?? null),
-      environment_name: event.environment_id === null ? null : (environments.get(event.environment_id) ?? null),
-    }));
+    return events.map((event) => {
+      const projectName = event.project_id === null ? null : (projects.get(event.project_id) ?? null);
+      const environmentName = event.environment_id === null ? null : (environments.get(event.environment_id) ?? null);
+      return {
+        ...event,
+        ...(projectName === null ? {} : { project_name: projectName }),
+        ...(environmentName === null ? {} : { environment_name: environmentName }),
+      };
+    });
   }
 
   return {
@@ -228,8 +231,8 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
       return {
         events: await withPlaceNames(page.map(view)),
         links: {
-          previous: newerExist && first !== undefined ? linkPath(organizationId, query, { name: 'stepBackToken', value: encodeCursor(first) }) : null,
-          next: olderExist && last !== undefined ? linkPath(organizationId, query, { name: 'continueToken', value: encodeCursor(last) }) : null,
+          ...(newerExist && first !== undefined ? { previous: linkPath(organizationId, query, { name: 'stepBackToken', value: encodeCursor(first) }) } : {}),
+          ...(olderExist && last !== undefined ? { next: linkPath(organizationId, query, { name: 'continueToken', value: encodeCursor(last) }) } : {}),
         },
       };
     },

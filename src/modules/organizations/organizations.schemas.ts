@@ -24,6 +24,24 @@ export const DEFAULT_PLAN = 'COMMUNITY';
 
 export const Plan = Type.Enum(PLANS, { $id: 'PlanEnum' });
 
+/**
+ * The plan an answer names. Clients generated from the reference decode `plan` as its PlanEnum and refuse other
+ * values, so Slipway's own plans answer as the reference plan billed exactly like them (billing.plans.ts): COMMUNITY
+ * as FREE (credits, nothing to pay monthly), STARTUP as PROFESSIONAL (invoiced, same price and terms). Requests
+ * take either name.
+ */
+const ANSWERED_AS: Partial<Record<string, ReferencePlan>> = { COMMUNITY: 'FREE', STARTUP: 'PROFESSIONAL' };
+const REFERENCE_PLANS = PLANS.filter((plan): plan is Exclude<(typeof PLANS)[number], 'COMMUNITY' | 'STARTUP'> => plan !== 'COMMUNITY' && plan !== 'STARTUP');
+type ReferencePlan = (typeof REFERENCE_PLANS)[number];
+
+/** An unknown code (an older installation's) is billed as COMMUNITY (billing.plans.ts), so it answers as FREE too. */
+export function answeredPlan(plan: string): ReferencePlan {
+  const answered = ANSWERED_AS[plan] ?? plan;
+  return REFERENCE_PLANS.find((candidate) => candidate === answered) ?? 'FREE';
+}
+
+const AnsweredPlan = Type.Enum(REFERENCE_PLANS);
+
 const AdminEmails = Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 50 });
 
 const editableFields = {
@@ -55,15 +73,15 @@ export const Organization = Type.Object(
     ...BaseFields,
     name: Type.String(),
     description: Nullable(Type.String()),
-    plan: Type.String(),
+    plan: AnsweredPlan,
     website_url: Nullable(Type.String()),
     repository: Nullable(Type.String()),
     logo_url: Nullable(Type.String()),
     icon_url: Nullable(Type.String()),
     admin_emails: Nullable(Type.Array(Type.String())),
-    owner: Nullable(Uuid),
+    owner: Type.Optional(Uuid),
     billing_deployment_restriction: Nullable(Type.String()),
-    organization_plan: Type.Object({ plan: Type.String(), audit_logs_retention_in_days: Type.Number() }),
+    organization_plan: Type.Object({ plan: AnsweredPlan, audit_logs_retention_in_days: Type.Number() }),
   },
   { $id: 'Organization' },
 );

@@ -19,7 +19,7 @@ import {
   updateOrganization,
   type OrganizationRow,
 } from './organizations.repo.ts';
-import { DEFAULT_PLAN } from './organizations.schemas.ts';
+import { answeredPlan, DEFAULT_PLAN } from './organizations.schemas.ts';
 
 export interface OrganizationsDeps {
   db: Kysely<DB>;
@@ -59,15 +59,16 @@ function view(row: OrganizationRow, owner: string | undefined, auditLogRetention
     updated_at: row.updated_at,
     name: row.name,
     description: row.description,
-    plan: row.plan,
+    plan: answeredPlan(row.plan),
     website_url: row.website_url,
     repository: row.repository,
     logo_url: row.logo_url,
     icon_url: row.icon_url,
     admin_emails: row.admin_emails === null ? null : readJson<string[]>(row.admin_emails),
-    owner: owner ?? null,
+    // The reference's `owner` is a uuid and not nullable: without a recorded owner the field is left out.
+    ...(owner === undefined ? {} : { owner }),
     billing_deployment_restriction: null,
-    organization_plan: { plan: row.plan, audit_logs_retention_in_days: auditLogRetentionDays },
+    organization_plan: { plan: answeredPlan(row.plan), audit_logs_retention_in_days: auditLogRetentionDays },
   };
 }
 
@@ -144,7 +145,8 @@ export function createOrganizationsService(deps: OrganizationsDeps) {
   async function editOrganization(id: string, input: OrganizationInput): Promise<OrganizationView> {
     const current = await findOrganization(db, id);
     if (current === undefined) throw notFound(`organization ${id} not found`);
-    if (input.plan !== undefined && input.plan !== current.plan) {
+    // A client sends back the plan it read, which may be the name the plan answers as.
+    if (input.plan !== undefined && input.plan !== current.plan && input.plan !== answeredPlan(current.plan)) {
       throw badRequest('the plan cannot be changed by editing the organization; use changePlan', [
         { field: '/plan', message: `differs from the current plan ${current.plan}` },
       ]);

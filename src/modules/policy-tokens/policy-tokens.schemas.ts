@@ -24,9 +24,7 @@ export const OrganizationPolicyApiTokenCreateRequest = Type.Object(
 const tokenFields = {
   ...BaseFields,
   name: Type.String(),
-  description: Nullable(Type.String()),
-  role_name: Nullable(Type.String()),
-  role_id: Nullable(Uuid),
+  description: Type.Optional(Type.String()),
   opa_policy: Type.String(),
   creator_name: Nullable(Type.String()),
   expires_at: Nullable(Timestamp),
@@ -36,7 +34,7 @@ const tokenFields = {
 
 export const OrganizationPolicyApiToken = Type.Object(tokenFields, { $id: 'OrganizationPolicyApiToken' });
 export const OrganizationPolicyApiTokenCreate = Type.Object(
-  { ...tokenFields, token: Type.String(), user_sub: Nullable(Type.String()) },
+  { ...tokenFields, token: Type.String() },
   { $id: 'OrganizationPolicyApiTokenCreate' },
 );
 export const OrganizationPolicyApiTokenResponseList = ListOf(OrganizationPolicyApiToken, 'OrganizationPolicyApiTokenResponseList');

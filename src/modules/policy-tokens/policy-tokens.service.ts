@@ -38,9 +38,9 @@ function view(row: PolicyTokenRow) {
     created_at: row.created_at,
     updated_at: row.updated_at,
     name: row.name,
-    description: row.description,
-    role_name: null,
-    role_id: null,
+    // Not nullable in the reference: a token without a description leaves it out, and a policy token has no role
+    // (SPEC.md), so it has no role_name or role_id.
+    ...(row.description === null ? {} : { description: row.description }),
     opa_policy: row.opa_policy,
     creator_name: row.creator_name,
     expires_at: row.expires_at,
@@ -132,7 +132,7 @@ export function createPolicyTokensService(deps: PolicyTokensDeps) {
       await insertPolicyToken(db, row);
     }, `a policy API token named "${name}" already exists in this organization`);
     remember(row.id, policy);
-    return { ...view(row), token: minted.value, user_sub: null };
+    return { ...view(row), token: minted.value };
   }
 
   async function listOrganizationPolicyTokens(organizationId: string) {

@@ -10,7 +10,7 @@ export const Project = Type.Object(
   {
     ...BaseFields,
     name: Type.String(),
-    description: Nullable(Type.String()),
+    description: Type.Optional(Type.String()),
     associated_environments_count: Type.Integer(),
     organization: Type.Object({ id: Uuid }),
   },

@@ -55,7 +55,8 @@ function view(row: ProjectListRow, environments: number) {
     created_at: row.created_at,
     updated_at: row.updated_at,
     name: row.name,
-    description: row.description,
+    // Not nullable in the reference: a project without a description leaves the field out.
+    ...(row.description === null ? {} : { description: row.description }),
     associated_environments_count: environments,
     organization: { id: row.organization_id },
   };

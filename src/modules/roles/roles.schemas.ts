@@ -84,7 +84,7 @@ export const OrganizationCustomRole = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
     name: Type.String(),
-    description: Nullable(Type.String()),
+    description: Type.Optional(Type.String()),
     organization_permission: OrganizationPermission,
     default_project_permissions: Type.Array(EnvironmentTypePermissionView),
     cluster_permissions: Type.Array(Type.Object({ cluster_id: Uuid, cluster_name: Type.String(), permission: ClusterPermission })),

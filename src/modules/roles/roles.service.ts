@@ -216,7 +216,8 @@ export function createRolesService(deps: RolesDeps) {
         created_at: role.created_at,
         updated_at: role.updated_at,
         name: role.name,
-        description: role.description,
+        // Not nullable in the reference: a role without a description leaves the field out.
+        ...(role.description === null ? {} : { description: role.description }),
         organization_permission: definition.organizationPermission,
         default_project_permissions: permissionList({ permissions: definition.defaultProjectPermissions, revealSecrets: definition.defaultRevealSecrets }),
         cluster_permissions: clusters.map((cluster) => ({

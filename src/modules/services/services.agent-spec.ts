@@ -102,3 +102,4 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
     },
   };
 }
+export type ServiceAgentSpecs = ReturnType<typeof createServiceAgentSpecs>;

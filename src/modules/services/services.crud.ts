@@ -9,8 +9,9 @@ import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import { ADDRESSED_KINDS, type ServiceClaims } from './services.addresses.ts';
-import { SERVICE_NAME_PATTERN } from './services.kind-fields.ts';
-import type { KindWrite, ServiceKindContext, StoredService } from './services.kinds.ts';
+import { atField } from './services.git-sources.ts';
+import { SERVICE_NAME_PATTERN, storedGitSourceOf } from './services.kind-fields.ts';
+import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 import { storedOf, type ServiceRecords } from './services.records.ts';
 import { referenceRows } from './services.references.ts';
 import { deleteServiceRow, findServiceRow, insertService, listServicesOfEnvironment, replaceServiceReferences, updateService, type ServiceRow } from './services.repo.ts';
@@ -42,7 +43,7 @@ function nameTaken(name: string): string {
 }
 
 export function createServiceCrud(
-  deps: Pick<ServicesDeps, 'db' | 'clock' | 'environments' | 'lookups' | 'variables' | 'runtime'>,
+  deps: Pick<ServicesDeps, 'db' | 'clock' | 'environments' | 'lookups' | 'variables' | 'runtime' | 'gitUrls'>,
   records: ServiceRecords,
   claims: Pick<ServiceClaims, 'sealNewCredentials' | 'claimFreeHostnameLabel' | 'claimFreeLocalPort' | 'claimFreeLocalAddress'>,
 ) {
@@ -68,14 +69,51 @@ export function createServiceCrud(
     return environment;
   }
 
-  function responseOf(row: ServiceRow): Record<string, unknown> {
-    return definitionOf(row.kind).toResponse(storedOf(row));
+  /**
+   * The answers of services of one organization: each kind's view of its settings, with the groups, registries and
+   * Helm repositories they name read from their modules once for all of them (the reference's answers embed them).
+   */
+  async function responsesOf(rows: readonly ServiceRow[]): Promise<Record<string, unknown>[]> {
+    const [first] = rows;
+    if (first === undefined) return [];
+    const services = rows.map(storedOf);
+    const references = services.map((service) => definitionOf(service.kind).references(service.settings));
+    const linked = await deps.lookups.linkedRecords(first.organization_id, {
+      labelsGroupIds: references.flatMap((reference) => reference.labelsGroupIds),
+      annotationsGroupIds: references.flatMap((reference) => reference.annotationsGroupIds),
+      containerRegistryIds: references.flatMap((reference) => (reference.containerRegistryId === null ? [] : [reference.containerRegistryId])),
+      helmRepositoryIds: references.flatMap((reference) => (reference.helmRepositoryId === null ? [] : [reference.helmRepositoryId])),
+    });
+    return services.map((service) => definitionOf(service.kind).toResponse(service, linked));
+  }
+
+  async function responseOf(row: ServiceRow): Promise<Record<string, unknown>> {
+    const [response] = await responsesOf([row]);
+    if (response === undefined) throw new Error(`no answer for service ${row.id}`);
+    return response;
   }
 
   function cleanWrite(write: KindWrite): KindWrite {
     const name = cleanName(write.name);
     refuseInvalidName(name);
     return { ...write, name };
+  }
+
+  /**
+   * This installation's git URL rules (SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS, SLIPWAY_GIT_ALLOWED_HOSTS) on the git source a
+   * write stores: the git access's own check, the one every fetch of the build starts with, so a URL the build would
+   * refuse is refused when it is written (a 400 naming the field). An edit that keeps the stored URL is not checked
+   * again: a setting changed since must not block unrelated edits.
+   */
+  function refuseForbiddenGitUrl(definition: ServiceKindDefinition, write: KindWrite, stored: Record<string, unknown> | undefined): void {
+    const source = storedGitSourceOf(write.settings);
+    if (definition.gitSourceField === undefined || source === null) return;
+    if (stored !== undefined && storedGitSourceOf(stored)?.url === source.url) return;
+    try {
+      deps.gitUrls.checkUrl(source.url);
+    } catch (error) {
+      throw atField(error, `${definition.gitSourceField}/url`);
+    }
   }
 
   /** Inserts or rewrites a service's settings and references in one transaction; a taken name is a 409. */
@@ -92,15 +130,16 @@ export function createServiceCrud(
   async function listServices(kind: ServiceKind, environmentId: string, options: { toUpdate?: boolean | undefined } = {}) {
     await requireEnvironment(environmentId);
     const rows = await listServicesOfEnvironment(db, environmentId, kind);
-    if (options.toUpdate !== true) return rows.map(responseOf);
+    if (options.toUpdate !== true) return responsesOf(rows);
     const outOfDate = await deps.runtime.outOfDate(rows.map((row) => row.id));
-    return rows.filter((row) => outOfDate.has(row.id)).map(responseOf);
+    return responsesOf(rows.filter((row) => outOfDate.has(row.id)));
   }
 
   async function createService(kind: ServiceKind, environmentId: string, body: unknown) {
     const definition = definitionOf(kind);
     const environment = await requireEnvironment(environmentId);
     const write = cleanWrite(await definition.fromCreate(body, contextFor(environment.organizationId, environment.id)));
+    refuseForbiddenGitUrl(definition, write, undefined);
     const now = isoTimestamp(clock);
     const id = newId();
     const row: ServiceRow = {
@@ -140,6 +179,7 @@ export function createServiceCrud(
     const definition = definitionOf(kind);
     const current = await requireServiceOfKind(kind, serviceId);
     const write = cleanWrite(await definition.fromEdit(storedOf(current), body, contextFor(current.organization_id, current.environment_id)));
+    refuseForbiddenGitUrl(definition, write, readJson<Record<string, unknown>>(current.settings));
     const changes: Partial<ServiceRow> = {
       name: write.name,
       name_key: nameKey(write.name),

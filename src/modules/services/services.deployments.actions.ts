@@ -9,18 +9,19 @@ import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
 import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import { AppError, badRequest, conflict, notFound, type AppErrorKind } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { SERVICE_KINDS, type ServiceKind } from '../variables/variables.builtins.ts';
+import { builtInKeysOf, SERVICE_KINDS, type ServiceKind } from '../variables/variables.builtins.ts';
 import { publishDeploymentTransition, type DeploymentEventSource } from '../webhooks/webhooks.events.ts';
 import type { StoredService } from './services.kinds.ts';
-import { findDeployment, findRuntime, insertDeployment, insertRuntime, updateDeployment, updateRuntimeInStatus } from './services.deployments.repo.ts';
+import { findDeployment, findRuntime, insertDeployment, insertRuntime, updateDeployment, updateRuntimeInStatus, type ServiceRuntimeRow } from './services.deployments.repo.ts';
 import { writeLogLines } from './services.deployments.logs.ts';
 import { NO_WORKLOAD_HEALTH, settingsHashOf, snapshotOf, stateOf, type DeploymentRecords, type StatusView } from './services.deployments.records.ts';
 import type { DeploymentSnapshot, ServiceDeploymentsDeps } from './services.deployments.service.ts';
-import { isSettled, requestedState, TAKE_EVENT, transitionOf, type QueuedServiceAction, type ServiceProgress } from './services.states.ts';
+import { isSettled, requestedState, TAKE_EVENT, transitionOf, type QueuedServiceAction, type ServiceProgress, type ServiceState } from './services.states.ts';
 
 /**
- * The moves of a service's state: the actions asked of it (one service's, or an environment's fanned out into its
- * services), their cancel, and the agent's reports as it carries the newest one out.
+ * The moves of a service's state: the actions asked of it (one service's, with the never-deployed services its
+ * variables need, or an environment's fanned out into its services), their cancel, and the agent's reports as it
+ * carries the newest one out.
  */
 
 /** The job that carries a service action out; the cluster's agent (issue 9) handles it. */
@@ -57,9 +58,58 @@ function meteredSize(service: StoredService): { priceKey: string; units: number 
   return { priceKey, units: Math.max(1, Math.floor(instances)) };
 }
 
-function refuseDeployInput(service: StoredService, input: { git_commit_id?: string | undefined; image_tag?: string | undefined }): void {
+/**
+ * The order in which services of one environment start: databases first, so that their tasks reach the agent before
+ * those of the services that connect to them (the dispatch holds a starting service's task until the databases
+ * requested before it are in the mailbox: deployments.dispatch.ts). An environment's deploy and a service's deploy
+ * that brings its never-deployed dependencies along both follow it.
+ */
+function byStartOrder(a: { kind: ServiceKind }, b: { kind: ServiceKind }): number {
+  return Number(b.kind === 'DATABASE') - Number(a.kind === 'DATABASE');
+}
+
+/** States of a service that was deployed and then stopped by its user: a dependency left as it is, with a warning. */
+const STOPPED_ON_PURPOSE: ReadonlySet<ServiceState> = new Set(['STOPPING', 'STOPPED']);
+
+type DeployInput = { git_commit_id?: string | undefined; image_tag?: string | undefined };
+
+/** Why a service needs another: one of its variables is an alias that ends at the other's built-in. */
+interface DependencyUse {
+  service: StoredService;
+  /** `DATABASE_URL → PLATFORM_DATABASE_MAIN_CONNECTION_URI`, as its consumer's variables say it. */
+  via: string;
+  /** The service whose variable it is. */
+  neededBy: StoredService;
+}
+
+/** An action checked and its snapshot taken, ready to be written (outside any transaction: it reads other modules). */
+interface PreparedAction {
+  triggeredBy: string;
+  service: StoredService;
+  action: QueuedServiceAction;
+  clusterId: string;
+  snapshot: DeploymentSnapshot;
+  settingsHash: string;
+  /** What the record's message adds to "waiting for the agent", and its first log lines (dependencies). */
+  notes: { message: string | undefined; lines: string[] };
+}
+
+function describeService(service: Pick<StoredService, 'kind' | 'name'>): string {
+  return `${service.kind.toLowerCase().replace('_', ' ')} ${service.name}`;
+}
+
+/** A commit id as the build fetches it: git hosts serve one commit by its full id only, never by an abbreviation. */
+const FULL_COMMIT_ID = /^[0-9a-f]{40}$/;
+
+function refuseDeployInput(service: StoredService, input: DeployInput): void {
   if (input.git_commit_id !== undefined && !GIT_KINDS.has(service.kind)) {
     throw badRequest(`a ${service.kind} is not built from git`, [{ field: '/git_commit_id', message: `not accepted for a ${service.kind}` }]);
+  }
+  if (input.git_commit_id !== undefined && !FULL_COMMIT_ID.test(input.git_commit_id)) {
+    throw badRequest(
+      `git_commit_id "${input.git_commit_id}" is abbreviated: give the full commit id (40 hexadecimal digits, as \`git rev-parse ${input.git_commit_id}\` prints it); the build fetches exactly one commit, and git hosts serve a commit by its full id only`,
+      [{ field: '/git_commit_id', message: 'must be a full commit id (40 hexadecimal digits)' }],
+    );
   }
   if (input.image_tag !== undefined && !IMAGE_KINDS.has(service.kind)) {
     throw badRequest(`a ${service.kind} does not run a container image of its own`, [{ field: '/image_tag', message: `not accepted for a ${service.kind}` }]);
@@ -93,24 +143,16 @@ export function createServiceDeploymentActions(
   }
 
   /**
-   * Moves a service into QUEUED for an action and writes its deployment record (with its snapshot), its first log
-   * lines and the job that carries it out, in one transaction. The job waits for the cluster's agent.
+   * Checks that the service may take the action now (its state, billing and the cluster's grant for what starts a
+   * workload) and takes what the deployment will carry: the settings and variables now, or what runs.
    */
-  async function requestAction(
-    triggeredBy: string,
-    kind: ServiceKind,
-    serviceId: string,
-    action: QueuedServiceAction,
-    input: { git_commit_id?: string | undefined; image_tag?: string | undefined } = {},
-  ): Promise<StatusView> {
-    // Other modules read their own tables: asked before the transaction, which on SQLite holds the one connection.
-    const service = await requireService(serviceId, kind);
+  async function prepareAction(triggeredBy: string, service: StoredService, action: QueuedServiceAction, input: DeployInput = {}): Promise<PreparedAction> {
     refuseDeployInput(service, input);
     const environment = await deps.environments.findEnvironmentSummary(service.environmentId);
-    if (environment === undefined) throw notFound(`service ${serviceId} not found`);
+    if (environment === undefined) throw notFound(`service ${service.id} not found`);
     if (COSTS_MONEY.has(action)) await deps.deploymentGate(service.organizationId, environment.clusterId);
-    const before = await runtimeOf(db, serviceId);
-    requestedState(stateOf(before, serviceId), action, before.deployed_deployment_id !== null);
+    const before = await runtimeOf(db, service.id);
+    requestedState(stateOf(before, service.id), action, before.deployed_deployment_id !== null);
     const deployedBefore = before.deployed_deployment_id === null ? undefined : await findDeployment(db, before.deployed_deployment_id);
     let snapshot: DeploymentSnapshot;
     if (action === 'deploy' || action === 'redeploy') {
@@ -123,65 +165,180 @@ export function createServiceDeploymentActions(
       snapshot = snapshotOf(deployedBefore);
     }
     const settingsHash = action === 'deploy' || action === 'redeploy' ? settingsHashOf(service) : (deployedBefore?.settings_hash ?? settingsHashOf(service));
-    const variablesHash = snapshot.variables?.content_hash ?? null;
+    return { triggeredBy, service, action, clusterId: environment.clusterId, snapshot, settingsHash, notes: { message: undefined, lines: [] } };
+  }
 
-    const runtime = await uniqueOrConflict(
+  /**
+   * Writes a prepared action inside the caller's transaction: the service moves into QUEUED (a compare-and-set on
+   * the state it was prepared in), its deployment record with the snapshot, its first log lines and the job that
+   * carries it out. Answers the runtime row after the move.
+   */
+  async function writeAction(trx: Transaction<DB>, prepared: PreparedAction, now: string) {
+    const { service, action, snapshot, triggeredBy } = prepared;
+    const serviceId = service.id;
+    const existing = await findRuntime(trx, serviceId);
+    const current = existing ?? neverActed(serviceId);
+    const from = stateOf(current, serviceId);
+    const to = requestedState(from, action, current.deployed_deployment_id !== null);
+    const deploymentId = newId();
+    const payload: ServiceActionPayload = {
+      serviceId,
+      deploymentId,
+      action,
+      kind: service.kind,
+      organizationId: service.organizationId,
+      environmentId: service.environmentId,
+      clusterId: prepared.clusterId,
+      requestedAt: now,
+    };
+    const jobId = await enqueueJobOf(trx, clock, SERVICE_ACTION, payload, { serialKey: `service:${serviceId}` });
+    const waiting = waitingMessage(action);
+    await insertDeployment(trx, {
+      id: deploymentId,
+      service_id: serviceId,
+      action: HISTORY_ACTION[action],
+      status: to,
+      message: prepared.notes.message === undefined ? waiting : `${waiting}; ${prepared.notes.message}`,
+      origin: 'API',
+      triggered_by: triggeredBy,
+      job_id: jobId,
+      git_commit_id: snapshot.git_commit_id,
+      image_tag: snapshot.image_tag,
+      settings_hash: prepared.settingsHash,
+      variables_hash: snapshot.variables?.content_hash ?? null,
+      snapshot: writeJson(snapshot),
+      created_at: now,
+      updated_at: now,
+      finished_at: null,
+    });
+    const variableCount = snapshot.variables?.variables.length ?? 0;
+    await writeLogLines(trx, clock, deploymentId, [
+      { stream: 'system', message: `${action} of ${service.kind.toLowerCase()} ${service.name} requested by ${triggeredBy}` },
+      ...prepared.notes.lines.map((message) => ({ stream: 'system' as const, message })),
+      ...(snapshot.variables === null
+        ? []
+        : [{ stream: 'system' as const, message: `variables snapshot ${snapshot.variables.content_hash.slice(0, 12)}: ${variableCount} variable(s)` }]),
+      { stream: 'system', message: waiting },
+    ]);
+    const changes = { status: to, last_deployment_id: deploymentId, updated_at: now };
+    if (existing === undefined) {
+      await insertRuntime(trx, { ...current, ...changes });
+    } else if (!(await updateRuntimeInStatus(trx, serviceId, from, changes))) {
+      throw conflict(`cannot ${action} service: its state changed meanwhile; read it again`);
+    }
+    return { ...current, ...changes };
+  }
+
+  /**
+   * Writes prepared actions in one transaction, in the order given (start order: databases first), all or none;
+   * answers their runtimes in that order. `action` is the one the user asked for, for the refusal of a race.
+   */
+  async function writeActions(action: QueuedServiceAction, ordered: readonly PreparedAction[]) {
+    const runtimes = await uniqueOrConflict(
       () =>
         db.transaction().execute(async (trx) => {
-          const existing = await findRuntime(trx, serviceId);
-          const current = existing ?? neverActed(serviceId);
-          const from = stateOf(current, serviceId);
-          const to = requestedState(from, action, current.deployed_deployment_id !== null);
           const now = clock.now().toISOString();
-          const deploymentId = newId();
-          const payload: ServiceActionPayload = {
-            serviceId,
-            deploymentId,
-            action,
-            kind: service.kind,
-            organizationId: service.organizationId,
-            environmentId: service.environmentId,
-            clusterId: environment.clusterId,
-            requestedAt: now,
-          };
-          const jobId = await enqueueJobOf(trx, clock, SERVICE_ACTION, payload, { serialKey: `service:${serviceId}` });
-          await insertDeployment(trx, {
-            id: deploymentId,
-            service_id: serviceId,
-            action: HISTORY_ACTION[action],
-            status: to,
-            message: waitingMessage(action),
-            origin: 'API',
-            triggered_by: triggeredBy,
-            job_id: jobId,
-            git_commit_id: snapshot.git_commit_id,
-            image_tag: snapshot.image_tag,
-            settings_hash: settingsHash,
-            variables_hash: variablesHash,
-            snapshot: writeJson(snapshot),
-            created_at: now,
-            updated_at: now,
-            finished_at: null,
-          });
-          const variableCount = snapshot.variables?.variables.length ?? 0;
-          await writeLogLines(trx, clock, deploymentId, [
-            { stream: 'system', message: `${action} of ${service.kind.toLowerCase()} ${service.name} requested by ${triggeredBy}` },
-            ...(snapshot.variables === null
-              ? []
-              : [{ stream: 'system' as const, message: `variables snapshot ${snapshot.variables.content_hash.slice(0, 12)}: ${variableCount} variable(s)` }]),
-            { stream: 'system', message: waitingMessage(action) },
-          ]);
-          const changes = { status: to, last_deployment_id: deploymentId, updated_at: now };
-          if (existing === undefined) {
-            await insertRuntime(trx, { ...current, ...changes });
-          } else if (!(await updateRuntimeInStatus(trx, serviceId, from, changes))) {
-            throw conflict(`cannot ${action} service: its state changed meanwhile; read it again`);
-          }
-          return { ...current, ...changes };
+          const written: ServiceRuntimeRow[] = [];
+          for (const prepared of ordered) written.push(await writeAction(trx, prepared, now));
+          return written;
         }),
       `cannot ${action} service: another action was requested at the same time; read its status again`,
     );
     deps.wakeWorkers?.();
+    return runtimes;
+  }
+
+  /**
+   * Moves a service into QUEUED for an action and writes its deployment record (with its snapshot), its first log
+   * lines and the job that carries it out, in one transaction. The job waits for the cluster's agent.
+   */
+  async function requestAction(triggeredBy: string, kind: ServiceKind, serviceId: string, action: QueuedServiceAction, input: DeployInput = {}): Promise<StatusView> {
+    // Other modules read their own tables: asked before the transaction, which on SQLite holds the one connection.
+    const service = await requireService(serviceId, kind);
+    const prepared = await prepareAction(triggeredBy, service, action, input);
+    const [runtime] = await writeActions(action, [prepared]);
+    if (runtime === undefined) throw new Error(`no runtime written for service ${serviceId}`);
+    return statusView(service, runtime);
+  }
+
+  /**
+   * The services this one needs through its variables (docs/service-deployments.md, "Dependencies"): an alias whose
+   * chain ends at another service's built-in (a database's connection, an application's hostname), followed through
+   * the needed services' own variables. Answers those never deployed (the ones a deploy brings along, unless their
+   * first deployment is already under way) and those deployed and then stopped by their user (left as they are).
+   */
+  async function dependenciesOf(service: StoredService): Promise<{ neverDeployed: DependencyUse[]; stopped: DependencyUse[] }> {
+    const neighbours = await deps.services.listEnvironmentServices(service.environmentId);
+    const providerOf = new Map<string, StoredService>();
+    for (const neighbour of neighbours) for (const key of builtInKeysOf(neighbour)) providerOf.set(key, neighbour);
+    const neverDeployed: DependencyUse[] = [];
+    const stopped: DependencyUse[] = [];
+    const seen = new Set([service.id]);
+    const consumers = [service];
+    // An array's iterator reaches the elements pushed while it runs: the needed services' own needs are followed too.
+    for (const consumer of consumers) {
+      // Databases consume no variables.
+      if (consumer.kind === 'DATABASE') continue;
+      const { results } = await deps.variables.explain(consumer.environmentId, consumer.id, false);
+      for (const variable of results) {
+        const holder = variable.alias_chain.at(-1);
+        // Every built-in is visible to every service: only an alias of one says that the service uses it.
+        if (variable.alias_chain.length < 2 || holder === undefined || holder.scope !== 'BUILT_IN') continue;
+        const provider = providerOf.get(holder.key);
+        if (provider === undefined || seen.has(provider.id)) continue;
+        seen.add(provider.id);
+        const use = { service: provider, via: `${variable.key} → ${holder.key}`, neededBy: consumer };
+        const runtime = await runtimeOf(db, provider.id);
+        const state = stateOf(runtime, provider.id);
+        if (runtime.deployed_deployment_id !== null) {
+          if (STOPPED_ON_PURPOSE.has(state)) stopped.push(use);
+          continue;
+        }
+        // A first deployment already queued or under way comes before this one in the mailbox anyway.
+        if (transitionOf(state, 'deploy') === undefined) continue;
+        neverDeployed.push(use);
+        consumers.push(provider);
+      }
+    }
+    return { neverDeployed, stopped };
+  }
+
+  /** A needed service's refusal, naming it and why it was needed (same kind and fields). */
+  function dependencyRefusal(error: unknown, use: DependencyUse): unknown {
+    if (!(error instanceof AppError)) return error;
+    const cause = `cannot deploy ${describeService(use.service)}, which ${use.neededBy.name} needs (${use.via}) and which was never deployed: ${error.message}`;
+    return new AppError(error.kind, cause, error.details);
+  }
+
+  /**
+   * A user's deploy or redeploy of one service: with it, in the same transaction and in start order, the deploys of
+   * the services its variables need that were never deployed. A needed service its user stopped stays stopped; the
+   * deployment's message and log warn about it.
+   */
+  async function requestStartWithDependencies(triggeredBy: string, kind: ServiceKind, serviceId: string, action: 'deploy' | 'redeploy', input: DeployInput = {}) {
+    const service = await requireService(serviceId, kind);
+    const prepared = await prepareAction(triggeredBy, service, action, input);
+    const { neverDeployed, stopped } = await dependenciesOf(service);
+    const companions: PreparedAction[] = [];
+    for (const use of neverDeployed) {
+      try {
+        const companion = await prepareAction(triggeredBy, use.service, 'deploy');
+        const line = `deployed with ${describeService(service)}: ${use.neededBy.name} needs it (${use.via}) and it was never deployed`;
+        companions.push({ ...companion, notes: { message: line, lines: [line] } });
+      } catch (error) {
+        throw dependencyRefusal(error, use);
+      }
+    }
+    const brought = neverDeployed.map((use) => `also deploying ${describeService(use.service)} (never deployed; ${use.neededBy.name} needs it: ${use.via})`);
+    const warnings = stopped.map(
+      (use) => `warning: ${describeService(use.service)} is stopped and stays so; ${use.neededBy.name} needs it (${use.via}): deploy it to start it again`,
+    );
+    const notes = [...brought, ...warnings];
+    const main = { ...prepared, notes: { message: notes.length === 0 ? undefined : notes.join('; '), lines: notes } };
+    const ordered = [...companions, main].sort((a, b) => byStartOrder(a.service, b.service));
+    const runtimes = await writeActions(action, ordered);
+    const runtime = runtimes[ordered.indexOf(main)];
+    if (runtime === undefined) throw new Error(`no runtime written for service ${serviceId}`);
     return statusView(service, runtime);
   }
 
@@ -223,9 +380,9 @@ export function createServiceDeploymentActions(
   }
 
   return {
-    deployService: (principal: Principal, kind: ServiceKind, serviceId: string, input: { git_commit_id?: string | undefined; image_tag?: string | undefined }) =>
-      requestAction(principalDisplayName(principal), kind, serviceId, 'deploy', input),
-    redeployService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'redeploy'),
+    deployService: (principal: Principal, kind: ServiceKind, serviceId: string, input: DeployInput) =>
+      requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'deploy', input),
+    redeployService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'redeploy'),
     stopService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'stop'),
     restartService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'restart'),
 
@@ -239,7 +396,7 @@ export function createServiceDeploymentActions(
     async requestEnvironmentServicesAction(environmentId: string, action: QueuedServiceAction, triggeredBy: string, only?: readonly string[]) {
       const services = (await deps.services.listEnvironmentServices(environmentId))
         .filter((service) => only === undefined || only.includes(service.id))
-        .sort((a, b) => Number(b.kind === 'DATABASE') - Number(a.kind === 'DATABASE'));
+        .sort(byStartOrder);
       const outcomes: Array<{ serviceId: string; name: string; action: QueuedServiceAction | null; skipped?: string }> = [];
       for (const service of services) {
         const deployed = (await runtimeOf(db, service.id)).deployed_deployment_id !== null;

@@ -88,8 +88,15 @@ export function createServiceDeploymentHistory(deps: Pick<ServiceDeploymentsDeps
             updated_at: r.updated_at,
             name: page.service.name,
             ...(r.git_commit_id === null ? {} : { commit: { git_commit_id: r.git_commit_id } }),
-            // The reference's enum has only the two outcomes; a record still under way carries none.
-            ...(outcome === 'SUCCESS' ? { status: 'SUCCESS' as const } : outcome === 'ERROR' || outcome === 'CANCELED' ? { status: 'FAILED' as const } : {}),
+            // The reference answers an application's outcome (FAILED or SUCCESS; none while under way) and, for the
+            // other kinds, the state reached (its StateEnum, which holds every service state).
+            ...(kind !== 'APPLICATION'
+              ? { status: state }
+              : outcome === 'SUCCESS'
+                ? { status: 'SUCCESS' as const }
+                : outcome === 'ERROR' || outcome === 'CANCELED'
+                  ? { status: 'FAILED' as const }
+                  : {}),
             state,
             action: wireAction(r.action),
             message: r.message,

@@ -94,14 +94,49 @@ export async function insertLogLines(db: Queryable, rows: ServiceDeploymentLogRo
   if (rows.length > 0) await db.insertInto('service_deployment_logs').values(rows).execute();
 }
 
-/** A deployment's lines after `afterSeq`, in order, at most `limit`. */
-export function listLogLines(db: Queryable, deploymentId: string, afterSeq: number, limit: number): Promise<ServiceDeploymentLogRow[]> {
-  return db
-    .selectFrom('service_deployment_logs')
-    .selectAll()
-    .where('deployment_id', '=', deploymentId)
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
+/** Which of a deployment's lines a read keeps; an absent field keeps every line. */
+export interface LogLineFilter {
+  /** Printed at or after this time (ISO-8601). */
+  since?: string | undefined;
+  /** Printed by this instance of the workload. */
+  instance?: string | undefined;
+  /** On one of these streams. */
+  streams?: readonly string[] | undefined;
+}
+
+function logLinesMatching(db: Queryable, deploymentId: string, filter: LogLineFilter) {
+  let query = db.selectFrom('service_deployment_logs').selectAll().where('deployment_id', '=', deploymentId);
+  if (filter.since !== undefined) query = query.where('logged_at', '>=', filter.since);
+  if (filter.instance !== undefined) query = query.where('instance', '=', filter.instance);
+  if (filter.streams !== undefined) query = query.where('stream', 'in', [...filter.streams]);
+  return query;
+}
+
+/** A deployment's lines after `afterSeq` that pass `filter`, in order, at most `limit`. */
+export function listLogLines(db: Queryable, deploymentId: string, afterSeq: number, limit: number, filter: LogLineFilter = {}): Promise<ServiceDeploymentLogRow[]> {
+  return logLinesMatching(db, deploymentId, filter).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
+}
+
+/** The last `limit` lines of a deployment after `afterSeq` (and up to `upToSeq`) that pass `filter`, in order. */
+export async function listLastLogLines(
+  db: Queryable,
+  deploymentId: string,
+  range: { afterSeq: number; upToSeq?: number | undefined },
+  limit: number,
+  filter: LogLineFilter = {},
+): Promise<ServiceDeploymentLogRow[]> {
+  let query = logLinesMatching(db, deploymentId, filter).where('seq', '>', range.afterSeq);
+  if (range.upToSeq !== undefined) query = query.where('seq', '<=', range.upToSeq);
+  const rows = await query
+    .orderBy('seq', 'desc')
     .limit(limit)
     .execute();
+  return rows.reverse();
+}
+
+/** A service's deployments newer than `id` (all when null), oldest first, at most `limit`. */
+export function listDeploymentsAfter(db: Queryable, serviceId: string, id: string | null, limit: number): Promise<ServiceDeploymentRow[]> {
+  let query = db.selectFrom('service_deployments').selectAll().where('service_id', '=', serviceId);
+  if (id !== null) query = query.where('id', '>', id);
+  return query.orderBy('id').limit(limit).execute();
 }

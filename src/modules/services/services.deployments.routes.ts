@@ -1,13 +1,14 @@
-import { once } from 'node:events';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requirePrincipal } from '../../http/route-access.ts';
+import { badRequest } from '../../lib/errors.ts';
 import { DeploymentHistoryQuery, DeploymentHistoryV2Query } from '../environments/environments.schemas.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import type { ServiceKindDefinition } from './services.kinds.ts';
 import { serviceParams } from './services.schemas.ts';
+import { FOLLOW_MEDIA_TYPES, lastEventIdOf, LOG_MEDIA_TYPES, resumeAfter, STREAM_FORMATS, streamLog, textLine } from './services.deployments.log-stream.ts';
 import type { ServiceDeploymentsService } from './services.deployments.service.ts';
 import {
   DeploymentHistoryPaginatedResponseList,
@@ -22,85 +23,12 @@ import {
 
 const QUEUED_NOTE = 'The cluster\'s agent carries the action out; until it takes it, the service stays QUEUED and its status message says so.';
 
-/** What a log read may answer: stored lines as JSON, or a live stream that follows the deployment until it settles. */
-const LOG_MEDIA_TYPES = ['application/json', 'text/event-stream', 'application/x-ndjson'];
-
 function serviceIdOf(request: FastifyRequest, definition: ServiceKindDefinition): string {
   return (request.params as Record<string, string>)[definition.idParam] as string;
 }
 
-/** The sequence number a stream resumes after: `after`, else an EventSource's Last-Event-ID (the last seq it saw). */
-function resumeAfter(request: FastifyRequest, after: number | undefined): number | undefined {
-  if (after !== undefined) return after;
-  const header = request.headers['last-event-id'];
-  const value = Array.isArray(header) ? header[0] : header;
-  return value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
-}
-
-/**
- * Streams a deployment's log on the raw response: SSE (`id:` is the line's seq, `event: log`, a final `event: end`
- * with the state reached) or NDJSON (one `{type:"log",…}` object per line, a final `{type:"end",…}`). The stream
- * ends when the deployment settles, or when the reader leaves.
- */
-async function streamLog(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  format: 'sse' | 'ndjson',
-  follow: (reader: Parameters<ServiceDeploymentsService['followServiceLog']>[3]) => ReturnType<ServiceDeploymentsService['followServiceLog']>,
-): Promise<void> {
-  const raw = reply.raw;
-  let closed = false;
-  raw.on('close', () => {
-    closed = true;
-  });
-  const write = async (text: string): Promise<void> => {
-    if (closed) return;
-    if (!raw.write(text)) await Promise.race([once(raw, 'drain'), once(raw, 'close')]);
-  };
-  const started = { value: false };
-  const start = () => {
-    if (started.value) return;
-    started.value = true;
-    reply.hijack();
-    raw.writeHead(HTTP_STATUS.ok, {
-      'content-type': format === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-      'cache-control': 'no-cache, no-store',
-      'x-request-id': request.id,
-      'x-content-type-options': 'nosniff',
-      vary: 'Accept',
-    });
-  };
-  // The first read happens before anything is written, so a 404 still answers with the error body; a failure once
-  // the stream has started can only cut it (the reader sees no end event and may resume with Last-Event-ID).
-  let outcome: Awaited<ReturnType<typeof follow>>;
-  try {
-    outcome = await follow({
-      closed: () => closed,
-      async emit(lines) {
-        start();
-        for (const line of lines) {
-          await write(format === 'sse' ? `id: ${line.seq}\nevent: log\ndata: ${JSON.stringify(line)}\n\n` : `${JSON.stringify({ type: 'log', ...line })}\n`);
-        }
-      },
-      async heartbeat() {
-        start();
-        await write(format === 'sse' ? ': keep-alive\n\n' : `${JSON.stringify({ type: 'heartbeat' })}\n`);
-      },
-    });
-  } catch (error) {
-    if (!started.value) throw error;
-    request.log.error({ err: error }, 'log stream cut');
-    raw.destroy();
-    return;
-  }
-  start();
-  const end = { deployment_id: outcome.deploymentId, state: outcome.state };
-  await write(format === 'sse' ? `event: end\ndata: ${JSON.stringify(end)}\n\n` : `${JSON.stringify({ type: 'end', ...end })}\n`);
-  raw.end();
-}
-
 /** One kind's actions, status, history and logs, on its item path (`/application/{applicationId}/deploy`, …). */
-function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceDeploymentsService, definition: ServiceKindDefinition): void {
+function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceDeploymentsService, definition: ServiceKindDefinition, liveStreams: Set<AbortController>): void {
   const kind: ServiceKind = definition.kind;
   const noun = definition.operationNoun;
   const itemUrl = `/${definition.item}/:${definition.idParam}`;
@@ -233,7 +161,7 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceD
       schema: {
         operationId: `list${noun}Log`,
         description:
-          'The log of the newest deployment (or of deploymentId). With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles.',
+          "The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines.",
         tags: logTags,
         params,
         querystring: ServiceLogQuery,
@@ -243,6 +171,7 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceD
             description: 'The stored lines, or a live stream of them',
             content: {
               'application/json': { schema: LogResponseList },
+              'text/plain': { schema: { type: 'string' } },
               'text/event-stream': { schema: { type: 'string' } },
               'application/x-ndjson': { schema: { type: 'string' } },
             },
@@ -254,18 +183,34 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceD
     },
     async (request, reply) => {
       const serviceId = serviceIdOf(request, definition);
-      const chosen = new Negotiator(request).mediaType(LOG_MEDIA_TYPES);
-      if (chosen === 'text/event-stream' || chosen === 'application/x-ndjson') {
-        const query = { ...request.query, after: resumeAfter(request, request.query.after) };
-        await streamLog(request, reply, chosen === 'text/event-stream' ? 'sse' : 'ndjson', (reader) => deployments.followServiceLog(kind, serviceId, query, reader));
+      const { query } = request;
+      const negotiator = new Negotiator(request);
+      if (query.follow === true) {
+        const format = STREAM_FORMATS[negotiator.mediaType(FOLLOW_MEDIA_TYPES) ?? ''];
+        if (format === undefined) throw badRequest('a followed log is a stream', [{ field: '/follow', message: 'needs Accept: text/event-stream, application/x-ndjson or text/plain' }]);
+        const resumed = { ...query, cursor: query.cursor ?? lastEventIdOf(request) };
+        await streamLog(request, reply, format, liveStreams, (reader) => deployments.followServiceLog(kind, serviceId, resumed, reader));
         return reply;
       }
-      return reply.header('vary', 'Accept').type('application/json').send(await deployments.listServiceLog(kind, serviceId, request.query));
+      const chosen = negotiator.mediaType(LOG_MEDIA_TYPES);
+      if (chosen === 'text/event-stream' || chosen === 'application/x-ndjson') {
+        const resumed = { ...query, after: resumeAfter(request, query.after) };
+        await streamLog(request, reply, STREAM_FORMATS[chosen] ?? 'ndjson', liveStreams, (reader) => deployments.followServiceLog(kind, serviceId, resumed, reader));
+        return reply;
+      }
+      const body = await deployments.listServiceLog(kind, serviceId, query);
+      if (chosen === 'text/plain') return reply.header('vary', 'Accept').type('text/plain; charset=utf-8').send(body.results.map(textLine).join(''));
+      return reply.header('vary', 'Accept').type('application/json').send(body);
     },
   );
 }
 
 /** Every kind's deployment routes (SERVICE_KIND_DEFINITIONS). */
 export function registerServiceDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceDeploymentsService, definitions: readonly ServiceKindDefinition[]): void {
-  for (const definition of definitions) registerKindDeploymentRoutes(app, deployments, definition);
+  // A followed log never ends by itself: the server's shutdown ends the live streams, or it would wait for them.
+  const liveStreams = new Set<AbortController>();
+  app.addHook('preClose', async () => {
+    for (const stream of liveStreams) stream.abort();
+  });
+  for (const definition of definitions) registerKindDeploymentRoutes(app, deployments, definition, liveStreams);
 }

@@ -3,6 +3,8 @@ import { WORKLOAD_HEALTH_STATES } from '../../protocol/agent-protocol.ts';
 import { Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import { EnvironmentActionStatus } from '../environments/environments.schemas.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
+import { MAX_LOG_SEQ } from './services.deployments.log-query.ts';
+import { LOG_PAGE_SIZE } from './services.deployments.logs.ts';
 import { SERVICE_STATES } from './services.states.ts';
 
 /**
@@ -45,7 +47,7 @@ const LogStreamEnum = Type.Enum(['stdout', 'stderr', 'system']);
  */
 export const DeployServiceRequest = Type.Object(
   {
-    git_commit_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{7,40}$', description: 'A full or abbreviated commit hash (lower-case hex).' })),
+    git_commit_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{7,40}$', description: 'The full commit id (40 lower-case hex digits); an abbreviated one is refused with a 400 saying so (the build fetches one commit, by its full id).' })),
     image_tag: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$', description: 'An OCI tag.' })),
   },
   { $id: 'DeployServiceRequest', additionalProperties: false },
@@ -71,8 +73,8 @@ export const DeploymentHistoryPaginatedResponseList = Type.Object(
         updated_at: Timestamp,
         name: Type.String(),
         commit: Type.Optional(Type.Object({ git_commit_id: Type.String() })),
-        /** The reference's outcome; absent while the action is under way. */
-        status: Type.Optional(Type.Enum(['FAILED', 'SUCCESS'])),
+        /** An application's outcome, absent while the action is under way; the state reached for the other kinds. */
+        status: Type.Optional(Type.Union([Type.Enum(['FAILED', 'SUCCESS']), ServiceStateEnum])),
         /** Slipway's additions: the state reached, the action, and why it waits or failed. */
         state: ServiceStateEnum,
         action: WireActionEnum,
@@ -150,7 +152,22 @@ export const ServiceLogQuery = Type.Object(
     /** The deployment whose lines to read (default: the newest). */
     deploymentId: Type.Optional(Uuid),
     /** Lines after this sequence number (default 0: from the first). Also read from Last-Event-ID on a stream. */
-    after: Type.Optional(Type.Integer({ minimum: 0 })),
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LOG_SEQ })),
+    follow: Type.Optional(
+      Type.Boolean({
+        description:
+          "Follow the service's output without end (a stream: text/event-stream, application/x-ndjson or text/plain): its running deployment's lines and its newest deployment's, then each deployment that begins, announced by a `deployment` event. Not with deploymentId or after.",
+      }),
+    ),
+    cursor: Type.Optional(
+      Type.String({ maxLength: 400, description: 'Resumes a followed stream after the event with this id (what Last-Event-ID sends back; NDJSON items carry it as `cursor`).' }),
+    ),
+    since: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Only lines printed at or after this ISO-8601 time, or this long ago: 30s, 10m, 2h, 1d, 1h30m.' }),
+    ),
+    tail: Type.Optional(Type.Integer({ minimum: 0, maximum: LOG_PAGE_SIZE, description: 'Only the last N lines (before following, on a stream).' })),
+    instance: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Only lines printed by this instance of the workload (a line's pod_name)." })),
+    stream: Type.Optional(Type.Array(LogStreamEnum, { minItems: 1, maxItems: 3, description: 'Only lines of these streams (repeat the parameter for several).' })),
   },
   { additionalProperties: false },
 );
@@ -159,6 +176,8 @@ export const Log = Type.Object({
   id: Uuid,
   created_at: Timestamp,
   message: Type.String(),
+  /** The reference's: the instance of the workload that printed the line (runtime output only). */
+  pod_name: Type.Optional(Type.String()),
   version: Type.Optional(Type.String()),
   /** Slipway's additions: the deployment, where the line came from, and its place in that deployment's log. */
   deployment_id: Uuid,

@@ -60,10 +60,17 @@ export interface ServiceDeploymentsDeps {
     listEnvironmentServices(environmentId: string): Promise<StoredService[]>;
   };
   environments: { findEnvironmentSummary(environmentId: string): Promise<{ clusterId: string } | undefined> };
-  /** The variables module: the snapshot a deployment stores, and the content hash OUT_OF_DATE compares with. */
+  /**
+   * The variables module: the snapshot a deployment stores, the content hash OUT_OF_DATE compares with, and each
+   * final variable's alias chain (a chain ending at another service's built-in is what the service needs it for).
+   */
   variables: {
     resolveForDeployment(environmentId: string, serviceId?: string): Promise<VariableSnapshot>;
-    explain(environmentId: string, serviceId: string | undefined, reveal: boolean): Promise<{ content_hash: string }>;
+    explain(
+      environmentId: string,
+      serviceId: string | undefined,
+      reveal: boolean,
+    ): Promise<{ content_hash: string; results: Array<{ key: string; alias_chain: Array<{ key: string; scope: string }> }> }>;
   };
   /**
    * Refuses an action that starts workloads on the cluster by throwing (the clusters module's admitDeployment): 403

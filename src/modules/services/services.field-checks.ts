@@ -282,10 +282,6 @@ export async function groupIdsFrom(
   return ids;
 }
 
-export function groupResponse(ids: string[]): { id: string }[] {
-  return ids.map((id) => ({ id }));
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Response framing
 

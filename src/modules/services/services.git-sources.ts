@@ -1,6 +1,7 @@
 import type { Static } from 'typebox';
 import type { GitProvider } from '../../git/git-access.ts';
-import { badRequest, notFound } from '../../lib/errors.ts';
+import { parseRepositoryUrl } from '../../git/git-urls.ts';
+import { AppError, badRequest, notFound } from '../../lib/errors.ts';
 import type { GitRepositoryBody, GitRepositoryResponse } from './services.kind-fields.ts';
 import type { ServiceKindContext } from './services.kinds.ts';
 
@@ -66,7 +67,8 @@ export function normaliseRootPath(rootPath: string, field: string): string {
 /**
  * Checks a git source and returns it as stored: an http(s) URL without credentials, query or fragment (credentials
  * belong in a git token, never in a URL that is stored and shown), a valid branch name, a path inside the
- * repository, and a git token of the organization.
+ * repository, and a git token of the organization. What the installation allows on top (https:// only, allowed
+ * hosts) is checked where services are written (services.crud.ts).
  */
 export async function gitSourceFrom(body: GitRepositoryBody, context: ServiceKindContext, pointer: string): Promise<StoredGitSource> {
   const url = repositoryUrl(body.url, `${pointer}/url`);
@@ -90,20 +92,19 @@ export async function gitSourceFrom(body: GitRepositoryBody, context: ServiceKin
   };
 }
 
+/** A git layer refusal about `/url`, pointing at the request's field instead (`/git_repository/url`, …). */
+export function atField(error: unknown, field: string): unknown {
+  if (!(error instanceof AppError)) return error;
+  return new AppError(error.kind, error.message, error.details?.map((detail) => (detail.field === '/url' ? { ...detail, field } : detail)));
+}
+
+/** The URL rules of every installation, as the build applies them (git/git-urls.ts), and that it names a repository. */
 function repositoryUrl(raw: string, field: string): URL {
   let url: URL;
   try {
-    url = new URL(raw);
-  } catch {
-    throw badRequest('the repository url is not an absolute http(s) URL', [{ field, message: 'must be an https:// URL' }]);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw badRequest(`the repository url must use https:// (got "${url.protocol}//")`, [{ field, message: 'must be an https:// URL' }]);
-  }
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    throw badRequest('the repository url must not carry credentials, a query or a fragment; register a git token instead', [
-      { field, message: 'must be a plain repository URL' },
-    ]);
+    url = parseRepositoryUrl(raw);
+  } catch (error) {
+    throw atField(error, field);
   }
   const segments = url.pathname.split('/').filter((segment) => segment !== '');
   if (segments.length === 0) throw badRequest('the repository url names no repository', [{ field, message: 'must name a repository' }]);

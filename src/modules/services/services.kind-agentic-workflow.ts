@@ -212,6 +212,7 @@ export const agenticWorkflowKind: ServiceKindDefinition = {
   collection: 'agenticWorkflow',
   item: 'agenticWorkflow',
   idParam: 'agenticWorkflowId',
+  gitSourceField: '/git_repository',
   operations: {
     list: 'listAgenticWorkflows',
     create: 'createAgenticWorkflow',

@@ -17,13 +17,14 @@ import {
   type StoredGitSource,
 } from './services.kind-fields.ts';
 import { workloadResponse, WorkloadRequestFields, WorkloadResponseFields, workloadSettingsFrom, type WorkloadSettings } from './services.kind-workload.ts';
-import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { LinkedRecords, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * APPLICATION: built from a git repository (a Dockerfile build, the reference's only BuildModeEnum value) and run
  * as long-lived instances. Shapes: the reference's ApplicationRequest / ApplicationEditRequest / Application.
  * Not taken from the reference: `autoscaling` (KEDA policies; no engine here runs them, so it is refused rather
- * than stored and ignored) and `maximum_cpu`/`maximum_memory` (a cluster's node sizes, which Slipway does not know).
+ * than stored and ignored). `maximum_cpu`/`maximum_memory` answer the limits requests accept: Slipway does not know
+ * a cluster's node sizes.
  */
 
 const DockerfilePath = Nullable(Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\x00-\\x1f\\x7f]+$' }));
@@ -107,6 +108,7 @@ export const applicationKind: ServiceKindDefinition = {
   collection: 'application',
   item: 'application',
   idParam: 'applicationId',
+  gitSourceField: '/git_repository',
   operations: { list: 'listApplication', create: 'createApplication', get: 'getApplication', edit: 'editApplication', delete: 'deleteApplication' },
   operationNoun: 'Application',
   tags: ['Applications'],
@@ -117,7 +119,7 @@ export const applicationKind: ServiceKindDefinition = {
 
   ...kindWrites<ApplicationBody, ApplicationEditBody, ApplicationSettings>(applicationSettings),
 
-  toResponse(service: StoredService): Static<typeof Application> {
+  toResponse(service: StoredService, linked: LinkedRecords): Static<typeof Application> {
     const settings = settingsOf<ApplicationSettings>(service.settings);
     return {
       ...serviceResponseBase(service),
@@ -125,7 +127,7 @@ export const applicationKind: ServiceKindDefinition = {
       build_mode: settings.build_mode,
       dockerfile_path: settings.dockerfile_path,
       docker_target_build_stage: settings.docker_target_build_stage,
-      ...workloadResponse(settings),
+      ...workloadResponse(settings, linked),
       service_type: 'APPLICATION',
     };
   },

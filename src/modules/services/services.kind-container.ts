@@ -6,6 +6,8 @@ import {
   checkRegistry,
   ImageName,
   ImageTag,
+  RegistryResponse,
+  registryResponse,
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
@@ -14,13 +16,12 @@ import {
   withoutDefaults,
 } from './services.kind-fields.ts';
 import { workloadResponse, WorkloadRequestFields, WorkloadResponseFields, workloadSettingsFrom, type WorkloadSettings } from './services.kind-workload.ts';
-import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { LinkedRecords, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * CONTAINER: an image pulled from one of the organization's container registries and run as long-lived instances.
- * Shapes: the reference's ContainerRequest (create and edit alike) and ContainerResponse. The answer's `registry`
- * carries the registry's id only: its name and URL are the registries module's to answer
- * (GET /organization/{organizationId}/containerRegistry/{containerRegistryId}).
+ * Shapes: the reference's ContainerRequest (create and edit alike) and ContainerResponse, whose `registry` is the
+ * registry's id, name, URL and kind (read from the registries module when answering).
  */
 
 const DEFAULT_ICON = 'app://slipway-console/container';
@@ -44,7 +45,7 @@ export const ContainerResponse = Type.Object(
   {
     ...ServiceResponseFields,
     registry_id: Uuid,
-    registry: Type.Object({ id: Uuid }),
+    registry: RegistryResponse,
     image_name: Type.String(),
     tag: Type.String(),
     ...WorkloadResponseFields,
@@ -85,15 +86,15 @@ export const containerKind: ServiceKindDefinition = {
 
   ...kindWrites<ContainerBody, ContainerEditBody, ContainerSettings>(containerSettings),
 
-  toResponse(service: StoredService): Static<typeof ContainerResponse> {
+  toResponse(service: StoredService, linked: LinkedRecords): Static<typeof ContainerResponse> {
     const settings = settingsOf<ContainerSettings>(service.settings);
     return {
       ...serviceResponseBase(service),
       registry_id: settings.registry_id,
-      registry: { id: settings.registry_id },
+      registry: registryResponse(settings.registry_id, linked),
       image_name: settings.image_name,
       tag: settings.tag,
-      ...workloadResponse(settings),
+      ...workloadResponse(settings, linked),
       service_type: 'CONTAINER',
     };
   },

@@ -3,10 +3,12 @@ import { ListOf } from '../../protocol/wire.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { builtInNamePart, DATABASE_TYPES, type DatabaseType } from '../variables/variables.builtins.ts';
 import {
-  GroupReferenceList,
-  GroupReferenceResponseList,
+  AnnotationsGroupResponseList,
+  annotationsGroupsResponse,
   groupIdsFrom,
-  groupResponse,
+  GroupReferenceList,
+  LabelsGroupResponseList,
+  labelsGroupsResponse,
   LIMITS,
   ServiceDescription,
   ServiceName,
@@ -16,7 +18,7 @@ import {
   withoutDefaults,
 } from './services.kind-fields.ts';
 import { IconUri } from './services.kind-workload.ts';
-import type { DatabaseSummary, KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { DatabaseSummary, KindWrite, LinkedRecords, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * DATABASE: a database server of one of the reference's DatabaseTypeEnum types. Shapes: the reference's
@@ -96,8 +98,8 @@ export const Database = Type.Object(
     storage: Type.Integer(),
     instance_type: Type.Optional(Type.String()),
     port: Type.Integer(),
-    annotations_groups: GroupReferenceResponseList,
-    labels_groups: GroupReferenceResponseList,
+    annotations_groups: AnnotationsGroupResponseList,
+    labels_groups: LabelsGroupResponseList,
     icon_uri: Type.String(),
     service_type: Type.Literal('DATABASE'),
   },
@@ -194,7 +196,7 @@ export const databaseKind: ServiceKindDefinition = {
     return { name: request.name ?? current.name, description: request.description !== undefined ? request.description : current.description, settings: { ...settings } };
   },
 
-  toResponse(service: StoredService): Static<typeof Database> {
+  toResponse(service: StoredService, linked: LinkedRecords): Static<typeof Database> {
     const settings = settingsOf<DatabaseSettings>(service.settings);
     return {
       ...serviceResponseBase(service),
@@ -207,8 +209,8 @@ export const databaseKind: ServiceKindDefinition = {
       storage: settings.storage,
       ...(settings.instance_type !== null ? { instance_type: settings.instance_type } : {}),
       port: DATABASE_PORTS[settings.type],
-      annotations_groups: groupResponse(settings.annotations_groups),
-      labels_groups: groupResponse(settings.labels_groups),
+      annotations_groups: annotationsGroupsResponse(settings.annotations_groups, linked),
+      labels_groups: labelsGroupsResponse(settings.labels_groups, linked),
       icon_uri: settings.icon_uri,
       service_type: 'DATABASE',
     };

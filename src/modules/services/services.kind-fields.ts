@@ -1,13 +1,13 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { GIT_PROVIDERS } from '../../git/git-access.ts';
-import { Description, Nullable, Uuid } from '../../protocol/wire.ts';
+import { Description, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
+import type { LinkedAnnotationsGroup, LinkedLabelsGroup, LinkedRecords } from './services.kinds.ts';
 
 export {
   anyPublicPort,
   checkInstances,
   checkRegistry,
   groupIdsFrom,
-  groupResponse,
   healthchecksFrom,
   healthchecksResponse,
   internalTcpPorts,
@@ -91,6 +91,13 @@ export const ResourceRequestFields = {
   cpu: Type.Optional(Type.Integer({ minimum: LIMITS.cpuMillicores.min, maximum: LIMITS.cpuMillicores.max, default: 500, description: 'millicores' })),
   memory: Type.Optional(Type.Integer({ minimum: LIMITS.memoryMib.min, maximum: LIMITS.memoryMib.max, default: 512, description: 'MiB' })),
 };
+
+/**
+ * The most a service may ask for (the reference's required `maximum_cpu`, `maximum_memory`, `maximum_gpu` of
+ * containers and jobs): Slipway does not know a cluster's node sizes, so these are the limits its requests accept.
+ */
+export const ResourceMaximumResponseFields = { maximum_cpu: Type.Integer(), maximum_memory: Type.Integer(), maximum_gpu: Type.Integer() };
+export const RESOURCE_MAXIMUMS = { maximum_cpu: LIMITS.cpuMillicores.max, maximum_memory: LIMITS.memoryMib.max, maximum_gpu: LIMITS.gpu.max };
 
 export const InstanceRequestFields = {
   min_running_instances: Type.Optional(Type.Integer({ minimum: 0, maximum: LIMITS.instances.max, default: 1 })),
@@ -264,6 +271,16 @@ export const StorageResponse = Type.Array(Type.Object({ id: Uuid, type: Type.Enu
 export const ImageName = Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$' });
 export const ImageTag = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$' });
 
+/**
+ * The registry an image comes from, as the reference's ContainerRegistryProviderDetailsResponse. Its name, URL and
+ * kind are absent only when the registry was deleted meanwhile (deleting one still in use is refused).
+ */
+export const RegistryResponse = Type.Object({ id: Uuid, name: Type.Optional(Type.String()), url: Type.Optional(Type.String()), kind: Type.Optional(Type.String()) });
+
+export function registryResponse(registryId: string, linked: LinkedRecords): Static<typeof RegistryResponse> {
+  return linked.containerRegistries.get(registryId) ?? { id: registryId };
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Arguments, entrypoint
 
@@ -274,8 +291,32 @@ export const Entrypoint = Type.String({ minLength: 1, maxLength: LIMITS.argument
 // Labels and annotations groups (the reference's ServiceLabelsRequestList / ServiceAnnotationsRequestList)
 
 export const GroupReferenceList = Type.Array(Type.Object({ id: Uuid }, { additionalProperties: false }), { maxItems: LIMITS.groups });
-/** The groups as a service answers them: their ids (the groups themselves are read at /organization/…/labelsGroup). */
-export const GroupReferenceResponseList = Type.Array(Type.Object({ id: Uuid }));
+
+const groupResponseFields = { id: Uuid, created_at: Timestamp, updated_at: Type.Optional(Timestamp), name: Type.String() };
+/** The groups as a service answers them: whole, as the reference's OrganizationLabelsGroupResponse. */
+export const LabelsGroupResponseList = Type.Array(
+  Type.Object({
+    ...groupResponseFields,
+    labels: Type.Array(Type.Object({ key: Type.String(), value: Type.String(), propagate_to_cloud_provider: Type.Boolean() })),
+  }),
+);
+/** As the reference's OrganizationAnnotationsGroupResponse. */
+export const AnnotationsGroupResponseList = Type.Array(
+  Type.Object({
+    ...groupResponseFields,
+    annotations: Type.Array(Type.Object({ key: Type.String(), value: Type.String() })),
+    scopes: Type.Array(Type.String()),
+  }),
+);
+
+/** The groups of these ids, in order; one deleted meanwhile is left out. */
+export function labelsGroupsResponse(ids: readonly string[], linked: LinkedRecords): LinkedLabelsGroup[] {
+  return ids.flatMap((id) => linked.labelsGroups.get(id) ?? []);
+}
+
+export function annotationsGroupsResponse(ids: readonly string[], linked: LinkedRecords): LinkedAnnotationsGroup[] {
+  return ids.flatMap((id) => linked.annotationsGroups.get(id) ?? []);
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Response framing

@@ -4,27 +4,29 @@ import { ListOf, Nullable, Uuid } from '../../protocol/wire.ts';
 import { badRequest, notFound, type FieldProblem } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import {
+  AnnotationsGroupResponseList,
+  annotationsGroupsResponse,
   GitRepositoryRequest,
   GitRepositoryResponse,
   gitSourceFrom,
   gitSourceResponse,
-  GroupReferenceList,
-  GroupReferenceResponseList,
   groupIdsFrom,
-  groupResponse,
+  GroupReferenceList,
+  kindWrites,
+  LabelsGroupResponseList,
+  labelsGroupsResponse,
   LIMITS,
   PORT_PROTOCOLS,
   ServiceDescription,
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
-  kindWrites,
   settingsOf,
-  withoutDefaults,
   type StoredGitSource,
+  withoutDefaults,
 } from './services.kind-fields.ts';
 import { IconUri } from './services.kind-workload.ts';
-import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { LinkedRecords, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * HELM: a chart installed into the environment's namespace, from one of the organization's Helm repositories
@@ -128,9 +130,19 @@ export const HelmResponse = Type.Object(
     timeout_sec: Type.Integer(),
     auto_preview: Type.Boolean(),
     auto_deploy: Type.Boolean(),
+    /**
+     * The reference's response shape (not the request's): `git` or `repository`. A repository's name and URL are
+     * absent only when it was deleted meanwhile (deleting one still in use is refused).
+     */
     source: Type.Object({
-      git_repository: Type.Optional(GitRepositoryResponse),
-      helm_repository: Type.Optional(Type.Object({ repository: Type.Object({ id: Uuid }), chart_name: Type.String(), chart_version: Type.String() })),
+      git: Type.Optional(Type.Object({ git_repository: GitRepositoryResponse })),
+      repository: Type.Optional(
+        Type.Object({
+          chart_name: Type.String(),
+          chart_version: Type.String(),
+          repository: Type.Object({ id: Uuid, name: Type.Optional(Type.String()), url: Type.Optional(Type.String()) }),
+        }),
+      ),
     }),
     allow_cluster_wide_resources: Type.Boolean(),
     arguments: Type.Array(Type.String()),
@@ -152,8 +164,8 @@ export const HelmResponse = Type.Object(
         is_default: Type.Boolean(),
       }),
     ),
-    annotations_groups: GroupReferenceResponseList,
-    labels_groups: GroupReferenceResponseList,
+    annotations_groups: AnnotationsGroupResponseList,
+    labels_groups: LabelsGroupResponseList,
     icon_uri: Type.String(),
     service_type: Type.Literal('HELM'),
   },
@@ -308,6 +320,7 @@ export const helmKind: ServiceKindDefinition = {
   collection: 'helm',
   item: 'helm',
   idParam: 'helmId',
+  gitSourceField: '/source/git_repository',
   operations: { list: 'listHelms', create: 'createHelm', get: 'getHelm', edit: 'editHelm', delete: 'deleteHelm' },
   operationNoun: 'Helm',
   tags: ['Helms'],
@@ -318,7 +331,7 @@ export const helmKind: ServiceKindDefinition = {
 
   ...kindWrites<HelmBody, HelmEditBody, HelmSettings>(helmSettings),
 
-  toResponse(service: StoredService): Static<typeof HelmResponse> {
+  toResponse(service: StoredService, linked: LinkedRecords): Static<typeof HelmResponse> {
     const settings = settingsOf<HelmSettings>(service.settings);
     const source = settings.source;
     return {
@@ -328,8 +341,14 @@ export const helmKind: ServiceKindDefinition = {
       auto_deploy: settings.auto_deploy,
       source:
         source.kind === 'git'
-          ? { git_repository: gitSourceResponse(source.git_repository) }
-          : { helm_repository: { repository: { id: source.repository_id }, chart_name: source.chart_name, chart_version: source.chart_version } },
+          ? { git: { git_repository: gitSourceResponse(source.git_repository) } }
+          : {
+              repository: {
+                chart_name: source.chart_name,
+                chart_version: source.chart_version,
+                repository: linked.helmRepositories.get(source.repository_id) ?? { id: source.repository_id },
+              },
+            },
       allow_cluster_wide_resources: settings.allow_cluster_wide_resources,
       arguments: settings.arguments,
       values_override: {
@@ -339,8 +358,8 @@ export const helmKind: ServiceKindDefinition = {
         file: settings.values_override.files.length > 0 ? { raw: { values: settings.values_override.files } } : null,
       },
       ports: settings.ports,
-      annotations_groups: groupResponse(settings.annotations_groups),
-      labels_groups: groupResponse(settings.labels_groups),
+      annotations_groups: annotationsGroupsResponse(settings.annotations_groups, linked),
+      labels_groups: labelsGroupsResponse(settings.labels_groups, linked),
       icon_uri: settings.icon_uri,
       service_type: 'HELM',
     };

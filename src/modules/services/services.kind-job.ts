@@ -4,6 +4,8 @@ import { ListOf, Nullable, Uuid } from '../../protocol/wire.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { BuildStage, dockerfilePathFrom } from './services.kind-application.ts';
 import {
+  AnnotationsGroupResponseList,
+  annotationsGroupsResponse,
   Arguments,
   checkRegistry,
   CpuArchitectureEnum,
@@ -12,32 +14,36 @@ import {
   GitRepositoryResponse,
   gitSourceFrom,
   gitSourceResponse,
-  GroupReferenceList,
-  GroupReferenceResponseList,
   groupIdsFrom,
-  groupResponse,
+  GroupReferenceList,
   HealthcheckRequest,
   HealthcheckResponse,
   healthchecksFrom,
   healthchecksResponse,
   ImageName,
   ImageTag,
+  kindWrites,
+  LabelsGroupResponseList,
+  labelsGroupsResponse,
   LIMITS,
   Line,
+  type ProbedPort,
+  RegistryResponse,
+  registryResponse,
+  RESOURCE_MAXIMUMS,
+  ResourceMaximumResponseFields,
   ResourceRequestFields,
   ServiceDescription,
   ServiceName,
   serviceResponseBase,
   ServiceResponseFields,
-  kindWrites,
   settingsOf,
-  withoutDefaults,
   type StoredGitSource,
   type StoredHealthchecks,
-  type ProbedPort,
+  withoutDefaults,
 } from './services.kind-fields.ts';
 import { IconUri } from './services.kind-workload.ts';
-import type { ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
+import type { LinkedRecords, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
 
 /**
  * JOB: a run-to-completion workload, either a CRON job (schedule.cronjob) or a LIFECYCLE job run on environment
@@ -125,6 +131,7 @@ export const JobResponse = Type.Object(
   {
     ...ServiceResponseFields,
     job_type: Type.Enum(['LIFECYCLE', 'CRON']),
+    ...ResourceMaximumResponseFields,
     cpu: Type.Integer(),
     memory: Type.Integer(),
     gpu: Type.Integer(),
@@ -135,7 +142,7 @@ export const JobResponse = Type.Object(
     auto_preview: Type.Boolean(),
     port: Nullable(Type.Integer()),
     source: Type.Object({
-      image: Type.Optional(Type.Object({ image_name: Type.String(), tag: Type.String(), registry_id: Uuid, registry: Type.Object({ id: Uuid }) })),
+      image: Type.Optional(Type.Object({ image_name: Type.String(), tag: Type.String(), registry_id: Uuid, registry: RegistryResponse })),
       docker: Type.Optional(
         Type.Object({
           git_repository: GitRepositoryResponse,
@@ -154,8 +161,8 @@ export const JobResponse = Type.Object(
       cronjob: Type.Optional(Type.Object({ arguments: Type.Array(Type.String()), entrypoint: Type.Optional(Type.String()), timezone: Type.String(), scheduled_at: Type.String() })),
     }),
     auto_deploy: Type.Boolean(),
-    annotations_groups: GroupReferenceResponseList,
-    labels_groups: GroupReferenceResponseList,
+    annotations_groups: AnnotationsGroupResponseList,
+    labels_groups: LabelsGroupResponseList,
     icon_uri: Type.String(),
     service_type: Type.Literal('JOB'),
   },
@@ -333,9 +340,9 @@ function scheduleResponse(schedule: StoredSchedule): Static<typeof JobResponse>[
   };
 }
 
-function sourceResponse(source: StoredJobSource): Static<typeof JobResponse>['source'] {
+function sourceResponse(source: StoredJobSource, linked: LinkedRecords): Static<typeof JobResponse>['source'] {
   if (source.kind === 'image') {
-    return { image: { image_name: source.image_name, tag: source.tag, registry_id: source.registry_id, registry: { id: source.registry_id } } };
+    return { image: { image_name: source.image_name, tag: source.tag, registry_id: source.registry_id, registry: registryResponse(source.registry_id, linked) } };
   }
   return {
     docker: {
@@ -357,6 +364,7 @@ export const jobKind: ServiceKindDefinition = {
   collection: 'job',
   item: 'job',
   idParam: 'jobId',
+  gitSourceField: '/source/docker/git_repository',
   operations: { list: 'listJobs', create: 'createJob', get: 'getJob', edit: 'editJob', delete: 'deleteJob' },
   operationNoun: 'Job',
   tags: ['Jobs'],
@@ -367,11 +375,12 @@ export const jobKind: ServiceKindDefinition = {
 
   ...kindWrites<JobBody, JobEditBody, JobSettings>(jobSettings),
 
-  toResponse(service: StoredService): Static<typeof JobResponse> {
+  toResponse(service: StoredService, linked: LinkedRecords): Static<typeof JobResponse> {
     const settings = settingsOf<JobSettings>(service.settings);
     return {
       ...serviceResponseBase(service),
       job_type: settings.schedule.kind,
+      ...RESOURCE_MAXIMUMS,
       cpu: settings.cpu,
       memory: settings.memory,
       gpu: settings.gpu,
@@ -381,12 +390,12 @@ export const jobKind: ServiceKindDefinition = {
       max_duration_seconds: settings.max_duration_seconds,
       auto_preview: settings.auto_preview,
       port: settings.port,
-      source: sourceResponse(settings.source),
+      source: sourceResponse(settings.source, linked),
       healthchecks: healthchecksResponse(settings.healthchecks),
       schedule: scheduleResponse(settings.schedule),
       auto_deploy: settings.auto_deploy,
-      annotations_groups: groupResponse(settings.annotations_groups),
-      labels_groups: groupResponse(settings.labels_groups),
+      annotations_groups: annotationsGroupsResponse(settings.annotations_groups, linked),
+      labels_groups: labelsGroupsResponse(settings.labels_groups, linked),
       icon_uri: settings.icon_uri,
       service_type: 'JOB',
     };

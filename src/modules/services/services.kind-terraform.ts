@@ -115,7 +115,7 @@ export const TerraformResponse = Type.Object(
     engine: Type.Enum(TERRAFORM_ENGINES),
     provider_version: Type.Object({ read_from_terraform_block: Type.Boolean(), explicit_version: Type.Optional(Type.String()) }),
     timeout_sec: Type.Integer(),
-    job_resources: Type.Object({ cpu_milli: Type.Integer(), ram_mib: Type.Integer(), storage_gib: Type.Integer() }),
+    job_resources: Type.Object({ cpu_milli: Type.Integer(), ram_mib: Type.Integer(), gpu: Type.Integer(), storage_gib: Type.Integer() }),
     use_cluster_credentials: Type.Boolean(),
     action_extra_arguments: Type.Object({ plan: Arguments, apply: Arguments, destroy: Arguments }),
     icon_uri: Type.String(),
@@ -216,6 +216,7 @@ export const terraformKind: ServiceKindDefinition = {
   collection: 'terraform',
   item: 'terraform',
   idParam: 'terraformId',
+  gitSourceField: '/terraform_files_source/git_repository',
   operations: { list: 'listTerraforms', create: 'createTerraform', get: 'getTerraform', edit: 'editTerraform', delete: 'deleteTerraform' },
   operationNoun: 'Terraform',
   tags: ['Terraforms'],
@@ -238,7 +239,8 @@ export const terraformKind: ServiceKindDefinition = {
       provider_version:
         settings.engine_version === null ? { read_from_terraform_block: true } : { read_from_terraform_block: false, explicit_version: settings.engine_version },
       timeout_sec: settings.timeout_sec,
-      job_resources: settings.job_resources,
+      // The reference requires `gpu`; Terraform runs get none here.
+      job_resources: { ...settings.job_resources, gpu: 0 },
       use_cluster_credentials: settings.use_cluster_credentials,
       action_extra_arguments: settings.action_extra_arguments,
       icon_uri: settings.icon_uri,

@@ -1,22 +1,26 @@
 import { Type } from 'typebox';
 import { Nullable, Url } from '../../protocol/wire.ts';
 import {
+  AnnotationsGroupResponseList,
+  annotationsGroupsResponse,
   Arguments,
   checkInstances,
   CpuArchitectureEnum,
   Entrypoint,
   GroupReferenceList,
-  GroupReferenceResponseList,
   groupIdsFrom,
-  groupResponse,
   HealthcheckRequest,
   HealthcheckResponse,
   healthchecksFrom,
   healthchecksResponse,
   InstanceRequestFields,
+  LabelsGroupResponseList,
+  labelsGroupsResponse,
   LIMITS,
   portResponse,
   portsFrom,
+  RESOURCE_MAXIMUMS,
+  ResourceMaximumResponseFields,
   ResourceRequestFields,
   ServiceDescription,
   ServicePort,
@@ -31,7 +35,7 @@ import {
   type StoredPort,
   type StoredVolume,
 } from './services.kind-fields.ts';
-import type { ServiceKindContext } from './services.kinds.ts';
+import type { LinkedRecords, ServiceKindContext } from './services.kinds.ts';
 
 /**
  * What the long-running kinds (APPLICATION and CONTAINER) share: resources, instances, ports, healthchecks,
@@ -75,9 +79,10 @@ export const WorkloadResponseFields = {
   arguments: Type.Array(Type.String()),
   entrypoint: Type.Optional(Type.String()),
   auto_deploy: Type.Boolean(),
-  annotations_groups: GroupReferenceResponseList,
-  labels_groups: GroupReferenceResponseList,
+  annotations_groups: AnnotationsGroupResponseList,
+  labels_groups: LabelsGroupResponseList,
   icon_uri: Type.String(),
+  ...ResourceMaximumResponseFields,
 };
 
 /** The workload fields of a request body as the schema leaves them (an edit may leave any of them out). */
@@ -156,7 +161,7 @@ export async function workloadSettingsFrom(
   };
 }
 
-export function workloadResponse(settings: WorkloadSettings) {
+export function workloadResponse(settings: WorkloadSettings, linked: LinkedRecords) {
   return {
     cpu: settings.cpu,
     memory: settings.memory,
@@ -172,8 +177,9 @@ export function workloadResponse(settings: WorkloadSettings) {
     arguments: settings.arguments,
     ...(settings.entrypoint !== null ? { entrypoint: settings.entrypoint } : {}),
     auto_deploy: settings.auto_deploy,
-    annotations_groups: groupResponse(settings.annotations_groups),
-    labels_groups: groupResponse(settings.labels_groups),
+    annotations_groups: annotationsGroupsResponse(settings.annotations_groups, linked),
+    labels_groups: labelsGroupsResponse(settings.labels_groups, linked),
     icon_uri: settings.icon_uri,
+    ...RESOURCE_MAXIMUMS,
   };
 }

@@ -44,6 +44,50 @@ export interface ServiceKindContext {
   missingAnnotationsGroups(ids: string[]): Promise<string[]>;
 }
 
+/**
+ * The records a service names that its answer embeds in full, as the reference's answers do: labels and annotations
+ * groups (OrganizationLabelsGroupResponse, OrganizationAnnotationsGroupResponse), container registries
+ * (ContainerRegistryProviderDetailsResponse) and Helm repositories (HelmSourceRepositoryResponse). They are their own
+ * modules' to read: services.crud.ts fetches those its answers name through the lookups port. A record missing from a
+ * map no longer exists.
+ */
+export interface LinkedRecords {
+  labelsGroups: ReadonlyMap<string, LinkedLabelsGroup>;
+  annotationsGroups: ReadonlyMap<string, LinkedAnnotationsGroup>;
+  containerRegistries: ReadonlyMap<string, LinkedContainerRegistry>;
+  helmRepositories: ReadonlyMap<string, LinkedHelmRepository>;
+}
+
+export interface LinkedLabelsGroup {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  name: string;
+  labels: { key: string; value: string; propagate_to_cloud_provider: boolean }[];
+}
+
+export interface LinkedAnnotationsGroup {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  name: string;
+  annotations: { key: string; value: string }[];
+  scopes: string[];
+}
+
+export interface LinkedContainerRegistry {
+  id: string;
+  name: string;
+  url: string;
+  kind: string;
+}
+
+export interface LinkedHelmRepository {
+  id: string;
+  name: string;
+  url: string;
+}
+
 /** What a kind reads from a body: the service's own name and description, and the settings to store for the rest. */
 export interface KindWrite {
   name: string;
@@ -87,6 +131,8 @@ export interface ServiceKindDefinition {
   collection: string;
   item: string;
   idParam: 'applicationId' | 'containerId' | 'databaseId' | 'jobId' | 'helmId' | 'terraformId' | 'agenticWorkflowId';
+  /** Where a request carries the git source the kind builds from (a JSON pointer); kinds never built from git have none. */
+  gitSourceField?: string;
   /** Operation ids: list, create, get, edit, delete (the reference's spelling, e.g. listJobs, createJob, getJob). */
   operations: { list: string; create: string; get: string; edit: string; delete: string };
   /** The noun the action and sub-resource operation ids use: deploy<Noun>, stop<Noun>, get<Noun>Status, … */
@@ -104,7 +150,7 @@ export interface ServiceKindDefinition {
    * an optional field left out keeps its stored value (edit schemas carry no defaults, so nothing is reset).
    */
   fromEdit(current: StoredService, body: unknown, context: ServiceKindContext): Promise<KindWrite>;
-  toResponse(service: StoredService): Record<string, unknown>;
+  toResponse(service: StoredService, linked: LinkedRecords): Record<string, unknown>;
   references(settings: Record<string, unknown>): ServiceReferences;
   /** Only the DATABASE kind has one. */
   database?(settings: Record<string, unknown>, serviceName: string): DatabaseSummary;

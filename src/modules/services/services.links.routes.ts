@@ -1,6 +1,8 @@
 import { authenticatedErrors } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import type { LinkServiceKind, ServiceLinks } from './services.links.ts';
+import { Type } from 'typebox';
+import { Uuid } from '../../protocol/wire.ts';
 import { LinkResponseList, serviceParams } from './services.schemas.ts';
 
 /** The reference's two link operations, on the kinds that serve traffic on ports. */
@@ -27,4 +29,19 @@ export function registerServiceLinkRoutes(app: FastifyTypeBox, links: ServiceLin
       async (request) => ({ results: await links.listServiceLinks(route.kind, (request.params as Record<string, string>)[route.idParam] as string) }),
     );
   }
+
+  app.get(
+    '/environment/:environmentId/link',
+    {
+      schema: {
+        operationId: 'listEnvironmentServicesLinks',
+        description: 'The links of every application and container of the environment, as each one\'s link operation answers them.',
+        tags: ['Environment'],
+        params: Type.Object({ environmentId: Uuid }),
+        response: { 200: LinkResponseList, ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'services:read', target: 'environment' } },
+    },
+    async (request) => ({ results: await links.listEnvironmentLinks(request.params.environmentId) }),
+  );
 }

@@ -19,6 +19,7 @@ export interface ServiceLinksDeps {
   services: {
     /** 404 unless the id names a service of that kind (the authorizer already hid other organizations' ids). */
     requireService(kind: LinkServiceKind, serviceId: string): Promise<StoredService>;
+    listEnvironmentServices(environmentId: string): Promise<StoredService[]>;
     publicHostnameOf(serviceId: string): Promise<string | undefined>;
   };
   /** The custom domains of the service whose DNS check passed. */
@@ -38,27 +39,42 @@ function urlOf(host: string, port: number): string {
   return port === 80 ? `http://${host}` : `http://${host}:${port}`;
 }
 
+const LINK_KINDS: ReadonlySet<string> = new Set<LinkServiceKind>(['APPLICATION', 'CONTAINER']);
+
 export function createServiceLinks(deps: ServiceLinksDeps) {
+  /** A service's links; undefined when it was deleted meanwhile. */
+  async function linksOf(service: StoredService): Promise<Array<Static<typeof Link>> | undefined> {
+    const port = routedPort(service);
+    if (port === undefined) return [];
+    const hostname = await deps.services.publicHostnameOf(service.id);
+    if (hostname === undefined) return undefined;
+    const externalPort = deps.appsPort();
+    const link = (host: string, platform: boolean): Static<typeof Link> => ({
+      service_id: service.id,
+      service_type: service.kind as LinkServiceKind,
+      url: urlOf(host, externalPort),
+      internal_port: port.internal_port,
+      external_port: externalPort,
+      is_platform_domain: platform,
+      is_default: platform,
+    });
+    // A wildcard domain names many hosts, none of which is a URL to open.
+    const domains = (await deps.verifiedDomainsOf(service.id)).filter((domain) => !domain.startsWith('*.'));
+    return [link(hostname, true), ...domains.map((domain) => link(domain, false))];
+  }
+
   return {
     async listServiceLinks(kind: LinkServiceKind, serviceId: string): Promise<Array<Static<typeof Link>>> {
-      const service = await deps.services.requireService(kind, serviceId);
-      const port = routedPort(service);
-      if (port === undefined) return [];
-      const hostname = await deps.services.publicHostnameOf(service.id);
-      if (hostname === undefined) throw notFound(`${kind.toLowerCase()} ${serviceId} not found`);
-      const externalPort = deps.appsPort();
-      const link = (host: string, platform: boolean): Static<typeof Link> => ({
-        service_id: service.id,
-        service_type: kind,
-        url: urlOf(host, externalPort),
-        internal_port: port.internal_port,
-        external_port: externalPort,
-        is_platform_domain: platform,
-        is_default: platform,
-      });
-      // A wildcard domain names many hosts, none of which is a URL to open.
-      const domains = (await deps.verifiedDomainsOf(service.id)).filter((domain) => !domain.startsWith('*.'));
-      return [link(hostname, true), ...domains.map((domain) => link(domain, false))];
+      const links = await linksOf(await deps.services.requireService(kind, serviceId));
+      if (links === undefined) throw notFound(`${kind.toLowerCase()} ${serviceId} not found`);
+      return links;
+    },
+
+    /** The links of every application and container of the environment (listEnvironmentServicesLinks). */
+    async listEnvironmentLinks(environmentId: string): Promise<Array<Static<typeof Link>>> {
+      const services = (await deps.services.listEnvironmentServices(environmentId)).filter((service) => LINK_KINDS.has(service.kind));
+      const links = await Promise.all(services.map(linksOf));
+      return links.flatMap((list) => list ?? []);
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { GitAccess } from '../../git/git-access.ts';
 import type { DB } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -6,7 +7,7 @@ import type { SecretBox } from '../../lib/secret-box.ts';
 import type { DatabaseType } from '../variables/variables.builtins.ts';
 import { createServiceAddresses, createServiceClaims } from './services.addresses.ts';
 import { createServiceCrud } from './services.crud.ts';
-import type { ServiceKindDefinition } from './services.kinds.ts';
+import type { LinkedAnnotationsGroup, LinkedContainerRegistry, LinkedHelmRepository, LinkedLabelsGroup, LinkedRecords, ServiceKindDefinition } from './services.kinds.ts';
 import { createServiceRecords } from './services.records.ts';
 import { createServiceReferences } from './services.references.ts';
 
@@ -68,6 +69,15 @@ export interface ServiceReferenceLookups {
   helmRepositoryExists(organizationId: string, repositoryId: string): Promise<boolean>;
   missingLabelsGroups(organizationId: string, ids: string[]): Promise<string[]>;
   missingAnnotationsGroups(organizationId: string, ids: string[]): Promise<string[]>;
+  /** The groups and registries of these ids, as a service's answer embeds them; ids that name nothing are left out. */
+  linkedRecords(organizationId: string, ids: LinkedRecordIds): Promise<LinkedRecords>;
+}
+
+export interface LinkedRecordIds {
+  labelsGroupIds: readonly string[];
+  annotationsGroupIds: readonly string[];
+  containerRegistryIds: readonly string[];
+  helmRepositoryIds: readonly string[];
 }
 
 /**
@@ -100,6 +110,8 @@ export interface ServicesDeps {
   localDatabases?: LocalDatabaseAddressing | undefined;
   /** SLIPWAY_APPS_DOMAIN: the domain of services' public hostnames (services.hostnames.ts). */
   appsDomain: string;
+  /** The git URL rules of this installation, as the builds apply them (git/git-urls.ts). */
+  gitUrls: Pick<GitAccess, 'checkUrl'>;
 }
 
 export function createServicesService(deps: ServicesDeps) {
@@ -128,6 +140,46 @@ export function existsThrough(get: (organizationId: string, id: string) => Promi
       throw error;
     }
   };
+}
+
+/** The records of these ids that exist, by id, over the owning module's get-one operation. */
+function foundThrough<T>(get: (organizationId: string, id: string) => Promise<T>) {
+  return async (organizationId: string, ids: readonly string[]): Promise<Map<string, T>> => {
+    const found = new Map<string, T>();
+    for (const id of new Set(ids)) {
+      try {
+        found.set(id, await get(organizationId, id));
+      } catch (error) {
+        if (!(error instanceof AppError && error.kind === 'not_found')) throw error;
+      }
+    }
+    return found;
+  };
+}
+
+/** ServiceReferenceLookups.linkedRecords over the get-one operations of the modules that own the records. */
+export function linkedRecordsThrough(gets: {
+  labelsGroup: (organizationId: string, id: string) => Promise<LinkedLabelsGroup>;
+  annotationsGroup: (organizationId: string, id: string) => Promise<LinkedAnnotationsGroup>;
+  containerRegistry: (organizationId: string, id: string) => Promise<LinkedContainerRegistry>;
+  helmRepository: (organizationId: string, id: string) => Promise<LinkedHelmRepository>;
+}) {
+  const labelsGroups = foundThrough(gets.labelsGroup);
+  const annotationsGroups = foundThrough(gets.annotationsGroup);
+  const containerRegistries = foundThrough(async (organizationId: string, id: string) => {
+    const { name, url, kind } = await gets.containerRegistry(organizationId, id);
+    return { id, name, url, kind };
+  });
+  const helmRepositories = foundThrough(async (organizationId: string, id: string) => {
+    const { name, url } = await gets.helmRepository(organizationId, id);
+    return { id, name, url };
+  });
+  return async (organizationId: string, ids: LinkedRecordIds): Promise<LinkedRecords> => ({
+    labelsGroups: await labelsGroups(organizationId, ids.labelsGroupIds),
+    annotationsGroups: await annotationsGroups(organizationId, ids.annotationsGroupIds),
+    containerRegistries: await containerRegistries(organizationId, ids.containerRegistryIds),
+    helmRepositories: await helmRepositories(organizationId, ids.helmRepositoryIds),
+  });
 }
 
 /** The ids of the list that name nothing, over the same kind of get-one operation. */

@@ -113,6 +113,17 @@ const URI_SCHEMES: Record<DatabaseType, string> = {
   REDIS: 'redis',
 };
 
+/**
+ * The names of the built-ins that describe one service of an environment (its hostname, its database's connection),
+ * whatever their values: what a variable aliasing one of them needs that service for.
+ */
+export function builtInKeysOf(service: { kind: ServiceKind; name: string }): string[] {
+  const name = builtInNamePart(service.name);
+  if (service.kind === 'APPLICATION') return [`PLATFORM_APPLICATION_${name}_HOSTNAME`];
+  if (service.kind === 'DATABASE') return DATABASE_SUFFIXES.map((suffix) => `PLATFORM_DATABASE_${name}_${suffix}`);
+  return [];
+}
+
 /** Built-in names that exist in any environment, whatever services it holds. */
 export const ENVIRONMENT_BUILT_IN_NAMES = ['PLATFORM_JSON_B64', 'PLATFORM_BRANCH_NAME', 'PLATFORM_IS_PRODUCTION'] as const;
 

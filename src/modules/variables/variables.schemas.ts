@@ -73,19 +73,22 @@ export const AliasRequest = Type.Object(
 );
 export type AliasBody = Static<typeof AliasRequest>;
 
-/** The variable an override overrides or an alias names; `value` is absent when it is hidden. */
+/**
+ * The variable an override overrides or an alias names. The reference requires `value` and `mount_path` here: a
+ * hidden value is the empty string, as is the mount path of a variable that is not a file.
+ */
 const LinkedVariable = Type.Object({
   id: Uuid,
   key: Type.String(),
-  value: Type.Optional(Type.String()),
-  mount_path: Nullable(Type.String()),
+  value: Type.String(),
+  mount_path: Type.String(),
   scope: APIVariableScopeEnum,
   variable_type: APIVariableTypeEnum,
 });
 const LinkedSecret = Type.Object({
   id: Uuid,
   key: Type.String(),
-  mount_path: Nullable(Type.String()),
+  mount_path: Type.String(),
   scope: APIVariableScopeEnum,
   variable_type: APIVariableTypeEnum,
   description: Nullable(Type.String()),

@@ -45,13 +45,17 @@ export function createVariableViews(
     return broaderDefinition(definitions, key, Number.POSITIVE_INFINITY);
   }
 
+  /**
+   * The reference requires `value` and `mount_path` (strings, not nullable) on the variable an override overrides or
+   * an alias names, so a hidden value is the empty string there and no mount path is the empty string.
+   */
   function linkedVariable(definition: Definition, reveal: boolean) {
     const shown = !definition.secret && (!definition.sensitive || reveal);
     return {
       id: definition.id,
       key: definition.key,
-      ...(shown ? { value: definition.row?.value ?? definition.value ?? '' } : {}),
-      mount_path: definition.mountPath,
+      value: shown ? (definition.row?.value ?? definition.value ?? '') : '',
+      mount_path: definition.mountPath ?? '',
       scope: definition.scope,
       variable_type: definition.variableType,
     };
@@ -61,7 +65,7 @@ export function createVariableViews(
     return {
       id: definition.id,
       key: definition.key,
-      mount_path: definition.mountPath,
+      mount_path: definition.mountPath ?? '',
       scope: definition.scope,
       variable_type: definition.variableType,
       description: definition.row?.description ?? null,

@@ -35,8 +35,10 @@ export async function deleteWebhook(db: Queryable, organizationId: string, id: s
   return result.numDeletedRows > 0n;
 }
 
-export async function resetFailures(db: Queryable, id: string): Promise<void> {
-  await db.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', '=', id).execute();
+/** Clears the count of failed attempts; true when there were some (the webhook was failing until now). */
+export async function resetFailures(db: Queryable, id: string): Promise<boolean> {
+  const result = await db.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', '=', id).where('consecutive_failures', '>', 0).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** Counts one more failed attempt and answers the new count (one statement, so concurrent attempts all count). */

@@ -43,7 +43,7 @@ const responseFields = {
   kind: OrganizationWebhookKindEnum,
   target_url: Type.String(),
   target_secret_set: Type.Boolean(),
-  description: Nullable(Type.String()),
+  description: Type.Optional(Type.String()),
   enabled: Type.Boolean(),
   events: Type.Array(OrganizationWebhookEventEnum),
   project_names_filter: Type.Array(Type.String()),

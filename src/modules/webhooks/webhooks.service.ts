@@ -59,7 +59,25 @@ export interface WebhooksDeps {
   /** Who hears that a webhook was disabled: the organization owner's verified e-mail, through the mailer port. */
   mailer: Mailer;
   ownerEmail: (organizationId: string) => Promise<string | undefined>;
-  log?: { warn(object: object, message: string): void };
+  /**
+   * The server's log. A receiver that is down fails every attempt of every event until it is back, and its attempts
+   * are the organization's to see (listWebhookDeliveries), so the log says when a webhook starts failing, when it
+   * succeeds again and when it is disabled — once each — and every other failed attempt at debug only.
+   */
+  log?: {
+    debug(object: object, message: string): void;
+    info(object: object, message: string): void;
+    warn(object: object, message: string): void;
+  };
+}
+
+/** The receiver's host, as log lines name it: a target's path or query may carry a token of the receiver's. */
+function hostOf(targetUrl: string): string {
+  try {
+    return new URL(targetUrl).host;
+  } catch {
+    return 'an invalid URL';
+  }
 }
 
 /** Binds a sealed secret to its webhook: an envelope copied into another row does not open. */
@@ -75,7 +93,8 @@ function view(row: WebhookRow) {
     kind: 'STANDARD' as const,
     target_url: row.target_url,
     target_secret_set: true,
-    description: row.description,
+    // Not nullable in the reference: a webhook without a description leaves the field out.
+    ...(row.description === null ? {} : { description: row.description }),
     enabled: row.enabled === 1,
     events: readJson<WebhookEventType[]>(row.events),
     project_names_filter: readJson<string[]>(row.project_names_filter),
@@ -339,7 +358,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const error = succeeded ? null : (result.error ?? `the receiver answered ${result.status}`);
       const now = isoTimestamp(clock);
       const disabledReason = `${disableAfter} deliveries in a row failed (the last: ${error})`;
-      const disabledNow = await db.transaction().execute(async (trx) => {
+      const outcome = await db.transaction().execute(async (trx): Promise<{ failures: number; recovered: boolean; disabledNow: boolean }> => {
         await insertDelivery(trx, {
           id: newId(),
           webhook_id: hook.id,
@@ -353,14 +372,16 @@ export function createWebhooksService(deps: WebhooksDeps) {
           error,
           created_at: now,
         });
-        if (succeeded) {
-          await resetFailures(trx, hook.id);
-          return false;
-        }
+        if (succeeded) return { failures: 0, recovered: await resetFailures(trx, hook.id), disabledNow: false };
         const failures = await countFailure(trx, hook.id);
-        return failures >= disableAfter && (await disableWebhook(trx, hook.id, disabledReason, now));
+        return { failures, recovered: false, disabledNow: failures >= disableAfter && (await disableWebhook(trx, hook.id, disabledReason, now)) };
       });
-      if (disabledNow) {
+      const fields = { webhook: hook.id, organization: hook.organization_id, target: hostOf(hook.target_url) };
+      if (outcome.recovered) deps.log?.info(fields, 'webhook deliveries succeed again');
+      if (outcome.disabledNow) deps.log?.warn(fields, `webhook disabled: ${disabledReason}`);
+      else if (outcome.failures === 1) deps.log?.warn(fields, `webhook deliveries fail: ${error}; retried with backoff, the next failures logged at debug until one succeeds`);
+      else if (error !== null) deps.log?.debug({ ...fields, attempt, failures: outcome.failures }, `webhook delivery failed: ${error}`);
+      if (outcome.disabledNow) {
         await noticeDisabled(hook, disabledReason).catch((mailError: unknown) => deps.log?.warn({ err: mailError, webhook: hook.id }, 'webhook disabled notice not sent'));
         return undefined;
       }

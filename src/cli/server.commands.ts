@@ -1,0 +1,206 @@
+import { Command } from 'commander';
+import { AppError } from '../lib/errors.ts';
+import { CliError } from './sign-in.ts';
+import { email, nonBlank, wholeNumber } from './command-options.ts';
+
+/** The commands that run Slipway's own processes or act on its database directly: server, agent, git, admin. */
+export function registerServerCommands(program: Command): void {
+  program
+    .command('server')
+    .description('serve the API (the same as npm start)')
+    .action(async () => {
+      const { runServer } = await import('../main.ts');
+      const { loadConfigOrExit } = await import('../config.ts');
+      await runServer(loadConfigOrExit());
+    });
+
+  program
+    .command('agent')
+    .description("run a cluster's agent on this host (enrolls once with the cluster's one-time token)")
+    .requiredOption('--control-plane <url>', 'the Slipway API the agent works for, e.g. https://slipway.example.com')
+    .option('--enrollment-token <token>', "the one-time token of the cluster's operator bootstrap (first start only)")
+    .option('--driver <driver>', 'what runs the workloads: local (processes on this host)', 'local')
+    .option('--state-dir <dir>', 'where workloads, data and the credential live (default: $SLIPWAY_DATA_DIR/agent)')
+    .option('--concurrency <n>', 'how many tasks (builds, database starts, teardowns) run at once, 1 to 20 (default: $SLIPWAY_AGENT_CONCURRENCY, 4)', wholeNumber(1, 20))
+    .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string; concurrency?: number }) => {
+      const { loadConfigOrExit } = await import('../config.ts');
+      const { runAgentCommand } = await import('./agent-command.ts');
+      try {
+        await runAgentCommand(loadConfigOrExit(), options, (line) => process.stdout.write(`${line}\n`));
+      } catch (error) {
+        if (error instanceof CliError) {
+          process.stderr.write(`slipway: ${error.message}\n`);
+          process.exitCode = 1;
+          return;
+        }
+        throw error;
+      }
+    });
+
+  program
+    .command('apps-proxy', { hidden: true })
+    .description("the local agent's apps proxy, which outlives the server; only the agent starts it (docs/local-engine.md)")
+    .action(async () => {
+      const { runAppsProxyProcess } = await import('../engine/local/apps-proxy.process.ts');
+      await runAppsProxyProcess();
+    });
+
+  program
+    .command('git')
+    .description('git helpers for local work')
+    .command('serve <directory>')
+    .description('serve the bare repositories under <directory> (<name>.git) over HTTP, to deploy local work to a local Slipway')
+    .option('--port <port>', 'port to listen on (0: any free port)', '9418')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .action(async (directory: string, options: { port: string; host: string }) => {
+      const port = Number(options.port);
+      if (!/^\d+$/.test(options.port) || port > 65535) {
+        process.stderr.write(`slipway: --port must be an integer from 0 to 65535, got "${options.port}"\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const { resolve } = await import('node:path');
+      const { startGitHttpServer } = await import('../git/git-http-server.ts');
+      const { address } = await startGitHttpServer(resolve(directory), port, options.host);
+      process.stdout.write(`serving the repositories under ${resolve(directory)} at http://${address.address}:${address.port}/<name>.git\n`);
+    });
+
+  const admin = program.command('admin').description('installation administration (works on the database directly)');
+
+  admin
+    .command('bootstrap')
+    .description('create the first user, an organization they own and an ADMIN API token (shown only once)')
+    .requiredOption('--email <email>', 'e-mail of the first administrator', email)
+    .requiredOption('--organization <name>', 'name of the organization to create', nonBlank)
+    .option('--name <name>', 'display name of the administrator', nonBlank)
+    .option('--json', 'print {"user_id","organization_id","api_token"} as JSON')
+    .action(async (options: { email: string; organization: string; name?: string; json?: boolean }) => {
+      try {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { bootstrapInstallation } = await import('./admin-bootstrap.ts');
+        const result = await bootstrapInstallation(loadConfigOrExit(), options);
+        if (options.json === true) {
+          process.stdout.write(`${JSON.stringify(result)}\n`);
+        } else {
+          process.stdout.write(
+            `user:         ${result.user_id}\norganization: ${result.organization_id}\n` +
+              `api token:    ${result.api_token}\n\nThe token is shown only now. Use it as "Authorization: Token <token>".\n`,
+          );
+        }
+      } catch (error) {
+        if (error instanceof AppError) {
+          process.stderr.write(`slipway: ${error.message}\n`);
+          process.exitCode = 1;
+          return;
+        }
+        throw error;
+      }
+    });
+
+  admin
+    .command('rotate-signing-key')
+    .description('make a new key sign the built-in identity provider\'s tokens; the old key stays published until its tokens expire')
+    .action(async () => {
+      const { loadConfigOrExit } = await import('../config.ts');
+      const { rotateInstallationSigningKey } = await import('./admin-keys.ts');
+      const kid = await rotateInstallationSigningKey(loadConfigOrExit());
+      process.stdout.write(`signing key: ${kid}\n`);
+    });
+
+  /** Runs an operator command on the database; its refusals (AppError) end the process with one line and status 1. */
+  async function operatorCommand(run: () => Promise<string>): Promise<void> {
+    try {
+      process.stdout.write(await run());
+    } catch (error) {
+      if (error instanceof AppError) {
+        process.stderr.write(`slipway: ${error.message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      throw error;
+    }
+  }
+
+  const creditCode = admin.command('credit-code').description('credit codes organizations redeem with addCreditCode');
+  creditCode
+    .command('create')
+    .description('create a single-use credit code (shown only once)')
+    .requiredOption('--amount <amount>', 'credit in currency units, e.g. 25.00')
+    .requiredOption('--expires <date>', 'last day it can be redeemed (YYYY-MM-DD) or an ISO-8601 date-time')
+    .option('--json', 'print the code as JSON')
+    .action(async (options: { amount: string; expires: string; json?: boolean }) =>
+      operatorCommand(async () => {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { createCreditCode } = await import('./admin-billing.ts');
+        const created = await createCreditCode(loadConfigOrExit(), options);
+        return options.json === true
+          ? `${JSON.stringify(created)}\n`
+          : `credit code: ${created.code}\namount:      ${(created.amount_in_cents / 100).toFixed(2)} ${created.currency_code}\nexpires:     ${created.expires_at}\n\nThe code is shown only now.\n`;
+      }),
+    );
+
+  const invoices = admin.command('invoices').description('invoices of every organization');
+  invoices
+    .command('generate')
+    .description('invoice a finished billing period for every organization (again: no-op for those already invoiced)')
+    .requiredOption('--period <YYYY-MM>', 'the billing month')
+    .action(async (options: { period: string }) =>
+      operatorCommand(async () => {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { generateInvoices } = await import('./admin-billing.ts');
+        const result = await generateInvoices(loadConfigOrExit(), options.period);
+        return `period ${result.period}: ${result.created} invoice(s) created, ${result.existing} already there\n`;
+      }),
+    );
+  invoices
+    .command('mark-paid <invoiceId>')
+    .description('record that an invoice was paid (by transfer, or any payment outside Slipway)')
+    .option('--reference <text>', 'the payment reference, kept with the invoice')
+    .action(async (invoiceId: string, options: { reference?: string }) =>
+      operatorCommand(async () => {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { markInvoicePaid } = await import('./admin-billing.ts');
+        const invoice = await markInvoicePaid(loadConfigOrExit(), invoiceId, options.reference);
+        return `invoice ${invoice.id} (${invoice.period}) is ${invoice.status}\n`;
+      }),
+    );
+
+  // A LOCAL cluster's workloads run on this host: only the organizations the operator allows may create or deploy onto one.
+  const localClusters = admin.command('local-clusters').description('which organizations may create LOCAL clusters (workloads on this host) and deploy onto them');
+  const ORGANIZATION_OPTION = ['--organization <id|name>', 'the organization, by id or name', nonBlank] as const;
+  localClusters
+    .command('allow')
+    .description('let an organization create LOCAL clusters and deploy onto them')
+    .requiredOption(...ORGANIZATION_OPTION)
+    .option('--json', 'print what changed as JSON')
+    .action(async (options: { organization: string; json?: boolean }) =>
+      operatorCommand(async () => {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { allowOrganization } = await import('./admin-local-clusters.ts');
+        return allowOrganization(loadConfigOrExit(), options.organization, options);
+      }),
+    );
+  localClusters
+    .command('deny')
+    .description('refuse an organization\'s future LOCAL cluster creations and deployments (what runs keeps running)')
+    .requiredOption(...ORGANIZATION_OPTION)
+    .option('--json', 'print what changed as JSON')
+    .action(async (options: { organization: string; json?: boolean }) =>
+      operatorCommand(async () => {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { denyOrganization } = await import('./admin-local-clusters.ts');
+        return denyOrganization(loadConfigOrExit(), options.organization, options);
+      }),
+    );
+  localClusters
+    .command('list')
+    .description('the allowed organizations, and those holding LOCAL clusters without a grant')
+    .option('--json', 'print the lists as JSON')
+    .action(async (options: { json?: boolean }) =>
+      operatorCommand(async () => {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { listGrants } = await import('./admin-local-clusters.ts');
+        return listGrants(loadConfigOrExit(), options);
+      }),
+    );
+}
