@@ -63,7 +63,6 @@ const READINESS_INTERVAL_MS = 100;
 /** How long a starting instance may listen on other ports only before its start fails (listening-ports.ts). */
 const WRONG_PORT_GRACE_MS = 5_000;
 const WRONG_PORT_SCAN_MS = 500;
-const OFFSET_SAVE_INTERVAL_MS = 2_000;
 export const GROUP_EXIT_WAIT_MS = 3_000;
 export const ORPHAN_STOP_TIMEOUT_MS = 10_000;
 
@@ -126,7 +125,6 @@ export class SupervisedProcess {
   private pollTimer: NodeJS.Timeout | undefined;
   private followers: Record<OutputStream, LogFollower> | undefined;
   private savedOffsets = '';
-  private lastOffsetSave = 0;
   private readonly tail = new LineTail(20);
   private readonly fingerprint: string;
 
@@ -212,7 +210,6 @@ export class SupervisedProcess {
     writeFileSync(temporary, JSON.stringify(record), { mode: 0o600 });
     renameSync(temporary, this.file('pid.json'));
     this.savedOffsets = JSON.stringify(record.offsets);
-    this.lastOffsetSave = Date.now();
   }
 
   private removeRecord(): void {
@@ -247,7 +244,10 @@ export class SupervisedProcess {
     this.followers.stdout.poll();
     this.followers.stderr.poll();
     const offsets = JSON.stringify({ stdout: this.followers.stdout.offset, stderr: this.followers.stderr.offset });
-    if (this.instance !== undefined && offsets !== this.savedOffsets && Date.now() - this.lastOffsetSave >= OFFSET_SAVE_INTERVAL_MS) this.writeRecord();
+    // Saved at every poll that read something (at most one small file write per poll): a new agent that takes over
+    // after a crash goes on from here, so what was read is not sent twice. What a crash catches read but not yet
+    // delivered to the control plane is lost instead — at most one poll's lines.
+    if (this.instance !== undefined && offsets !== this.savedOffsets) this.writeRecord();
   }
 
   private stopFollowing(finish: boolean): void {
