@@ -5,10 +5,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDotenv } from '../src/cli/dotenv.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { startGitServer, type TestGitServer } from './support/git-server.ts';
-import { freePort } from './support/identity-app.ts';
-import { createSampleRepository, killProcessesUnder, requestThroughProxy } from './support/sample-apps.ts';
-import { runSlipway, SLIPWAY_BIN, startSlipwayServer, type CliResult, type SlipwayServer } from './support/slipway-process.ts';
+import type { TestGitServer } from './support/git-server.ts';
+import { createSampleRepository, requestThroughProxy } from './support/sample-apps.ts';
+import { runSlipway, SLIPWAY_BIN, type CliResult, type SlipwayServer } from './support/slipway-process.ts';
+import { startBootstrappedWorld } from './support/local-engine-world.ts';
 
 /**
  * Issue 21 part 3, "a CLI for the daily loop", with the real `slipway` executable as child processes against a real
@@ -67,31 +67,18 @@ for (const dialect of TEST_DIALECTS) {
   describe(`slipway CLI, the daily loop [${dialect}]`, () => {
     let server: (SlipwayServer & { organizationId: string; apiToken: string }) | undefined;
     let gitServer: TestGitServer | undefined;
-    let gitRoot = '';
     let home = '';
-    let dataDir = '';
     let appsPort = 0;
+    let world: Awaited<ReturnType<typeof startBootstrappedWorld>> | undefined;
 
     beforeAll(async () => {
-      gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-cli-loop-git-'));
       home = await mkdtemp(path.join(tmpdir(), 'slipway-cli-loop-home-'));
-      await createSampleRepository(gitRoot, 'hello', 'hello');
-      gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
-      appsPort = await freePort();
-      server = await startSlipwayServer(
-        dialect,
-        { SLIPWAY_LOCAL_AGENT: 'true', SLIPWAY_APPS_PORT: String(appsPort), SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true' },
-        { bootstrap: true },
-      );
-      dataDir = server.dataDir;
+      world = await startBootstrappedWorld(dialect, { name: 'cli-loop', repositories: async (root) => void (await createSampleRepository(root, 'hello', 'hello')) });
+      ({ server, gitServer, appsPort } = world);
     }, 240_000);
 
     afterAll(async () => {
-      // Stopping the server leaves workloads running by design: whatever the story left must not outlive it.
-      await server?.close();
-      if (dataDir !== '') await killProcessesUnder(dataDir);
-      await gitServer?.close();
-      await rm(gitRoot, { recursive: true, force: true });
+      await world?.close();
       await rm(home, { recursive: true, force: true });
     }, 60_000);
 

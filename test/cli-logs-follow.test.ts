@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { startGitServer, type TestGitServer } from './support/git-server.ts';
-import { freePort } from './support/identity-app.ts';
-import { killProcessesUnder, requestThroughProxy } from './support/sample-apps.ts';
-import { runSlipway, spawnSlipway, startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
+import type { TestGitServer } from './support/git-server.ts';
+import { requestThroughProxy } from './support/sample-apps.ts';
+import { runSlipway, spawnSlipway, type SlipwayServer } from './support/slipway-process.ts';
+import { startBootstrappedWorld } from './support/local-engine-world.ts';
 
 /**
  * Issue 21 part 2 end to end: a real `slipway server` with its in-process agent and the local driver deploys an
@@ -75,22 +75,14 @@ for (const dialect of TEST_DIALECTS) {
   describe(`slipway logs --follow through the local engine [${dialect}]`, () => {
     let server: (SlipwayServer & { organizationId: string; apiToken: string }) | undefined;
     let gitServer: TestGitServer | undefined;
-    let gitRoot = '';
     let dataDir = '';
     let appsPort = 0;
     let follower: ReturnType<typeof spawnSlipway> | undefined;
+    let world: Awaited<ReturnType<typeof startBootstrappedWorld>> | undefined;
 
     beforeAll(async () => {
-      gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-logs-follow-git-'));
-      await createChattyRepository(gitRoot);
-      gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
-      appsPort = await freePort();
-      server = await startSlipwayServer(
-        dialect,
-        { SLIPWAY_LOCAL_AGENT: 'true', SLIPWAY_APPS_PORT: String(appsPort), SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true' },
-        { bootstrap: true },
-      );
-      dataDir = server.dataDir;
+      world = await startBootstrappedWorld(dialect, { name: 'logs-follow', repositories: createChattyRepository });
+      ({ server, gitServer, dataDir, appsPort } = world);
     }, STEP_TIMEOUT_MS);
 
     afterAll(async () => {
@@ -98,11 +90,7 @@ for (const dialect of TEST_DIALECTS) {
         follower.kill('SIGKILL');
         await follower.result;
       }
-      // SIGTERM leaves workloads running by design; they must not outlive the test.
-      await server?.close();
-      if (dataDir !== '') await killProcessesUnder(dataDir);
-      await gitServer?.close();
-      if (gitRoot !== '') await rm(gitRoot, { recursive: true, force: true });
+      await world?.close();
     }, 60_000);
 
     async function api<T>(method: string, url: string, body?: unknown): Promise<T> {

@@ -1,23 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { startGitServer, type TestGitServer } from './support/git-server.ts';
-import { freePort } from './support/identity-app.ts';
-import {
-  createSampleRepository,
-  type HelloAnswer,
-  killProcessesUnder,
-  portAccepts,
-  processAlive,
-  processesUnder,
-  requestThroughProxy,
-  type HostProcess,
-  type VisitsAnswer,
-} from './support/sample-apps.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
+import type { TestGitServer } from './support/git-server.ts';
+import { createSampleRepository, type HelloAnswer, portAccepts, processAlive, processesUnder, requestThroughProxy, type HostProcess, type VisitsAnswer } from './support/sample-apps.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
+import { startBootstrappedWorld } from './support/local-engine-world.ts';
 import type { Static } from 'typebox';
 import type { Link } from '../src/modules/services/services.schemas.ts';
 
@@ -76,7 +64,6 @@ for (const dialect of TEST_DIALECTS) {
     let server: (SlipwayServer & { organizationId: string; apiToken: string }) | undefined;
     let gitServer: TestGitServer | undefined;
     let dataDir = '';
-    let gitRoot: string;
     let token: string;
     let organizationId: string;
     let appsPort: number;
@@ -92,31 +79,23 @@ for (const dialect of TEST_DIALECTS) {
     let redeployedAnswer: VisitsAnswer;
     /** The application's own hostname, read from its link once it exists. */
     let hostname = '';
+    let world: Awaited<ReturnType<typeof startBootstrappedWorld>> | undefined;
 
     beforeAll(async () => {
-      gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-local-e2e-git-'));
-      await createSampleRepository(gitRoot, 'visits', 'visits');
-      await createSampleRepository(gitRoot, 'hello', 'hello');
-      gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
-      appsPort = await freePort();
-      // SLIPWAY_LOCAL_AGENT is the default of `slipway server`; the test support turns it off unless asked.
-      server = await startSlipwayServer(
-        dialect,
-        { SLIPWAY_LOCAL_AGENT: 'true', SLIPWAY_APPS_PORT: String(appsPort), SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true' },
-        { bootstrap: true },
-      );
-      dataDir = server.dataDir;
+      world = await startBootstrappedWorld(dialect, {
+        name: 'local-e2e',
+        repositories: async (root) => {
+          await createSampleRepository(root, 'visits', 'visits');
+          await createSampleRepository(root, 'hello', 'hello');
+        },
+      });
+      ({ server, gitServer, dataDir, appsPort } = world);
       token = server.apiToken;
       organizationId = server.organizationId;
     }, 240_000);
 
     afterAll(async () => {
-      // SIGTERM detaches the agent and leaves workloads running by design; a story that failed halfway may have
-      // left some, which must not outlive the test (close removes the data directory and the database schema).
-      await server?.close();
-      if (dataDir !== '') await killProcessesUnder(dataDir);
-      await gitServer?.close();
-      await rm(gitRoot, { recursive: true, force: true });
+      await world?.close();
     }, 60_000);
 
     async function api<T>(method: string, url: string, body?: unknown, expected = [200, 201, 202, 204]): Promise<T> {
