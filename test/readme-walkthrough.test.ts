@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { startGitServer, type TestGitServer } from './support/git-server.ts';
-import { freePort } from './support/identity-app.ts';
-import { killProcessesUnder, processesUnder, requestThroughProxy } from './support/sample-apps.ts';
-import { runSlipway, spawnSlipway, startSlipwayServer, type CliResult, type SlipwayServer } from './support/slipway-process.ts';
+import type { TestGitServer } from './support/git-server.ts';
+import { processesUnder, requestThroughProxy } from './support/sample-apps.ts';
+import { runSlipway, spawnSlipway, type CliResult, type SlipwayServer } from './support/slipway-process.ts';
 import { createWalkthroughRepository, type WalkthroughAnswer } from './support/walkthrough-app.ts';
+import { startFreshWorld } from './support/local-engine-world.ts';
 
 /**
  * Issue 21's "done means": the README's walkthrough, run as it is written. The `sh walkthrough` code blocks of the
@@ -183,16 +183,15 @@ for (const dialect of TEST_DIALECTS) {
   describe(`the README walkthrough, run with the CLI on a fresh installation [${dialect}]`, () => {
     let server: SlipwayServer | undefined;
     let gitServer: TestGitServer | undefined;
-    let gitRoot = '';
     let home = '';
     let dataDir = '';
     let appsPort = 0;
     let commands: Command[] = [];
     let follower: ReturnType<typeof spawnSlipway> | undefined;
+    let world: Awaited<ReturnType<typeof startFreshWorld>> | undefined;
 
     beforeAll(async () => {
       commands = walkthroughCommands(walkthroughBlocks(walkthroughSection(await readFile(README, 'utf8'))));
-      gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-readme-git-'));
       home = await mkdtemp(path.join(tmpdir(), 'slipway-readme-home-'));
       // Every repository the walkthrough names is served, under the name it gives, with the walkthrough's application.
       const repositories = new Set(
@@ -202,12 +201,14 @@ for (const dialect of TEST_DIALECTS) {
           return name === undefined ? [] : [name];
         }),
       );
-      for (const name of repositories) await createWalkthroughRepository(gitRoot, name);
-      gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
-      appsPort = await freePort();
       // A fresh installation: no organization until the walkthrough's `admin bootstrap` makes one.
-      server = await startSlipwayServer(dialect, { SLIPWAY_LOCAL_AGENT: 'true', SLIPWAY_APPS_PORT: String(appsPort), SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true' });
-      dataDir = server.dataDir;
+      world = await startFreshWorld(dialect, {
+        name: 'readme',
+        repositories: async (root) => {
+          for (const name of repositories) await createWalkthroughRepository(root, name);
+        },
+      });
+      ({ server, gitServer, dataDir, appsPort } = world);
     }, 240_000);
 
     afterAll(async () => {
@@ -215,11 +216,7 @@ for (const dialect of TEST_DIALECTS) {
         follower.kill('SIGKILL');
         await follower.result;
       }
-      // Stopping the server leaves workloads running by design: whatever the walkthrough left must not outlive it.
-      await server?.close();
-      if (dataDir !== '') await killProcessesUnder(dataDir);
-      await gitServer?.close();
-      if (gitRoot !== '') await rm(gitRoot, { recursive: true, force: true });
+      await world?.close();
       if (home !== '') await rm(home, { recursive: true, force: true });
     }, 60_000);
 
