@@ -195,7 +195,11 @@ describeEachDatabase('billing', (ctx) => {
     });
     const invoicedOrganizations = async () =>
       (await ctx().database.db.selectFrom('billing_invoices').select('organization_id').where('period', '=', month).execute()).map((row) => row.organization_id);
-    await vi.waitFor(async () => expect(await invoicedOrganizations()).toEqual(expect.arrayContaining([community.organizationId, startup.organizationId])), {
+    // What became of the billing runs, should the invoices not come: a run that failed is retried when due by this
+    // test's clock, which no longer moves, so its error is what to look at.
+    const billingRuns = async () =>
+      JSON.stringify(await ctx().database.db.selectFrom('jobs').select(['status', 'attempts', 'run_at', 'claimed_by', 'last_error']).where('kind', '=', 'schedule.billing').execute());
+    await vi.waitFor(async () => expect(await invoicedOrganizations(), `billing runs: ${await billingRuns()}`).toEqual(expect.arrayContaining([community.organizationId, startup.organizationId])), {
       timeout: 15_000,
       interval: 50,
     });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -64,6 +64,12 @@ export class WorkloadCgroups {
   readonly unavailable: string | undefined;
   private readonly layout: Layout | undefined;
 
+  /**
+   * The services this agent placed. Agents of other data directories on the host share the `slipway` group: tidying
+   * only these never removes another agent's group between its creation and its process joining it.
+   */
+  private readonly placed = new Set<string>();
+
   constructor(options: WorkloadCgroupsOptions = {}) {
     const found = findLayout(options.selfCgroup ?? readOr('/proc/self/cgroup'), options.mounts ?? readOr('/proc/self/mounts'));
     this.layout = 'unavailable' in found ? undefined : found;
@@ -80,6 +86,7 @@ export class WorkloadCgroups {
    */
   place(serviceId: string, limits: ResourceLimits): CgroupPlacement | undefined {
     if (this.layout === undefined || (limits.memoryMb === undefined && limits.cpuMillicores === undefined)) return undefined;
+    this.placed.add(serviceId);
     return placeIn(this.layout, serviceId, limits);
   }
 
@@ -91,28 +98,23 @@ export class WorkloadCgroups {
   /** Removes a deleted service's groups (the kernel refuses while a process is still in one: they stay then). */
   release(serviceId: string): void {
     if (this.layout !== undefined) releaseIn(this.layout, serviceId);
+    this.placed.delete(serviceId);
   }
 
   /**
-   * At agent shutdown: removes the groups no process is in any more, and the agent's `slipway` group when that
-   * empties it. Groups of workloads that keep running for the next agent stay.
+   * At agent shutdown: removes the groups it placed that no process is in any more, and the `slipway` group when
+   * that empties it. Groups of workloads that keep running for the next agent stay, and so do other agents' groups.
    */
   tidy(): void {
     const layout = this.layout;
     if (layout === undefined) return;
+    for (const serviceId of this.placed) releaseIn(layout, serviceId);
+    this.placed.clear();
     for (const parent of new Set([layout.memory, layout.cpu])) {
-      let entries: string[] = [];
       try {
-        entries = readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+        rmdirSync(parent);
       } catch {
-        continue;
-      }
-      for (const name of [...entries, '']) {
-        try {
-          rmdirSync(join(parent, name));
-        } catch {
-          // Still in use: it stays for the next agent.
-        }
+        // Still holding groups (running workloads, another agent's): it stays.
       }
     }
   }
