@@ -131,13 +131,6 @@ export function createBilling(
   });
 }
 
-/** The host and port of SLIPWAY_LOCAL_POSTGRES_URL, which the built-ins of POSTGRESQL databases on it name. */
-export function sharedPostgresAddress(url: string | undefined): { host: string; port: number } | undefined {
-  if (url === undefined) return undefined;
-  const parsed = new URL(url);
-  return { host: parsed.hostname === '' ? '127.0.0.1' : parsed.hostname, port: parsed.port === '' ? 5432 : Number(parsed.port) };
-}
-
 /** A lookup's answer for something that is gone: nothing, where only its name was wanted. */
 export function unlessNotFound(error: unknown): undefined {
   if (error instanceof AppError && error.kind === 'not_found') return undefined;

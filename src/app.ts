@@ -11,7 +11,7 @@ import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { recordOpenApiRoutes, registerOpenApiDocuments } from './http/openapi.ts';
 import { registerConsole } from './http/console.ts';
 import { registerApiRoutes } from './app.routes.ts';
-import { createBilling, createMailer, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf, secretKeyOf, sharedPostgresAddress, unlessNotFound } from './app.services.ts';
+import { createBilling, createMailer, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf, secretKeyOf, unlessNotFound } from './app.services.ts';
 import { installAudit, organizationEventsSweepSchedule } from './http/audit.ts';
 import { idempotencySweepSchedule, installIdempotency } from './http/idempotency.ts';
 import { installRateLimit } from './http/rate-limit.ts';
@@ -362,11 +362,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       serviceRemoved: (serviceId) => serviceDeployments.serviceRemoved(serviceId),
       outOfDate: (serviceIds) => serviceDeployments.outOfDate(serviceIds),
     },
-    localDatabases: {
-      // LOCAL clusters, and clusters whose agent runs the local driver (`slipway agent --driver local`).
-      clusterRunsLocally: async (clusterId) => (await clusters.isLocalCluster(clusterId)) || (await agents.driverOf(clusterId)) === 'local',
-      sharedPostgres: sharedPostgresAddress(deps.config.localPostgresUrl),
-    },
+    sharedPostgres: deps.config.localPostgresUrl !== undefined,
     appsDomain: deps.config.appsDomain ?? 'localhost',
   });
   // Path globs deciding whether a git push deploys an application (docs/service-kinds.md).
@@ -422,7 +418,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
     verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
     hostnameOf: (serviceId) => environmentServices.publicHostnameOf(serviceId),
-    internalAddressOf: (serviceId) => environmentServices.internalAddressOf(serviceId),
+    internalEndpointOf: (serviceId) => environmentServices.internalEndpointOf(serviceId),
+    internalPeersOf: (environmentId) => environmentServices.internalPeersOf(environmentId),
     openValue: (variable) => variables.openSnapshotValue(variable),
   });
   // Environment and service actions are carried out by their cluster's agent (docs/agent-protocol.md).

@@ -194,21 +194,27 @@ describeEachDatabase('services through the agent', (ctx) => {
     expect(web.routing.hostnames[0]).toMatch(new RegExp(`^web-${w.environmentName}-[a-z2-7]{8}\\.localhost$`));
     // Without a public port a service is not routed.
     expect(worker.routing.hostnames).toEqual([]);
-    // Inside the environment an application answers on its own loopback address, which its built-in names; one
-    // without ports has nothing to answer on.
-    expect(web.routing.internal).toEqual({ address: expect.stringMatching(/^127\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.\d{1,3}\.\d{1,3}$/), ports: [8080] });
-    expect(web.variables.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toBe(web.routing.internal?.address);
-    expect(worker.variables.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toBe(web.routing.internal?.address);
+    // Inside the environment services are named by intent, whatever the driver: the internal hostname and the ports
+    // they declare (a database, its engine's). Where those names lead is the driver's placement; the spec lists every
+    // such name of the environment for a driver that resolves them itself.
+    const webHostname = `web.${w.environmentId}.slipway.internal`;
+    const ordersHostname = `orders.${w.environmentId}.slipway.internal`;
+    expect(web.routing.internal).toEqual({ hostname: webHostname, ports: [8080] });
+    expect(database.routing.internal).toEqual({ hostname: ordersHostname, ports: [5432] });
     expect(worker.routing.internal).toBeNull();
+    const peers = [
+      { service_id: w.databaseId, hostname: ordersHostname },
+      { service_id: w.webId, hostname: webHostname },
+    ].sort((a, b) => a.hostname.localeCompare(b.hostname));
+    for (const spec of [web, worker, database]) expect([...spec.routing.peers].sort((a, b) => a.hostname.localeCompare(b.hostname))).toEqual(peers);
+    expect(web.variables.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toBe(webHostname);
+    expect(worker.variables.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toBe(webHostname);
     expect(worker.git?.credentials).toBeNull();
     expect(database.git).toBeNull();
-    expect(database.database).toMatchObject({ type: 'POSTGRESQL', host: '127.0.0.1', database_name: 'orders', shared: false });
-    const port = database.database?.port ?? 0;
-    expect(port).toBeGreaterThan(1024);
-    expect(port).not.toBe(5432);
-    // The application's built-ins name the same address, with the same credentials, and say which values are secret.
+    expect(database.database).toEqual({ type: 'POSTGRESQL', version: expect.any(String), username: expect.any(String), password: expect.any(String), database_name: 'orders', shared: false });
+    // The application's built-ins name the same service, with the same credentials, and say which values are secret.
     const uri = web.variables.find((variable) => variable.key === 'PLATFORM_DATABASE_ORDERS_CONNECTION_URI');
-    expect(uri?.value).toBe(`postgresql://${database.database?.username}:${database.database?.password}@127.0.0.1:${port}/orders`);
+    expect(uri?.value).toBe(`postgresql://${database.database?.username}:${database.database?.password}@${ordersHostname}:5432/orders`);
     expect(uri?.secret).toBe(true);
     expect(web.variables.find((variable) => variable.key === 'PLATFORM_DATABASE_ORDERS_NAME')).toMatchObject({ value: 'orders', secret: false });
     expect(databaseTask.payload).toMatchObject({ service_id: w.databaseId, service_type: 'DATABASE', environment_id: w.environmentId });
@@ -282,18 +288,18 @@ describeEachDatabase('services through the agent', (ctx) => {
     expectErrorBody(await post(`Bearer ${'slwo_not-a-credential'}`, '/operator/v1/routes', { service_ids: ['not-a-uuid'] }), 401);
   });
 
-  it('gives databases of clusters without a local-driver agent their placeholder address, and a local port kept for life', async () => {
+  it('names services by their internal hostname and declared port in the built-ins, whatever the cluster', async () => {
     const w = await world();
     const resolved = await ctx().call(w.owner.auth, { method: 'GET', url: `/application/${w.webId}/resolvedVariables?reveal=true` });
     expect(resolved.statusCode, resolved.body).toBe(200);
-    const host = resolved.json<{ results: Array<{ key: string; value: string }> }>().results.find((variable) => variable.key === 'PLATFORM_DATABASE_ORDERS_HOST');
-    expect(host?.value).toMatch(/^orders\..*\.slipway\.internal$/);
-    const webHost = resolved.json<{ results: Array<{ key: string; value: string }> }>().results.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME');
-    expect(webHost?.value).toMatch(/^web\..*\.slipway\.internal$/);
-    const row = await ctx().database.db.selectFrom('services').select(['local_port', 'kind']).where('id', '=', w.databaseId).executeTakeFirstOrThrow();
-    expect(row.local_port).toBeGreaterThan(0);
-    // Only databases get one.
-    expect((await ctx().database.db.selectFrom('services').select('local_port').where('id', '=', w.webId).executeTakeFirstOrThrow()).local_port).toBeNull();
+    const results = resolved.json<{ results: Array<{ key: string; value: string }> }>().results;
+    const valueOf = (key: string) => results.find((variable) => variable.key === key)?.value;
+    expect(valueOf('PLATFORM_DATABASE_ORDERS_HOST')).toBe(`orders.${w.environmentId}.slipway.internal`);
+    expect(valueOf('PLATFORM_DATABASE_ORDERS_PORT')).toBe('5432');
+    expect(valueOf('PLATFORM_APPLICATION_WEB_HOSTNAME')).toBe(`web.${w.environmentId}.slipway.internal`);
+    // The control plane keeps no address, port or host of a workload: placement is the driver's.
+    const columns = Object.keys(await ctx().database.db.selectFrom('services').selectAll().where('id', '=', w.databaseId).executeTakeFirstOrThrow());
+    expect(columns.filter((column) => /port|address/.test(column))).toEqual([]);
   });
 
   it("keeps a deployed workload's output with its running deployment, for its own cluster's agent only", async () => {

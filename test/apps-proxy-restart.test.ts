@@ -195,8 +195,11 @@ describe('the apps proxy outlives the server: restarts under load fail no reques
     const deploy = await api<StatusView>('POST', `/application/${applicationId}/deploy`, {});
     await waitForDeployed(deploy.deployment_request_id ?? '');
     expect(await served()).toMatchObject({ app: 'hello' });
+    // Its built-in hostname is an internal name; the local driver stands an address of its own for it (its placement).
     const resolved = await api<{ results: { key: string; value?: string }[] }>('GET', `/application/${applicationId}/resolvedVariables?reveal=true`);
-    internalAddress = resolved.results.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value ?? '';
+    expect(resolved.results.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toMatch(/^web\..+\.slipway\.internal$/);
+    const placement = JSON.parse(await readFile(path.join(dataDir, 'agent', 'placement.json'), 'utf8')) as { addresses: Record<string, string> };
+    internalAddress = placement.addresses[applicationId] ?? '';
     expect(internalAddress).toMatch(/^127\.\d+\.\d+\.\d+$/);
     expect((await requestInternally(internalAddress, 8080)).status).toBe(200);
 

@@ -74,7 +74,9 @@ for (const dialect of TEST_DIALECTS) {
     let applicationId: string;
     let greetingVariableId: string;
     let databaseUri: string;
+    /** The database server's own port on 127.0.0.1, and the address of its own the driver gave it. */
     let databasePort: number;
+    let databaseAddress: string;
     let firstAnswer: VisitsAnswer;
     let redeployedAnswer: VisitsAnswer;
     /** The application's own hostname, read from its link once it exists. */
@@ -251,14 +253,21 @@ for (const dialect of TEST_DIALECTS) {
       const databaseStatus = await waitForState('database', databaseId, 'DEPLOYED');
       expect(databaseStatus.service_deployment_status).toBe('UP_TO_DATE');
 
-      // The built-ins the application receives, revealed for the operator: the same URI must open that database.
+      // The built-ins the application receives, revealed for the operator, name the database by intent: its internal
+      // hostname and its engine's port. Where that name leads on this host is the driver's placement, which the
+      // database's deployment log tells: an address of its own, forwarded to the server's port.
       const resolved = await api<{ results: ResolvedVariable[] }>('GET', `/application/${applicationId}/resolvedVariables?reveal=true`);
       const value = (key: string) => resolved.results.find((variable) => variable.key === key)?.value;
       databaseUri = value('PLATFORM_DATABASE_ORDERS_DB_CONNECTION_URI') ?? '';
-      expect(databaseUri).toMatch(/^postgresql:\/\//);
-      databasePort = Number(value('PLATFORM_DATABASE_ORDERS_DB_PORT'));
-      expect(new URL(databaseUri).port).toBe(String(databasePort));
+      const databaseHostname = `orders-db.${environmentId}.slipway.internal`;
+      expect(databaseUri).toMatch(new RegExp(`^postgresql://[^@]+@${databaseHostname.replaceAll('.', '\\.')}:5432/`));
+      expect(value('PLATFORM_DATABASE_ORDERS_DB_PORT')).toBe('5432');
+      const databaseLog = (await logOf('database', databaseId, databaseStatus.deployment_request_id as string)).map((line) => line.message).join('\n');
+      databasePort = Number(/POSTGRESQL listens on 127\.0\.0\.1:(\d+)/.exec(databaseLog)?.[1]);
+      databaseAddress = new RegExp(`orders-db is reached inside its environment as ${databaseHostname.replaceAll('.', '\\.')}, on (127\\.[\\d.]+):5432`).exec(databaseLog)?.[1] ?? '';
+      expect(databaseAddress, databaseLog).toMatch(/^127\.\d+\.\d+\.\d+$/);
       expect(await portAccepts(databasePort)).toBe(true);
+      expect(await portAccepts(5432, databaseAddress)).toBe(true);
 
       const deploy = await api<StatusView>('POST', `/application/${applicationId}/deploy`, {});
       const deployed = await waitForState('application', applicationId, 'DEPLOYED');
@@ -268,8 +277,9 @@ for (const dialect of TEST_DIALECTS) {
       firstAnswer = await visits();
       expect(firstAnswer).toMatchObject({ app: 'visits', greeting: 'hello from the first deploy' });
       expect(firstAnswer.visits).toEqual([expect.objectContaining({ build: firstAnswer.build, greeting: 'hello from the first deploy' })]);
-      // The row is in the database service itself, read with the URI the platform gave the application.
-      const reader = new pg.Client({ connectionString: databaseUri });
+      // The row is in the database service itself, read with the URI the platform gave the application, its name
+      // resolved as the driver resolved it for the application.
+      const reader = new pg.Client({ connectionString: databaseUri.replace(`@orders-db.${environmentId}.slipway.internal:`, `@${databaseAddress}:`) });
       await reader.connect();
       try {
         const rows = await reader.query<{ build: string }>('SELECT build FROM visits ORDER BY id');
@@ -327,7 +337,7 @@ for (const dialect of TEST_DIALECTS) {
       await api('POST', `/application/${front.id}/environmentVariable`, { key: 'UPSTREAM_SERVICE', value: 'WEB' });
       await api('POST', `/application/${front.id}/environmentVariable`, { key: 'UPSTREAM_PORT', value: '8080' });
       const resolved = await api<{ results: ResolvedVariable[] }>('GET', `/application/${front.id}/resolvedVariables?reveal=true`);
-      expect(resolved.results.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toMatch(/^127\.\d+\.\d+\.\d+$/);
+      expect(resolved.results.find((variable) => variable.key === 'PLATFORM_APPLICATION_WEB_HOSTNAME')?.value).toBe(`web.${environmentId}.slipway.internal`);
       await api('POST', `/application/${front.id}/deploy`, {});
       await waitForState('application', front.id, 'DEPLOYED');
 
@@ -410,6 +420,7 @@ for (const dialect of TEST_DIALECTS) {
       const left = await processesSettled(() => false);
       expect(left, describeProcesses(left)).toEqual([]);
       expect(await portClosed(databasePort)).toBe(true);
+      expect(await portAccepts(5432, databaseAddress)).toBe(false);
       expect(await portAccepts(redeployedAnswer.port)).toBe(false);
       expect((await requestThroughProxy(appsPort, hostname)).status).toBe(404);
     });

@@ -291,7 +291,7 @@ function serviceSpec(serviceId: string, kind: string, name: string, settings: Re
     environment: { id: environmentId, name: 'prod', mode: 'PRODUCTION' },
     git: null,
     database: null,
-    routing: { hostnames: [], internal: null },
+    routing: { hostnames: [], internal: null, peers: [] },
     ...extra,
   };
 }
@@ -308,7 +308,7 @@ function webSpec(commitId: string | null, branch = 'main'): Record<string, unkno
     arguments: [],
     healthchecks: { readiness_probe: { type: { kind: 'http', port: 8080, path: '/health', scheme: 'HTTP' }, initial_delay_seconds: 0, period_seconds: 10, timeout_seconds: 5, success_threshold: 1, failure_threshold: 3 }, liveness_probe: null },
   };
-  return serviceSpec(webId, 'APPLICATION', 'web', settings, { git_commit_id: commitId, git: gitSource(commitId, branch), routing: { hostnames: [HOSTNAME], internal: null } });
+  return serviceSpec(webId, 'APPLICATION', 'web', settings, { git_commit_id: commitId, git: gitSource(commitId, branch), routing: { hostnames: [HOSTNAME], internal: null, peers: [] } });
 }
 
 /** GET through the proxy with a Host header (fetch cannot set one). */
@@ -431,7 +431,7 @@ describe('local driver: applications', () => {
     const crashingId = randomUUID();
     const crashingHost = 'crashing-prod.apps.test';
     const spec = webSpec(commits.two);
-    Object.assign(spec, { routing: { hostnames: [crashingHost], internal: null } });
+    Object.assign(spec, { routing: { hostnames: [crashingHost], internal: null, peers: [] } });
     Object.assign(spec.service as Record<string, unknown>, { id: crashingId, name: 'crashing' });
     Object.assign((spec.service as { settings: Record<string, unknown> }).settings, { entrypoint: 'node', arguments: ['server.js'] });
     const session = await perform(task(crashingId, 'deploy', 'APPLICATION'), spec);
@@ -457,7 +457,7 @@ describe('local driver: applications', () => {
     const reader = "require('http').createServer((q, s) => s.end(q.url === '/health' ? 'ok' : require('fs').readFileSync(process.env.APP_CONFIG, 'utf8'))).listen(Number(process.env.PORT), '127.0.0.1')";
     const specWith = (variables: Array<{ key: string; value: string; mount_path: string }>): Record<string, unknown> => {
       const spec = webSpec(commits.two);
-      Object.assign(spec, { routing: { hostnames: [filesHost], internal: null }, variables: [...(spec.variables as unknown[]), ...variables.map((variable) => ({ ...variable, scope: 'SERVICE', secret: true }))] });
+      Object.assign(spec, { routing: { hostnames: [filesHost], internal: null, peers: [] }, variables: [...(spec.variables as unknown[]), ...variables.map((variable) => ({ ...variable, scope: 'SERVICE', secret: true }))] });
       Object.assign(spec.service as Record<string, unknown>, { id: filesId, name: 'files' });
       Object.assign((spec.service as { settings: Record<string, unknown> }).settings, { entrypoint: 'node', arguments: ['-e', reader] });
       return spec;
@@ -490,23 +490,27 @@ describe('local driver: applications', () => {
     expect(existsSync(filesDir)).toBe(false);
   });
 
-  it('answers at its internal address on its internal port, the instance serving now behind it, until it stops', async () => {
+  it('answers at an address of its own on its declared port, the instance serving now behind it, until it stops', async () => {
     const apiId = randomUUID();
-    const address = `127.64.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
+    const hostname = `api.${environmentId}.slipway.internal`;
     const apiSpec = (commitId: string) => {
       const spec = webSpec(commitId);
-      Object.assign(spec, { routing: { hostnames: [], internal: { address, ports: [8080] } } });
+      // The internal hostname as the built-ins name it, in a value a user wrote, next to a longer name it must not touch.
+      const plain = `http://${hostname}:8080/ and my-${hostname}`;
+      const variables = (spec.variables as Array<{ key: string }>).map((variable) => (variable.key === 'PLAIN' ? { ...variable, value: plain } : variable));
+      Object.assign(spec, { variables, routing: { hostnames: [], internal: { hostname, ports: [8080] }, peers: [{ service_id: apiId, hostname }] } });
       Object.assign(spec.service as Record<string, unknown>, { id: apiId, name: 'api' });
       return spec;
     };
+    let address = '';
     // A connection per request, as get() does: a keep-alive connection to the instance a redeploy stopped is closed.
     const internalAnswer = () =>
-      new Promise<{ version: string; instance: string }>((resolve, reject) => {
+      new Promise<{ version: string; instance: string; plain: string }>((resolve, reject) => {
         const req = request({ host: address, port: 8080, path: '/', agent: false, timeout: 5_000 }, (res) => {
           let body = '';
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => resolve(JSON.parse(body) as { version: string; instance: string }));
+          res.on('end', () => resolve(JSON.parse(body) as { version: string; instance: string; plain: string }));
         });
         req.on('timeout', () => req.destroy(new Error(`${address}:8080 did not answer`)));
         req.on('error', reject);
@@ -514,9 +518,15 @@ describe('local driver: applications', () => {
       });
     const first = await perform(task(apiId, 'deploy', 'APPLICATION'), apiSpec(commits.two));
     expect(first.events()).toEqual(['take', 'built', 'succeed']);
-    expect(first.text()).toContain(`api is reached inside its environment on ${address}:8080`);
+    // The driver chose the address (placement is its own), kept it in its state, and put it in place of the name.
+    address = /api is reached inside its environment as \S+, on (127\.\d+\.\d+\.\d+):8080/.exec(first.text())?.[1] ?? '';
+    expect(address).toMatch(/^127\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.\d{1,3}\.\d{1,3}$/);
+    expect(first.text()).toContain(`api is reached inside its environment as ${hostname}, on ${address}:8080`);
+    const placement = JSON.parse(await readFile(path.join(stateDir, 'placement.json'), 'utf8')) as { addresses: Record<string, string> };
+    expect(placement.addresses[apiId]).toBe(address);
     const before = await internalAnswer();
     expect(before.version).toBe('two');
+    expect(before.plain).toBe(`http://${address}:8080/ and my-${hostname}`);
     const beforeHostPid = (await pidFileOf(await currentInstance(apiId))).pid;
 
     // A redeploy: the same address and port, the new instance behind them, the old one gone.
@@ -538,6 +548,9 @@ describe('local driver: applications', () => {
     expect((await perform(task(apiId, 'stop', 'APPLICATION'), apiSpec(commits.one))).events()).toEqual(['take', 'succeed']);
     expect(await tcpProbe(address, 8080)).toBe(false);
     expect((await perform(task(apiId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
+    // The address goes with the service.
+    const released = JSON.parse(await readFile(path.join(stateDir, 'placement.json'), 'utf8')) as { addresses: Record<string, string> };
+    expect(released.addresses[apiId]).toBeUndefined();
   });
 
   it('deploys without its internal port where another program holds that port on every address, saying so', async () => {
@@ -547,12 +560,12 @@ describe('local driver: applications', () => {
     await new Promise<void>((resolve) => squatter.listen(port, '0.0.0.0', resolve));
     try {
       const spec = webSpec(commits.two);
-      const address = `127.64.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
-      Object.assign(spec, { routing: { hostnames: ['busy-prod.apps.test'], internal: { address, ports: [port] } } });
+      const hostname = `busy.${environmentId}.slipway.internal`;
+      Object.assign(spec, { routing: { hostnames: ['busy-prod.apps.test'], internal: { hostname, ports: [port] }, peers: [{ service_id: busyId, hostname }] } });
       Object.assign(spec.service as Record<string, unknown>, { id: busyId, name: 'busy' });
       const session = await perform(task(busyId, 'deploy', 'APPLICATION'), spec);
       expect(session.events()).toEqual(['take', 'built', 'succeed']);
-      expect(session.text()).toContain(`${address}:${port} is taken (another program listens on port ${port} of every address of this host)`);
+      expect(session.text()).toMatch(new RegExp(`127\\.[\\d.]+:${port} is taken \\(another program listens on port ${port} of every address of this host\\)`));
       expect((await get('busy-prod.apps.test')).status).toBe(200);
       expect((await perform(task(busyId, 'delete', 'APPLICATION', 'SERVICE_TEARDOWN'), undefined)).events()).toEqual(['take', 'succeed']);
     } finally {
@@ -664,7 +677,7 @@ describe('local driver: workload isolation', () => {
       const spec = serviceSpec(probeId, 'APPLICATION', 'probe', { entrypoint: null, arguments: [] }, {
         git_commit_id: commits.probe,
         git: gitSource(commits.probe, 'probe'),
-        routing: { hostnames: [hostname], internal: null },
+        routing: { hostnames: [hostname], internal: null, peers: [] },
         variables: [{ key: 'PROBE_TARGETS', value: JSON.stringify(targets), mount_path: null, scope: 'SERVICE', secret: false }],
       });
       const session = await perform(task(probeId, 'deploy', 'APPLICATION'), spec);
@@ -701,7 +714,7 @@ describe('local driver: workload isolation', () => {
     const spec = serviceSpec(limitedId, 'APPLICATION', 'limited', { entrypoint: null, arguments: [], memory: 128, cpu: 100 }, {
       git_commit_id: commits.limits,
       git: gitSource(commits.limits, 'limits'),
-      routing: { hostnames: [hostname], internal: null },
+      routing: { hostnames: [hostname], internal: null, peers: [] },
     });
     try {
       const session = await perform(task(limitedId, 'deploy', 'APPLICATION'), spec);
@@ -738,12 +751,12 @@ describe('local driver: workload isolation', () => {
   it('ends at its start what an earlier agent left running that no task owns, and never a running instance', async () => {
     const slowId = randomUUID();
     const spec = webSpec(commits.slow, 'slow');
-    Object.assign(spec, { routing: { hostnames: ['slow-prod.apps.test'], internal: null } });
+    Object.assign(spec, { routing: { hostnames: ['slow-prod.apps.test'], internal: null, peers: [] } });
     Object.assign(spec.service as Record<string, unknown>, { id: slowId, name: 'slow' });
     // A running instance, which the next agent must take over, not end.
     const keeperId = randomUUID();
     const keeperSpec = webSpec(commits.one);
-    Object.assign(keeperSpec, { routing: { hostnames: ['keeper-prod.apps.test'], internal: null } });
+    Object.assign(keeperSpec, { routing: { hostnames: ['keeper-prod.apps.test'], internal: null, peers: [] } });
     Object.assign(keeperSpec.service as Record<string, unknown>, { id: keeperId, name: 'keeper' });
     expect((await perform(task(keeperId, 'deploy', 'APPLICATION'), keeperSpec)).events()).toEqual(['take', 'built', 'succeed']);
     const keeper = JSON.parse(await answerOf('keeper-prod.apps.test')) as { instance: string };
@@ -774,7 +787,7 @@ describe('local driver: workload isolation', () => {
     const unconfined = createLocalDriver({ stateDir: unconfinedState, sandbox, proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), workloadLogs: async () => undefined });
     const serviceId = randomUUID();
     const spec = webSpec(commits.one);
-    Object.assign(spec, { routing: { hostnames: ['unconfined-prod.apps.test'], internal: null } });
+    Object.assign(spec, { routing: { hostnames: ['unconfined-prod.apps.test'], internal: null, peers: [] } });
     Object.assign(spec.service as Record<string, unknown>, { id: serviceId, name: 'unconfined' });
     const session = new TaskSessionHarness(task(serviceId, 'deploy', 'APPLICATION'), spec);
     try {
@@ -793,7 +806,7 @@ describe('local driver: workload isolation', () => {
     const refusing = createLocalDriver({ stateDir: impossibleState, sandbox: impossible, proxy, git: createSystemGitAccess({ allowPrivateHosts: true }), workloadLogs: async () => undefined });
     const refusedId = randomUUID();
     const refusedSpec = webSpec(commits.one);
-    Object.assign(refusedSpec, { routing: { hostnames: ['refused-prod.apps.test'], internal: null } });
+    Object.assign(refusedSpec, { routing: { hostnames: ['refused-prod.apps.test'], internal: null, peers: [] } });
     Object.assign(refusedSpec.service as Record<string, unknown>, { id: refusedId, name: 'refused' });
     const refused = new TaskSessionHarness(task(refusedId, 'deploy', 'APPLICATION'), refusedSpec);
     try {
@@ -812,14 +825,20 @@ describe('local driver: databases', () => {
   const databaseId = randomUUID();
   const credentials = { username: 'udrivertest', password: 'Driver-Test-Password-123' };
 
-  it('starts PostgreSQL on the given port with the given credentials, and destroys it on delete', async () => {
-    const port = await findFreePort();
+  it('starts PostgreSQL with the given credentials, reached on an address of its own at its declared port, and destroys it on delete', async () => {
+    const hostname = `db.${environmentId}.slipway.internal`;
     const spec = serviceSpec(databaseId, 'DATABASE', 'db', { memory: 512 }, {
-      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: 'appdata', host: '127.0.0.1', port, shared: false },
+      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: 'appdata', shared: false },
+      routing: { hostnames: [], internal: { hostname, ports: [5432] }, peers: [{ service_id: databaseId, hostname }] },
     });
     const session = await perform(task(databaseId, 'deploy', 'DATABASE'), spec);
     expect(session.reports.at(-1)).toEqual({ event: 'succeed', message: undefined });
-    const client = new pg.Client({ host: '127.0.0.1', port, user: credentials.username, password: credentials.password, database: 'appdata' });
+    // The server listens on a port the driver chose on 127.0.0.1; the service's own address forwards its declared port there.
+    const port = Number(/POSTGRESQL listens on 127\.0\.0\.1:(\d+)/.exec(session.text())?.[1]);
+    expect(port).toBeGreaterThan(1024);
+    const address = /db is reached inside its environment as \S+, on (127\.[\d.]+):5432/.exec(session.text())?.[1] ?? '';
+    expect(address).toMatch(/^127\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\./);
+    const client = new pg.Client({ host: address, port: 5432, user: credentials.username, password: credentials.password, database: 'appdata' });
     await client.connect();
     const result = await client.query<{ user: string }>('SELECT current_user AS user');
     await client.end();
@@ -831,7 +850,7 @@ describe('local driver: databases', () => {
     driver = newDriver();
     await driver.recover();
     expect((await pidFileOf(`database-${databaseId}`)).pid).toBe(pid);
-    const again = new pg.Client({ host: '127.0.0.1', port, user: credentials.username, password: credentials.password, database: 'appdata' });
+    const again = new pg.Client({ host: address, port: 5432, user: credentials.username, password: credentials.password, database: 'appdata' });
     await again.connect();
     expect((await again.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1);
     await again.end();
@@ -839,13 +858,14 @@ describe('local driver: databases', () => {
     const teardown = await perform(task(databaseId, 'delete', 'DATABASE', 'SERVICE_TEARDOWN'), undefined);
     expect(teardown.events()).toEqual(['take', 'succeed']);
     expect(await tcpProbe('127.0.0.1', port)).toBe(false);
+    expect(await tcpProbe(address, 5432)).toBe(false);
     expect(existsSync(path.join(stateDir, 'databases', databaseId))).toBe(false);
   });
 
   it('fails a MONGODB database with the reason', async () => {
     const mongoId = randomUUID();
     const spec = serviceSpec(mongoId, 'DATABASE', 'documents', {}, {
-      database: { type: 'MONGODB', version: '7', ...credentials, database_name: 'documents', host: '127.0.0.1', port: 27_017, shared: false },
+      database: { type: 'MONGODB', version: '7', ...credentials, database_name: 'documents', shared: false },
     });
     const session = await perform(task(mongoId, 'deploy', 'DATABASE'), spec);
     expect(session.reports.at(-1)).toEqual({ event: 'fail', message: noLocalEngineMessage('MONGODB') });
@@ -863,14 +883,18 @@ describe.skipIf(SHARED_POSTGRES_URL === undefined || SHARED_POSTGRES_URL === '')
     const serviceId = randomUUID();
     const suffix = Date.now().toString(36);
     const credentials = { username: `slw_driver_${suffix}`, password: 'Shared-Driver-Password-1' };
-    const admin = new URL(adminUrl);
+    const hostname = `shared.${environmentId}.slipway.internal`;
     const spec = serviceSpec(serviceId, 'DATABASE', 'shared', {}, {
-      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: `slw_driver_db_${suffix}`, host: admin.hostname, port: Number(admin.port || 5432), shared: true },
+      database: { type: 'POSTGRESQL', version: '16', ...credentials, database_name: `slw_driver_db_${suffix}`, shared: true },
+      routing: { hostnames: [], internal: { hostname, ports: [5432] }, peers: [{ service_id: serviceId, hostname }] },
     });
     const deployed = new TaskSessionHarness(task(serviceId, 'deploy', 'DATABASE'), spec);
     await carryOut(shared, deployed);
     expect(deployed.events()).toEqual(['take', 'built', 'succeed']);
-    const client = new pg.Client({ host: admin.hostname, port: Number(admin.port || 5432), user: credentials.username, password: credentials.password, database: `slw_driver_db_${suffix}` });
+    // Reached as any database is, on its own address and declared port, which lead to the shared server here.
+    const address = /shared is reached inside its environment as \S+, on (127\.[\d.]+):5432/.exec(deployed.text())?.[1] ?? '';
+    expect(address).toMatch(/^127\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\./);
+    const client = new pg.Client({ host: address, port: 5432, user: credentials.username, password: credentials.password, database: `slw_driver_db_${suffix}` });
     await client.connect();
     expect((await client.query<{ user: string }>('SELECT current_user AS user')).rows[0]?.user).toBe(credentials.username);
     await client.end();

@@ -78,9 +78,20 @@ export function startAgent(options: AgentOptions): RunningAgent {
     let flushTimer: NodeJS.Timeout | undefined;
     let spec: Promise<ServiceDeploymentSpec> | undefined;
 
-    async function flush(): Promise<void> {
+    let flushing: Promise<void> = Promise.resolve();
+
+    /**
+     * Sends the lines pending now, after any send under way: one send at a time, so a report that flushes first is
+     * made only once every line logged before it has arrived (a timer's send still in flight included).
+     */
+    function flush(): Promise<void> {
       if (flushTimer !== undefined) clearTimeout(flushTimer);
       flushTimer = undefined;
+      flushing = flushing.then(sendPending);
+      return flushing;
+    }
+
+    async function sendPending(): Promise<void> {
       while (pending.length > 0) {
         const batch = pending.slice(0, LOG_BATCH);
         pending = pending.slice(batch.length);

@@ -5522,16 +5522,19 @@ export interface components {
                 username: string;
                 password: string;
                 database_name: string;
-                host: string;
-                port: number;
                 shared: boolean;
             } | null;
             routing: {
                 hostnames: string[];
                 internal: {
-                    address: string;
+                    hostname: string;
                     ports: number[];
                 } | null;
+                peers: {
+                    /** Format: uuid */
+                    service_id: string;
+                    hostname: string;
+                }[];
             };
         };
         EnvironmentVariable: {

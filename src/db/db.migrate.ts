@@ -32,6 +32,7 @@ import * as organizationDeletion from './migrations/0028_organization_deletion.t
 import * as jobSchedules from './migrations/0029_job_schedules.ts';
 import * as environmentFanOut from './migrations/0030_environment_fan_out.ts';
 import * as serviceLogInstances from './migrations/0031_service_log_instances.ts';
+import * as placementInDrivers from './migrations/0032_placement_in_drivers.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -79,6 +80,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0029_job_schedules', jobSchedules],
   ['0030_environment_fan_out', environmentFanOut],
   ['0031_service_log_instances', serviceLogInstances],
+  ['0032_placement_in_drivers', placementInDrivers],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -173,10 +173,6 @@ export interface ServicesTable {
   settings: unknown;
   /** A database's generated credentials, sealed (JSON of username, password, database name); null for other kinds. */
   credentials_envelope: string | null;
-  /** A database's port on a local-driver host, chosen at creation (0021_service_local_ports); null for other kinds. */
-  local_port: number | null;
-  /** An application's or container's address on a local-driver host (0024_service_local_addresses); null for other kinds. */
-  local_address: string | null;
   /**
    * The label of its public hostname, `<label>.<SLIPWAY_APPS_DOMAIN>` (0026_service_hostnames): unique in the
    * installation, kept for the service's life. Claimed right after the insert; null only until then.

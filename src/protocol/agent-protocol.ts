@@ -219,19 +219,26 @@ export const SpecDatabase = Type.Object({
   username: Type.String(),
   password: Type.String(),
   database_name: Type.String(),
-  host: Type.String(),
-  port: Type.Integer({ minimum: 1, maximum: 65_535 }),
-  /** PostgreSQL on the installation's shared server rather than a server of its own. */
+  /** PostgreSQL on the installation's shared server (SLIPWAY_LOCAL_POSTGRES_URL) when the driver has one, rather than a server of its own. */
   shared: Type.Boolean(),
 });
 export type SpecDatabase = Static<typeof SpecDatabase>;
 
+/**
+ * Where the other services of its environment reach a service: its internal hostname and the ports it declares, as
+ * intent. Placement is the driver's: it decides which address the hostname stands for on its cluster (the local
+ * driver, a loopback address of its own; Kubernetes, a Service) and serves the declared ports there.
+ */
 export const SpecInternalEndpoint = Type.Object({
-  /** The service's own loopback address on a local-driver host. */
-  address: Type.String({ pattern: '^127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}$' }),
+  /** `<name>.<environment id>.slipway.internal`: what the built-in variables name it by. */
+  hostname: Type.String({ minLength: 1, maxLength: 253 }),
   ports: Type.Array(Type.Integer({ minimum: 1, maximum: 65_535 })),
 });
 export type SpecInternalEndpoint = Static<typeof SpecInternalEndpoint>;
+
+/** One service of the environment that has an internal hostname, for a driver that must resolve those names itself. */
+export const SpecPeer = Type.Object({ service_id: Uuid, hostname: Type.String({ minLength: 1, maxLength: 253 }) });
+export type SpecPeer = Static<typeof SpecPeer>;
 
 export const ServiceDeploymentSpec = Type.Object(
   {
@@ -255,6 +262,8 @@ export const ServiceDeploymentSpec = Type.Object(
       /** The public hostnames the service is reached at (its own, then verified custom domains); empty when private. */
       hostnames: Type.Array(Type.String()),
       internal: Nullable(SpecInternalEndpoint),
+      /** Every service of the environment with an internal hostname (this one included): the names variables may hold. */
+      peers: Type.Array(SpecPeer),
     }),
   },
   { $id: 'ServiceDeploymentSpec' },

@@ -249,10 +249,10 @@ export function requestThroughProxy(appsPort: number, hostname: string, pathname
   });
 }
 
-/** Whether something accepts TCP connections on 127.0.0.1:`port` right now. */
-export function portAccepts(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on `host`:`port` (127.0.0.1 by default) right now. */
+export function portAccepts(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host, port });
     socket.setTimeout(2_000);
     socket.once('connect', () => {
       socket.destroy();

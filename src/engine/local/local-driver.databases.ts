@@ -17,7 +17,7 @@ export function databaseRecordOf(spec: ServiceSpec, stateDir: string, externalPo
   const database = spec.database;
   if (database === undefined) throw new Error(`the deployment spec of database ${spec.name} has no database section`);
   if (externalPostgresUrl !== undefined && externalPostgresUrl !== '' && database.type === 'POSTGRESQL') {
-    return { engine: 'POSTGRESQL', mode: 'EXTERNAL', processName: '', dataDir: '', username: database.username, databaseName: database.databaseName, port: database.port };
+    return { engine: 'POSTGRESQL', mode: 'EXTERNAL', processName: '', dataDir: '', username: database.username, databaseName: database.databaseName, port: undefined };
   }
   const engine = localDatabaseEngine(database.type);
   if (engine === undefined) throw new Error(noLocalEngineMessage(database.type));
@@ -29,7 +29,8 @@ export function databaseRecordOf(spec: ServiceSpec, stateDir: string, externalPo
     username: database.username,
     // Redis has numbered databases; the name only has to pass the servers' checks.
     databaseName: engine === 'REDIS' ? databaseIdentifier(database.databaseName) : database.databaseName,
-    port: database.port,
+    // Its server's manifest keeps the port it was first given (database-servers.ts); a new server gets a free one.
+    port: undefined,
   };
 }
 

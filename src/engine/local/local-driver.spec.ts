@@ -27,7 +27,6 @@ export interface SpecDatabase {
   username: string;
   password: string;
   databaseName: string;
-  port: number | undefined;
 }
 
 export interface ServiceSpec {
@@ -39,8 +38,10 @@ export interface ServiceSpec {
   git: SpecGitSource | undefined;
   database: SpecDatabase | undefined;
   hostnames: string[];
-  /** Where the other services of the environment reach it: its loopback address and internal ports (local clusters). */
-  internal: { address: string; ports: number[] } | undefined;
+  /** Where the other services of the environment reach it: its internal hostname and declared ports. */
+  internal: { hostname: string; ports: number[] } | undefined;
+  /** The environment's internal hostnames, by service: what the driver resolves in variables (local-placement.ts). */
+  peers: Array<{ serviceId: string; hostname: string }>;
 }
 
 type Json = Record<string, unknown>;
@@ -84,9 +85,10 @@ export function serviceSpecOf(spec: ServiceDeploymentSpec): ServiceSpec {
     database:
       database === null
         ? undefined
-        : { type: database.type, username: database.username, password: database.password, databaseName: database.database_name, port: database.port },
+        : { type: database.type, username: database.username, password: database.password, databaseName: database.database_name },
     hostnames: spec.routing.hostnames,
     internal: spec.routing.internal ?? undefined,
+    peers: spec.routing.peers.map((peer) => ({ serviceId: peer.service_id, hostname: peer.hostname })),
   };
 }
 

@@ -33,7 +33,10 @@ export interface DatabaseRecord {
   dataDir: string;
   username: string;
   databaseName: string;
+  /** Where it listens on this host: its server's port, or the shared server's. */
   port: number | undefined;
+  /** Its own address and declared port, forwarded to `port` (absent in records of earlier agents). */
+  internal?: { address: string; ports: number[] } | undefined;
 }
 
 export interface JobRecord {

@@ -5,7 +5,8 @@ import { createServiceWorkspaces, runKeyOf, type WorkloadEnvironment } from './l
 import type { ServiceDeploymentSpec, ServiceRoute, ServiceTaskPayload, ServiceTeardownPayload, WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import type { GitAccess } from '../../git/git-access.ts';
 import { LocalApplications, type ApplicationInstanceSpec } from './application-instances.ts';
-import { InternalAddresses, type InternalForwarding } from './internal-addresses.ts';
+import { InternalAddresses, type InternalEndpoint, type InternalForwarding } from './internal-addresses.ts';
+import { LocalPlacement } from './local-placement.ts';
 import { LOCAL_DATABASE_ENGINES } from './database-engines.ts';
 import { LocalDatabaseServers, type DatabaseServerSpec } from './database-servers.ts';
 import { dropExternalPostgres, provisionExternalPostgres } from './external-postgres.ts';
@@ -124,6 +125,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const trouble = options.onTrouble ?? (() => undefined);
   const cancelPollMs = options.cancelPollMs ?? 1_000;
   const records = new ServiceRecords(stateDir);
+  const placement = new LocalPlacement(stateDir, () => records.list().map((record) => ({ serviceId: record.serviceId, address: record.application?.internal?.address })));
   const logs = new WorkloadLogBatcher(options.workloadLogs, trouble);
   /** Process name → the service it belongs to, for routing its output. */
   const owners = new Map<string, string>();
@@ -229,7 +231,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       sourceDir,
       startCommand,
       hostnames: spec.hostnames,
-      internal: spec.internal,
+      internal: internalEndpointOf(spec),
       readiness: readinessOf(spec.settings),
       memoryLimitMb: limits.memoryMb,
       cpuMillicores: limits.cpuMillicores,
@@ -251,7 +253,18 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     if (previous !== undefined && previous.instanceId !== record.instanceId) owners.delete(LocalApplications.processName(spec.serviceId, previous.instanceId));
     removeOldSources(spec.serviceId, workDir ?? workDirOf(spec.serviceId, sourceDir), session);
     session.log('system', `${spec.name} serves${spec.hostnames.length > 0 ? ` on ${spec.hostnames.join(', ')}` : ' (no public hostname)'}`);
-    if (spec.internal !== undefined) session.log('system', `${spec.name} is reached inside its environment on ${spec.internal.ports.map((port) => `${spec.internal?.address}:${port}`).join(', ')}`);
+    logInternalEndpoint(session, spec, record.internal);
+  }
+
+  /** Where the service answers inside its environment on this host: its own address, on the ports it declares. */
+  function internalEndpointOf(spec: ServiceSpec): { address: string; ports: number[] } | undefined {
+    return spec.internal === undefined ? undefined : { address: placement.addressOf(spec.serviceId), ports: [...spec.internal.ports] };
+  }
+
+  function logInternalEndpoint(session: TaskSession, spec: ServiceSpec, endpoint: InternalEndpoint | undefined): void {
+    if (endpoint === undefined) return;
+    const at = endpoint.ports.map((port) => `${endpoint.address}:${port}`).join(', ');
+    session.log('system', `${spec.name} is reached inside its environment as ${spec.internal?.hostname ?? spec.name}, on ${at}`);
   }
 
   /** The task directory under sources/<serviceId>/ that holds `sourceDir`. */
@@ -283,7 +296,10 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     if (record.mode === 'EXTERNAL') {
       const connection = await provisionExternalPostgres(options.externalPostgresUrl ?? '', { credentials, databaseName: record.databaseName });
       session.log('system', `database ${connection.database} and role ${connection.username} are ready on ${connection.host}:${connection.port}`);
-      records.write({ serviceId: spec.serviceId, kind: 'DATABASE', name: spec.name, running: true, database: { ...record, port: connection.port } });
+      const placed = { ...record, port: connection.port, internal: internalEndpointOf(spec) };
+      await exposeDatabase(placed, spec.serviceId, (line) => session.log('system', line));
+      logInternalEndpoint(session, spec, placed.internal);
+      records.write({ serviceId: spec.serviceId, kind: 'DATABASE', name: spec.name, running: true, database: placed });
       return;
     }
     const serverSpec: DatabaseServerSpec = {
@@ -302,17 +318,43 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       if (session.task.action === 'restart') await databases.stop(record.processName);
       const connection = await databases.start(serverSpec);
       session.log('system', `${record.engine} listens on ${connection.host}:${connection.port}`);
-      records.write({ serviceId: spec.serviceId, kind: 'DATABASE', name: spec.name, running: true, database: { ...record, port: connection.port } });
+      const placed = { ...record, port: connection.port, internal: internalEndpointOf(spec) };
+      await exposeDatabase(placed, spec.serviceId, (line) => session.log('system', line));
+      logInternalEndpoint(session, spec, placed.internal);
+      records.write({ serviceId: spec.serviceId, kind: 'DATABASE', name: spec.name, running: true, database: placed });
     } finally {
       deploying.delete(record.processName);
     }
   }
 
-  async function stopDatabase(record: DatabaseRecord): Promise<void> {
+  /**
+   * Serves the database's declared port on its own address, forwarding to where it really listens: its server's port
+   * on this host, or the shared server's when that is on this host too (a shared server elsewhere cannot be stood in
+   * for here: the deployment's log says so).
+   */
+  async function exposeDatabase(record: DatabaseRecord, serviceId: string, log: (line: string) => void): Promise<void> {
+    if (record.internal === undefined || record.port === undefined) return;
+    if (record.mode === 'EXTERNAL' && !sharedServerIsLocal()) {
+      log(`the shared PostgreSQL server is not on this host, so ${record.internal.address} does not lead to it; connect to the shared server itself`);
+      return;
+    }
+    for (const line of await internalAddresses.expose(serviceId, record.internal, record.port)) log(line);
+  }
+
+  function sharedServerIsLocal(): boolean {
+    const url = options.externalPostgresUrl;
+    if (url === undefined || url === '') return false;
+    const host = new URL(url).hostname;
+    return host === '' || host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  }
+
+  async function stopDatabase(serviceId: string, record: DatabaseRecord): Promise<void> {
+    await internalAddresses.remove(serviceId);
     if (record.mode === 'LOCAL') await databases.stop(record.processName);
   }
 
-  async function destroyDatabase(record: DatabaseRecord): Promise<void> {
+  async function destroyDatabase(serviceId: string, record: DatabaseRecord): Promise<void> {
+    await internalAddresses.remove(serviceId);
     if (record.mode === 'EXTERNAL') {
       if (options.externalPostgresUrl === undefined || options.externalPostgresUrl === '') throw new Error('the database is on the shared PostgreSQL server, which is no longer configured (SLIPWAY_LOCAL_POSTGRES_URL)');
       await dropExternalPostgres(options.externalPostgresUrl, { databaseName: record.databaseName, username: record.username });
@@ -428,6 +470,16 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
 
   // ---------------------------------------------------------------- actions
 
+  /**
+   * The spec as this host runs it: the internal hostnames its variables name (the built-ins, and any value a user
+   * wrote with one) become the services' addresses here (local-placement.ts).
+   */
+  function placedSpecOf(protocolSpec: ServiceDeploymentSpec): ServiceSpec {
+    const spec = serviceSpecOf(protocolSpec);
+    const resolve = placement.resolver(spec.peers);
+    return { ...spec, variables: spec.variables.map((variable) => ({ ...variable, value: resolve(variable.value) })) };
+  }
+
   async function deploy(session: TaskSession, spec: ServiceSpec): Promise<void> {
     switch (spec.kind) {
       case 'APPLICATION':
@@ -463,10 +515,10 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       return;
     }
     if (record.kind === 'APPLICATION') await stopApplication(serviceId, record.application);
-    if (record.kind === 'DATABASE' && record.database !== undefined) await stopDatabase(record.database);
+    if (record.kind === 'DATABASE' && record.database !== undefined) await stopDatabase(serviceId, record.database);
     if (record.kind === 'JOB') {
       // on_stop runs with the deployment's variables when the control plane gives a spec, else the non-secret ones.
-      const spec = await session.spec().then(serviceSpecOf, () => undefined);
+      const spec = await session.spec().then(placedSpecOf, () => undefined);
       await stopJob(session, record, 'on_stop', spec === undefined ? undefined : workloadEnvironment(session, spec).env);
     }
     records.write({ ...record, running: false });
@@ -476,11 +528,12 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     const record = records.read(serviceId);
     try {
       if (record?.kind === 'APPLICATION') await stopApplication(serviceId, record.application);
-      if (record?.kind === 'DATABASE' && record.database !== undefined) await destroyDatabase(record.database);
+      if (record?.kind === 'DATABASE' && record.database !== undefined) await destroyDatabase(serviceId, record.database);
       if (record?.kind === 'JOB') await stopJob(session, record, 'on_delete', undefined);
     } finally {
       // The service is gone whatever its on_delete did: nothing of it stays on this host.
       workspaces.removeWorkspace(serviceId);
+      placement.release(serviceId);
       records.remove(serviceId);
     }
     session.log('system', record === undefined ? 'nothing of this service was on this host' : `${record.name} was removed from this host`);
@@ -552,7 +605,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       if (adopted === undefined) {
         owners.delete(record.database.processName);
         note(record.serviceId, `the ${record.database.engine} server of ${record.name} was not running when the agent started; deploy it again to start it`);
+        return;
       }
+    }
+    if (record.kind === 'DATABASE' && record.database !== undefined) {
+      await exposeDatabase(record.database, record.serviceId, (line) => note(record.serviceId, line));
       return;
     }
     const cron = record.job?.cron;
@@ -579,7 +636,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     name: 'local',
     serviceKinds: LOCAL_SERVICE_KINDS,
     unsupported: unsupportedKindMessage,
-    deploy: (session: TaskSession, spec: ServiceDeploymentSpec) => whileBusy(spec.service.id, () => deploy(session, serviceSpecOf(spec))),
+    deploy: (session: TaskSession, spec: ServiceDeploymentSpec) => whileBusy(spec.service.id, () => deploy(session, placedSpecOf(spec))),
     stop: (session: TaskSession, serviceId: string) => whileBusy(serviceId, () => stop(session, serviceId)),
     teardown: (session: TaskSession, payload: ServiceTeardownPayload | ServiceTaskPayload) => whileBusy(payload.service_id, () => teardown(session, payload.service_id)),
     reconcileRoutes,

@@ -1,25 +1,29 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { readJson } from '../../db/db.json.ts';
-import { findFreePort } from '../../lib/free-port.ts';
 import { AppError, conflict, notFound } from '../../lib/errors.ts';
 import { nameKey } from '../../lib/names.ts';
 import type { DatabaseType, ServiceForVariables, ServiceKind } from '../variables/variables.builtins.ts';
 import { hostnameLabelCandidate, publicHostname } from './services.hostnames.ts';
 import type { ServiceRecords } from './services.records.ts';
-import { claimHostnameLabel, claimLocalAddress, claimLocalPort, findServiceRow, listServicesOfEnvironment, type ServiceRow } from './services.repo.ts';
+import { claimHostnameLabel, findServiceRow, listServicesOfEnvironment, type ServiceRow } from './services.repo.ts';
 import type { DatabaseConnection, ServicesDeps } from './services.service.ts';
 
 /**
  * Where a service is reached (a part of the services service, assembled in services.service.ts), in two steps: the
- * claims give a service what is its own — a database's generated credentials, sealed with its row; once, a database's
- * port on a local-driver host, an application's or container's local address, the label of its public hostname — and
- * the addresses answer from them where other services, its agent and the variables module's built-ins reach it.
+ * claims give a service what is its own — a database's generated credentials, sealed with its row; once, the label of
+ * its public hostname — and the addresses answer from them where other services, its agent and the variables
+ * module's built-ins reach it.
+ *
+ * Inside its environment a service is reached by intent, whatever the driver: its internal hostname and the ports it
+ * declares (a database, its engine's standard port). Placement is the driver's (docs/decisions.md, "Placement"): the
+ * local driver stands a loopback address of its own for each hostname, Kubernetes a Service; the control plane never
+ * chooses a host, an address or a port.
  */
 
 /**
- * The hostname of a service inside its environment's network: a placeholder with a fixed shape (stable per service,
- * unique per environment, never reachable from outside) where no driver gives real addresses.
+ * The hostname of a service inside its environment's network, with a fixed shape: stable per service name, unique per
+ * environment, never reachable from outside. The agent's driver resolves it on its cluster.
  */
 export function internalHostname(service: { name: string; environmentId: string }): string {
   return `${nameKey(service.name)}.${service.environmentId}.slipway.internal`;
@@ -28,17 +32,8 @@ export function internalHostname(service: { name: string; environmentId: string 
 /** Candidates of 40 bits each: a fifth collision in a row would take more services than any installation holds. */
 const HOSTNAME_LABEL_ATTEMPTS = 5;
 
-/** Kinds that serve on ports inside their environment, hence get a local address (0024_service_local_addresses). */
+/** Kinds that serve on ports inside their environment, hence get an internal hostname (databases too: their engine's port). */
 export const ADDRESSED_KINDS: ReadonlySet<string> = new Set(['APPLICATION', 'CONTAINER']);
-
-/**
- * A candidate local address for a service: in 127.64.0.0/10 (4 million addresses, all the loopback interface on
- * Linux), spread by the service's id; `attempt` moves on when another service holds it.
- */
-function localAddressCandidate(serviceId: string, attempt: number): string {
-  const digest = createHash('sha256').update(`${serviceId}:${attempt}`).digest();
-  return `127.${64 + ((digest[0] ?? 0) & 63)}.${digest[1] ?? 0}.${((digest[2] ?? 0) % 254) + 1}`;
-}
 
 /** What a database's generated credentials hold (sealed in `credentials_envelope`). */
 interface DatabaseCredentials {
@@ -61,7 +56,7 @@ function credentialsAssociatedData(row: Pick<ServiceRow, 'id' | 'organization_id
 
 /**
  * What a service is given of its own: a database's credentials (new ones when its type changes), and, once, when it
- * is created or first needs it, a local port, a local address, a public hostname label.
+ * is created or first needs it, a public hostname label.
  */
 export function createServiceClaims(deps: Pick<ServicesDeps, 'db' | 'secrets' | 'environments'>) {
   const { db, secrets } = deps;
@@ -107,16 +102,6 @@ export function createServiceClaims(deps: Pick<ServicesDeps, 'db' | 'secrets' | 
     }
   }
 
-  /** A database's port on a local-driver host: a port free on this host now, unique among services. */
-  function claimFreeLocalPort(serviceId: string): Promise<number> {
-    return claimOnce(serviceId, (row) => row.local_port, async () => claimLocalPort(db, serviceId, await findFreePort()), 5);
-  }
-
-  /** An application's or container's local address (0024_service_local_addresses), unique among services. */
-  function claimFreeLocalAddress(serviceId: string): Promise<string> {
-    return claimOnce(serviceId, (row) => row.local_address, (attempt) => claimLocalAddress(db, serviceId, localAddressCandidate(serviceId, attempt)), 20);
-  }
-
   /**
    * The label of a service's public hostname (services.hostnames.ts), unique in the installation: a candidate another
    * service holds is a unique violation, and the next attempt hashes differently. The names in it are those at the
@@ -134,56 +119,59 @@ export function createServiceClaims(deps: Pick<ServicesDeps, 'db' | 'secrets' | 
     );
   }
 
-  return { openCredentials, sealNewCredentials, claimFreeLocalPort, claimFreeLocalAddress, claimFreeHostnameLabel };
+  return { openCredentials, sealNewCredentials, claimFreeHostnameLabel };
 }
 
 export type ServiceClaims = ReturnType<typeof createServiceClaims>;
 
 /** Where a service is reached, as the variables module, the agent's spec and the routes ask it. */
 export function createServiceAddresses(
-  deps: Pick<ServicesDeps, 'db' | 'environments' | 'localDatabases' | 'appsDomain'>,
+  deps: Pick<ServicesDeps, 'db' | 'environments' | 'sharedPostgres' | 'appsDomain'>,
   records: Pick<ServiceRecords, 'findDefinition' | 'databaseSummaryOf'>,
   claims: ServiceClaims,
 ) {
   const { db } = deps;
-  const { openCredentials, claimFreeLocalPort, claimFreeLocalAddress, claimFreeHostnameLabel } = claims;
+  const { openCredentials, claimFreeHostnameLabel } = claims;
 
-  async function runsLocally(clusterId: string): Promise<boolean> {
-    return (await deps.localDatabases?.clusterRunsLocally(clusterId)) ?? false;
+  function hostnameOf(row: ServiceRow): string {
+    return internalHostname({ name: row.name, environmentId: row.environment_id });
   }
 
-  function databaseConnectionOf(row: ServiceRow, local: boolean): DatabaseConnection | undefined {
+  function databaseConnectionOf(row: ServiceRow): DatabaseConnection | undefined {
     const database = records.databaseSummaryOf(row.kind, readJson<Record<string, unknown>>(row.settings), row.name);
     const credentials = database === undefined ? undefined : openCredentials(row);
     if (database === undefined || credentials === undefined) return undefined;
-    const shared = local && database.type === 'POSTGRESQL' ? deps.localDatabases?.sharedPostgres : undefined;
-    const placeholder = { host: internalHostname({ name: row.name, environmentId: row.environment_id }), port: database.port };
-    const address = shared ?? (local && row.local_port !== null ? { host: '127.0.0.1', port: row.local_port } : placeholder);
+    // Names on the shared server must not collide between services: the service's id goes into them. Whether a
+    // database lands there is its driver's choice; its name is decided here, so every driver agrees on it.
+    const shared = deps.sharedPostgres === true && database.type === 'POSTGRESQL';
     return {
       type: database.type,
       version: database.version,
-      host: address.host,
-      port: address.port,
+      host: hostnameOf(row),
+      port: database.port,
       username: credentials.username,
       password: credentials.password,
-      // Names on a shared server must not collide between services: the service's id goes into them.
-      databaseName: shared === undefined ? database.dbName : `${database.dbName}_${row.id.replaceAll('-', '').slice(0, 12)}`,
-      local: local && (shared !== undefined || row.local_port !== null),
-      shared: shared !== undefined,
+      databaseName: shared ? `${database.dbName}_${row.id.replaceAll('-', '').slice(0, 12)}` : database.dbName,
+      shared,
     };
   }
 
+  /** The ports a service declares inside its environment: an application's or container's internal ports, a database's engine port. */
+  function declaredPortsOf(row: ServiceRow): number[] {
+    const settings = readJson<Record<string, unknown>>(row.settings);
+    if (ADDRESSED_KINDS.has(row.kind)) return records.findDefinition(row.kind as ServiceKind)?.references(settings).internalPorts ?? [];
+    const database = records.databaseSummaryOf(row.kind, settings, row.name);
+    return database === undefined ? [] : [database.port];
+  }
+
   /** What the variables module's built-ins say of one service (hostname, branch, a database's connection). */
-  function forVariables(row: ServiceRow, local: boolean): ServiceForVariables {
+  function forVariables(row: ServiceRow): ServiceForVariables {
     const kind = row.kind as ServiceKind;
     const settings = readJson<Record<string, unknown>>(row.settings);
     const references = records.findDefinition(kind)?.references(settings);
     const service: ServiceForVariables = { id: row.id, kind, name: row.name, branch: references?.branch ?? null };
-    if (ADDRESSED_KINDS.has(kind)) {
-      // On a local-driver host the agent answers on the service's own loopback address (docs/local-engine.md, "Addresses").
-      service.hostname = local && row.local_address !== null ? row.local_address : internalHostname({ name: row.name, environmentId: row.environment_id });
-    }
-    const connection = databaseConnectionOf(row, local);
+    if (ADDRESSED_KINDS.has(kind)) service.hostname = hostnameOf(row);
+    const connection = databaseConnectionOf(row);
     if (connection !== undefined) {
       service.database = {
         type: connection.type,
@@ -202,21 +190,25 @@ export function createServiceAddresses(
   return {
     /** The variables module's ServiceVariableContext: every service of an environment as the built-ins see it. */
     async servicesForVariables(environmentId: string): Promise<ServiceForVariables[]> {
-      const environment = await deps.environments.findEnvironmentSummary(environmentId);
-      const local = environment !== undefined && (await runsLocally(environment.clusterId));
-      return (await listServicesOfEnvironment(db, environmentId)).map((row) => forVariables(row, local));
+      return (await listServicesOfEnvironment(db, environmentId)).map(forVariables);
     },
 
     /**
-     * Where other services reach an application or a container on its cluster's agent host: its local address, when
-     * a local-driver agent runs the cluster; undefined elsewhere (and for other kinds).
+     * Where the other services of its environment reach a service: its internal hostname and declared ports;
+     * undefined for a service that declares none (a job, a helm chart, an application without internal ports).
      */
-    async internalAddressOf(serviceId: string): Promise<string | undefined> {
+    async internalEndpointOf(serviceId: string): Promise<{ hostname: string; ports: number[] } | undefined> {
       const row = await findServiceRow(db, serviceId);
-      if (row === undefined || !ADDRESSED_KINDS.has(row.kind)) return undefined;
-      const environment = await deps.environments.findEnvironmentSummary(row.environment_id);
-      if (environment === undefined || !(await runsLocally(environment.clusterId))) return undefined;
-      return row.local_address ?? (await claimFreeLocalAddress(serviceId));
+      if (row === undefined) return undefined;
+      const ports = declaredPortsOf(row);
+      return ports.length === 0 ? undefined : { hostname: hostnameOf(row), ports };
+    },
+
+    /** The services of an environment that have an internal endpoint, by internal hostname: what a driver resolves. */
+    async internalPeersOf(environmentId: string): Promise<Array<{ serviceId: string; hostname: string }>> {
+      return (await listServicesOfEnvironment(db, environmentId))
+        .filter((row) => declaredPortsOf(row).length > 0)
+        .map((row) => ({ serviceId: row.id, hostname: hostnameOf(row) }));
     },
 
     /**
@@ -235,14 +227,11 @@ export function createServiceAddresses(
       }
     },
 
-    /** A database's connection for its agent (what to run, on which port, with which credentials). */
+    /** A database's connection for its agent (its credentials and the name of its database). */
     async databaseConnection(serviceId: string): Promise<DatabaseConnection | undefined> {
-      let row = await findServiceRow(db, serviceId);
+      const row = await findServiceRow(db, serviceId);
       if (row === undefined || row.kind !== 'DATABASE') return undefined;
-      const environment = await deps.environments.findEnvironmentSummary(row.environment_id);
-      const local = environment !== undefined && (await runsLocally(environment.clusterId));
-      if (local && row.local_port === null) row = { ...row, local_port: await claimFreeLocalPort(serviceId) };
-      return databaseConnectionOf(row, local);
+      return databaseConnectionOf(row);
     },
   };
 }

@@ -12,7 +12,9 @@ import type { DatabaseConnection } from './services.service.ts';
  * The spec of a service task (docs/agent-protocol.md, "Task spec"): what the cluster's agent needs to carry one
  * deployment out, read by the lease holder only. It is the deployment's snapshot (settings as deployed, variables
  * with secrets opened) plus what the agent cannot know by itself: the git source with its token, the database's
- * credentials and port, and the hostnames the reverse proxy routes to the service.
+ * credentials, the hostnames the reverse proxy routes to the service, and, as intent, where its environment reaches
+ * it (its internal hostname and declared ports) and the other internal hostnames its variables may name. Where those
+ * names lead is the driver's placement.
  */
 export interface ServiceAgentSpecDeps {
   deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent' | 'runningServiceOn'>;
@@ -24,8 +26,10 @@ export interface ServiceAgentSpecDeps {
   verifiedDomainsOf(serviceId: string): Promise<string[]>;
   /** The service's public hostname, chosen by the services module (services.hostnames.ts); undefined once it is gone. */
   hostnameOf(serviceId: string): Promise<string | undefined>;
-  /** The service's own loopback address when a local-driver agent runs its cluster (services.local_address). */
-  internalAddressOf(serviceId: string): Promise<string | undefined>;
+  /** Its internal hostname and declared ports; undefined when it declares none. */
+  internalEndpointOf(serviceId: string): Promise<{ hostname: string; ports: number[] } | undefined>;
+  /** The services of the environment with an internal endpoint. */
+  internalPeersOf(environmentId: string): Promise<Array<{ serviceId: string; hostname: string }>>;
   openValue(variable: SnapshotVariable): string;
 }
 
@@ -55,8 +59,7 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
         if (credentials === null) throw notFound(`git token ${source.git_token_id} of service ${service.name} no longer exists`);
       }
       const database = await deps.databaseConnection(serviceId);
-      const internalAddress = await deps.internalAddressOf(serviceId);
-      const internalPorts = definitions.get(service.kind as ServiceKind)?.references(service.settings).internalPorts ?? [];
+      const internal = await deps.internalEndpointOf(serviceId);
       return {
         ...snapshot,
         environment: { id: environment.id, name: environment.name, mode: environment.mode },
@@ -73,14 +76,12 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
                 username: database.username,
                 password: database.password,
                 database_name: database.databaseName,
-                host: database.host,
-                port: database.port,
                 shared: database.shared,
               },
         routing: {
           hostnames: await hostnamesOf(service),
-          // Where the other services of the environment reach it (PLATFORM_APPLICATION_<NAME>_HOSTNAME), on a local-driver host.
-          internal: internalAddress === undefined || internalPorts.length === 0 ? null : { address: internalAddress, ports: internalPorts },
+          internal: internal ?? null,
+          peers: (await deps.internalPeersOf(service.environmentId)).map((peer) => ({ service_id: peer.serviceId, hostname: peer.hostname })),
         },
       };
     },

@@ -8,7 +8,7 @@ import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
-import { ADDRESSED_KINDS, type ServiceClaims } from './services.addresses.ts';
+import type { ServiceClaims } from './services.addresses.ts';
 import { atField } from './services.git-sources.ts';
 import { SERVICE_NAME_PATTERN, storedGitSourceOf } from './services.kind-fields.ts';
 import type { KindWrite, ServiceKindContext, ServiceKindDefinition, StoredService } from './services.kinds.ts';
@@ -45,7 +45,7 @@ function nameTaken(name: string): string {
 export function createServiceCrud(
   deps: Pick<ServicesDeps, 'db' | 'clock' | 'environments' | 'lookups' | 'variables' | 'runtime' | 'gitUrls'>,
   records: ServiceRecords,
-  claims: Pick<ServiceClaims, 'sealNewCredentials' | 'claimFreeHostnameLabel' | 'claimFreeLocalPort' | 'claimFreeLocalAddress'>,
+  claims: Pick<ServiceClaims, 'sealNewCredentials' | 'claimFreeHostnameLabel'>,
 ) {
   const { db, clock } = deps;
   const { definitionOf, requireServiceOfKind, databaseSummaryOf } = records;
@@ -153,8 +153,6 @@ export function createServiceCrud(
       description: write.description,
       settings: writeJson(write.settings),
       credentials_envelope: null,
-      local_port: null,
-      local_address: null,
       hostname_label: null,
       created_at: now,
       updated_at: now,
@@ -166,8 +164,6 @@ export function createServiceCrud(
       await replaceServiceReferences(trx, id, referenceRows(id, definition.references(write.settings)));
     });
     row.hostname_label = await claims.claimFreeHostnameLabel(id);
-    if (database !== undefined) row.local_port = await claims.claimFreeLocalPort(id);
-    if (ADDRESSED_KINDS.has(kind)) row.local_address = await claims.claimFreeLocalAddress(id);
     return responseOf(row);
   }
 

@@ -26,21 +26,9 @@ export async function updateService(db: Queryable, id: string, changes: Updateab
   return result.numUpdatedRows > 0n;
 }
 
-/** Gives a database its local port once (a port taken by another service is a unique violation). */
-export async function claimLocalPort(db: Queryable, id: string, port: number): Promise<boolean> {
-  const result = await db.updateTable('services').set({ local_port: port }).where('id', '=', id).where('local_port', 'is', null).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
 /** Gives a service its public hostname's label once (a label taken by another service is a unique violation). */
 export async function claimHostnameLabel(db: Queryable, id: string, label: string): Promise<boolean> {
   const result = await db.updateTable('services').set({ hostname_label: label }).where('id', '=', id).where('hostname_label', 'is', null).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Gives an application or a container its local address once (an address taken by another service is a unique violation). */
-export async function claimLocalAddress(db: Queryable, id: string, address: string): Promise<boolean> {
-  const result = await db.updateTable('services').set({ local_address: address }).where('id', '=', id).where('local_address', 'is', null).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 

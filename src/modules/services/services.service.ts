@@ -37,16 +37,6 @@ export interface ServiceEnvironment {
   clusterId: string;
 }
 
-/**
- * Where a local-driver agent runs databases (docs/local-engine.md, "Addresses"): on its own host, 127.0.0.1 on the
- * port chosen when the database was created; PostgreSQL databases on a shared server instead when one is configured
- * (SLIPWAY_LOCAL_POSTGRES_URL). Other clusters keep the placeholder address until a driver of theirs gives one.
- */
-export interface LocalDatabaseAddressing {
-  clusterRunsLocally(clusterId: string): Promise<boolean>;
-  sharedPostgres?: { host: string; port: number } | undefined;
-}
-
 /** A database's connection as its built-ins and its agent see it. */
 export interface DatabaseConnection {
   type: DatabaseType;
@@ -56,9 +46,7 @@ export interface DatabaseConnection {
   username: string;
   password: string;
   databaseName: string;
-  /** Whether a local-driver agent runs it on its host (else the address is a placeholder). */
-  local: boolean;
-  /** PostgreSQL on the shared server of SLIPWAY_LOCAL_POSTGRES_URL rather than a server of its own. */
+  /** PostgreSQL named for the installation's shared server (SLIPWAY_LOCAL_POSTGRES_URL), should its driver put it there. */
   shared: boolean;
 }
 
@@ -107,7 +95,11 @@ export interface ServicesDeps {
   /** The variables module removes a service's own variables and secrets in the removal's transaction. */
   variables: { deleteServiceVariables(trx: Transaction<DB>, serviceId: string): Promise<void> };
   runtime: ServiceRuntimePort;
-  localDatabases?: LocalDatabaseAddressing | undefined;
+  /**
+   * Whether the installation has a shared PostgreSQL server for databases (SLIPWAY_LOCAL_POSTGRES_URL): PostgreSQL
+   * databases are then named uniquely, so that a driver may put them there.
+   */
+  sharedPostgres?: boolean | undefined;
   /** SLIPWAY_APPS_DOMAIN: the domain of services' public hostnames (services.hostnames.ts). */
   appsDomain: string;
   /** The git URL rules of this installation, as the builds apply them (git/git-urls.ts). */
