@@ -1,5 +1,5 @@
 import type { QueryClient } from '@tanstack/react-query';
-import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router';
+import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router';
 import { currentSession } from './auth/session.ts';
 import { CallbackPage } from './pages/CallbackPage.tsx';
 import { HomePage } from './pages/HomePage.tsx';
@@ -19,6 +19,13 @@ import { SignInPage } from './pages/SignInPage.tsx';
  *   /                                      the current organization, or the first-organization page
  *   /organizations/new                     create an organization
  *   /organization/$organizationId          organization overview: projects
+ *     /project/$projectId                  the project's environments (create, clone, deploy, stop, restart, delete)
+ *       /environment/$environmentId        the environment's services with their live status
+ *         /new/$kind                       the creation wizard of a service kind (application, container, …)
+ *         /$kind/$serviceId                a service: overview, deployments, live logs, variables (?tab=)
+ *
+ * The pages below the organization are loaded when first opened (route-level code splitting): the first page a
+ * person sees downloads only the sign-in, the Shell and the organization overview.
  */
 export interface RouterContext {
   queryClient: QueryClient;
@@ -62,7 +69,39 @@ const homeRoute = createRoute({ getParentRoute: () => signedInRoute, path: '/', 
 const newOrganizationRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'organizations/new', component: NewOrganizationPage });
 export const organizationRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'organization/$organizationId', component: OrganizationPage });
 
-const routeTree = rootRoute.addChildren([signInRoute, callbackRoute, signedInRoute.addChildren([homeRoute, newOrganizationRoute, organizationRoute])]);
+const PROJECT_PATH = 'organization/$organizationId/project/$projectId';
+const ENVIRONMENT_PATH = `${PROJECT_PATH}/environment/$environmentId` as const;
+export const projectRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: PROJECT_PATH,
+  component: lazyRouteComponent(() => import('./pages/ProjectPage.tsx'), 'ProjectPage'),
+});
+export const environmentRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: ENVIRONMENT_PATH,
+  component: lazyRouteComponent(() => import('./pages/EnvironmentPage.tsx'), 'EnvironmentPage'),
+});
+export const newServiceRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: `${ENVIRONMENT_PATH}/new/$kind`,
+  component: lazyRouteComponent(() => import('./pages/NewServicePage.tsx'), 'NewServicePage'),
+});
+
+export type ServiceTab = 'overview' | 'deployments' | 'logs' | 'variables';
+const SERVICE_TABS: readonly ServiceTab[] = ['overview', 'deployments', 'logs', 'variables'];
+export const serviceRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: `${ENVIRONMENT_PATH}/$kind/$serviceId`,
+  validateSearch: (search: Record<string, unknown>): { tab?: ServiceTab } =>
+    SERVICE_TABS.includes(search.tab as ServiceTab) && search.tab !== 'overview' ? { tab: search.tab as ServiceTab } : {},
+  component: lazyRouteComponent(() => import('./pages/ServicePage.tsx'), 'ServicePage'),
+});
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  callbackRoute,
+  signedInRoute.addChildren([homeRoute, newOrganizationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute]),
+]);
 
 export function createConsoleRouter(queryClient: QueryClient) {
   return createRouter({ routeTree, basepath: '/console', context: { queryClient }, defaultPreload: 'intent', scrollRestoration: true });

@@ -39,3 +39,60 @@ export function messageOf(error: unknown): string {
   }
   return 'Something went wrong. Try again.';
 }
+
+export type Environment = components['schemas']['Environment'];
+export type EnvironmentStatus = components['schemas']['EnvironmentStatus'];
+export type ServiceStatus = components['schemas']['ServiceStatus'];
+export type Cluster = components['schemas']['Cluster'];
+export type Link = components['schemas']['Link'];
+export type EnvironmentVariable = components['schemas']['EnvironmentVariable'];
+export type Secret = components['schemas']['Secret'];
+export type DeploymentState = ServiceStatus['state'];
+
+/**
+ * A call whose path is built at run time (one code path for the four service kinds: `/${kind}/${id}/deploy`), with
+ * the same bearer token and 401 handling as the typed client. Answers the parsed JSON body (undefined for 204);
+ * throws the error body (an `ErrorBody`) on a refusal, a TypeError when the server cannot be reached.
+ */
+export async function apiRequest<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const session = currentSession();
+  if (session !== undefined) headers.authorization = `Bearer ${session.accessToken}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${location.origin}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  if (response.status === 401) expireSession();
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // Not the API's JSON (a proxy's error page): say what answered rather than how it failed to parse.
+    parsed = undefined;
+  }
+  if (!response.ok) throw parsed ?? { status: response.status, message: `The server answered ${response.status} ${response.statusText}.` };
+  return parsed as T;
+}
+
+/**
+ * The error body's field details as a map from the field's path (`git_repository/url`, `ports/0/internal_port`) to
+ * its message, for forms that show each where it belongs; `rest` is what no field of the form claimed.
+ */
+export function fieldErrorsOf(error: unknown): Map<string, string> {
+  const fields = new Map<string, string>();
+  if (error !== null && typeof error === 'object' && 'details' in error && Array.isArray(error.details)) {
+    for (const detail of error.details as { field?: unknown; message?: unknown }[]) {
+      if (typeof detail.field === 'string' && typeof detail.message === 'string') fields.set(detail.field.replace(/^\//, ''), detail.message);
+    }
+  }
+  return fields;
+}
+
+/** The error body's message without its field details (shown at the fields instead). */
+export function summaryOf(error: unknown): string {
+  if (error !== null && typeof error === 'object' && 'message' in error && typeof error.message === 'string' && !(error instanceof TypeError)) {
+    const body = error as Partial<ErrorBody>;
+    return body.status === 403 ? `You are not allowed to do this: ${body.message as string}` : (body.message as string);
+  }
+  return messageOf(error);
+}

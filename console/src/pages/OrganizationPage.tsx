@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { getRouteApi } from '@tanstack/react-router';
+import { getRouteApi, Link } from '@tanstack/react-router';
 import { useEffect, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, messageOf, type Project } from '../api/client.ts';
@@ -63,7 +63,11 @@ export function OrganizationPage() {
             {list.map((project) => (
               <li key={project.id} className="card project">
                 <div className="project-main">
-                  <h3 className="project-name">{project.name}</h3>
+                  <h3 className="project-name">
+                    <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId: project.id }}>
+                      {project.name}
+                    </Link>
+                  </h3>
                   {project.description ? <p className="muted project-description">{project.description}</p> : null}
                   <p className="project-counts">
                     <span>{plural(project.associated_environments_count, 'environment', 'environments')}</span>

@@ -12,7 +12,7 @@ const NEW_ORGANIZATION = '__new__';
 
 /** The signed-in layout: header (organization switcher, who is signed in, sign-out), main navigation, the page. */
 export function Shell() {
-  const { organizationId } = useParams({ strict: false });
+  const { organizationId, projectId } = useParams({ strict: false });
   const session = currentSession();
   const organizations = api.useQuery('get', '/organization');
   const current = organizations.data?.results.find((organization) => organization.id === organizationId);
@@ -79,6 +79,11 @@ export function Shell() {
           <Link to="/organization/$organizationId" params={{ organizationId }} activeOptions={{ exact: true }} className="nav-link">
             Projects
           </Link>
+          {projectId === undefined ? null : (
+            <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }} activeOptions={{ exact: true }} className="nav-link">
+              Environments
+            </Link>
+          )}
         </nav>
       )}
       <div className="content">

@@ -1,0 +1,232 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
+import { Button as AriaButton, Menu, MenuItem, MenuTrigger, Popover } from 'react-aria-components';
+import { api, apiRequest, messageOf, type Link as ServiceLink, type ServiceStatus } from '../api/client.ts';
+import { KINDS, type AnyService, type ServiceKind } from '../services/kinds.ts';
+import { ActionsMenu, Breadcrumbs, Button, ErrorMessage, RelativeTime, Spinner, StatusChip } from '../ui/controls.tsx';
+import { LIVE_INTERVAL_MS } from './live.ts';
+
+const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId/environment/$environmentId');
+
+interface Row {
+  kind: ServiceKind;
+  service: AnyService;
+  status: ServiceStatus | undefined;
+  url: string | undefined;
+}
+
+/** The services of every kind the console knows, read together (one query per kind, as the API lists them). */
+export function useEnvironmentServices(environmentId: string) {
+  return useQuery({
+    queryKey: ['environment-services', environmentId],
+    queryFn: async () => {
+      const lists = await Promise.all(KINDS.map((kind) => apiRequest<{ results: AnyService[] }>('GET', `/environment/${environmentId}/${kind.name}`)));
+      return KINDS.flatMap((kind, index) => (lists[index]?.results ?? []).map((service) => ({ kind, service })));
+    },
+  });
+}
+
+/** An environment: its services with their live state, URL and last deployment, and the actions on each. */
+export function EnvironmentPage() {
+  const { organizationId, projectId, environmentId } = route.useParams();
+  const environmentPath = { params: { path: { environmentId } } };
+  const organization = api.useQuery('get', '/organization/{organizationId}', { params: { path: { organizationId } } });
+  const project = api.useQuery('get', '/project/{projectId}', { params: { path: { projectId } } });
+  const environment = api.useQuery('get', '/environment/{environmentId}', environmentPath);
+  const services = useEnvironmentServices(environmentId);
+  const statuses = api.useQuery('get', '/environment/{environmentId}/statuses', environmentPath, { refetchInterval: LIVE_INTERVAL_MS });
+  const links = api.useQuery('get', '/environment/{environmentId}/link', environmentPath, { refetchInterval: LIVE_INTERVAL_MS * 4 });
+  const [actionError, setActionError] = useState<{ id: string; message: string } | undefined>();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  useEffect(() => {
+    document.title = `${environment.data?.name ?? 'Environment'} · Slipway`;
+  }, [environment.data?.name]);
+
+  const statusOf = new Map<string, ServiceStatus>();
+  for (const kind of KINDS) for (const status of statuses.data?.[kind.statusKey] ?? []) statusOf.set(status.id, status as ServiceStatus);
+  const urlOf = new Map<string, ServiceLink>();
+  for (const link of links.data?.results ?? []) if (link.is_default || !urlOf.has(link.service_id)) urlOf.set(link.service_id, link);
+  const rows: Row[] = (services.data ?? []).map(({ kind, service }) => ({ kind, service, status: statusOf.get(service.id), url: urlOf.get(service.id)?.url }));
+  const environmentStatus = statuses.data?.environment;
+
+  async function act(id: string, path: string, body?: unknown) {
+    setActionError(undefined);
+    try {
+      await apiRequest('POST', path, body);
+    } catch (error) {
+      setActionError({ id, message: messageOf(error) });
+    }
+    await queryClient.invalidateQueries({ queryKey: ['get', '/environment/{environmentId}/statuses'] });
+  }
+
+  if (environment.isError) {
+    return (
+      <main className="page">
+        <h1>Environment</h1>
+        <ErrorMessage message={messageOf(environment.error)} />
+        <p>
+          <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }}>
+            Back to the project’s environments
+          </Link>
+        </p>
+      </main>
+    );
+  }
+  const newService = (kind: string) =>
+    void navigate({ to: '/organization/$organizationId/project/$projectId/environment/$environmentId/new/$kind', params: { organizationId, projectId, environmentId, kind } });
+
+  return (
+    <main className="page wide-page">
+      <Breadcrumbs>
+        <li>
+          <Link to="/organization/$organizationId" params={{ organizationId }}>
+            {organization.data?.name ?? 'Organization'}
+          </Link>
+        </li>
+        <li>
+          <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }}>
+            {project.data?.name ?? 'Project'}
+          </Link>
+        </li>
+        <li aria-current="page">{environment.data?.name ?? '…'}</li>
+      </Breadcrumbs>
+      <div className="page-heading with-actions">
+        <div>
+          <p className="eyebrow">Environment</p>
+          <h1>{environment.data?.name ?? '…'}</h1>
+          <p className="row-facts">
+            {environmentStatus === undefined ? null : <StatusChip state={environmentStatus.state} />}
+            {environmentStatus?.deployment_status === 'OUT_OF_DATE' ? <span className="tag tag-warning">Out of date</span> : null}
+            {environment.data === undefined ? null : <span>on {environment.data.cluster_name ?? 'its cluster'}</span>}
+          </p>
+        </div>
+        <div className="heading-actions">
+          <Button variant="secondary" onPress={() => void act('environment', `/environment/${environmentId}/deploy`)}>
+            Deploy all
+          </Button>
+          <ActionsMenu
+            label="More actions for this environment"
+            actions={[
+              { id: 'restart', label: 'Restart all' },
+              { id: 'stop', label: 'Stop all' },
+            ]}
+            onAction={(action) =>
+              void act('environment', action === 'restart' ? `/environment/${environmentId}/service/restart-service` : `/environment/${environmentId}/stop`, action === 'restart' ? {} : undefined)
+            }
+          />
+        </div>
+      </div>
+      {actionError?.id === 'environment' ? <ErrorMessage message={actionError.message} /> : null}
+      <section aria-labelledby="services-heading" className="section">
+        <div className="section-heading">
+          <h2 id="services-heading">Services</h2>
+          {rows.length === 0 ? null : (
+            <MenuTrigger>
+              <AriaButton className="button button-primary">
+                New service <span aria-hidden="true">▾</span>
+              </AriaButton>
+              <Popover className="popover" placement="bottom end">
+                <Menu className="menu" aria-label="Kind of service" onAction={(key) => newService(String(key))}>
+                  {KINDS.map((kind) => (
+                    <MenuItem key={kind.name} id={kind.name} className="menu-item" textValue={kind.label}>
+                      {kind.label}
+                    </MenuItem>
+                  ))}
+                </Menu>
+              </Popover>
+            </MenuTrigger>
+          )}
+        </div>
+        {services.isPending ? <Spinner label="Loading services…" /> : null}
+        <ErrorMessage message={services.isError ? messageOf(services.error) : undefined} />
+        <ErrorMessage message={statuses.isError ? `Live status unavailable: ${messageOf(statuses.error)}` : undefined} />
+        {services.isSuccess && rows.length === 0 ? (
+          <div className="empty card">
+            <h3>No services yet</h3>
+            <p className="muted">Add what this environment runs:</p>
+            <ul className="kind-choices" aria-label="Kinds of service">
+              {KINDS.map((kind) => (
+                <li key={kind.name}>
+                  <Link
+                    className="kind-choice"
+                    to="/organization/$organizationId/project/$projectId/environment/$environmentId/new/$kind"
+                    params={{ organizationId, projectId, environmentId, kind: kind.name }}
+                  >
+                    <strong>New {kind.label.toLowerCase()}</strong>
+                    <span className="muted">{kind.description}</span>
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
+        {rows.length === 0 ? null : (
+          <table className="table services-table" aria-labelledby="services-heading">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">URL</th>
+                <th scope="col">Last deployment</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map(({ kind, service, status, url }) => (
+                <tr key={service.id}>
+                  <th scope="row" data-label="Name">
+                    <Link
+                      to="/organization/$organizationId/project/$projectId/environment/$environmentId/$kind/$serviceId"
+                      params={{ organizationId, projectId, environmentId, kind: kind.name, serviceId: service.id }}
+                      className="service-name"
+                    >
+                      {service.name}
+                    </Link>
+                    <span className="kind-label">{kind.label}</span>
+                  </th>
+                  <td data-label="Status">
+                    <span className="status-cell">
+                      {status === undefined ? <span className="muted">…</span> : <StatusChip state={status.state} />}
+                      {status?.service_deployment_status === 'OUT_OF_DATE' ? <span className="tag tag-warning">Out of date</span> : null}
+                      {status?.workload !== undefined && status.workload !== null && status.workload.health !== 'RUNNING' ? <span className="tag tag-danger">{status.workload.health === 'FAILED' ? 'Crashed' : 'Restarting'}</span> : null}
+                    </span>
+                    {actionError?.id === service.id ? <ErrorMessage message={actionError.message} /> : null}
+                  </td>
+                  <td data-label="URL" className="url-cell">
+                    {url === undefined ? (
+                      <span className="muted">—</span>
+                    ) : (
+                      <a href={url} target="_blank" rel="noreferrer" className="url">
+                        {url.replace(/^https?:\/\//, '')}
+                      </a>
+                    )}
+                  </td>
+                  <td data-label="Last deployment">
+                    <RelativeTime at={status?.last_deployment_date} />
+                  </td>
+                  <td className="actions-cell">
+                    <Button variant="secondary" aria-label={`Deploy ${service.name}`} onPress={() => void act(service.id, `/${kind.name}/${service.id}/deploy`, {})}>
+                      Deploy
+                    </Button>
+                    <ActionsMenu
+                      label={`More actions for ${service.name}`}
+                      actions={[
+                        { id: 'restart-service', label: 'Restart' },
+                        { id: 'stop', label: 'Stop' },
+                      ]}
+                      onAction={(action) => void act(service.id, `/${kind.name}/${service.id}/${action}`)}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </main>
+  );
+}
