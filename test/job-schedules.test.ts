@@ -210,6 +210,32 @@ for (const dialect of TEST_DIALECTS) {
       expect(await runsOf(replicas.a, name)).toHaveLength(3);
     });
 
+    it('a run that outlasts the next due time leaves that run due: what came due while it worked is not skipped', async () => {
+      const name = `long-${newId()}`;
+      let runs = 0;
+      const schedules: ScheduledWork[] = [
+        {
+          name,
+          intervalMs: HOUR,
+          atStart: true,
+          run: async () => {
+            runs += 1;
+            // The first run works past the next due time (a long invoice run, or the clock moved meanwhile).
+            if (runs === 1) clock.advance(1.5 * HOUR);
+          },
+        },
+      ];
+      await createJobSchedules({ db: replicas.a.db, clock, schedules }).ensure();
+      const [first] = await runsOf(replicas.a, name);
+      const due = Date.parse(dueAtOf(first) ?? '');
+      startWorker(replicas.a, schedules);
+      // The run due an hour after the first came due while it worked: it runs at once, then the grid goes on.
+      await vi.waitFor(() => expect(runs).toBe(2), { timeout: 10_000, interval: 10 });
+      await vi.waitFor(async () => expect((await pendingRunsOf(replicas.a, name)).map((row) => row.run_at)).toEqual([at(due + 2 * HOUR)]), { timeout: 10_000, interval: 10 });
+      const done = (await runsOf(replicas.a, name)).filter((row) => row.status === 'SUCCEEDED').map((row) => row.run_at);
+      expect(done.sort()).toEqual([at(due), at(due + HOUR)]);
+    });
+
     it('a failing run is retried by the queue, and leaves the next run scheduled whether it recovers or fails for good', async () => {
       const flaky = `flaky-${newId()}`;
       const broken = `broken-${newId()}`;

@@ -14,7 +14,7 @@ import type { JobHandler } from './job-worker.ts';
  *                              ├──work threw, attempts left──▶ QUEUED (the queue's backoff; same dueAt)
  *                              ├──work threw, attempts spent──▶ FAILED; giveUp enqueues the next run
  *                              └──its worker died──▶ QUEUED again, or FAILED + the next run (the queue's recovery)
- *   the next run is due at dueAt + k × interval, the first such instant still ahead (k = 1 unless far behind)
+ *   the next run is due at dueAt + k × interval, the first such instant after the run began (k = 1 unless far behind)
  *
  * Why so:
  * - One pending run per schedule and installation. A unique partial index over QUEUED and RUNNING jobs of `schedule:`
@@ -25,7 +25,8 @@ import type { JobHandler } from './job-worker.ts';
  *   no next run, or, once recovered and run again, two.
  * - No drift: the next run is due one interval after the previous one was due, not after it ended. An installation
  *   far behind (stopped for a day, a clock moved) does not run every missed run: each task catches up on everything
- *   in one run (the last period's invoices, whatever expired, every pending domain), so the missed ones are skipped.
+ *   in one run (the last period's invoices, whatever expired, every pending domain), so the missed ones are skipped —
+ *   those missed before the run began: one that came due while it worked covers what it did not, and runs next.
  * - "At start" means the installation's start, not each replica's: ensure makes a run due now only when the schedule
  *   has none pending (the first start, or a run lost to a crash between FAILED and its giveUp). A replica joining a
  *   running installation adds nothing; a new interval takes effect from the run after the pending one.
@@ -83,8 +84,12 @@ export function createJobSchedules(deps: { db: Queryable; clock: Clock; schedule
     return { kind: scheduleJobKind(work.name), serialKey: scheduleSerialKey(work.name), payload: { ...payload }, runAt: due };
   }
 
-  function nextRunAfter(work: ScheduledWork, job: ClaimedJob): JobRequest & { serialKey: string } {
-    const now = clock.now().getTime();
+  /**
+   * The run after `job`, skipping those due by `now`: for a run that worked, the instant it started, so that a run
+   * coming due while it worked (on a long run, or a clock moved meanwhile) is not skipped — the work covered only what
+   * was there when it began.
+   */
+  function nextRunAfter(work: ScheduledWork, job: ClaimedJob, now = clock.now().getTime()): JobRequest & { serialKey: string } {
     const dueAt = typeof job.payload.dueAt === 'string' ? Date.parse(job.payload.dueAt) : Number.NaN;
     // A run without a readable due time (written by hand) counts as due now.
     return runOf(work, nextDueAt(Number.isNaN(dueAt) ? now : dueAt, work.intervalMs, now));
@@ -94,8 +99,9 @@ export function createJobSchedules(deps: { db: Queryable; clock: Clock; schedule
     scheduleJobKind(work.name),
     {
       async run(job) {
+        const startedAt = clock.now().getTime();
         await work.run();
-        return { next: nextRunAfter(work, job) };
+        return { next: nextRunAfter(work, job, startedAt) };
       },
       async giveUp(job) {
         await enqueueJobUnlessPending(db, clock, nextRunAfter(work, job));
