@@ -28,7 +28,8 @@ import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, regis
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
 import { registerServiceRoutes } from './modules/services/services.routes.ts';
 import { registerServiceLinkRoutes } from './modules/services/services.links.routes.ts';
-import { registerServiceDeploymentRoutes } from './modules/services/services.deployments.routes.ts';
+import { registerServiceDeploymentRoutes } from './modules/deployments/deployments.service-routes.ts';
+import { registerEnvironmentDeploymentRoutes } from './modules/deployments/deployments.environment-routes.ts';
 import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
 import { registerCustomDomainRoutes } from './modules/custom-domains/custom-domains.routes.ts';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
@@ -63,7 +64,7 @@ export interface ApiRouteServices {
   agents: Parameters<typeof registerAgentRoutes>[1]['agents'];
   variables: Parameters<typeof registerProjectVariableRoutes>[1] & Parameters<typeof registerEnvironmentVariableRoutes>[1] & Parameters<typeof registerServiceVariableRoutes>[1];
   environmentServices: Parameters<typeof registerServiceRoutes>[1] & Pick<ServicesService, 'requireService'>;
-  serviceDeployments: Parameters<typeof registerServiceDeploymentRoutes>[1];
+  deployments: Parameters<typeof registerServiceDeploymentRoutes>[1] & Parameters<typeof registerEnvironmentDeploymentRoutes>[1];
   deploymentStatuses: Parameters<typeof registerDeploymentStatusRoutes>[1];
   deploymentRestrictions: Parameters<typeof registerDeploymentRestrictionRoutes>[1];
   customDomains: Parameters<typeof registerCustomDomainRoutes>[1];
@@ -94,6 +95,7 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
     registerClusterRoutes(api, wired.clusters);
     registerSelfManagedClusterRoutes(api, wired.selfManagedClusters);
     registerEnvironmentRoutes(api, wired.environments);
+    registerEnvironmentDeploymentRoutes(api, wired.deployments);
     registerAgentRoutes(api, {
       agents: wired.agents,
       authenticateAgent: (credential) => wired.clusters.authenticateOperator(credential),
@@ -111,7 +113,7 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
         locate: (serviceId) => wired.environmentServices.requireService(kind.kind, serviceId),
       });
     }
-    registerServiceDeploymentRoutes(api, wired.serviceDeployments, SERVICE_KIND_DEFINITIONS);
+    registerServiceDeploymentRoutes(api, wired.deployments, SERVICE_KIND_DEFINITIONS);
     registerDeploymentStatusRoutes(api, wired.deploymentStatuses);
     registerDeploymentRestrictionRoutes(api, wired.deploymentRestrictions);
     registerCustomDomainRoutes(api, wired.customDomains);

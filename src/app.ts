@@ -73,6 +73,7 @@ import { createEnvironmentsService } from './modules/environments/environments.s
 import { createAgentSubjects } from './modules/deployments/deployments.agent-subjects.ts';
 import { createDeploymentStatuses } from './modules/deployments/deployments.statuses.ts';
 import { createDeploymentDispatch } from './modules/deployments/deployments.dispatch.ts';
+import { createDeploymentsService } from './modules/deployments/deployments.service.ts';
 
 import { createAgentsService } from './modules/agents/agents.service.ts';
 import { createInProcessAgentClient } from './modules/agents/agents.in-process.ts';
@@ -89,7 +90,6 @@ import { createNodeDomainResolver } from './modules/custom-domains/custom-domain
 
 import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
 import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
-import { createServiceDeploymentsService } from './modules/services/services.deployments.service.ts';
 import { createServicesService, existsThrough, linkedRecordsThrough, missingThrough } from './modules/services/services.service.ts';
 import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
 import { createWebhookDeliveryHandler } from './modules/webhooks/webhooks.jobs.ts';
@@ -318,21 +318,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clock,
     clusters,
     variables,
-    deploymentGate: (organizationId, clusterId) => clusters.admitDeployment(organizationId, clusterId),
     services: {
-      listEnvironmentServices: (environmentId) => environmentServices.listEnvironmentServices(environmentId),
       removeEnvironmentServices: (trx, environmentId, options) => environmentServices.removeEnvironmentServices(trx, environmentId, options),
       servicesRemoved: (serviceIds) => environmentServices.servicesRemoved(serviceIds),
     },
-    events: {
-      publisher: events,
-      sourceOf: async (environment) => ({
-        organizationId: environment.organizationId,
-        resource: { type: 'ENVIRONMENT', id: environment.id, name: environment.name },
-        project: { id: environment.projectId, name: (await services.projects.getProject(environment.projectId)).name },
-        environmentMode: environment.mode,
-      }),
-    },
+    deployments: { refuseBusyEnvironment: (trx, environmentId) => deployments.refuseBusyEnvironment(trx, environmentId) },
   });
   // The seven kinds of services (docs/services.md); what their settings name is checked with the owning modules.
   const environmentServices = createServicesService({
@@ -358,9 +348,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     },
     variables: { deleteServiceVariables: (trx, serviceId) => variables.deleteServiceVariables(trx, serviceId) },
     runtime: {
-      refuseBusy: (trx, serviceId, options) => serviceDeployments.refuseBusy(trx, serviceId, options),
-      serviceRemoved: (serviceId) => serviceDeployments.serviceRemoved(serviceId),
-      outOfDate: (serviceIds) => serviceDeployments.outOfDate(serviceIds),
+      refuseBusy: (trx, serviceId, options) => deployments.refuseBusyService(trx, serviceId, options),
+      serviceRemoved: (serviceId) => deployments.serviceRemoved(serviceId),
+      outOfDate: (serviceIds) => deployments.outOfDate(serviceIds),
     },
     sharedPostgres: deps.config.localPostgresUrl !== undefined,
     appsDomain: deps.config.appsDomain ?? 'localhost',
@@ -384,19 +374,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
     appsPort: () => appsPort ?? deps.config.appsPort ?? 8000,
   });
-  // Service actions, status, history and logs (docs/service-deployments.md): the deployments keep their snapshots.
-  const serviceDeployments = createServiceDeploymentsService({
+  // Environment and service actions, status, history and logs (docs/environments.md, docs/service-deployments.md):
+  // one deployments module; a service's deployments keep their snapshots.
+  const deployments = createDeploymentsService({
     db: deps.database.db,
     clock,
     services: environmentServices,
-    environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
+    environments,
+    clusters,
     variables,
     deploymentGate: (organizationId, clusterId) => clusters.admitDeployment(organizationId, clusterId),
     metering: billing.metering,
     wakeWorkers: () => worker.wake(),
     events: {
       publisher: events,
-      sourceOf: async (service) => {
+      serviceSource: async (service) => {
         const environment = await environments.findEnvironmentSummary(service.environmentId);
         if (environment === undefined) throw notFound(`environment ${service.environmentId} not found`);
         return {
@@ -407,11 +399,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           serviceKind: service.kind,
         };
       },
+      environmentSource: async (environment) => ({
+        organizationId: environment.organizationId,
+        resource: { type: 'ENVIRONMENT', id: environment.id, name: environment.name },
+        project: { id: environment.projectId, name: (await services.projects.getProject(environment.projectId)).name },
+        environmentMode: environment.mode,
+      }),
     },
   });
   // What a service task's agent reads: the deployment's snapshot plus git token, database credentials and routes.
   const serviceAgentSpecs = createServiceAgentSpecs({
-    deployments: serviceDeployments,
+    deployments,
     kinds: SERVICE_KIND_DEFINITIONS,
     databaseConnection: (serviceId) => environmentServices.databaseConnection(serviceId),
     environmentOf: (environmentId) => environments.findEnvironmentSummary(environmentId),
@@ -431,7 +429,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     leaseMs: deps.agents?.leaseMs,
     heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
     pollMs: deps.agents?.pollMs,
-    ...createAgentSubjects({ environments, serviceDeployments, specs: serviceAgentSpecs, log: app.log }),
+    ...createAgentSubjects({ deployments, specs: serviceAgentSpecs, log: app.log }),
   });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.
   const selfManagedClusters = createSelfManagedClustersService({
@@ -502,7 +500,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
       [ORGANIZATION_PURGE_JOB, createOrganizationPurgeHandler({ db: deps.database.db, clock, log: app.log, ...deps.organizationPurge })],
       ...schedules.handlers,
-      ...createDeploymentDispatch({ agents, environments, serviceDeployments, clock, recheckMs: deps.agents?.recheckMs, log: app.log }),
+      ...createDeploymentDispatch({ agents, environments, deployments, clock, recheckMs: deps.agents?.recheckMs, log: app.log }),
     ]),
   });
 
@@ -525,8 +523,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       agents,
       variables,
       environmentServices,
-      serviceDeployments,
-      deploymentStatuses: createDeploymentStatuses({ environments, services: environmentServices, serviceDeployments }),
+      deployments,
+      deploymentStatuses: createDeploymentStatuses({ environments, services: environmentServices, deployments }),
       deploymentRestrictions,
       customDomains,
       serviceLinks,

@@ -4,14 +4,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../src/db/db.schema.ts';
 import { findCluster, listClusters } from '../src/modules/clusters/clusters.repo.ts';
 import { summaryOf } from '../src/modules/clusters/clusters.service.ts';
+import { DEPLOYMENT_STATES as ENVIRONMENT_STATES, DEPLOYMENT_TRANSITIONS as ENVIRONMENT_TRANSITIONS, transitionOf } from '../src/engine/deployment-states.ts';
+import { ENVIRONMENT_ACTION_JOB } from '../src/modules/deployments/deployments.environment-requests.ts';
+import { createDeploymentsService, type DeploymentsService } from '../src/modules/deployments/deployments.service.ts';
+import { requestedState } from '../src/modules/deployments/deployments.states.ts';
 import {
   createEnvironmentsService,
-  ENVIRONMENT_ACTION_JOB,
   NO_ENVIRONMENT_VARIABLES,
   type EnvironmentsService,
   type EnvironmentVariablesCopier,
 } from '../src/modules/environments/environments.service.ts';
-import { ENVIRONMENT_STATES, ENVIRONMENT_TRANSITIONS, requestedState, transitionOf } from '../src/modules/environments/environments.states.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
 
@@ -76,7 +78,7 @@ describe('environment state machine', () => {
   });
 
   it('walks the service states of issue 8: QUEUED → BUILDING → DEPLOYING → DEPLOYED, errors, stop, restart, cancel', () => {
-    expect(requestedState('READY', 'deploy', false)).toBe('QUEUED');
+    expect(requestedState('environment', 'READY', 'deploy', false)).toBe('QUEUED');
     expect(transitionOf('QUEUED', 'take_deploy')).toBe('BUILDING');
     expect(transitionOf('BUILDING', 'built')).toBe('DEPLOYING');
     expect(transitionOf('DEPLOYING', 'succeed')).toBe('DEPLOYED');
@@ -94,16 +96,16 @@ describe('environment state machine', () => {
   });
 
   it('refuses illegal actions with a conflict naming the state, and acting on what was never deployed', () => {
-    expect(() => requestedState('QUEUED', 'deploy', false)).toThrow(/it is QUEUED/);
-    expect(() => requestedState('BUILDING', 'stop', true)).toThrow(/it is BUILDING/);
-    expect(() => requestedState('STOPPED', 'restart', true)).toThrow(/it is STOPPED/);
-    expect(() => requestedState('STOPPED', 'stop', true)).toThrow(/it is STOPPED/);
-    expect(() => requestedState('DEPLOYING', 'delete', true)).toThrow(/it is DEPLOYING/);
-    expect(() => requestedState('READY', 'redeploy', false)).toThrow(/it is READY/);
-    expect(() => requestedState('BUILD_ERROR', 'stop', false)).toThrow(/never been deployed/);
-    expect(() => requestedState('CANCELED', 'restart', false)).toThrow(/never been deployed/);
-    expect(requestedState('DEPLOYED', 'restart', true)).toBe('QUEUED');
-    expect(requestedState('STOPPED', 'redeploy', true)).toBe('QUEUED');
+    expect(() => requestedState('environment', 'QUEUED', 'deploy', false)).toThrow(/it is QUEUED/);
+    expect(() => requestedState('environment', 'BUILDING', 'stop', true)).toThrow(/it is BUILDING/);
+    expect(() => requestedState('environment', 'STOPPED', 'restart', true)).toThrow(/it is STOPPED/);
+    expect(() => requestedState('environment', 'STOPPED', 'stop', true)).toThrow(/it is STOPPED/);
+    expect(() => requestedState('environment', 'DEPLOYING', 'delete', true)).toThrow(/it is DEPLOYING/);
+    expect(() => requestedState('environment', 'READY', 'redeploy', false)).toThrow(/it is READY/);
+    expect(() => requestedState('environment', 'BUILD_ERROR', 'stop', false)).toThrow(/never been deployed/);
+    expect(() => requestedState('environment', 'CANCELED', 'restart', false)).toThrow(/never been deployed/);
+    expect(requestedState('environment', 'DEPLOYED', 'restart', true)).toBe('QUEUED');
+    expect(requestedState('environment', 'STOPPED', 'redeploy', true)).toBe('QUEUED');
   });
 });
 
@@ -121,16 +123,35 @@ function clustersPortOf(ctx: TestApp) {
   };
 }
 
-/** A service beside the app's, on the same database: the side the cluster's agent and the variables module call. */
+/** A service beside the app's, on the same database: the side the variables module calls. */
 function serviceOf(ctx: TestApp, variables: EnvironmentVariablesCopier = NO_ENVIRONMENT_VARIABLES): EnvironmentsService {
   return createEnvironmentsService({
     db: ctx.database.db,
     clock: ctx.clock,
     clusters: clustersPortOf(ctx),
     variables,
-    deploymentGate: async () => {
-      throw new Error('these tests request no deployment through this service');
+    deployments: {
+      refuseBusyEnvironment: async () => {
+        throw new Error('these tests delete no environment through this service');
+      },
     },
+  });
+}
+
+/** The deployments module beside the app's, on the same database: the side the cluster's agent calls. */
+function agentOf(ctx: TestApp): DeploymentsService {
+  const unused = async (): Promise<never> => {
+    throw new Error('these tests request no deployment through this service');
+  };
+  return createDeploymentsService({
+    db: ctx.database.db,
+    clock: ctx.clock,
+    services: { findService: async () => undefined, listEnvironmentServices: async () => [] },
+    environments: serviceOf(ctx),
+    clusters: clustersPortOf(ctx),
+    variables: { resolveForDeployment: unused, explain: unused },
+    deploymentGate: unused,
+    metering: { resourceRunning: unused, resourceStopped: unused },
   });
 }
 
@@ -177,8 +198,8 @@ describeEachDatabase('environments', (ctx) => {
     const response = await post(`/environment/${environmentId}/deploy`);
     expect(response.statusCode, response.body).toBe(202);
     const deploymentId = response.json<ActionStatusView>().deployment_request_id ?? '';
-    const agent = serviceOf(ctx());
-    for (const event of ['take', 'built', 'succeed'] as const) await agent.recordAgentProgress(environmentId, deploymentId, event);
+    const agent = agentOf(ctx());
+    for (const event of ['take', 'built', 'succeed'] as const) await agent.recordEnvironmentProgress(environmentId, deploymentId, event);
   }
 
   beforeAll(async () => {
@@ -329,7 +350,7 @@ describeEachDatabase('environments', (ctx) => {
     it('refuses to delete an environment the agent is working on (409 naming the state)', async () => {
       const env = await createEnvironment();
       const deploy = await post(`/environment/${env.id}/deploy`);
-      await serviceOf(ctx()).recordAgentProgress(env.id, deploy.json<ActionStatusView>().deployment_request_id ?? '', 'take');
+      await agentOf(ctx()).recordEnvironmentProgress(env.id, deploy.json<ActionStatusView>().deployment_request_id ?? '', 'take');
       const refused = expectErrorBody(await ctx().call(owner.auth, { method: 'DELETE', url: `/environment/${env.id}` }), 409);
       expect(refused.message).toMatch(/BUILDING/);
       expect((await get(`/environment/${env.id}`)).statusCode).toBe(200);
@@ -491,18 +512,18 @@ describeEachDatabase('environments', (ctx) => {
     it('cancels a running deploy through CANCELING when the agent reaches its next step', async () => {
       const env = await createEnvironment();
       const deploymentId = (await post(`/environment/${env.id}/deploy`)).json<ActionStatusView>().deployment_request_id ?? '';
-      const agent = serviceOf(ctx());
-      expect((await agent.recordAgentProgress(env.id, deploymentId, 'take')).state).toBe('BUILDING');
+      const agent = agentOf(ctx());
+      expect((await agent.recordEnvironmentProgress(env.id, deploymentId, 'take')).state).toBe('BUILDING');
       const canceling = await post(`/environment/${env.id}/cancelDeployment`);
       expect(canceling.statusCode, canceling.body).toBe(202);
       expect(canceling.json<EnvironmentStatusView>().state).toBe('CANCELING');
-      await expect(agent.recordAgentProgress(env.id, deploymentId, 'built')).rejects.toThrow(/CANCELING/);
-      expect((await agent.recordAgentProgress(env.id, deploymentId, 'cancel_done')).state).toBe('CANCELED');
+      await expect(agent.recordEnvironmentProgress(env.id, deploymentId, 'built')).rejects.toThrow(/CANCELING/);
+      expect((await agent.recordEnvironmentProgress(env.id, deploymentId, 'cancel_done')).state).toBe('CANCELED');
     });
 
     it('walks deploy → DEPLOYED, then redeploy, stop, restart and their errors through the one table', async () => {
       const env = await createEnvironment();
-      const agent = serviceOf(ctx());
+      const agent = agentOf(ctx());
       await deployed(env.id);
       expect(await status(env.id)).toMatchObject({ state: 'DEPLOYED', deployment_status: 'UP_TO_DATE', last_deployment_state: 'DEPLOYED' });
 
@@ -515,16 +536,16 @@ describeEachDatabase('environments', (ctx) => {
       const redeployed = redeploy.json<EnvironmentStatusView>();
       expect(redeployed).toMatchObject({ state: 'QUEUED', deployment_status: 'OUT_OF_DATE' });
       expect(redeployed.message).toMatch(/redeploy queued: waiting for the cluster's agent/);
-      expect((await agent.recordAgentProgress(env.id, redeployed.deployment_request_id ?? '', 'take')).state).toBe('BUILDING');
+      expect((await agent.recordEnvironmentProgress(env.id, redeployed.deployment_request_id ?? '', 'take')).state).toBe('BUILDING');
       expect(expectErrorBody(await post(`/environment/${env.id}/stop`), 409).message).toMatch(/BUILDING/);
-      expect((await agent.recordAgentProgress(env.id, redeployed.deployment_request_id ?? '', 'fail', 'image build failed')).state).toBe('BUILD_ERROR');
+      expect((await agent.recordEnvironmentProgress(env.id, redeployed.deployment_request_id ?? '', 'fail', 'image build failed')).state).toBe('BUILD_ERROR');
       expect((await status(env.id)).message).toBe('image build failed');
 
       const stop = await post(`/environment/${env.id}/stop`);
       expect(stop.statusCode, stop.body).toBe(202);
       const stopId = stop.json<EnvironmentStatusView>().deployment_request_id ?? '';
-      expect((await agent.recordAgentProgress(env.id, stopId, 'take')).state).toBe('STOPPING');
-      expect((await agent.recordAgentProgress(env.id, stopId, 'succeed')).state).toBe('STOPPED');
+      expect((await agent.recordEnvironmentProgress(env.id, stopId, 'take')).state).toBe('STOPPING');
+      expect((await agent.recordEnvironmentProgress(env.id, stopId, 'succeed')).state).toBe('STOPPED');
       expect(expectErrorBody(await post(`/environment/${env.id}/stop`), 409).message).toMatch(/STOPPED/);
       expect(expectErrorBody(await post(`/environment/${env.id}/service/restart-service`, {}), 409).message).toMatch(/STOPPED/);
 
@@ -535,8 +556,8 @@ describeEachDatabase('environments', (ctx) => {
       const restarting = restart.json<ActionStatusView>();
       expect(restarting).toMatchObject({ state: 'QUEUED', status_details: { action: 'RESTART', status: 'QUEUED' } });
       const restartId = restarting.deployment_request_id ?? '';
-      expect((await agent.recordAgentProgress(env.id, restartId, 'take')).state).toBe('RESTARTING');
-      expect((await agent.recordAgentProgress(env.id, restartId, 'succeed')).state).toBe('RESTARTED');
+      expect((await agent.recordEnvironmentProgress(env.id, restartId, 'take')).state).toBe('RESTARTING');
+      expect((await agent.recordEnvironmentProgress(env.id, restartId, 'succeed')).state).toBe('RESTARTED');
 
       const history = (await get(`/environment/${env.id}/deploymentHistoryV2`)).json<HistoryPage<{ trigger_action: string; status: string; action_status: string }>>();
       expect(history.results.map((r) => [r.trigger_action, r.status, r.action_status])).toEqual([
@@ -551,11 +572,11 @@ describeEachDatabase('environments', (ctx) => {
     it('refuses progress the table does not have, and reports on an action that is not the current one', async () => {
       const env = await createEnvironment();
       const first = (await post(`/environment/${env.id}/deploy`)).json<ActionStatusView>().deployment_request_id ?? '';
-      const agent = serviceOf(ctx());
-      await expect(agent.recordAgentProgress(env.id, first, 'succeed')).rejects.toThrow(/it is QUEUED/);
+      const agent = agentOf(ctx());
+      await expect(agent.recordEnvironmentProgress(env.id, first, 'succeed')).rejects.toThrow(/it is QUEUED/);
       await post(`/environment/${env.id}/cancelDeployment`);
       await post(`/environment/${env.id}/deploy`);
-      await expect(agent.recordAgentProgress(env.id, first, 'take')).rejects.toThrow(/not the environment's current action/);
+      await expect(agent.recordEnvironmentProgress(env.id, first, 'take')).rejects.toThrow(/not the environment's current action/);
     });
 
     it('refuses to queue work for a cluster that was deleted (409), and still shows the environment', async () => {

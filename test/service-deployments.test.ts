@@ -1,8 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { readJson } from '../src/db/db.json.ts';
-import { SERVICE_ACTION_JOB, type DeploymentSnapshot } from '../src/modules/services/services.deployments.service.ts';
-import { requestedState, SERVICE_STATES, SERVICE_TRANSITIONS, transitionOf } from '../src/modules/services/services.states.ts';
+import { DEPLOYMENT_STATES as SERVICE_STATES, DEPLOYMENT_TRANSITIONS as SERVICE_TRANSITIONS, transitionOf } from '../src/engine/deployment-states.ts';
+import { SERVICE_ACTION_JOB } from '../src/modules/deployments/deployments.requests.ts';
+import type { DeploymentSnapshot } from '../src/modules/deployments/deployments.service.ts';
+import { requestedState } from '../src/modules/deployments/deployments.states.ts';
 import { enrolledCluster } from './support/agent-cluster.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, uniqueName, type TestUser } from './support/test-app.ts';
@@ -61,13 +63,13 @@ describe('service state machine', () => {
   });
 
   it('walks QUEUED → BUILDING → DEPLOYING → DEPLOYED, the errors, stop, restart, cancel and delete', () => {
-    expect(requestedState('READY', 'deploy', false)).toBe('QUEUED');
+    expect(requestedState('service', 'READY', 'deploy', false)).toBe('QUEUED');
     expect(transitionOf('QUEUED', 'take_deploy')).toBe('BUILDING');
     expect(transitionOf('BUILDING', 'built')).toBe('DEPLOYING');
     expect(transitionOf('BUILDING', 'fail')).toBe('BUILD_ERROR');
     expect(transitionOf('DEPLOYING', 'fail')).toBe('DEPLOYMENT_ERROR');
     expect(transitionOf('DEPLOYING', 'succeed')).toBe('DEPLOYED');
-    expect(requestedState('DEPLOYED', 'stop', true)).toBe('QUEUED');
+    expect(requestedState('service', 'DEPLOYED', 'stop', true)).toBe('QUEUED');
     expect(transitionOf('QUEUED', 'take_stop')).toBe('STOPPING');
     expect(transitionOf('STOPPING', 'succeed')).toBe('STOPPED');
     expect(transitionOf('QUEUED', 'take_restart')).toBe('RESTARTING');
@@ -75,12 +77,12 @@ describe('service state machine', () => {
     expect(transitionOf('QUEUED', 'cancel')).toBe('CANCELED');
     expect(transitionOf('BUILDING', 'cancel')).toBe('CANCELING');
     expect(transitionOf('CANCELING', 'cancel_done')).toBe('CANCELED');
-    expect(requestedState('STOPPED', 'delete', true)).toBe('DELETED');
+    expect(requestedState('service', 'STOPPED', 'delete', true)).toBe('DELETED');
     // What the table lacks answers 409 naming the state.
-    expect(() => requestedState('QUEUED', 'deploy', false)).toThrow(/cannot deploy service: it is QUEUED/);
-    expect(() => requestedState('BUILDING', 'delete', false)).toThrow(/it is BUILDING/);
-    expect(() => requestedState('READY', 'stop', false)).toThrow(/cannot stop service: it is READY/);
-    expect(() => requestedState('STOPPED', 'stop', true)).toThrow(/it is STOPPED/);
+    expect(() => requestedState('service', 'QUEUED', 'deploy', false)).toThrow(/cannot deploy service: it is QUEUED/);
+    expect(() => requestedState('service', 'BUILDING', 'delete', false)).toThrow(/it is BUILDING/);
+    expect(() => requestedState('service', 'READY', 'stop', false)).toThrow(/cannot stop service: it is READY/);
+    expect(() => requestedState('service', 'STOPPED', 'stop', true)).toThrow(/it is STOPPED/);
   });
 });
 

@@ -3,8 +3,8 @@ import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.ts';
-import { createServiceDeploymentsService } from '../src/modules/services/services.deployments.service.ts';
-import type { LogEvent } from '../src/modules/services/services.deployments.logs.ts';
+import type { LogEvent } from '../src/modules/deployments/deployments.logs.ts';
+import { createDeploymentsService } from '../src/modules/deployments/deployments.service.ts';
 import type { StoredService } from '../src/modules/services/services.kinds.ts';
 import { enrolledCluster } from './support/agent-cluster.ts';
 import { expectErrorBody } from './support/error-body.ts';
@@ -100,7 +100,7 @@ function followerTimers(): { live(): number; stop(): void } {
       const stack = new Error().stack ?? '';
       Error.stackTraceLimit = limit;
       // Set by the follower's wait itself, not by a database call it awaited (async frames name it too).
-      if (/\bat nextChange \(.*services\.deployments\.logs\.ts/.test(stack)) live.add(asyncId);
+      if (/\bat nextChange \(.*\/deployments\.logs\.ts/.test(stack)) live.add(asyncId);
     },
     destroy(asyncId) {
       live.delete(asyncId);
@@ -355,11 +355,12 @@ describeEachDatabase('service logs that follow', (ctx) => {
       findService: async (id: string) => (id === w.applicationId ? ({ id, kind: 'APPLICATION' } as StoredService) : undefined),
       listEnvironmentServices: async () => [],
     };
-    const deployments = createServiceDeploymentsService({
+    const deployments = createDeploymentsService({
       db,
       clock: ctx().clock,
       services,
-      environments: { findEnvironmentSummary: async () => undefined },
+      environments: { findEnvironmentSummary: async () => undefined, deploymentStateOf: async () => undefined, moveDeploymentState: async () => false },
+      clusters: { findClusterSummary: async () => undefined },
       variables: { resolveForDeployment: async () => Promise.reject(new Error('not used')), explain: async () => Promise.reject(new Error('not used')) },
       deploymentGate: async () => undefined,
       metering: { resourceRunning: async () => undefined, resourceStopped: async () => undefined },

@@ -1,44 +1,50 @@
 import type { AgentsDeps } from '../agents/agents.service.ts';
-import type { EnvironmentsService } from '../environments/environments.service.ts';
 import type { ServiceAgentSpecs } from '../services/services.agent-spec.ts';
-import type { ServiceDeploymentsService } from '../services/services.deployments.service.ts';
+import type { DeploymentsService } from './deployments.service.ts';
 
 /**
  * What an agent's reports move (docs/agent-protocol.md), as the agents module asks it: the subjects of its tasks —
  * an environment's deployment, a service's, a deleted service's teardown — and the deployed workloads of its cluster
- * (their output, health and routes). Each answer is the owning module's own operation; this is where the deployment
- * modules meet the protocol's vocabulary.
+ * (their output, health and routes). Each answer is this module's own operation, but for a task's spec and a
+ * workload's routes, which are the services module's (services.agent-spec.ts); this is where deployments meet the
+ * protocol's vocabulary.
  */
 export interface AgentSubjectsDeps {
-  environments: Pick<EnvironmentsService, 'recordAgentProgress' | 'findEnvironmentState' | 'isDeploymentOpen'>;
-  serviceDeployments: Pick<
-    ServiceDeploymentsService,
-    'recordServiceProgress' | 'findServiceState' | 'isDeploymentOpen' | 'appendDeploymentLog' | 'appendWorkloadLog' | 'recordWorkloadHealth'
+  deployments: Pick<
+    DeploymentsService,
+    | 'recordEnvironmentProgress'
+    | 'findEnvironmentState'
+    | 'recordServiceProgress'
+    | 'findServiceState'
+    | 'isDeploymentOpen'
+    | 'appendDeploymentLog'
+    | 'appendWorkloadLog'
+    | 'recordWorkloadHealth'
   >;
   specs: Pick<ServiceAgentSpecs, 'serviceTaskSpec' | 'routesOf'>;
   log: { warn(object: object, message: string): void };
 }
 
 export function createAgentSubjects(deps: AgentSubjectsDeps): Pick<AgentsDeps, 'subjects' | 'workloads'> {
-  const { environments, serviceDeployments, specs } = deps;
+  const { deployments, specs } = deps;
   return {
     subjects: {
       ENVIRONMENT: {
         recordProgress: async (environmentId, deploymentId, event, message) => ({
-          status: (await environments.recordAgentProgress(environmentId, deploymentId, event, message)).state,
+          status: (await deployments.recordEnvironmentProgress(environmentId, deploymentId, event, message)).state,
         }),
-        statusOf: (environmentId) => environments.findEnvironmentState(environmentId),
-        deploymentOpen: (environmentId, deploymentId) => environments.isDeploymentOpen(environmentId, deploymentId),
+        statusOf: (environmentId) => deployments.findEnvironmentState(environmentId),
+        deploymentOpen: (environmentId, deploymentId) => deployments.isDeploymentOpen('environment', environmentId, deploymentId),
       },
       SERVICE: {
         recordProgress: async (serviceId, deploymentId, event, message) => ({
-          status: (await serviceDeployments.recordServiceProgress(serviceId, deploymentId, event, message)).state,
+          status: (await deployments.recordServiceProgress(serviceId, deploymentId, event, message)).state,
         }),
-        statusOf: (serviceId) => serviceDeployments.findServiceState(serviceId),
-        deploymentOpen: (serviceId, deploymentId) => serviceDeployments.isDeploymentOpen(serviceId, deploymentId),
+        statusOf: (serviceId) => deployments.findServiceState(serviceId),
+        deploymentOpen: (serviceId, deploymentId) => deployments.isDeploymentOpen('service', serviceId, deploymentId),
         specOf: (serviceId, deploymentId) => specs.serviceTaskSpec(serviceId, deploymentId),
         appendLogs: (deploymentId, lines) =>
-          serviceDeployments.appendDeploymentLog(
+          deployments.appendDeploymentLog(
             deploymentId,
             lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
           ),
@@ -55,12 +61,12 @@ export function createAgentSubjects(deps: AgentSubjectsDeps): Pick<AgentsDeps, '
     },
     workloads: {
       appendLogs: (serviceId, clusterId, lines) =>
-        serviceDeployments.appendWorkloadLog(
+        deployments.appendWorkloadLog(
           serviceId,
           clusterId,
           lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at, ...(line.instance === undefined ? {} : { instance: line.instance }) })),
         ),
-      recordHealth: (serviceId, clusterId, report) => serviceDeployments.recordWorkloadHealth(serviceId, clusterId, report),
+      recordHealth: (serviceId, clusterId, report) => deployments.recordWorkloadHealth(serviceId, clusterId, report),
       routesOf: (clusterId, serviceIds) => specs.routesOf(clusterId, serviceIds),
     },
   };

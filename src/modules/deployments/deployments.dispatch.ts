@@ -6,10 +6,11 @@ import { STARTING_ACTIONS } from '../../engine/deployment-states.ts';
 import type { EnvironmentTaskPayload, ServiceTaskPayload, ServiceTeardownPayload } from '../../protocol/agent-protocol.ts';
 import { createAgentDispatchHandler, type AgentDispatchDeps } from '../agents/agents.jobs.ts';
 import type { AgentsService } from '../agents/agents.service.ts';
-import { ENVIRONMENT_ACTION, type EnvironmentsService } from '../environments/environments.service.ts';
-import { SERVICE_ACTION } from '../services/services.deployments.actions.ts';
-import type { ServiceDeploymentsService } from '../services/services.deployments.service.ts';
-import { SERVICE_TEARDOWN } from '../services/services.deployments.workloads.ts';
+import type { EnvironmentsService } from '../environments/environments.service.ts';
+import { ENVIRONMENT_ACTION } from './deployments.environment-requests.ts';
+import { SERVICE_ACTION } from './deployments.requests.ts';
+import type { DeploymentsService } from './deployments.service.ts';
+import { SERVICE_TEARDOWN } from './deployments.workloads.ts';
 
 /**
  * The orchestration of deployments onto clusters: the handlers of the three jobs whose work is a cluster agent's —
@@ -31,8 +32,11 @@ import { SERVICE_TEARDOWN } from '../services/services.deployments.workloads.ts'
  */
 export interface DeploymentDispatchDeps {
   agents: Pick<AgentsService, 'dispatchTask' | 'dispatchedTaskOutcome' | 'taskDispatched'>;
-  environments: Pick<EnvironmentsService, 'findEnvironmentSummary' | 'servicesRequested' | 'markServicesRequested'>;
-  serviceDeployments: Pick<ServiceDeploymentsService, 'requestEnvironmentServicesAction' | 'openDeploymentIdsOfEnvironment' | 'findServiceState'>;
+  environments: Pick<EnvironmentsService, 'findEnvironmentSummary'>;
+  deployments: Pick<
+    DeploymentsService,
+    'servicesRequested' | 'markServicesRequested' | 'requestEnvironmentServicesAction' | 'openDeploymentIdsOfEnvironment' | 'findServiceState'
+  >;
   clock: Clock;
   /** How often a waiting job looks at its task when no report wakes it (agents.jobs.ts). */
   recheckMs?: number | undefined;
@@ -40,7 +44,7 @@ export interface DeploymentDispatchDeps {
 }
 
 export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<readonly [string, JobHandler]> {
-  const { agents, environments, serviceDeployments } = deps;
+  const { agents, environments, deployments } = deps;
   const dispatchToAgent = (handler: Pick<AgentDispatchDeps, 'locate' | 'ready'>): JobHandler =>
     createAgentDispatchHandler({ agents, clock: deps.clock, recheckMs: deps.recheckMs, ...handler });
 
@@ -53,9 +57,9 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
   /** The environment's action becomes its services' own deployments, once (see the model above). */
   async function fanOut(job: ClaimedJob, environmentId: string): Promise<void> {
     const payload = payloadOf(ENVIRONMENT_ACTION, job);
-    if ((await environments.servicesRequested(payload.deploymentId)) || (await agents.taskDispatched(payload.deploymentId))) return;
-    const outcomes = await serviceDeployments.requestEnvironmentServicesAction(environmentId, payload.action, payload.triggeredBy ?? 'Slipway', payload.serviceIds);
-    await environments.markServicesRequested(payload.deploymentId);
+    if ((await deployments.servicesRequested(payload.deploymentId)) || (await agents.taskDispatched(payload.deploymentId))) return;
+    const outcomes = await deployments.requestEnvironmentServicesAction(environmentId, payload.action, payload.triggeredBy ?? 'Slipway', payload.serviceIds);
+    await deployments.markServicesRequested(payload.deploymentId);
     for (const skipped of outcomes.filter((outcome) => outcome.skipped !== undefined)) {
       deps.log.info({ environmentId, serviceId: skipped.serviceId }, `${payload.action} of ${skipped.name} skipped: ${skipped.skipped}`);
     }
@@ -65,7 +69,7 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
     // The task names the deployment; the agent reads its snapshot (settings, sealed variables) through it.
     locate: async (job) => {
       const payload = payloadOf(SERVICE_ACTION, job);
-      if ((await serviceDeployments.findServiceState(payload.serviceId)) === undefined) return undefined;
+      if ((await deployments.findServiceState(payload.serviceId)) === undefined) return undefined;
       const task: ServiceTaskPayload = {
         service_id: payload.serviceId,
         service_type: payload.kind,
@@ -91,7 +95,7 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
       const { environment_id: environmentId, service_type: kind } = request.payload;
       if (kind === 'DATABASE' || typeof environmentId !== 'string' || request.requestedAt === undefined) return true;
       if (!STARTING_ACTIONS.some((action) => action === request.action)) return true;
-      return allDispatched(await serviceDeployments.openDeploymentIdsOfEnvironment(environmentId, { databaseStartsBefore: request.requestedAt }));
+      return allDispatched(await deployments.openDeploymentIdsOfEnvironment(environmentId, { databaseStartsBefore: request.requestedAt }));
     },
   });
 
@@ -131,7 +135,7 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
       };
     },
     // Its task follows its services' in the mailbox: the agent meets theirs first.
-    ready: async (request) => allDispatched(await serviceDeployments.openDeploymentIdsOfEnvironment(request.subjectId)),
+    ready: async (request) => allDispatched(await deployments.openDeploymentIdsOfEnvironment(request.subjectId)),
   });
 
   return [

@@ -1,8 +1,7 @@
 import type { Selectable, Updateable } from 'kysely';
-import type { EnvironmentDeploymentsTable, EnvironmentsTable, Queryable } from '../../db/db.schema.ts';
+import type { EnvironmentsTable, Queryable } from '../../db/db.schema.ts';
 
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
-export type EnvironmentDeploymentRow = Selectable<EnvironmentDeploymentsTable>;
 
 export async function insertEnvironment(db: Queryable, row: Omit<EnvironmentRow, 'config_revision'> & Partial<EnvironmentRow>): Promise<void> {
   await db.insertInto('environments').values(row).execute();
@@ -61,40 +60,4 @@ export async function bumpConfigRevision(db: Queryable, scope: { projectId: stri
 
 export async function deleteEnvironmentRow(db: Queryable, id: string): Promise<void> {
   await db.deleteFrom('environments').where('id', '=', id).execute();
-}
-
-export async function insertDeployment(db: Queryable, row: EnvironmentDeploymentRow): Promise<void> {
-  await db.insertInto('environment_deployments').values(row).execute();
-}
-
-export function findDeployment(db: Queryable, id: string): Promise<EnvironmentDeploymentRow | undefined> {
-  return db.selectFrom('environment_deployments').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export async function updateDeployment(db: Queryable, id: string, changes: Updateable<EnvironmentDeploymentsTable>): Promise<void> {
-  await db.updateTable('environment_deployments').set(changes).where('id', '=', id).execute();
-}
-
-/** The jobs of an environment's actions (to withdraw the queued ones when it is removed). */
-export async function listDeploymentJobIds(db: Queryable, environmentId: string): Promise<string[]> {
-  const rows = await db.selectFrom('environment_deployments').select('job_id').where('environment_id', '=', environmentId).execute();
-  return rows.map((r) => r.job_id);
-}
-
-/** One page of history, newest first: the records older than `beforeId` (all when undefined). */
-export function listDeploymentsPage(db: Queryable, environmentId: string, limit: number, beforeId: string | undefined): Promise<EnvironmentDeploymentRow[]> {
-  let query = db.selectFrom('environment_deployments').selectAll().where('environment_id', '=', environmentId);
-  if (beforeId !== undefined) query = query.where('id', '<', beforeId);
-  return query.orderBy('id', 'desc').limit(limit).execute();
-}
-
-/** How many records are newer than `id` (the page number of a cursor). */
-export async function countDeploymentsNewerThan(db: Queryable, environmentId: string, id: string): Promise<number> {
-  const row = await db
-    .selectFrom('environment_deployments')
-    .select((eb) => eb.fn.countAll<string | number>().as('count'))
-    .where('environment_id', '=', environmentId)
-    .where('id', '>', id)
-    .executeTakeFirst();
-  return Number(row?.count ?? 0);
 }

@@ -5,28 +5,18 @@ import { NoContent, SkipReconcileQuery } from '../../protocol/wire.ts';
 import {
   CloneEnvironmentRequest,
   CreateEnvironmentRequest,
-  DeploymentHistoryEnvironmentPaginatedResponseList,
-  DeploymentHistoryEnvironmentPaginatedResponseListV2,
-  DeploymentHistoryQuery,
-  DeploymentHistoryV2Query,
   Environment,
-  EnvironmentActionStatus,
   EnvironmentEditRequest,
   EnvironmentParams,
   EnvironmentResponseList,
-  EnvironmentStatus,
   ProjectEnvironmentParams,
-  RebootServicesRequest,
 } from './environments.schemas.ts';
 import type { EnvironmentsService } from './environments.service.ts';
 
 const TAGS = ['Environments'];
 const MAIN_TAGS = ['Environment Main Calls'];
-const ACTION_TAGS = ['Environment Actions'];
-const HISTORY_TAGS = ['Environment Deployment History'];
 
-const QUEUED_NOTE = 'The cluster\'s agent carries the action out; until it takes it, the environment stays QUEUED and its status message says so.';
-
+/** An environment's CRUD; its status, actions and history are the deployments module's (deployments.environment-routes.ts). */
 export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: EnvironmentsService): void {
   app.get(
     '/project/:projectId/environment',
@@ -117,129 +107,5 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
     },
     async (request, reply) =>
       reply.code(HTTP_STATUS.created).send(await environments.cloneEnvironment(requirePrincipal(request), request.params.environmentId, request.body)),
-  );
-
-  app.get(
-    '/environment/:environmentId/status',
-    {
-      schema: { operationId: 'getEnvironmentStatus', tags: MAIN_TAGS, params: EnvironmentParams, response: { 200: EnvironmentStatus, ...authenticatedErrors() } },
-      config: { access: { permission: 'environments:read', target: 'environment' } },
-    },
-    async (request) => environments.getEnvironmentStatus(request.params.environmentId),
-  );
-
-  app.post(
-    '/environment/:environmentId/deploy',
-    {
-      schema: {
-        operationId: 'deployEnvironment',
-        description: `Queues a deploy. ${QUEUED_NOTE}`,
-        tags: ACTION_TAGS,
-        params: EnvironmentParams,
-        response: { 202: EnvironmentActionStatus, ...authenticatedErrors('conflict', 'payment_required') },
-      },
-      config: { access: { permission: 'environments:deploy', target: 'environment' } },
-    },
-    async (request, reply) =>
-      reply.code(HTTP_STATUS.accepted).send(await environments.deployEnvironment(requirePrincipal(request), request.params.environmentId)),
-  );
-
-  app.post(
-    '/environment/:environmentId/redeploy',
-    {
-      schema: {
-        operationId: 'redeployEnvironment',
-        description: `Queues a redeploy of a deployed environment. ${QUEUED_NOTE}`,
-        tags: ACTION_TAGS,
-        params: EnvironmentParams,
-        response: { 202: EnvironmentStatus, ...authenticatedErrors('conflict', 'payment_required') },
-      },
-      config: { access: { permission: 'environments:deploy', target: 'environment' } },
-    },
-    async (request, reply) =>
-      reply.code(HTTP_STATUS.accepted).send(await environments.redeployEnvironment(requirePrincipal(request), request.params.environmentId)),
-  );
-
-  app.post(
-    '/environment/:environmentId/stop',
-    {
-      schema: {
-        operationId: 'stopEnvironment',
-        description: `Queues a stop of a deployed environment. ${QUEUED_NOTE}`,
-        tags: ACTION_TAGS,
-        params: EnvironmentParams,
-        response: { 202: EnvironmentStatus, ...authenticatedErrors('conflict') },
-      },
-      config: { access: { permission: 'environments:deploy', target: 'environment' } },
-    },
-    async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await environments.stopEnvironment(requirePrincipal(request), request.params.environmentId)),
-  );
-
-  app.post(
-    '/environment/:environmentId/service/restart-service',
-    {
-      schema: {
-        operationId: 'rebootServices',
-        description: `Queues a restart of a deployed environment's services. ${QUEUED_NOTE}`,
-        tags: ACTION_TAGS,
-        params: EnvironmentParams,
-        body: RebootServicesRequest,
-        response: { 202: EnvironmentActionStatus, ...authenticatedErrors('conflict', 'payment_required') },
-      },
-      config: { access: { permission: 'environments:deploy', target: 'environment' } },
-      // The reference's body is optional: no body restarts every service, as an empty one does.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
-    },
-    async (request, reply) =>
-      reply.code(HTTP_STATUS.accepted).send(await environments.rebootServices(requirePrincipal(request), request.params.environmentId, request.body)),
-  );
-
-  app.post(
-    '/environment/:environmentId/cancelDeployment',
-    {
-      schema: {
-        operationId: 'cancelEnvironmentDeployment',
-        description: 'Cancels the queued action at once, or a deploy under way at the agent\'s next step.',
-        tags: ACTION_TAGS,
-        params: EnvironmentParams,
-        response: { 202: EnvironmentStatus, ...authenticatedErrors('conflict') },
-      },
-      config: { access: { permission: 'environments:deploy', target: 'environment' } },
-    },
-    async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await environments.cancelEnvironmentDeployment(request.params.environmentId)),
-  );
-
-  app.get(
-    '/environment/:environmentId/deploymentHistory',
-    {
-      schema: {
-        operationId: 'listEnvironmentDeploymentHistory',
-        description: 'Newest first, pageSize entries (default 20) older than startId; next_cursor is the startId of the next page.',
-        tags: HISTORY_TAGS,
-        params: EnvironmentParams,
-        querystring: DeploymentHistoryQuery,
-        response: { 200: DeploymentHistoryEnvironmentPaginatedResponseList, ...authenticatedErrors() },
-      },
-      config: { access: { permission: 'environments:read', target: 'environment' } },
-    },
-    async (request) => environments.listEnvironmentDeploymentHistory(request.params.environmentId, request.query),
-  );
-
-  app.get(
-    '/environment/:environmentId/deploymentHistoryV2',
-    {
-      schema: {
-        operationId: 'listEnvironmentDeploymentHistoryV2',
-        description: 'Newest first, pageSize entries (default 20) older than cursor; next_cursor is the cursor of the next page.',
-        tags: HISTORY_TAGS,
-        params: EnvironmentParams,
-        querystring: DeploymentHistoryV2Query,
-        response: { 200: DeploymentHistoryEnvironmentPaginatedResponseListV2, ...authenticatedErrors() },
-      },
-      config: { access: { permission: 'environments:read', target: 'environment' } },
-    },
-    async (request) => environments.listEnvironmentDeploymentHistoryV2(request.params.environmentId, request.query),
   );
 }

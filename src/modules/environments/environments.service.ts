@@ -1,23 +1,16 @@
-import { Type, type Static } from 'typebox';
-import { HISTORY_ACTION, QUEUED_ACTIONS, queuedActionOf, referenceStatus, waitingMessage } from '../../engine/deployment-states.ts';
-import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
-import { createEnvironmentHistory, durationSeconds } from './environments.history.ts';
-import type { Placement } from '../../auth/principal.ts';
 import type { Kysely, Transaction } from 'kysely';
-import { principalDisplayName, actingUserId, type Principal } from '../../auth/principal.ts';
+import { actingUserId, type Placement, type Principal } from '../../auth/principal.ts';
 import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
-import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
+import type { EnvironmentStateChanges } from '../deployments/deployments.environment-records.ts';
 import type { RemovedContents } from '../projects/projects.service.ts';
-import { publishDeploymentTransition, type DeploymentEventSource, type EventPublisher } from '../webhooks/webhooks.events.ts';
-import { bumpConfigRevision, countEnvironmentsByProject, deleteEnvironmentRow, findDeployment, findEnvironment, insertDeployment, insertEnvironment, listDeploymentJobIds, listEnvironments, updateDeployment, updateEnvironment, updateEnvironmentInStatus, type EnvironmentDeploymentRow, type EnvironmentRow } from './environments.repo.ts';
-import { type CloneEnvironmentBody, type CreateEnvironmentBody, type EditEnvironmentBody, type RebootServicesBody } from './environments.schemas.ts';
-import { isSettled, requestedState, stateOf, TAKE_EVENT, transitionOf, type EnvironmentProgress, type EnvironmentState, type QueuedAction } from './environments.states.ts';
+import { bumpConfigRevision, countEnvironmentsByProject, deleteEnvironmentRow, findEnvironment, insertEnvironment, listEnvironments, updateEnvironment, updateEnvironmentInStatus, type EnvironmentRow } from './environments.repo.ts';
+import type { CloneEnvironmentBody, CreateEnvironmentBody, EditEnvironmentBody } from './environments.schemas.ts';
 
 export type EnvironmentMode = 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
 
@@ -31,22 +24,6 @@ export interface EnvironmentSummary {
   clusterId: string;
   createdAt: string;
 }
-
-/** The job that carries an environment action out; the cluster's agent (issue 9) registers its handler. */
-export const ENVIRONMENT_ACTION_JOB = 'environment.action';
-
-export const EnvironmentActionPayload = Type.Object({
-  environmentId: Type.String(),
-  deploymentId: Type.String(),
-  action: Type.Enum(QUEUED_ACTIONS),
-  requestedAt: Type.String(),
-  /** Who asked (the services' deployments it fans out into name them); absent in jobs written before it existed. */
-  triggeredBy: Type.Optional(Type.String()),
-  /** rebootServices naming services: only those restart. */
-  serviceIds: Type.Optional(Type.Array(Type.String())),
-});
-export type EnvironmentActionPayload = Static<typeof EnvironmentActionPayload>;
-export const ENVIRONMENT_ACTION = jobKind(ENVIRONMENT_ACTION_JOB, EnvironmentActionPayload);
 
 /** The variables module's part of a clone: copies the ENVIRONMENT-scoped variables and secrets, in the clone's transaction. */
 export interface EnvironmentVariablesCopier {
@@ -64,24 +41,18 @@ export interface EnvironmentsDeps {
     listOrganizationCluster(organizationId: string): Promise<Array<{ id: string }>>;
   };
   variables: EnvironmentVariablesCopier;
-  /**
-   * Refuses an action that starts workloads on the cluster by throwing (the clusters module's admitDeployment): 403
-   * on a LOCAL cluster the organization holds no grant for, 402 while its billing is not valid.
-   */
-  deploymentGate: (organizationId: string, clusterId: string) => Promise<void>;
-  /** The services module: the environment's services (rebootServices names them); without it, an environment holds none. */
+  /** The services module: without it, an environment holds none. */
   services?: {
-    listEnvironmentServices(environmentId: string): Promise<Array<{ id: string; kind: string }>>;
     /** Removes the environment's services in its delete's transaction (their workloads' teardown queued). */
     removeEnvironmentServices(trx: Transaction<DB>, environmentId: string, options: { teardown: boolean }): Promise<string[]>;
     servicesRemoved(serviceIds: readonly string[]): Promise<void>;
   };
-  /** Deployment events for the webhooks, published in the transaction of each move (none unless given). */
-  events?: { publisher: EventPublisher; sourceOf(environment: EnvironmentSummary): Promise<DeploymentEventSource> };
+  /**
+   * The deployments module: inside a delete's transaction, refuses (409) while the cluster's agent works on the
+   * environment and withdraws its queued actions.
+   */
+  deployments: { refuseBusyEnvironment(trx: Transaction<DB>, environmentId: string): Promise<void> };
 }
-
-/** Actions that start workloads, and so cost money; a stop is always allowed. */
-const COSTS_MONEY: ReadonlySet<QueuedAction> = new Set(['deploy', 'redeploy', 'restart']);
 
 function modeOf(row: EnvironmentRow): EnvironmentMode {
   return row.mode as EnvironmentMode;
@@ -97,11 +68,6 @@ function summaryOf(row: EnvironmentRow): EnvironmentSummary {
     clusterId: row.cluster_id,
     createdAt: row.created_at,
   };
-}
-
-function deploymentStatusOf(row: EnvironmentRow): 'NEVER_DEPLOYED' | 'UP_TO_DATE' | 'OUT_OF_DATE' {
-  if (row.deployed_revision === null) return 'NEVER_DEPLOYED';
-  return row.deployed_revision === row.config_revision ? 'UP_TO_DATE' : 'OUT_OF_DATE';
 }
 
 function environmentView(row: EnvironmentRow, cluster: ClusterSummary | undefined) {
@@ -139,7 +105,6 @@ function nameTaken(name: string): string {
 
 
 export function createEnvironmentsService(deps: EnvironmentsDeps) {
-  const history = createEnvironmentHistory({ db: deps.db, clock: deps.clock });
   const { db, clock } = deps;
 
   async function requireEnvironment(executor: Queryable, environmentId: string): Promise<EnvironmentRow> {
@@ -165,6 +130,27 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     return cluster;
   }
 
+  /** A new environment's row: READY, never deployed. */
+  function newEnvironmentRow(principal: Principal, input: { organizationId: string; projectId: string; clusterId: string; name: string; mode: string }) {
+    const now = clock.now().toISOString();
+    const name = cleanName(input.name);
+    return {
+      id: newId(),
+      organization_id: input.organizationId,
+      project_id: input.projectId,
+      cluster_id: input.clusterId,
+      name,
+      name_key: nameKey(name),
+      mode: input.mode,
+      status: 'READY',
+      deployed_revision: null,
+      last_deployment_id: null,
+      last_updated_by: actingUserId(principal) ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
   async function viewsOf(rows: EnvironmentRow[]): Promise<EnvironmentView[]> {
     const clusters = new Map<string, ClusterSummary | undefined>();
     for (const row of rows) {
@@ -177,105 +163,12 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     return environmentView(row, await deps.clusters.findClusterSummary(row.organization_id, row.cluster_id));
   }
 
-  async function lastDeployment(row: EnvironmentRow, executor: Queryable = db): Promise<EnvironmentDeploymentRow | undefined> {
-    return row.last_deployment_id === null ? undefined : findDeployment(executor, row.last_deployment_id);
-  }
-
-  /** Where an environment lives, for its deployment events (read before a transaction: it asks other modules). */
-  async function eventSourceOf(environmentId: string): Promise<DeploymentEventSource | undefined> {
-    if (deps.events === undefined) return undefined;
-    const row = await findEnvironment(db, environmentId);
-    return row === undefined ? undefined : deps.events.sourceOf(summaryOf(row));
-  }
-
-  async function publishMove(trx: Transaction<DB>, source: DeploymentEventSource | undefined, move: Parameters<typeof publishDeploymentTransition>[3]) {
-    if (source !== undefined && deps.events !== undefined) await publishDeploymentTransition(deps.events.publisher, trx, source, move);
-  }
-
-  async function environmentStatusView(row: EnvironmentRow) {
-    const state = stateOf(row);
-    const last = await lastDeployment(row);
-    return {
-      id: row.id,
-      state,
-      last_deployment_date: last?.created_at ?? null,
-      last_deployment_state: last === undefined ? state : stateOf({ id: last.id, status: last.status }),
-      last_deployment_id: last?.job_id ?? null,
-      total_deployment_duration_in_seconds: last?.finished_at ? Math.round(durationSeconds(last, clock.now())) : null,
-      origin: (last?.origin ?? null) as 'API' | null,
-      triggered_by: last?.triggered_by ?? null,
-      deployment_status: deploymentStatusOf(row),
-      deployment_request_id: last?.id ?? null,
-      metrics: null,
-      /** Slipway's addition: why the environment waits or failed. */
-      message: last?.message ?? null,
-    };
-  }
-
-  /** The reference's service-shaped Status, which deployEnvironment and rebootServices answer. */
-  async function actionStatusView(row: EnvironmentRow) {
-    const state = stateOf(row);
-    const last = await lastDeployment(row);
-    return { ...referenceStatus(row.id, state, deploymentStatusOf(row), last), message: last?.message ?? null };
-  }
-
-  /**
-   * Moves an environment into QUEUED for an action and writes its history record and the job that carries it out,
-   * in one transaction. The job waits for the cluster's agent; nothing here pretends to do its work.
-   */
-  async function requestAction(principal: Principal, environmentId: string, action: QueuedAction, serviceIds?: string[]): Promise<EnvironmentRow> {
-    // Clusters and billing read their own tables: asked before the transaction, which on SQLite holds the one connection.
-    const before = await requireEnvironment(db, environmentId);
-    if ((await deps.clusters.findClusterSummary(before.organization_id, before.cluster_id)) === undefined) {
-      throw conflict(`cannot ${action} environment: its cluster ${before.cluster_id} no longer exists`);
-    }
-    if (COSTS_MONEY.has(action)) await deps.deploymentGate(before.organization_id, before.cluster_id);
-    return db.transaction().execute(async (trx) => {
-      const current = await requireEnvironment(trx, environmentId);
-      const from = stateOf(current);
-      const to = requestedState(from, action, current.deployed_revision !== null);
-      const now = clock.now().toISOString();
-      const deploymentId = newId();
-      const payload: EnvironmentActionPayload = {
-        environmentId,
-        deploymentId,
-        action,
-        requestedAt: now,
-        triggeredBy: principalDisplayName(principal),
-        ...(serviceIds === undefined ? {} : { serviceIds }),
-      };
-      const jobId = await enqueueJobOf(trx, clock, ENVIRONMENT_ACTION, payload, { serialKey: `environment:${environmentId}` });
-      await insertDeployment(trx, {
-        id: deploymentId,
-        environment_id: environmentId,
-        action: HISTORY_ACTION[action],
-        status: to,
-        message: waitingMessage(action),
-        origin: 'API',
-        triggered_by: principalDisplayName(principal),
-        job_id: jobId,
-        config_revision: current.config_revision,
-        created_at: now,
-        updated_at: now,
-        finished_at: null,
-        services_requested_at: null,
-      });
-      const moved = await updateEnvironmentInStatus(trx, environmentId, from, { status: to, last_deployment_id: deploymentId, updated_at: now });
-      if (!moved) throw conflict(`cannot ${action} environment: its state changed meanwhile; read it again`);
-      return { ...current, status: to, last_deployment_id: deploymentId, updated_at: now };
-    });
-  }
-
-
-
   /**
    * Removes the environment and, by foreign keys, its history and whatever later modules keep for it; its queued
    * jobs are withdrawn. Refused while the cluster's agent is working on it. Answers the services removed with it.
    */
   async function removeEnvironmentIn(trx: Transaction<DB>, environmentId: string, teardown: boolean): Promise<string[]> {
-    const current = await requireEnvironment(trx, environmentId);
-    requestedState(stateOf(current), 'delete', current.deployed_revision !== null);
-    for (const jobId of await listDeploymentJobIds(trx, environmentId)) await cancelQueuedJob(trx, clock, jobId);
+    await deps.deployments.refuseBusyEnvironment(trx, environmentId);
     const serviceIds = (await deps.services?.removeEnvironmentServices(trx, environmentId, { teardown })) ?? [];
     await deleteEnvironmentRow(trx, environmentId);
     return serviceIds;
@@ -295,39 +188,9 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
 
     async createEnvironment(principal: Principal, organizationId: string, projectId: string, body: CreateEnvironmentBody): Promise<EnvironmentView> {
       const cluster = await placementCluster(organizationId, body.cluster, '/cluster');
-      const now = clock.now().toISOString();
-      const id = newId();
-      const name = cleanName(body.name);
-      await insertOrRefuse(
-        () =>
-          insertEnvironment(db, {
-            id,
-            organization_id: organizationId,
-            project_id: projectId,
-            cluster_id: cluster.id,
-            name,
-            name_key: nameKey(name),
-            mode: body.mode ?? 'DEVELOPMENT',
-            status: 'READY',
-            deployed_revision: null,
-            last_deployment_id: null,
-            last_updated_by: actingUserId(principal) ?? null,
-            created_at: now,
-            updated_at: now,
-          }),
-        name,
-      );
-      return viewOf(await requireEnvironment(db, id));
-    },
-
-    /** Whether this environment action was already fanned out into its services' deployments (deployments.dispatch.ts). */
-    async servicesRequested(deploymentId: string): Promise<boolean> {
-      return ((await findDeployment(db, deploymentId))?.services_requested_at ?? null) !== null;
-    },
-
-    /** Records that the action was fanned out, so no worker asks its services again. */
-    async markServicesRequested(deploymentId: string): Promise<void> {
-      await updateDeployment(db, deploymentId, { services_requested_at: clock.now().toISOString() });
+      const row = newEnvironmentRow(principal, { organizationId, projectId, clusterId: cluster.id, name: body.name, mode: body.mode ?? 'DEVELOPMENT' });
+      await insertOrRefuse(() => insertEnvironment(db, row), row.name);
+      return viewOf(await requireEnvironment(db, row.id));
     },
 
     async getEnvironment(environmentId: string): Promise<EnvironmentView> {
@@ -376,149 +239,35 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     async cloneEnvironment(principal: Principal, environmentId: string, body: CloneEnvironmentBody): Promise<EnvironmentView> {
       const source = await requireEnvironment(db, environmentId);
       const cluster = await placementCluster(source.organization_id, body.cluster_id ?? source.cluster_id, '/cluster_id');
-      const now = clock.now().toISOString();
-      const id = newId();
-      const name = cleanName(body.name);
+      const row = newEnvironmentRow(principal, {
+        organizationId: source.organization_id,
+        projectId: source.project_id,
+        clusterId: cluster.id,
+        name: body.name,
+        mode: body.mode ?? source.mode,
+      });
       await insertOrRefuse(
         () =>
           db.transaction().execute(async (trx) => {
-            await insertEnvironment(trx, {
-              id,
-              organization_id: source.organization_id,
-              project_id: source.project_id,
-              cluster_id: cluster.id,
-              name,
-              name_key: nameKey(name),
-              mode: body.mode ?? source.mode,
-              status: 'READY',
-              deployed_revision: null,
-              last_deployment_id: null,
-              last_updated_by: actingUserId(principal) ?? null,
-              created_at: now,
-              updated_at: now,
-            });
-            if (body.clone_variables === true) await deps.variables.copyEnvironmentVariables(trx, source.id, id);
+            await insertEnvironment(trx, row);
+            if (body.clone_variables === true) await deps.variables.copyEnvironmentVariables(trx, source.id, row.id);
           }),
-        name,
+        row.name,
       );
-      return viewOf(await requireEnvironment(db, id));
-    },
-
-    async getEnvironmentStatus(environmentId: string) {
-      return environmentStatusView(await requireEnvironment(db, environmentId));
-    },
-
-    async deployEnvironment(principal: Principal, environmentId: string) {
-      return actionStatusView(await requestAction(principal, environmentId, 'deploy'));
-    },
-
-    async redeployEnvironment(principal: Principal, environmentId: string) {
-      return environmentStatusView(await requestAction(principal, environmentId, 'redeploy'));
-    },
-
-    async stopEnvironment(principal: Principal, environmentId: string) {
-      return environmentStatusView(await requestAction(principal, environmentId, 'stop'));
+      return viewOf(await requireEnvironment(db, row.id));
     },
 
     /**
-     * Restarts the environment's services: those named, or all of them. Each id given must name a service of this
-     * environment of the field's kind (400 naming each one that does not); the environment's restart job carries the
-     * restart into the named services' own deployments.
+     * The deployments module's port (deployments.environment-records.ts): an environment's place in the deployment
+     * state machine is a column of its row, read here in the caller's transaction, and moved only by a
+     * compare-and-set on the state it was read in (two requests, or a request and the agent, cannot both move it).
      */
-    async rebootServices(principal: Principal, environmentId: string, body: RebootServicesBody) {
-      const fields = [
-        ['application_ids', 'APPLICATION'],
-        ['database_ids', 'DATABASE'],
-        ['container_ids', 'CONTAINER'],
-      ] as const;
-      const given = fields.some(([field]) => (body[field] ?? []).length > 0);
-      const kinds = new Map<string, string>();
-      if (given) for (const service of (await deps.services?.listEnvironmentServices(environmentId)) ?? []) kinds.set(service.id, service.kind);
-      const unknown = fields.flatMap(([field, kind]) =>
-        (body[field] ?? [])
-          .map((id, index) => ({ id, index }))
-          .filter(({ id }) => kinds.get(id) !== kind)
-          .map(({ id, index }) => ({ field: `/${field}/${index}`, message: `no ${kind.toLowerCase()} ${id} in this environment` })),
-      );
-      if (unknown.length > 0) {
-        await requireEnvironment(db, environmentId);
-        throw badRequest('unknown services', unknown);
-      }
-      const named = given ? fields.flatMap(([field]) => body[field] ?? []) : undefined;
-      return actionStatusView(await requestAction(principal, environmentId, 'restart', named));
+    deploymentStateOf(executor: Queryable, environmentId: string): Promise<EnvironmentRow | undefined> {
+      return findEnvironment(executor, environmentId);
     },
 
-    /** Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step. */
-    async cancelEnvironmentDeployment(environmentId: string) {
-      const source = await eventSourceOf(environmentId);
-      const row = await db.transaction().execute(async (trx) => {
-        const current = await requireEnvironment(trx, environmentId);
-        const from = stateOf(current);
-        const to = transitionOf(from, 'cancel');
-        if (to === undefined) throw conflict(`cannot cancel: environment is ${from}, with no cancellable action under way`);
-        const now = clock.now().toISOString();
-        const last = await lastDeployment(current, trx);
-        if (last !== undefined) {
-          if (to === 'CANCELED') await cancelQueuedJob(trx, clock, last.job_id);
-          await updateDeployment(trx, last.id, {
-            status: to,
-            message: to === 'CANCELED' ? 'canceled before the agent took it' : 'cancel requested: the agent stops at its next step',
-            updated_at: now,
-            ...(to === 'CANCELED' ? { finished_at: now } : {}),
-          });
-          if (to === 'CANCELED') await publishMove(trx, source, { action: last.action, deploymentId: last.id, from, to, message: 'canceled before the agent took it' });
-        }
-        const moved = await updateEnvironmentInStatus(trx, environmentId, from, { status: to, updated_at: now });
-        if (!moved) throw conflict('cannot cancel: the environment state changed meanwhile; read it again');
-        return { ...current, status: to, updated_at: now };
-      });
-      return environmentStatusView(row);
-    },
-
-    ...history,
-
-    /**
-     * What the cluster's agent (issue 9) reports while it carries out an environment's newest action: it takes the
-     * queued action, then reports its phases. Each report moves the state through the transition table (409 when
-     * the table has no such move) and the history record with it.
-     */
-    async recordAgentProgress(environmentId: string, deploymentId: string, event: EnvironmentProgress | 'take', message?: string) {
-      const source = await eventSourceOf(environmentId);
-      const row = await db.transaction().execute(async (trx) => {
-        const current = await requireEnvironment(trx, environmentId);
-        if (current.last_deployment_id !== deploymentId) throw conflict(`deployment ${deploymentId} is not the environment's current action`);
-        const record = await findDeployment(trx, deploymentId);
-        if (record === undefined) throw notFound(`deployment ${deploymentId} not found`);
-        const resolved: EnvironmentProgress = event === 'take' ? TAKE_EVENT[queuedActionOf(record.action)] : event;
-        const from = stateOf(current);
-        const to = transitionOf(from, resolved);
-        if (to === undefined) throw conflict(`cannot apply ${resolved} to environment: it is ${from}`);
-        const now = clock.now().toISOString();
-        const deployed = to === 'DEPLOYED' ? { deployed_revision: record.config_revision } : {};
-        const moved = await updateEnvironmentInStatus(trx, environmentId, from, { status: to, updated_at: now, ...deployed });
-        if (!moved) throw conflict('the environment state changed meanwhile');
-        await updateDeployment(trx, deploymentId, {
-          status: to,
-          message: message ?? null,
-          updated_at: now,
-          ...(isSettled(to) ? { finished_at: now } : {}),
-        });
-        await publishMove(trx, source, { action: record.action, deploymentId, from, to, message });
-        return { ...current, status: to, updated_at: now, ...deployed };
-      });
-      return environmentStatusView(row);
-    },
-
-    /** Whether an action's deployment record still waits to be carried out (exists, this environment's, not ended). */
-    async isDeploymentOpen(environmentId: string, deploymentId: string): Promise<boolean> {
-      const record = await findDeployment(db, deploymentId);
-      return record !== undefined && record.environment_id === environmentId && record.finished_at === null;
-    },
-
-    /** The environment's state, undefined once it is gone (what the cluster's agent asks before going on). */
-    async findEnvironmentState(environmentId: string): Promise<EnvironmentState | undefined> {
-      const row = await findEnvironment(db, environmentId);
-      return row === undefined ? undefined : stateOf(row);
+    moveDeploymentState(trx: Transaction<DB>, environmentId: string, expectedStatus: string, changes: EnvironmentStateChanges): Promise<boolean> {
+      return updateEnvironmentInStatus(trx, environmentId, expectedStatus, changes);
     },
 
     async findEnvironmentSummary(environmentId: string): Promise<EnvironmentSummary | undefined> {

@@ -2,7 +2,7 @@ import type { GitCredentials } from '../../git/git-access.ts';
 import { notFound } from '../../lib/errors.ts';
 import type { ServiceDeploymentSpec } from '../../protocol/agent-protocol.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
-import type { ServiceDeploymentsService } from './services.deployments.service.ts';
+import type { DeploymentsService as ServiceDeploymentsService } from '../deployments/deployments.service.ts';
 import { storedGitSourceOf } from './services.kind-fields.ts';
 import type { ServiceKindDefinition } from './services.kinds.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';

@@ -1,27 +1,28 @@
 import type { Transaction } from 'kysely';
-import { HISTORY_ACTION, QUEUED_ACTIONS, queuedActionOf, waitingMessage } from '../../engine/deployment-states.ts';
+import { Type, type Static } from 'typebox';
+import { QUEUED_ACTIONS, waitingMessage, type QueuedAction } from '../../engine/deployment-states.ts';
 import { principalDisplayName, type Principal } from '../../auth/principal.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
-import { Type, type Static } from 'typebox';
 import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
-import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import { AppError, badRequest, conflict, notFound, type AppErrorKind } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { builtInKeysOf, SERVICE_KINDS, type ServiceKind } from '../variables/variables.builtins.ts';
-import { publishDeploymentTransition, type DeploymentEventSource } from '../webhooks/webhooks.events.ts';
-import type { StoredService } from './services.kinds.ts';
-import { findDeployment, findRuntime, insertDeployment, insertRuntime, updateDeployment, updateRuntimeInStatus, type ServiceRuntimeRow } from './services.deployments.repo.ts';
-import { writeLogLines } from './services.deployments.logs.ts';
-import { NO_WORKLOAD_HEALTH, settingsHashOf, snapshotOf, stateOf, type DeploymentRecords, type StatusView } from './services.deployments.records.ts';
-import type { DeploymentSnapshot, ServiceDeploymentsDeps } from './services.deployments.service.ts';
-import { isSettled, requestedState, TAKE_EVENT, transitionOf, type QueuedServiceAction, type ServiceProgress, type ServiceState } from './services.states.ts';
+import { SERVICE_KINDS, type ServiceKind } from '../variables/variables.builtins.ts';
+import type { StoredService } from '../services/services.kinds.ts';
+import { dependenciesOf, dependencyRefusal, describeService } from './deployments.dependencies.ts';
+import { findServiceDeployment, findRuntime, insertServiceDeployment, insertRuntime, updateRuntimeInStatus, type ServiceRuntimeRow } from './deployments.repo.ts';
+import { writeLogLines } from './deployments.logs.ts';
+import { serviceStateOf, settingsHashOf, snapshotOf, type ServiceRecords, type StatusView } from './deployments.service-records.ts';
+import type { DeploymentSnapshot, DeploymentsDeps } from './deployments.service.ts';
+import { COSTS_MONEY, queuedRecord, requestedState } from './deployments.states.ts';
 
 /**
- * The moves of a service's state: the actions asked of it (one service's, with the never-deployed services its
- * variables need, or an environment's fanned out into its services), their cancel, and the agent's reports as it
- * carries the newest one out.
+ * A service's action requests: one service's (a deploy with the never-deployed services its variables need), or an
+ * environment's fanned out into its services. Each checks the state machine, billing and the cluster's grant, takes
+ * the snapshot the deployment carries, and writes, in one transaction, the move into QUEUED, the deployment record,
+ * its first log lines and the job that carries it out. What follows (cancel, the agent's reports) is
+ * deployments.transitions.ts.
  */
 
 /** The job that carries a service action out; the cluster's agent (issue 9) handles it. */
@@ -40,23 +41,12 @@ export const ServiceActionPayload = Type.Object({
 export type ServiceActionPayload = Static<typeof ServiceActionPayload>;
 export const SERVICE_ACTION = jobKind(SERVICE_ACTION_JOB, ServiceActionPayload);
 
-/** Actions that start workloads, and so cost money; a stop is always allowed. */
-const COSTS_MONEY: ReadonlySet<QueuedServiceAction> = new Set(['deploy', 'redeploy', 'restart']);
-
 /** What an environment's fanned-out action records as a skipped service rather than failing the whole action. */
 const FAN_OUT_REFUSALS: ReadonlySet<AppErrorKind> = new Set(['conflict', 'payment_required', 'forbidden']);
 
 /** Kinds whose deploy may name a git commit, and kinds whose deploy may name an image tag. */
 const GIT_KINDS: ReadonlySet<ServiceKind> = new Set(['APPLICATION', 'JOB', 'HELM', 'TERRAFORM', 'AGENTIC_WORKFLOW']);
 const IMAGE_KINDS: ReadonlySet<ServiceKind> = new Set(['CONTAINER', 'JOB']);
-
-/** Billing's price key and units for a running service: its CPU size and its minimum instance count. */
-function meteredSize(service: StoredService): { priceKey: string; units: number } {
-  const cpu = typeof service.settings.cpu === 'number' ? service.settings.cpu : 500;
-  const instances = typeof service.settings.min_running_instances === 'number' ? service.settings.min_running_instances : 1;
-  const priceKey = cpu <= 500 ? 'service.small' : cpu <= 2000 ? 'service.medium' : 'service.large';
-  return { priceKey, units: Math.max(1, Math.floor(instances)) };
-}
 
 /**
  * The order in which services of one environment start: databases first, so that their tasks reach the agent before
@@ -68,34 +58,18 @@ function byStartOrder(a: { kind: ServiceKind }, b: { kind: ServiceKind }): numbe
   return Number(b.kind === 'DATABASE') - Number(a.kind === 'DATABASE');
 }
 
-/** States of a service that was deployed and then stopped by its user: a dependency left as it is, with a warning. */
-const STOPPED_ON_PURPOSE: ReadonlySet<ServiceState> = new Set(['STOPPING', 'STOPPED']);
-
 type DeployInput = { git_commit_id?: string | undefined; image_tag?: string | undefined };
-
-/** Why a service needs another: one of its variables is an alias that ends at the other's built-in. */
-interface DependencyUse {
-  service: StoredService;
-  /** `DATABASE_URL → PLATFORM_DATABASE_MAIN_CONNECTION_URI`, as its consumer's variables say it. */
-  via: string;
-  /** The service whose variable it is. */
-  neededBy: StoredService;
-}
 
 /** An action checked and its snapshot taken, ready to be written (outside any transaction: it reads other modules). */
 interface PreparedAction {
   triggeredBy: string;
   service: StoredService;
-  action: QueuedServiceAction;
+  action: QueuedAction;
   clusterId: string;
   snapshot: DeploymentSnapshot;
   settingsHash: string;
   /** What the record's message adds to "waiting for the agent", and its first log lines (dependencies). */
   notes: { message: string | undefined; lines: string[] };
-}
-
-function describeService(service: Pick<StoredService, 'kind' | 'name'>): string {
-  return `${service.kind.toLowerCase().replace('_', ' ')} ${service.name}`;
 }
 
 /** A commit id as the build fetches it: git hosts serve one commit by its full id only, never by an abbreviation. */
@@ -116,12 +90,12 @@ function refuseDeployInput(service: StoredService, input: DeployInput): void {
   }
 }
 
-export function createServiceDeploymentActions(
-  deps: Pick<ServiceDeploymentsDeps, 'db' | 'clock' | 'services' | 'environments' | 'variables' | 'deploymentGate' | 'metering' | 'wakeWorkers' | 'events'>,
-  records: DeploymentRecords,
+export function createServiceRequests(
+  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'environments' | 'variables' | 'deploymentGate' | 'wakeWorkers'>,
+  records: ServiceRecords,
 ) {
   const { db, clock } = deps;
-  const { changes, requireService, neverActed, runtimeOf, statusView } = records;
+  const { requireService, neverActed, runtimeOf, statusView } = records;
 
   /** What a deploy or redeploy carries: the service's settings now and its variables resolved now. */
   async function freshSnapshot(service: StoredService, clusterId: string, gitCommitId: string | null, imageTag: string | null): Promise<DeploymentSnapshot> {
@@ -146,14 +120,14 @@ export function createServiceDeploymentActions(
    * Checks that the service may take the action now (its state, billing and the cluster's grant for what starts a
    * workload) and takes what the deployment will carry: the settings and variables now, or what runs.
    */
-  async function prepareAction(triggeredBy: string, service: StoredService, action: QueuedServiceAction, input: DeployInput = {}): Promise<PreparedAction> {
+  async function prepareAction(triggeredBy: string, service: StoredService, action: QueuedAction, input: DeployInput = {}): Promise<PreparedAction> {
     refuseDeployInput(service, input);
     const environment = await deps.environments.findEnvironmentSummary(service.environmentId);
     if (environment === undefined) throw notFound(`service ${service.id} not found`);
     if (COSTS_MONEY.has(action)) await deps.deploymentGate(service.organizationId, environment.clusterId);
     const before = await runtimeOf(db, service.id);
-    requestedState(stateOf(before, service.id), action, before.deployed_deployment_id !== null);
-    const deployedBefore = before.deployed_deployment_id === null ? undefined : await findDeployment(db, before.deployed_deployment_id);
+    requestedState('service', serviceStateOf(before), action, before.deployed_deployment_id !== null);
+    const deployedBefore = before.deployed_deployment_id === null ? undefined : await findServiceDeployment(db, before.deployed_deployment_id);
     let snapshot: DeploymentSnapshot;
     if (action === 'deploy' || action === 'redeploy') {
       // A redeploy rebuilds what ran (its commit and tag) with today's settings and variables, unless told otherwise.
@@ -178,8 +152,8 @@ export function createServiceDeploymentActions(
     const serviceId = service.id;
     const existing = await findRuntime(trx, serviceId);
     const current = existing ?? neverActed(serviceId);
-    const from = stateOf(current, serviceId);
-    const to = requestedState(from, action, current.deployed_deployment_id !== null);
+    const from = serviceStateOf(current);
+    const to = requestedState('service', from, action, current.deployed_deployment_id !== null);
     const deploymentId = newId();
     const payload: ServiceActionPayload = {
       serviceId,
@@ -193,23 +167,15 @@ export function createServiceDeploymentActions(
     };
     const jobId = await enqueueJobOf(trx, clock, SERVICE_ACTION, payload, { serialKey: `service:${serviceId}` });
     const waiting = waitingMessage(action);
-    await insertDeployment(trx, {
-      id: deploymentId,
+    const message = prepared.notes.message === undefined ? waiting : `${waiting}; ${prepared.notes.message}`;
+    await insertServiceDeployment(trx, {
+      ...queuedRecord({ id: deploymentId, action, status: to, message, triggeredBy, jobId, now }),
       service_id: serviceId,
-      action: HISTORY_ACTION[action],
-      status: to,
-      message: prepared.notes.message === undefined ? waiting : `${waiting}; ${prepared.notes.message}`,
-      origin: 'API',
-      triggered_by: triggeredBy,
-      job_id: jobId,
       git_commit_id: snapshot.git_commit_id,
       image_tag: snapshot.image_tag,
       settings_hash: prepared.settingsHash,
       variables_hash: snapshot.variables?.content_hash ?? null,
       snapshot: writeJson(snapshot),
-      created_at: now,
-      updated_at: now,
-      finished_at: null,
     });
     const variableCount = snapshot.variables?.variables.length ?? 0;
     await writeLogLines(trx, clock, deploymentId, [
@@ -233,7 +199,7 @@ export function createServiceDeploymentActions(
    * Writes prepared actions in one transaction, in the order given (start order: databases first), all or none;
    * answers their runtimes in that order. `action` is the one the user asked for, for the refusal of a race.
    */
-  async function writeActions(action: QueuedServiceAction, ordered: readonly PreparedAction[]) {
+  async function writeActions(action: QueuedAction, ordered: readonly PreparedAction[]) {
     const runtimes = await uniqueOrConflict(
       () =>
         db.transaction().execute(async (trx) => {
@@ -252,62 +218,13 @@ export function createServiceDeploymentActions(
    * Moves a service into QUEUED for an action and writes its deployment record (with its snapshot), its first log
    * lines and the job that carries it out, in one transaction. The job waits for the cluster's agent.
    */
-  async function requestAction(triggeredBy: string, kind: ServiceKind, serviceId: string, action: QueuedServiceAction, input: DeployInput = {}): Promise<StatusView> {
+  async function requestAction(triggeredBy: string, kind: ServiceKind, serviceId: string, action: QueuedAction, input: DeployInput = {}): Promise<StatusView> {
     // Other modules read their own tables: asked before the transaction, which on SQLite holds the one connection.
     const service = await requireService(serviceId, kind);
     const prepared = await prepareAction(triggeredBy, service, action, input);
     const [runtime] = await writeActions(action, [prepared]);
     if (runtime === undefined) throw new Error(`no runtime written for service ${serviceId}`);
     return statusView(service, runtime);
-  }
-
-  /**
-   * The services this one needs through its variables (docs/service-deployments.md, "Dependencies"): an alias whose
-   * chain ends at another service's built-in (a database's connection, an application's hostname), followed through
-   * the needed services' own variables. Answers those never deployed (the ones a deploy brings along, unless their
-   * first deployment is already under way) and those deployed and then stopped by their user (left as they are).
-   */
-  async function dependenciesOf(service: StoredService): Promise<{ neverDeployed: DependencyUse[]; stopped: DependencyUse[] }> {
-    const neighbours = await deps.services.listEnvironmentServices(service.environmentId);
-    const providerOf = new Map<string, StoredService>();
-    for (const neighbour of neighbours) for (const key of builtInKeysOf(neighbour)) providerOf.set(key, neighbour);
-    const neverDeployed: DependencyUse[] = [];
-    const stopped: DependencyUse[] = [];
-    const seen = new Set([service.id]);
-    const consumers = [service];
-    // An array's iterator reaches the elements pushed while it runs: the needed services' own needs are followed too.
-    for (const consumer of consumers) {
-      // Databases consume no variables.
-      if (consumer.kind === 'DATABASE') continue;
-      const { results } = await deps.variables.explain(consumer.environmentId, consumer.id, false);
-      for (const variable of results) {
-        const holder = variable.alias_chain.at(-1);
-        // Every built-in is visible to every service: only an alias of one says that the service uses it.
-        if (variable.alias_chain.length < 2 || holder === undefined || holder.scope !== 'BUILT_IN') continue;
-        const provider = providerOf.get(holder.key);
-        if (provider === undefined || seen.has(provider.id)) continue;
-        seen.add(provider.id);
-        const use = { service: provider, via: `${variable.key} → ${holder.key}`, neededBy: consumer };
-        const runtime = await runtimeOf(db, provider.id);
-        const state = stateOf(runtime, provider.id);
-        if (runtime.deployed_deployment_id !== null) {
-          if (STOPPED_ON_PURPOSE.has(state)) stopped.push(use);
-          continue;
-        }
-        // A first deployment already queued or under way comes before this one in the mailbox anyway.
-        if (transitionOf(state, 'deploy') === undefined) continue;
-        neverDeployed.push(use);
-        consumers.push(provider);
-      }
-    }
-    return { neverDeployed, stopped };
-  }
-
-  /** A needed service's refusal, naming it and why it was needed (same kind and fields). */
-  function dependencyRefusal(error: unknown, use: DependencyUse): unknown {
-    if (!(error instanceof AppError)) return error;
-    const cause = `cannot deploy ${describeService(use.service)}, which ${use.neededBy.name} needs (${use.via}) and which was never deployed: ${error.message}`;
-    return new AppError(error.kind, cause, error.details);
   }
 
   /**
@@ -318,7 +235,7 @@ export function createServiceDeploymentActions(
   async function requestStartWithDependencies(triggeredBy: string, kind: ServiceKind, serviceId: string, action: 'deploy' | 'redeploy', input: DeployInput = {}) {
     const service = await requireService(serviceId, kind);
     const prepared = await prepareAction(triggeredBy, service, action, input);
-    const { neverDeployed, stopped } = await dependenciesOf(service);
+    const { neverDeployed, stopped } = await dependenciesOf(deps, records, service);
     const companions: PreparedAction[] = [];
     for (const use of neverDeployed) {
       try {
@@ -342,43 +259,6 @@ export function createServiceDeploymentActions(
     return statusView(service, runtime);
   }
 
-  /** Where a service lives, for its deployment events (read before a transaction: it asks other modules). */
-  async function eventSourceOf(service: StoredService): Promise<DeploymentEventSource | undefined> {
-    return deps.events === undefined ? undefined : deps.events.sourceOf(service);
-  }
-
-  async function publishMove(trx: Transaction<DB>, source: DeploymentEventSource | undefined, move: Parameters<typeof publishDeploymentTransition>[3]) {
-    if (source !== undefined && deps.events !== undefined) await publishDeploymentTransition(deps.events.publisher, trx, source, move);
-  }
-
-  /** Moves the service by one agent report, inside one transaction; answers the rows before and after. */
-  async function applyProgress(
-    serviceId: string,
-    deploymentId: string,
-    event: ServiceProgress | 'take',
-    message: string | undefined,
-    source: DeploymentEventSource | undefined,
-  ) {
-    return db.transaction().execute(async (trx) => {
-      const current = await findRuntime(trx, serviceId);
-      if (current === undefined || current.last_deployment_id !== deploymentId) throw conflict(`deployment ${deploymentId} is not the service's current action`);
-      const record = await findDeployment(trx, deploymentId);
-      if (record === undefined) throw notFound(`deployment ${deploymentId} not found`);
-      const resolved: ServiceProgress = event === 'take' ? TAKE_EVENT[queuedActionOf(record.action)] : event;
-      const from = stateOf(current, serviceId);
-      const to = transitionOf(from, resolved);
-      if (to === undefined) throw conflict(`cannot apply ${resolved} to service: it is ${from}`);
-      const now = clock.now().toISOString();
-      // A new deployment's instance, or none at all, has no health to show yet.
-      const deployed = to === 'DEPLOYED' ? { deployed_deployment_id: deploymentId, ...NO_WORKLOAD_HEALTH } : to === 'STOPPED' || to === 'RESTARTED' ? NO_WORKLOAD_HEALTH : {};
-      if (!(await updateRuntimeInStatus(trx, serviceId, from, { status: to, updated_at: now, ...deployed }))) throw conflict('the service state changed meanwhile');
-      await updateDeployment(trx, deploymentId, { status: to, message: message ?? null, updated_at: now, ...(isSettled(to) ? { finished_at: now } : {}) });
-      await writeLogLines(trx, clock, deploymentId, [{ stream: 'system', message: `${from} → ${to}${message === undefined ? '' : `: ${message}`}` }]);
-      await publishMove(trx, source, { action: record.action, deploymentId, from, to, message });
-      return { runtime: { ...current, status: to, updated_at: now, ...deployed }, to, at: now };
-    });
-  }
-
   return {
     deployService: (principal: Principal, kind: ServiceKind, serviceId: string, input: DeployInput) =>
       requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'deploy', input),
@@ -393,14 +273,14 @@ export function createServiceDeploymentActions(
      * `only` when given). A service whose state refuses its action (busy, already stopped) is skipped with the
      * reason. Runs from the environment's action job, so a retry after a crash skips what the first run requested.
      */
-    async requestEnvironmentServicesAction(environmentId: string, action: QueuedServiceAction, triggeredBy: string, only?: readonly string[]) {
+    async requestEnvironmentServicesAction(environmentId: string, action: QueuedAction, triggeredBy: string, only?: readonly string[]) {
       const services = (await deps.services.listEnvironmentServices(environmentId))
         .filter((service) => only === undefined || only.includes(service.id))
         .sort(byStartOrder);
-      const outcomes: Array<{ serviceId: string; name: string; action: QueuedServiceAction | null; skipped?: string }> = [];
+      const outcomes: Array<{ serviceId: string; name: string; action: QueuedAction | null; skipped?: string }> = [];
       for (const service of services) {
         const deployed = (await runtimeOf(db, service.id)).deployed_deployment_id !== null;
-        const own: QueuedServiceAction | null = action === 'deploy' || action === 'redeploy' ? (deployed ? 'redeploy' : 'deploy') : deployed ? action : null;
+        const own: QueuedAction | null = action === 'deploy' || action === 'redeploy' ? (deployed ? 'redeploy' : 'deploy') : deployed ? action : null;
         if (own === null) {
           outcomes.push({ serviceId: service.id, name: service.name, action: null, skipped: 'never deployed' });
           continue;
@@ -415,51 +295,6 @@ export function createServiceDeploymentActions(
         }
       }
       return outcomes;
-    },
-
-    /** Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step. */
-    async cancelServiceDeployment(kind: ServiceKind, serviceId: string) {
-      const service = await requireService(serviceId, kind);
-      const source = await eventSourceOf(service);
-      const runtime = await db.transaction().execute(async (trx) => {
-        const current = await runtimeOf(trx, serviceId);
-        const from = stateOf(current, serviceId);
-        const to = transitionOf(from, 'cancel');
-        if (to === undefined || current.last_deployment_id === null) throw conflict(`cannot cancel: service is ${from}, with no cancellable action under way`);
-        const now = clock.now().toISOString();
-        const last = await findDeployment(trx, current.last_deployment_id);
-        if (last !== undefined) {
-          if (to === 'CANCELED') await cancelQueuedJob(trx, clock, last.job_id);
-          const message = to === 'CANCELED' ? 'canceled before the agent took it' : 'cancel requested: the agent stops at its next step';
-          await updateDeployment(trx, last.id, { status: to, message, updated_at: now, ...(to === 'CANCELED' ? { finished_at: now } : {}) });
-          await writeLogLines(trx, clock, last.id, [{ stream: 'system', message }]);
-          if (to === 'CANCELED') await publishMove(trx, source, { action: last.action, deploymentId: last.id, from, to, message });
-        }
-        if (!(await updateRuntimeInStatus(trx, serviceId, from, { status: to, updated_at: now }))) {
-          throw conflict('cannot cancel: the service state changed meanwhile; read it again');
-        }
-        return { ...current, status: to, updated_at: now };
-      });
-      if (runtime.last_deployment_id !== null) changes.emit(runtime.last_deployment_id);
-      return statusView(service, runtime);
-    },
-
-    /**
-     * What the cluster's agent (issue 9) reports while it carries out a service's newest action: it takes the queued
-     * action (`take`), then reports its phases (built, succeed, fail, cancel_done). Each report moves the state
-     * through the transition table (409 when the table has no such move) and the deployment record with it;
-     * reaching DEPLOYED starts the service's metered running time, STOPPED ends it.
-     */
-    async recordServiceProgress(serviceId: string, deploymentId: string, event: ServiceProgress | 'take', message?: string) {
-      const service = await requireService(serviceId);
-      const { runtime, to, at } = await applyProgress(serviceId, deploymentId, event, message, await eventSourceOf(service));
-      changes.emit(deploymentId);
-      if (to === 'DEPLOYED') {
-        const size = meteredSize(service);
-        await deps.metering.resourceRunning({ organizationId: service.organizationId, resourceType: 'SERVICE', resourceId: serviceId, ...size, at });
-      }
-      if (to === 'STOPPED') await deps.metering.resourceStopped({ resourceType: 'SERVICE', resourceId: serviceId, at });
-      return statusView(service, runtime);
     },
   };
 }

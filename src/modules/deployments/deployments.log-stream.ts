@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HTTP_STATUS } from '../../http/errors.ts';
-import type { LogEvent, LogReader, LogStreamEnd, LogView } from './services.deployments.logs.ts';
+import type { LogEvent, LogReader, LogStreamEnd, LogView } from './deployments.logs.ts';
 
 /**
- * A log read over HTTP (services.deployments.routes.ts, `list<Noun>Log`): which media types it answers, and a live
+ * A log read over HTTP (deployments.service-routes.ts, `list<Noun>Log`): which media types it answers, and a live
  * stream written on the raw response as Server-Sent Events, NDJSON or plain text.
  */
 

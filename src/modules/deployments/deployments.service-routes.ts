@@ -4,14 +4,15 @@ import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { requirePrincipal } from '../../http/route-access.ts';
 import { badRequest } from '../../lib/errors.ts';
-import { DeploymentHistoryQuery, DeploymentHistoryV2Query } from '../environments/environments.schemas.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
-import type { ServiceKindDefinition } from './services.kinds.ts';
-import { serviceParams } from './services.schemas.ts';
-import { FOLLOW_MEDIA_TYPES, lastEventIdOf, LOG_MEDIA_TYPES, resumeAfter, STREAM_FORMATS, streamLog, textLine } from './services.deployments.log-stream.ts';
-import type { ServiceDeploymentsService } from './services.deployments.service.ts';
+import type { ServiceKindDefinition } from '../services/services.kinds.ts';
+import { serviceParams } from '../services/services.schemas.ts';
+import { FOLLOW_MEDIA_TYPES, lastEventIdOf, LOG_MEDIA_TYPES, resumeAfter, STREAM_FORMATS, streamLog, textLine } from './deployments.log-stream.ts';
+import type { DeploymentsService } from './deployments.service.ts';
 import {
   DeploymentHistoryPaginatedResponseList,
+  DeploymentHistoryQuery,
+  DeploymentHistoryV2Query,
   DeploymentHistoryServicePaginatedResponseListV2,
   DeploymentParams,
   DeployServiceRequest,
@@ -19,7 +20,7 @@ import {
   ServiceDeployment,
   ServiceLogQuery,
   ServiceStatus,
-} from './services.deployments.schemas.ts';
+} from './deployments.schemas.ts';
 
 const QUEUED_NOTE = 'The cluster\'s agent carries the action out; until it takes it, the service stays QUEUED and its status message says so.';
 
@@ -28,7 +29,7 @@ function serviceIdOf(request: FastifyRequest, definition: ServiceKindDefinition)
 }
 
 /** One kind's actions, status, history and logs, on its item path (`/application/{applicationId}/deploy`, …). */
-function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceDeploymentsService, definition: ServiceKindDefinition, liveStreams: Set<AbortController>): void {
+function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: DeploymentsService, definition: ServiceKindDefinition, liveStreams: Set<AbortController>): void {
   const kind: ServiceKind = definition.kind;
   const noun = definition.operationNoun;
   const itemUrl = `/${definition.item}/:${definition.idParam}`;
@@ -206,7 +207,7 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceD
 }
 
 /** Every kind's deployment routes (SERVICE_KIND_DEFINITIONS). */
-export function registerServiceDeploymentRoutes(app: FastifyTypeBox, deployments: ServiceDeploymentsService, definitions: readonly ServiceKindDefinition[]): void {
+export function registerServiceDeploymentRoutes(app: FastifyTypeBox, deployments: DeploymentsService, definitions: readonly ServiceKindDefinition[]): void {
   // A followed log never ends by itself: the server's shutdown ends the live streams, or it would wait for them.
   const liveStreams = new Set<AbortController>();
   app.addHook('preClose', async () => {

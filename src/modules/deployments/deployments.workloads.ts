@@ -7,10 +7,10 @@ import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import { notFound } from '../../lib/errors.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
-import { findDeployment, findRuntime, listDeploymentJobIds, updateRuntimeInStatus, type ServiceDeploymentRow } from './services.deployments.repo.ts';
-import { snapshotOf, stateOf } from './services.deployments.records.ts';
-import type { DeploymentSnapshot, ServiceDeploymentsDeps } from './services.deployments.service.ts';
-import { requestedState } from './services.states.ts';
+import { findServiceDeployment, findRuntime, listServiceDeploymentJobIds, updateRuntimeInStatus, type ServiceDeploymentRow } from './deployments.repo.ts';
+import { serviceStateOf, snapshotOf } from './deployments.service-records.ts';
+import type { DeploymentSnapshot, DeploymentsDeps } from './deployments.service.ts';
+import { requestedState } from './deployments.states.ts';
 
 /**
  * A service's workload on its cluster, as the cluster's agent sees it: the deployment it carries out (with the
@@ -38,14 +38,14 @@ export const SERVICE_TEARDOWN = jobKind(SERVICE_TEARDOWN_JOB, ServiceTeardownPay
 /** The states in which a deployed workload runs as its last action left it (a health report applies to it). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['DEPLOYED', 'RESTARTED']);
 
-export function createServiceDeploymentWorkloads(deps: Pick<ServiceDeploymentsDeps, 'db' | 'clock' | 'metering'>) {
+export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'metering'>) {
   const { db, clock } = deps;
 
   /** The service's running deployment (DEPLOYED or RESTARTED), when that deployment put it on `clusterId`. */
   async function runningOn(serviceId: string, clusterId: string): Promise<{ status: string; service: DeploymentSnapshot['service'] } | undefined> {
     const runtime = await findRuntime(db, serviceId);
     if (runtime?.deployed_deployment_id === null || runtime === undefined || !RUNNING_STATES.has(runtime.status)) return undefined;
-    const record = await findDeployment(db, runtime.deployed_deployment_id);
+    const record = await findServiceDeployment(db, runtime.deployed_deployment_id);
     const service = record === undefined ? undefined : snapshotOf(record).service;
     return service?.clusterId === clusterId ? { status: runtime.status, service } : undefined;
   }
@@ -72,7 +72,7 @@ export function createServiceDeploymentWorkloads(deps: Pick<ServiceDeploymentsDe
      * variables module's openSnapshotValue where the workload starts).
      */
     async deploymentForAgent(deploymentId: string): Promise<{ record: ServiceDeploymentRow; snapshot: DeploymentSnapshot } | undefined> {
-      const record = await findDeployment(db, deploymentId);
+      const record = await findServiceDeployment(db, deploymentId);
       return record === undefined ? undefined : { record, snapshot: snapshotOf(record) };
     },
 
@@ -86,7 +86,7 @@ export function createServiceDeploymentWorkloads(deps: Pick<ServiceDeploymentsDe
      * every variable with its value opened — secrets and hidden built-ins included, for the lease holder only.
      */
     async deploymentSpecForAgent(serviceId: string, deploymentId: string, openValue: (variable: SnapshotVariable) => string) {
-      const record = await findDeployment(db, deploymentId);
+      const record = await findServiceDeployment(db, deploymentId);
       if (record === undefined || record.service_id !== serviceId) throw notFound(`deployment ${deploymentId} of service ${serviceId} not found`);
       const snapshot = snapshotOf(record);
       return {
@@ -109,12 +109,12 @@ export function createServiceDeploymentWorkloads(deps: Pick<ServiceDeploymentsDe
      * queues its teardown for the agent (unless `teardown` is false: skipReconcile). Call `serviceRemoved` after the
      * commit.
      */
-    async refuseBusy(trx: Transaction<DB>, serviceId: string, options: { teardown: boolean }): Promise<void> {
+    async refuseBusyService(trx: Transaction<DB>, serviceId: string, options: { teardown: boolean }): Promise<void> {
       const runtime = await findRuntime(trx, serviceId);
       if (runtime === undefined) return;
-      requestedState(stateOf(runtime, serviceId), 'delete', runtime.deployed_deployment_id !== null);
-      for (const jobId of await listDeploymentJobIds(trx, serviceId)) await cancelQueuedJob(trx, clock, jobId);
-      const deployed = runtime.deployed_deployment_id === null || !options.teardown ? undefined : await findDeployment(trx, runtime.deployed_deployment_id);
+      requestedState('service', serviceStateOf(runtime), 'delete', runtime.deployed_deployment_id !== null);
+      for (const jobId of await listServiceDeploymentJobIds(trx, serviceId)) await cancelQueuedJob(trx, clock, jobId);
+      const deployed = runtime.deployed_deployment_id === null || !options.teardown ? undefined : await findServiceDeployment(trx, runtime.deployed_deployment_id);
       if (deployed !== undefined) {
         const { service } = snapshotOf(deployed);
         const payload: ServiceTeardownPayload = {

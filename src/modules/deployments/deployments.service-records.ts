@@ -1,27 +1,32 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { referenceStatus } from '../../engine/deployment-states.ts';
+import { referenceStatus, type DeploymentState } from '../../engine/deployment-states.ts';
 import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import { readJson } from '../../db/db.json.ts';
 import type { Queryable } from '../../db/db.schema.ts';
 import { notFound } from '../../lib/errors.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
-import type { StoredService } from './services.kinds.ts';
-import { findDeployment, findRuntime, type ServiceDeploymentRow, type ServiceRuntimeRow } from './services.deployments.repo.ts';
-import type { DeploymentSnapshot, ServiceDeploymentsDeps } from './services.deployments.service.ts';
-import { isServiceState, type ServiceState } from './services.states.ts';
+import type { StoredService } from '../services/services.kinds.ts';
+import { findServiceDeployment, findRuntime, type ServiceDeploymentRow, type ServiceRuntimeRow } from './deployments.repo.ts';
+import type { DeploymentSnapshot, DeploymentsDeps } from './deployments.service.ts';
+import { stateOf } from './deployments.states.ts';
 
 /**
- * What every part of the service deployments reads (services.deployments.service.ts assembles the parts): a
- * service's runtime row (READY until it first acts), its deployment records and their snapshots, the status view
- * with OUT_OF_DATE, and the in-process wake-up of live log streams.
+ * What every part of a service's deployments reads (deployments.service.ts assembles the parts): the service's
+ * runtime row (READY until it first acts), its deployment records and their snapshots, the status view with
+ * OUT_OF_DATE, and the in-process wake-up of live log streams. An environment's: deployments.environment-records.ts.
  */
 
 export const NO_WORKLOAD_HEALTH = { workload_health: null, workload_restarts: null, workload_message: null, workload_reported_at: null };
 
-export function stateOf(row: { status: string }, id: string): ServiceState {
-  if (!isServiceState(row.status)) throw new Error(`service ${id} holds an unknown status ${row.status}`);
-  return row.status;
+/** A service's state, as its runtime row holds it. */
+export function serviceStateOf(runtime: Pick<ServiceRuntimeRow, 'service_id' | 'status'>): DeploymentState {
+  return stateOf('service', runtime.service_id, runtime.status);
+}
+
+/** The state a service's deployment record reached. */
+export function recordStateOf(record: Pick<ServiceDeploymentRow, 'id' | 'status'>): DeploymentState {
+  return stateOf('service', record.id, record.status);
 }
 
 /** JSON with object keys sorted at every level: the same settings always hash the same, whatever the database's key order. */
@@ -45,7 +50,7 @@ export function snapshotOf(record: ServiceDeploymentRow): DeploymentSnapshot {
   return readJson<DeploymentSnapshot>(record.snapshot);
 }
 
-export function createDeploymentRecords(deps: Pick<ServiceDeploymentsDeps, 'db' | 'clock' | 'services' | 'variables'>) {
+export function createServiceRecords(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'variables'>) {
   const { db, clock } = deps;
   /** Wakes live log streams of a deployment in this process when it gets lines or changes state. */
   const changes = new EventEmitter();
@@ -79,7 +84,7 @@ export function createDeploymentRecords(deps: Pick<ServiceDeploymentsDeps, 'db' 
   /** Whether what would be deployed now differs from what runs: settings, or the variables' content hash. */
   async function deploymentStatusOf(service: StoredService, runtime: ServiceRuntimeRow): Promise<'NEVER_DEPLOYED' | 'UP_TO_DATE' | 'OUT_OF_DATE'> {
     if (runtime.deployed_deployment_id === null) return 'NEVER_DEPLOYED';
-    const deployed = await findDeployment(db, runtime.deployed_deployment_id);
+    const deployed = await findServiceDeployment(db, runtime.deployed_deployment_id);
     if (deployed === undefined) return 'NEVER_DEPLOYED';
     if (deployed.settings_hash !== settingsHashOf(service)) return 'OUT_OF_DATE';
     if (deployed.variables_hash !== null) {
@@ -90,8 +95,8 @@ export function createDeploymentRecords(deps: Pick<ServiceDeploymentsDeps, 'db' 
   }
 
   async function statusView(service: StoredService, runtime: ServiceRuntimeRow) {
-    const state = stateOf(runtime, service.id);
-    const last = runtime.last_deployment_id === null ? undefined : await findDeployment(db, runtime.last_deployment_id);
+    const state = serviceStateOf(runtime);
+    const last = runtime.last_deployment_id === null ? undefined : await findServiceDeployment(db, runtime.last_deployment_id);
     return {
       ...referenceStatus(service.id, state, await deploymentStatusOf(service, runtime), last),
       /** Slipway's addition: why the service waits or failed, or why its running workload is not well. */
@@ -112,5 +117,5 @@ export function createDeploymentRecords(deps: Pick<ServiceDeploymentsDeps, 'db' 
   return { changes, requireService, neverActed, runtimeOf, deploymentStatusOf, statusView };
 }
 
-export type DeploymentRecords = ReturnType<typeof createDeploymentRecords>;
-export type StatusView = Awaited<ReturnType<DeploymentRecords['statusView']>>;
+export type ServiceRecords = ReturnType<typeof createServiceRecords>;
+export type StatusView = Awaited<ReturnType<ServiceRecords['statusView']>>;

@@ -1,7 +1,15 @@
 import type { Selectable, Updateable } from 'kysely';
-import type { Queryable, ServiceDeploymentLogsTable, ServiceDeploymentsTable, ServiceRuntimeTable } from '../../db/db.schema.ts';
+import type { EnvironmentDeploymentsTable, Queryable, ServiceDeploymentLogsTable, ServiceDeploymentsTable, ServiceRuntimeTable } from '../../db/db.schema.ts';
 import { HISTORY_ACTION, STARTING_ACTIONS } from '../../engine/deployment-states.ts';
 
+/**
+ * The deployments module's tables: environment_deployments (an environment's actions), service_runtime (a
+ * service's place in the state machine), service_deployments (a service's actions with their snapshots) and
+ * service_deployment_logs. An environment's own place in the machine is a column of its row, which the
+ * environments module writes (deployments.environment-requests.ts reaches it through that module's port).
+ */
+
+export type EnvironmentDeploymentRow = Selectable<EnvironmentDeploymentsTable>;
 export type ServiceRuntimeRow = Selectable<ServiceRuntimeTable>;
 export type ServiceDeploymentRow = Selectable<ServiceDeploymentsTable>;
 export type ServiceDeploymentLogRow = Selectable<ServiceDeploymentLogsTable>;
@@ -23,15 +31,15 @@ export async function updateRuntimeInStatus(db: Queryable, serviceId: string, ex
   return result.numUpdatedRows > 0n;
 }
 
-export async function insertDeployment(db: Queryable, row: ServiceDeploymentRow): Promise<void> {
+export async function insertServiceDeployment(db: Queryable, row: ServiceDeploymentRow): Promise<void> {
   await db.insertInto('service_deployments').values(row).execute();
 }
 
-export function findDeployment(db: Queryable, id: string): Promise<ServiceDeploymentRow | undefined> {
+export function findServiceDeployment(db: Queryable, id: string): Promise<ServiceDeploymentRow | undefined> {
   return db.selectFrom('service_deployments').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function updateDeployment(db: Queryable, id: string, changes: Updateable<ServiceDeploymentsTable>): Promise<void> {
+export async function updateServiceDeployment(db: Queryable, id: string, changes: Updateable<ServiceDeploymentsTable>): Promise<void> {
   await db.updateTable('service_deployments').set(changes).where('id', '=', id).execute();
 }
 
@@ -57,20 +65,20 @@ export async function listOpenDeploymentIdsOfEnvironment(db: Queryable, environm
 }
 
 /** The jobs of a service's actions that may still wait (to withdraw them when it is removed). */
-export async function listDeploymentJobIds(db: Queryable, serviceId: string): Promise<string[]> {
+export async function listServiceDeploymentJobIds(db: Queryable, serviceId: string): Promise<string[]> {
   const rows = await db.selectFrom('service_deployments').select('job_id').where('service_id', '=', serviceId).where('finished_at', 'is', null).execute();
   return rows.map((r) => r.job_id);
 }
 
 /** One page of history, newest first: the records older than `beforeId` (all when undefined). */
-export function listDeploymentsPage(db: Queryable, serviceId: string, limit: number, beforeId: string | undefined): Promise<ServiceDeploymentRow[]> {
+export function listServiceDeploymentsPage(db: Queryable, serviceId: string, limit: number, beforeId: string | undefined): Promise<ServiceDeploymentRow[]> {
   let query = db.selectFrom('service_deployments').selectAll().where('service_id', '=', serviceId);
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);
   return query.orderBy('id', 'desc').limit(limit).execute();
 }
 
 /** How many records are newer than `id` (the page number of a cursor). */
-export async function countDeploymentsNewerThan(db: Queryable, serviceId: string, id: string): Promise<number> {
+export async function countServiceDeploymentsNewerThan(db: Queryable, serviceId: string, id: string): Promise<number> {
   const row = await db
     .selectFrom('service_deployments')
     .select((eb) => eb.fn.countAll<string | number>().as('count'))
@@ -135,8 +143,44 @@ export async function listLastLogLines(
 }
 
 /** A service's deployments newer than `id` (all when null), oldest first, at most `limit`. */
-export function listDeploymentsAfter(db: Queryable, serviceId: string, id: string | null, limit: number): Promise<ServiceDeploymentRow[]> {
+export function listServiceDeploymentsAfter(db: Queryable, serviceId: string, id: string | null, limit: number): Promise<ServiceDeploymentRow[]> {
   let query = db.selectFrom('service_deployments').selectAll().where('service_id', '=', serviceId);
   if (id !== null) query = query.where('id', '>', id);
   return query.orderBy('id').limit(limit).execute();
+}
+
+export async function insertEnvironmentDeployment(db: Queryable, row: EnvironmentDeploymentRow): Promise<void> {
+  await db.insertInto('environment_deployments').values(row).execute();
+}
+
+export function findEnvironmentDeployment(db: Queryable, id: string): Promise<EnvironmentDeploymentRow | undefined> {
+  return db.selectFrom('environment_deployments').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateEnvironmentDeployment(db: Queryable, id: string, changes: Updateable<EnvironmentDeploymentsTable>): Promise<void> {
+  await db.updateTable('environment_deployments').set(changes).where('id', '=', id).execute();
+}
+
+/** The jobs of an environment's actions that may still wait (to withdraw them when it is removed), as for a service. */
+export async function listEnvironmentDeploymentJobIds(db: Queryable, environmentId: string): Promise<string[]> {
+  const rows = await db.selectFrom('environment_deployments').select('job_id').where('environment_id', '=', environmentId).where('finished_at', 'is', null).execute();
+  return rows.map((r) => r.job_id);
+}
+
+/** One page of an environment's history, newest first: the records older than `beforeId` (all when undefined). */
+export function listEnvironmentDeploymentsPage(db: Queryable, environmentId: string, limit: number, beforeId: string | undefined): Promise<EnvironmentDeploymentRow[]> {
+  let query = db.selectFrom('environment_deployments').selectAll().where('environment_id', '=', environmentId);
+  if (beforeId !== undefined) query = query.where('id', '<', beforeId);
+  return query.orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** How many of an environment's records are newer than `id` (the page number of a cursor). */
+export async function countEnvironmentDeploymentsNewerThan(db: Queryable, environmentId: string, id: string): Promise<number> {
+  const row = await db
+    .selectFrom('environment_deployments')
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .where('environment_id', '=', environmentId)
+    .where('id', '>', id)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
 }

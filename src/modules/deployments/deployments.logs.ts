@@ -4,23 +4,23 @@ import type { Clock } from '../../lib/clock.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
-import { logCursorOf, parseLogCursor, sinceTime, type LogPositions } from './services.deployments.log-query.ts';
+import { logCursorOf, parseLogCursor, sinceTime, type LogPositions } from './deployments.log-query.ts';
 import {
-  findDeployment,
+  findServiceDeployment,
   findRuntime,
   insertLogLines,
   lastLogSeq,
-  listDeploymentsAfter,
+  listServiceDeploymentsAfter,
   listLastLogLines,
   listLogLines,
   type LogLineFilter,
   type ServiceDeploymentLogRow,
   type ServiceDeploymentRow,
   type ServiceRuntimeRow,
-} from './services.deployments.repo.ts';
-import { snapshotOf, stateOf, type DeploymentRecords } from './services.deployments.records.ts';
-import type { ServiceDeploymentsDeps } from './services.deployments.service.ts';
-import { isSettled, type ServiceState } from './services.states.ts';
+} from './deployments.repo.ts';
+import { recordStateOf, snapshotOf, type ServiceRecords } from './deployments.service-records.ts';
+import type { DeploymentsDeps } from './deployments.service.ts';
+import { isSettled, type DeploymentState } from '../../engine/deployment-states.ts';
 
 /**
  * A service deployment's log: the lines of its build and rollout, then its workload's output once it runs. The
@@ -105,7 +105,7 @@ export interface DeploymentMarker {
  */
 export type LogEvent = { type: 'log'; line: LogView; cursor?: string } | { type: 'deployment'; deployment: DeploymentMarker; cursor: string };
 
-/** The reader of a live stream: the HTTP plumbing (services.deployments.log-stream.ts streamLog). */
+/** The reader of a live stream: the HTTP plumbing (deployments.log-stream.ts streamLog). */
 export interface LogReader {
   /** Aborted when the reader left (or the server shuts down). */
   signal: AbortSignal;
@@ -121,7 +121,7 @@ export interface LogReader {
  */
 export interface LogStreamEnd {
   deploymentId: string | null;
-  state: ServiceState | null;
+  state: DeploymentState | null;
 }
 
 /** What a read of a service's log asks for (the route's query, with the resumption point of a stream). */
@@ -181,7 +181,7 @@ function liveDeploymentIds(runtime: ServiceRuntimeRow | undefined): string[] {
   return [...new Set(ids)].sort();
 }
 
-export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, 'db' | 'clock' | 'services'>, records: DeploymentRecords) {
+export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services'>, records: ServiceRecords) {
   const { db, clock } = deps;
   const { changes, requireService } = records;
 
@@ -189,12 +189,12 @@ export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, '
   async function logDeployment(kind: ServiceKind, serviceId: string, deploymentId: string | undefined): Promise<ServiceDeploymentRow | undefined> {
     await requireService(serviceId, kind);
     if (deploymentId !== undefined) {
-      const record = await findDeployment(db, deploymentId);
+      const record = await findServiceDeployment(db, deploymentId);
       if (record === undefined || record.service_id !== serviceId) throw notFound(`deployment ${deploymentId} of service ${serviceId} not found`);
       return record;
     }
     const runtime = await findRuntime(db, serviceId);
-    return runtime?.last_deployment_id === null || runtime === undefined ? undefined : findDeployment(db, runtime.last_deployment_id);
+    return runtime?.last_deployment_id === null || runtime === undefined ? undefined : findServiceDeployment(db, runtime.last_deployment_id);
   }
 
   function filterOf(query: LogReadQuery): LogLineFilter {
@@ -241,11 +241,11 @@ export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, '
     }
     let lastBeat = Date.now();
     for (;;) {
-      const current = await findDeployment(db, record.id);
+      const current = await findServiceDeployment(db, record.id);
       if (current === undefined) return { deploymentId: record.id, state: 'DELETED' };
-      const settled = isSettled(stateOf(current, current.id));
+      const settled = isSettled(recordStateOf(current));
       const rows = await listLogLines(db, record.id, after, LOG_PAGE_SIZE, filter);
-      if (reader.signal.aborted) return { deploymentId: record.id, state: stateOf(current, current.id) };
+      if (reader.signal.aborted) return { deploymentId: record.id, state: recordStateOf(current) };
       if (rows.length > 0) {
         after = rows[rows.length - 1]?.seq ?? after;
         await send(rows);
@@ -253,7 +253,7 @@ export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, '
         continue;
       }
       // Settled before the read: every line written before it settled has been sent.
-      if (settled) return { deploymentId: record.id, state: stateOf(current, current.id) };
+      if (settled) return { deploymentId: record.id, state: recordStateOf(current) };
       if (Date.now() - lastBeat >= heartbeatMs) {
         await reader.heartbeat();
         lastBeat = Date.now();
@@ -269,7 +269,7 @@ export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, '
     const deployments = new Map<string, ServiceDeploymentRow>();
     const tails: ServiceDeploymentLogRow[][] = [];
     for (const id of liveDeploymentIds(runtime)) {
-      const record = await findDeployment(db, id);
+      const record = await findServiceDeployment(db, id);
       if (record === undefined) continue;
       deployments.set(id, record);
       if (tail === undefined) {
@@ -293,7 +293,7 @@ export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, '
     const positions = parseLogCursor(cursor);
     const deployments = new Map<string, ServiceDeploymentRow>();
     for (const id of positions.keys()) {
-      const record = await findDeployment(db, id);
+      const record = await findServiceDeployment(db, id);
       if (record === undefined || record.service_id !== serviceId) {
         throw badRequest('invalid cursor', [{ field: '/cursor', message: `names deployment ${id}, which is not a deployment of this service` }]);
       }
@@ -334,7 +334,7 @@ export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, '
       if (current === undefined && (await deps.services.findService(serviceId)) === undefined) return { deploymentId: null, state: 'DELETED' };
       const events: LogEvent[] = [];
       if (current !== undefined && current.last_deployment_id !== null && current.last_deployment_id !== newest) {
-        for (const record of await listDeploymentsAfter(db, serviceId, newest, MAX_NEW_DEPLOYMENTS_PER_READ)) {
+        for (const record of await listServiceDeploymentsAfter(db, serviceId, newest, MAX_NEW_DEPLOYMENTS_PER_READ)) {
           deployments.set(record.id, record);
           positions.set(record.id, 0);
           newest = record.id;
@@ -396,7 +396,7 @@ export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, '
     await uniqueOrConflict(
       () =>
         db.transaction().execute(async (trx) => {
-          if ((await findDeployment(trx, deploymentId)) === undefined) throw notFound(`deployment ${deploymentId} not found`);
+          if ((await findServiceDeployment(trx, deploymentId)) === undefined) throw notFound(`deployment ${deploymentId} not found`);
           await writeLogLines(trx, clock, deploymentId, lines);
         }),
       'log lines were appended to this deployment at the same time; send them again',
@@ -441,7 +441,7 @@ export function createServiceDeploymentLogs(deps: Pick<ServiceDeploymentsDeps, '
     async appendWorkloadLog(serviceId: string, clusterId: string, lines: LogLineInput[]): Promise<void> {
       const runtime = await findRuntime(db, serviceId);
       const deploymentId = runtime?.deployed_deployment_id ?? null;
-      const record = deploymentId === null ? undefined : await findDeployment(db, deploymentId);
+      const record = deploymentId === null ? undefined : await findServiceDeployment(db, deploymentId);
       if (record === undefined || snapshotOf(record).service.clusterId !== clusterId) throw notFound(`no deployed service ${serviceId} on this cluster`);
       await appendDeploymentLog(record.id, lines);
     },
