@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Config } from './config.ts';
+import { LETS_ENCRYPT_DIRECTORY_URL, type Config } from './config.ts';
 import { createOidcVerifier } from './auth/oidc.ts';
 import type { Principal } from './auth/principal.ts';
 import type { Database } from './db/db.client.ts';
@@ -89,6 +89,8 @@ import { createServiceLinks } from './modules/services/services.links.ts';
 import { createNodeDomainResolver } from './modules/custom-domains/custom-domains.dns.ts';
 
 import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
+import { createHttpsWiring } from './modules/certificates/certificates.wiring.ts';
+import { openAppsProxyTls } from './engine/local/apps-proxy.client.ts';
 import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
 import { createServicesService, existsThrough, linkedRecordsThrough, missingThrough } from './modules/services/services.service.ts';
 import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
@@ -107,7 +109,8 @@ export interface AppDeps {
   config: Pick<Config, 'oidc' | 'egressIps' | 'logLevel'> &
     Partial<Pick<Config, 'logFormat'>> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
-    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>>;
+    Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>> &
+    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false; scheduled work runs only with it) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -115,6 +118,8 @@ export interface AppDeps {
   clusterOperator?: { readyTimeoutMs?: number; recheckMs?: number };
   /** How often pending custom domains are checked again in the background (every 5 minutes unless given). */
   customDomains?: { recheckIntervalMs?: number };
+  /** How often the certificates schedule looks for orders and renewals that are due (every 10 minutes unless given). */
+  certificates?: { checkIntervalMs?: number };
   /** How often a deleted organization's purge looks whether its teardowns settled, and how long it waits at most. */
   organizationPurge?: { recheckMs?: number; patienceMs?: number };
   /** Failed webhook deliveries in a row after which a webhook is disabled (20 unless given). */
@@ -358,7 +363,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   // Path globs deciding whether a git push deploys an application (docs/service-kinds.md).
   const deploymentRestrictions = createDeploymentRestrictionsService({ db: deps.database.db, clock, services: environmentServices });
   // Custom domains of applications and containers, verified in DNS (docs/service-kinds.md).
+  // Automatic HTTPS (docs/https.md): certificates for verified custom domains, served by the apps proxy.
+  const https = createHttpsWiring({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    settings: {
+      httpsPort: deps.config.appsHttpsPort,
+      directoryUrl: deps.config.acmeDirectoryUrl ?? LETS_ENCRYPT_DIRECTORY_URL,
+      email: deps.config.acmeEmail,
+      caBundleFile: deps.config.acmeCaBundle,
+    },
+    domains: { subject: (id) => customDomains.certificateSubject(id), problemPointingHere: (id) => customDomains.problemPointingHere(id) },
+    organizationEvents: () => organizationEvents,
+    wakeWorkers: () => worker.wake(),
+    log: app.log,
+    ...(deps.certificates?.checkIntervalMs === undefined ? {} : { checkIntervalMs: deps.certificates.checkIntervalMs }),
+  });
   const customDomains = createCustomDomainsService({
+    certificates: https.certificates,
     db: deps.database.db,
     dialect: deps.database.dialect,
     clock,
@@ -465,6 +488,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     schedules: [
       billingSchedule(billing),
       customDomainRecheckSchedule(customDomains, deps.customDomains?.recheckIntervalMs ?? DEFAULT_DOMAIN_RECHECK_INTERVAL_MS),
+      https.schedule,
       organizationEventsSweepSchedule(organizationEvents),
       idempotencySweepSchedule(services.idempotency),
     ],
@@ -499,6 +523,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       ],
       [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
       [ORGANIZATION_PURGE_JOB, createOrganizationPurgeHandler({ db: deps.database.db, clock, log: app.log, ...deps.organizationPurge })],
+      https.handler,
       ...schedules.handlers,
       ...createDeploymentDispatch({ agents, environments, deployments, clock, recheckMs: deps.agents?.recheckMs, log: app.log }),
     ]),
@@ -543,6 +568,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   let closing = false;
   app.addHook('onClose', async () => {
     closing = true;
+    await https.close();
     await (await localAgent?.catch(() => undefined))?.stop();
   });
   app.decorate('startLocalAgent', async () => {
@@ -550,9 +576,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     localAgent ??= (async () => {
       // This process is the LOCAL clusters' only agent (docs/agent-protocol.md): what it held before a crash resumes now.
       await agents.releaseLeases(await clusters.listLocalClusterIds());
+      const stateDir = path.join(deps.config.dataDir ?? tmpdir(), 'agent');
       const started = await startLocalAgent({
         client: createInProcessAgentClient({ agents, clusterIds: () => clusters.listLocalClusterIds() }),
-        stateDir: path.join(deps.config.dataDir ?? tmpdir(), 'agent'),
+        stateDir,
         appsHost: deps.config.host ?? '127.0.0.1',
         appsPort: deps.config.appsPort ?? 8000,
         git,
@@ -566,6 +593,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       });
       app.log.info({ apps: `http://${started.appsAddress.address}:${started.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
       appsPort = started.appsAddress.port;
+      // HTTPS is the apps proxy's too, once the agent has started it (a failure to open it leaves HTTP serving).
+      const onHttpsTrouble = (message: string) => app.log.warn({ https: true }, message);
+      await https.serveHttps((port) => openAppsProxyTls({ stateDir, host: deps.config.host ?? '127.0.0.1', port, onTrouble: onHttpsTrouble })).catch((error: unknown) => app.log.error({ https: true }, `HTTPS is not served: ${(error as Error).message}`));
       return started;
     })();
     return localAgent;

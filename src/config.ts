@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { decodeSecretKey } from './lib/secret-box.ts';
@@ -86,6 +87,18 @@ export interface Config {
    */
   appsPort: number;
   /**
+   * SLIPWAY_APPS_HTTPS_PORT (unset = no HTTPS; 0 = any free port): where the apps proxy serves HTTPS, on SLIPWAY_HOST,
+   * with certificates ordered by ACME for the verified custom domains (docs/https.md). Setting it is what turns
+   * automatic certificates on: ordering them makes sense only where the CA reaches the apps port on port 80.
+   */
+  appsHttpsPort: number | undefined;
+  /** SLIPWAY_ACME_DIRECTORY_URL (default Let's Encrypt production): the ACME (RFC 8555) directory certificates come from. */
+  acmeDirectoryUrl: string;
+  /** SLIPWAY_ACME_EMAIL: the contact of the installation's ACME account (expiry notices of the CA); none when unset. */
+  acmeEmail: string | undefined;
+  /** SLIPWAY_ACME_CA_BUNDLE: a PEM file of the CA certificates trusted for the ACME server (a private CA, tests). */
+  acmeCaBundle: string | undefined;
+  /**
    * SLIPWAY_AGENT_CONCURRENCY (default 4, 1 to 20): how many tasks an agent of this installation (the in-process one,
    * `slipway agent` unless given --concurrency) runs at once — builds, database starts, teardowns of different services.
    */
@@ -153,6 +166,52 @@ function parseAppsPort(env: Env): number {
     throw new ConfigError('SLIPWAY_APPS_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function parseAppsHttpsPort(env: Env): number | undefined {
+  const raw = read(env, 'SLIPWAY_APPS_HTTPS_PORT');
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError('SLIPWAY_APPS_HTTPS_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** Let's Encrypt's production directory; its staging one is https://acme-staging-v02.api.letsencrypt.org/directory. */
+export const LETS_ENCRYPT_DIRECTORY_URL = 'https://acme-v02.api.letsencrypt.org/directory';
+
+function parseAcmeDirectoryUrl(env: Env): string {
+  const raw = read(env, 'SLIPWAY_ACME_DIRECTORY_URL');
+  if (raw === undefined) return LETS_ENCRYPT_DIRECTORY_URL;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SLIPWAY_ACME_DIRECTORY_URL', `must be an https URL such as ${LETS_ENCRYPT_DIRECTORY_URL}, got "${raw}"`);
+  }
+  // RFC 8555 §6.1: ACME is HTTPS only; a private CA or a test server on loopback is https too (SLIPWAY_ACME_CA_BUNDLE).
+  if (url.protocol !== 'https:') throw new ConfigError('SLIPWAY_ACME_DIRECTORY_URL', `must be an https URL, got "${raw}"`);
+  return url.toString();
+}
+
+function parseAcmeEmail(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_ACME_EMAIL');
+  if (raw === undefined) return undefined;
+  if (!/^[^\s@<>,;:"]+@[^\s@<>,;:"]+\.[^\s@<>,;:"]+$/.test(raw)) throw new ConfigError('SLIPWAY_ACME_EMAIL', `must be an e-mail address, got "${raw}"`);
+  return raw;
+}
+
+function parseAcmeCaBundle(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_ACME_CA_BUNDLE');
+  if (raw === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(raw, 'utf8');
+  } catch (error) {
+    throw new ConfigError('SLIPWAY_ACME_CA_BUNDLE', `cannot read ${raw}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('SLIPWAY_ACME_CA_BUNDLE', `${raw} holds no PEM certificate`);
+  return path.resolve(raw);
 }
 
 function parseAgentConcurrency(env: Env): number {
@@ -463,6 +522,10 @@ export function loadConfig(env: Env = process.env): Config {
     dnsServers: parseDnsServers(env),
     localAgent: parseBoolean(env, 'SLIPWAY_LOCAL_AGENT', true),
     appsPort: parseAppsPort(env),
+    appsHttpsPort: parseAppsHttpsPort(env),
+    acmeDirectoryUrl: parseAcmeDirectoryUrl(env),
+    acmeEmail: parseAcmeEmail(env),
+    acmeCaBundle: parseAcmeCaBundle(env),
     agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),
     workloadIsolation: parseChoice(env, 'SLIPWAY_WORKLOAD_ISOLATION', WORKLOAD_ISOLATIONS, 'strict'),

@@ -284,8 +284,15 @@ describe('the apps proxy outlives the server: restarts under load fail no reques
     await expect.poll(() => processAlive(killed)).toBe(false);
     // The agent saw its connection end: a new proxy, started with the agent's table, serves the same instance.
     await vi.waitFor(async () => expect((await served()).build).toBe(before.build), { timeout: 30_000, interval: 100 });
-    const successor = await proxyPid();
-    expect(successor).not.toBe(killed);
+    // The new proxy writes its pid file once it serves, a moment after the first answer.
+    const successor = await vi.waitFor(
+      async () => {
+        const pid = await proxyPid();
+        expect(pid).not.toBe(killed);
+        return pid;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     expect(await processAlive(successor)).toBe(true);
     expect(server.output()).toContain('the connection to the apps proxy ended: starting it again');
   });

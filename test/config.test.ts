@@ -56,6 +56,10 @@ describe('loadConfig', () => {
       agentConcurrency: 4,
       localPostgresUrl: undefined,
       workloadIsolation: 'strict',
+      appsHttpsPort: undefined,
+      acmeDirectoryUrl: 'https://acme-v02.api.letsencrypt.org/directory',
+      acmeEmail: undefined,
+      acmeCaBundle: undefined,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -91,6 +95,10 @@ describe('loadConfig', () => {
       SLIPWAY_AGENT_CONCURRENCY: '2',
       SLIPWAY_LOCAL_POSTGRES_URL: 'postgres://admin@127.0.0.1:5432/postgres',
       SLIPWAY_WORKLOAD_ISOLATION: 'none',
+      SLIPWAY_APPS_HTTPS_PORT: '8444',
+      SLIPWAY_ACME_DIRECTORY_URL: 'https://acme-staging-v02.api.letsencrypt.org/directory',
+      SLIPWAY_ACME_EMAIL: 'ops@example.com',
+      SLIPWAY_ACME_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -117,6 +125,10 @@ describe('loadConfig', () => {
       agentConcurrency: 2,
       localPostgresUrl: 'postgres://admin@127.0.0.1:5432/postgres',
       workloadIsolation: 'none',
+      appsHttpsPort: 8444,
+      acmeDirectoryUrl: 'https://acme-staging-v02.api.letsencrypt.org/directory',
+      acmeEmail: 'ops@example.com',
+      acmeCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     });
   });
 

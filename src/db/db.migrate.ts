@@ -33,6 +33,7 @@ import * as jobSchedules from './migrations/0029_job_schedules.ts';
 import * as environmentFanOut from './migrations/0030_environment_fan_out.ts';
 import * as serviceLogInstances from './migrations/0031_service_log_instances.ts';
 import * as placementInDrivers from './migrations/0032_placement_in_drivers.ts';
+import * as certificates from './migrations/0033_certificates.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -81,6 +82,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0030_environment_fan_out', environmentFanOut],
   ['0031_service_log_instances', serviceLogInstances],
   ['0032_placement_in_drivers', placementInDrivers],
+  ['0033_certificates', certificates],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

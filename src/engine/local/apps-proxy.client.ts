@@ -5,6 +5,7 @@ import { SLIPWAY_VERSION } from '../../lib/version.ts';
 import {
   APPS_PROXY_PROTOCOL,
   appsProxyLogPath,
+  appsProxySocketFits,
   appsProxySocketPath,
   readJsonLines,
   writeJsonLine,
@@ -14,6 +15,7 @@ import {
 } from './apps-proxy.protocol.ts';
 import { slipwayCommandPath, spawnAppsProxy } from './apps-proxy.spawn.ts';
 import type { InternalEndpoint, InternalForwarding, KeyedEndpoint } from './internal-addresses.ts';
+import type { ServedCertificate } from './reverse-proxy.ts';
 import { RouteTable, type AppsRouting, type KeyedRoute, type ProxyRoute, type ProxyTarget } from './route-table.ts';
 
 /**
@@ -331,4 +333,125 @@ export async function startAppsProxy(options: AppsProxyOptions): Promise<AppsPro
   const client = new AppsProxyClient(options);
   await client.connect();
   return client;
+}
+
+export interface AppsProxyTlsOptions {
+  stateDir: string;
+  /** Where HTTPS is served: SLIPWAY_HOST and SLIPWAY_APPS_HTTPS_PORT (0: any free port). */
+  host: string;
+  port: number;
+  onTrouble(message: string): void;
+}
+
+/**
+ * The certificates module's side of the apps proxy (docs/https.md): a control connection of its own to the proxy
+ * serving the state directory — the agent's stays the routes' — over which it opens the HTTPS port, sends the
+ * certificates to serve and the ACME challenges to answer. It keeps what it sent: a proxy that went away and was
+ * started again by its agent (a crash, a handover to another version) gets all of it again on the next connection,
+ * tried every 0.5 to 10 s. It never starts a proxy: that is the agent's.
+ */
+export class AppsProxyTlsLink {
+  private channel: ControlChannel | undefined;
+  /** The set last sent; undefined until one is: a new server's link leaves the proxy's set alone until it has its own. */
+  private certificates: ServedCertificate[] | undefined;
+  private readonly challenges = new Map<string, string>();
+  private closing = false;
+  private connecting: Promise<void> | undefined;
+  private served: AddressInfo | undefined;
+  private readonly options: AppsProxyTlsOptions;
+
+  constructor(options: AppsProxyTlsOptions) {
+    this.options = options;
+  }
+
+  /** Where HTTPS is served, once a proxy opened it. */
+  get httpsAddress(): AddressInfo | undefined {
+    return this.served;
+  }
+
+  /** Connects (resolves once HTTPS is open, or rejects with why not); later losses reconnect by themselves. */
+  async start(): Promise<void> {
+    await this.connectOnce();
+  }
+
+  /** Whether the proxy holds what was sent (a connection is up). */
+  get connected(): boolean {
+    return this.channel !== undefined;
+  }
+
+  async setCertificates(certificates: readonly ServedCertificate[]): Promise<void> {
+    this.certificates = certificates.map((certificate) => ({ ...certificate, hostnames: [...certificate.hostnames] }));
+    await this.request({ type: 'certificates', certificates: this.certificates });
+  }
+
+  /** Answers the challenge on the HTTP port; throws when no proxy is connected (the CA would find nothing). */
+  async setChallenge(token: string, keyAuthorization: string | undefined): Promise<void> {
+    if (keyAuthorization === undefined) this.challenges.delete(token);
+    else this.challenges.set(token, keyAuthorization);
+    const sent = await this.request({ type: 'challenge', token, ...(keyAuthorization === undefined ? {} : { keyAuthorization }) });
+    if (!sent && keyAuthorization !== undefined) throw new Error('the apps proxy is not reachable: it cannot answer the ACME challenge');
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.channel?.close();
+  }
+
+  /** Sends a request when connected: false when no proxy is (it gets the state on the next connection). */
+  private async request(command: AppsProxyCommand): Promise<boolean> {
+    const answer = await this.channel?.request(command);
+    if (answer?.error !== undefined) throw new Error(`the apps proxy refused ${command.type}: ${answer.error}`);
+    return answer !== undefined;
+  }
+
+  private async connectOnce(): Promise<void> {
+    const channel = await ControlChannel.open(appsProxySocketPath(this.options.stateDir), this.options.onTrouble);
+    try {
+      const opened = await channel.request({ type: 'https', host: this.options.host, port: this.options.port });
+      if (opened?.error !== undefined || opened?.address === undefined) throw new Error(`HTTPS cannot be served on port ${this.options.port}: ${opened?.error ?? 'the proxy went away'}`);
+      this.served = opened.address;
+      // Not an empty set in the meantime: a proxy that outlived the server goes on serving what it has.
+      if (this.certificates !== undefined) await channel.request({ type: 'certificates', certificates: this.certificates });
+      for (const [token, keyAuthorization] of this.challenges) await channel.request({ type: 'challenge', token, keyAuthorization });
+    } catch (error) {
+      await channel.close();
+      throw error;
+    }
+    this.channel = channel;
+    void channel.closed.then(() => this.lost(channel));
+  }
+
+  private lost(channel: ControlChannel): void {
+    if (this.channel !== channel) return;
+    this.channel = undefined;
+    if (this.closing || this.connecting !== undefined) return;
+    this.connecting = (async () => {
+      for (let delay = 500; !this.closing; delay = Math.min(delay * 2, 10_000)) {
+        await sleep(delay, undefined, { ref: false });
+        if (this.closing) return;
+        try {
+          await this.connectOnce();
+          return;
+        } catch (error) {
+          this.options.onTrouble(`HTTPS: the apps proxy cannot be reached yet: ${(error as Error).message}`);
+        }
+      }
+    })().finally(() => {
+      this.connecting = undefined;
+    });
+  }
+}
+
+/**
+ * The HTTPS of the apps proxy serving `stateDir`, opened: the link, or undefined (said through onTrouble) where the
+ * proxy runs inside the agent's process (a state directory too long a path for its control socket).
+ */
+export async function openAppsProxyTls(options: AppsProxyTlsOptions): Promise<AppsProxyTlsLink | undefined> {
+  if (!appsProxySocketFits(options.stateDir)) {
+    options.onTrouble('HTTPS is not served: the apps proxy runs inside the agent here (its state directory is too long a path for a control socket)');
+    return undefined;
+  }
+  const link = new AppsProxyTlsLink(options);
+  await link.start();
+  return link;
 }

@@ -11,18 +11,19 @@ import {
   type AppsProxyHello,
   type AppsProxyStart,
   type AppsProxyStarted,
+  type AppsProxyTls,
 } from './apps-proxy.protocol.ts';
 import { InternalAddresses, type KeyedEndpoint } from './internal-addresses.ts';
 import { spawnAppsProxy } from './apps-proxy.spawn.ts';
 import { HandedOverListener } from './handed-over-listener.ts';
-import { LocalReverseProxy } from './reverse-proxy.ts';
+import { LocalReverseProxy, type ServedCertificate } from './reverse-proxy.ts';
 import type { KeyedRoute, ProxyTarget } from './route-table.ts';
 
 /**
  * The apps proxy process (`slipway apps-proxy`, hidden; docs/local-engine.md, "The apps proxy process"): the local
- * agent's reverse proxy on the apps port and the services' internal addresses (internal-addresses.ts), in a process
- * of its own so that they keep serving while the server (and the agent in it) restarts, as the workloads they reach
- * keep running. The agent spawns it detached — its own session and process group, so a Ctrl-C or a SIGTERM of the
+ * agent's reverse proxy on the apps port (and on the HTTPS port, docs/https.md) and the services' internal addresses
+ * (internal-addresses.ts), in a process of its own so that they keep serving while the server (and the agent in it)
+ * restarts, as the workloads they reach keep running. The agent spawns it detached — its own session and process group, so a Ctrl-C or a SIGTERM of the
  * server does not reach it — and drives it over the control channel of apps-proxy.protocol.ts; the next agent finds
  * it again by the socket in the state directory.
  *
@@ -43,6 +44,8 @@ import type { KeyedRoute, ProxyTarget } from './route-table.ts';
  */
 /** The key of the apps port's listening socket among those handed over. */
 const APPS_LISTENER = 'apps';
+/** The key of the HTTPS port's listening socket among those handed over. */
+const HTTPS_LISTENER = 'https';
 const WATCH_MS = 2_000;
 /** A proxy spawned whose agent never connects (it died meanwhile) and has nothing to serve ends after this. */
 const UNCLAIMED_MS = 30_000;
@@ -92,6 +95,34 @@ function endpointsOf(value: unknown): KeyedEndpoint[] {
   return value;
 }
 
+function certificatesOf(value: unknown): ServedCertificate[] {
+  const valid =
+    Array.isArray(value) &&
+    value.every((item) => {
+      const certificate = item as Partial<ServedCertificate> | null;
+      return (
+        typeof certificate === 'object' &&
+        certificate !== null &&
+        Array.isArray(certificate.hostnames) &&
+        certificate.hostnames.every((hostname) => typeof hostname === 'string') &&
+        typeof certificate.chain === 'string' &&
+        typeof certificate.key === 'string'
+      );
+    });
+  if (!valid) throw new Error('certificates must be a list of { hostnames, chain, key }');
+  return value as ServedCertificate[];
+}
+
+function tlsOf(value: unknown): AppsProxyTls | undefined {
+  if (value === undefined || value === null) return undefined;
+  const tls = value as Partial<AppsProxyTls>;
+  if (typeof tls.host !== 'string' || typeof tls.port !== 'number') throw new Error('tls needs host and port');
+  const challenges = Array.isArray(tls.challenges)
+    ? tls.challenges.filter((challenge) => typeof challenge.token === 'string' && typeof challenge.keyAuthorization === 'string')
+    : [];
+  return { host: tls.host, port: tls.port, certificates: certificatesOf(tls.certificates ?? []), challenges };
+}
+
 /** What to serve where, from the agent (or the predecessor) that spawned this process, with the sockets it hands over. */
 function startMessage(): Promise<{ start: AppsProxyStart; listeners: Map<string, HandedOverListener> }> {
   if (process.send === undefined) return Promise.reject(new Error('the apps proxy is started by the local agent (slipway server), not by hand'));
@@ -105,7 +136,8 @@ function startMessage(): Promise<{ start: AppsProxyStart; listeners: Map<string,
           const { stateDir, host, port, inherited } = message;
           if (typeof stateDir !== 'string' || typeof host !== 'string' || typeof port !== 'number') throw new Error('the start message needs stateDir, host and port');
           const keys = Array.isArray(inherited) ? inherited.filter((key): key is string => typeof key === 'string') : [];
-          start = { stateDir, host, port, inherited: keys, routes: routesOf(message.routes), endpoints: endpointsOf(message.endpoints ?? []) };
+          const tls = tlsOf(message.tls);
+          start = { stateDir, host, port, inherited: keys, routes: routesOf(message.routes), endpoints: endpointsOf(message.endpoints ?? []), ...(tls === undefined ? {} : { tls }) };
         } else if (message.type === 'listener' && typeof message.key === 'string' && handle instanceof NetServer) {
           listeners.set(message.key, new HandedOverListener(handle));
         }
@@ -165,6 +197,8 @@ export async function runAppsProxyProcess(): Promise<void> {
   const proxy = new LocalReverseProxy({ onError: trouble });
   const inheritedApps = inherited.get(APPS_LISTENER);
   inherited.delete(APPS_LISTENER);
+  const inheritedHttps = inherited.get(HTTPS_LISTENER);
+  inherited.delete(HTTPS_LISTENER);
   const internal = new InternalAddresses({ onError: trouble, inherited });
 
   /** The service internal addresses of `wanted`, and no other: a note of each that cannot be listened on is trouble. */
@@ -187,10 +221,25 @@ export async function runAppsProxyProcess(): Promise<void> {
     process.exit(1);
   }
 
+  // A predecessor's HTTPS goes on here: its certificates, the challenges under way, its socket (or its port again).
+  if (options.tls !== undefined) {
+    const tls = options.tls;
+    try {
+      proxy.setCertificates(tls.certificates);
+      for (const { token, keyAuthorization } of tls.challenges) proxy.setChallenge(token, keyAuthorization);
+      if (inheritedHttps === undefined) await proxy.listenHttps(tls.port, tls.host);
+      else proxy.serveHandedOverHttps(inheritedHttps, tls.host);
+    } catch (error) {
+      log(`HTTPS on ${tls.host}:${tls.port} does not go on: ${(error as Error).message}`);
+    }
+  }
+
   await forward(options.endpoints).catch((error: unknown) => trouble(`internal addresses: ${(error as Error).message}`));
   // A socket handed over for an address no longer forwarded.
   for (const leftover of inherited.values()) leftover.server.close();
 
+  /** What HTTPS was asked for (to hand over); the start message's for a successor. */
+  let httpsSettings: { host: string; port: number } | undefined = options.tls === undefined ? undefined : { host: options.tls.host, port: options.tls.port };
   let stopping = false;
   /** Set once serving: the inode of its control socket (a successor's has another) and its timers. */
   const serving: { inode?: number; watch?: NodeJS.Timeout; unclaimed?: NodeJS.Timeout } = {};
@@ -276,10 +325,24 @@ export async function runAppsProxyProcess(): Promise<void> {
         case 'handover': {
           if (typeof message.execPath !== 'string' || typeof message.command !== 'string') throw new Error('handover needs execPath and command');
           const listeners = new Map<string, Server>([[APPS_LISTENER, proxy.listener], ...internal.listeners()]);
+          const httpsListener = proxy.httpsListener;
+          if (httpsListener !== undefined) listeners.set(HTTPS_LISTENER, httpsListener);
+          const tls: AppsProxyTls | undefined =
+            httpsSettings === undefined
+              ? undefined
+              : { ...httpsSettings, certificates: proxy.servedCertificates(), challenges: proxy.challengeEntries() };
           const successor = await spawnAppsProxy({
             execPath: message.execPath,
             command: message.command,
-            start: { stateDir: options.stateDir, host: options.host, port: options.port, inherited: [...listeners.keys()], routes: proxy.table.entries(), endpoints: internal.entries() },
+            start: {
+              stateDir: options.stateDir,
+              host: options.host,
+              port: options.port,
+              inherited: [...listeners.keys()],
+              routes: proxy.table.entries(),
+              endpoints: internal.entries(),
+              ...(tls === undefined ? {} : { tls }),
+            },
             listeners,
           });
           if (successor.type === 'failed') throw new Error(`its successor cannot start: ${successor.message}`);
@@ -290,6 +353,23 @@ export async function runAppsProxyProcess(): Promise<void> {
         case 'exit':
           answer(socket, { id, type: 'done' });
           void shutdown('asked to by its agent');
+          return;
+        case 'https': {
+          if (typeof message.host !== 'string' || typeof message.port !== 'number') throw new Error('https needs host and port');
+          const address = await proxy.listenHttps(message.port, message.host);
+          // Handed to a successor as asked (port 0 stays where it is: the successor takes the socket over).
+          httpsSettings = { host: message.host, port: message.port === 0 ? address.port : message.port };
+          answer(socket, { id, type: 'done', address });
+          return;
+        }
+        case 'certificates':
+          proxy.setCertificates(certificatesOf(message.certificates));
+          answer(socket, { id, type: 'done' });
+          return;
+        case 'challenge':
+          if (typeof message.token !== 'string') throw new Error('challenge needs a token');
+          proxy.setChallenge(message.token, typeof message.keyAuthorization === 'string' ? message.keyAuthorization : undefined);
+          answer(socket, { id, type: 'done' });
           return;
         default:
           throw new Error(`unknown request type ${String(message.type)}`);
@@ -317,6 +397,7 @@ export async function runAppsProxyProcess(): Promise<void> {
       address,
       routes: proxy.table.size,
       endpoints: internal.size,
+      ...(proxy.httpsAddressInfo === undefined ? {} : { https: proxy.httpsAddressInfo }),
     };
     writeJsonLine(socket, hello);
     readJsonLines(socket, (message) => handle(socket, message));

@@ -2,6 +2,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { KeyedEndpoint } from './internal-addresses.ts';
+import type { ServedCertificate } from './reverse-proxy.ts';
 import type { KeyedRoute, ProxyTarget } from './route-table.ts';
 
 /**
@@ -27,6 +28,15 @@ import type { KeyedRoute, ProxyTarget } from './route-table.ts';
  *        → the proxy starts its successor with that program (an upgrade), hands it its table and its listening
  *          sockets, answers once the successor serves, then retires as on exit
  *   {"id":9,"type":"exit"}   → answered, then the proxy stops accepting, lets requests in flight finish, and exits
+ *   {"id":10,"type":"https","host":"0.0.0.0","port":8443}  → {"id":10,"type":"done","address":{…}}   opens the HTTPS
+ *        port (docs/https.md); a proxy already serving HTTPS answers where it does
+ *   {"id":11,"type":"certificates","certificates":[{"hostnames":["shop.example.com"],"chain":"-----BEGIN…","key":"…"}]}
+ *        the whole set HTTPS serves, replacing the previous one (hot: open connections keep theirs)
+ *   {"id":12,"type":"challenge","token":"…","keyAuthorization":"…"}   answers the ACME HTTP-01 challenge on the HTTP
+ *        port; without keyAuthorization, stops answering it
+ *
+ * The certificates and challenges come from the server's certificates module (src/modules/certificates), which holds
+ * a connection of its own to the proxy; a hello says where HTTPS is served (`https`, absent when it is off).
  *
  * The proxy also sends {"type":"trouble","message":"forwarding GET … failed: …"} for its agent's log. Requests are
  * applied in the order they arrive, so an answer means every request sent before it is served, and a drain sent
@@ -67,6 +77,16 @@ export interface AppsProxyHello {
   address: AddressInfo;
   routes: number;
   endpoints: number;
+  /** Where HTTPS is served; absent while it is off. */
+  https?: AddressInfo;
+}
+
+/** What a proxy's HTTPS serves: its address, certificates and the ACME challenges it answers (handed to a successor). */
+export interface AppsProxyTls {
+  host: string;
+  port: number;
+  certificates: ServedCertificate[];
+  challenges: Array<{ token: string; keyAuthorization: string }>;
 }
 
 export type AppsProxyRequest =
@@ -78,7 +98,10 @@ export type AppsProxyRequest =
   | { id: number; type: 'drain'; target: ProxyTarget; timeoutMs: number }
   | { id: number; type: 'table' }
   | { id: number; type: 'handover'; execPath: string; command: string }
-  | { id: number; type: 'exit' };
+  | { id: number; type: 'exit' }
+  | { id: number; type: 'https'; host: string; port: number }
+  | { id: number; type: 'certificates'; certificates: ServedCertificate[] }
+  | { id: number; type: 'challenge'; token: string; keyAuthorization?: string };
 
 type WithoutId<Request> = Request extends unknown ? Omit<Request, 'id'> : never;
 /** A request without its id, as the agent's side composes it. */
@@ -91,6 +114,8 @@ export interface AppsProxyAnswer {
   routes?: KeyedRoute[];
   endpoints?: KeyedEndpoint[];
   notes?: string[];
+  /** Where HTTPS is served, answering `https`. */
+  address?: AddressInfo;
   error?: string;
 }
 
@@ -109,6 +134,8 @@ export interface AppsProxyStart {
   inherited: string[];
   routes: KeyedRoute[];
   endpoints: KeyedEndpoint[];
+  /** A predecessor's HTTPS (its socket handed over as "https"); absent for a fresh start. */
+  tls?: AppsProxyTls;
 }
 export type AppsProxyStarted = { type: 'waiting' } | { type: 'listening'; address: AddressInfo } | { type: 'failed'; code?: string; message: string };
 

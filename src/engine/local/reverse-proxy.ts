@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { nodeHttp } from '../../lib/node-http.ts';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import { createServer as createTlsServer, createSecureContext, TLSSocket, type SecureContext, type Server as TlsServer } from 'node:tls';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { HandedOverListener } from './handed-over-listener.ts';
 import { RouteTable, requestHostname, targetKey, type AppsRouting, type ProxyRoute, type ProxyTarget } from './route-table.ts';
@@ -18,8 +19,27 @@ import { RouteTable, requestHostname, targetKey, type AppsRouting, type ProxyRou
  *
  * It serves in the apps proxy process (apps-proxy.process.ts), which outlives the agent, and in the agent's own
  * process only where that cannot run; the tests drive it directly.
+ *
+ * HTTPS (docs/https.md): once `listenHttps` opened the HTTPS port, a TLS connection gets the certificate of the name
+ * it asks for (SNI) from the set `setCertificates` gave, and its requests are routed exactly as plain ones (they
+ * reach the same HTTP server, so X-Forwarded-Proto says https). A new set takes effect for the next handshakes;
+ * connections open keep the certificate they were given (nothing is dropped). On the HTTP port, the ACME HTTP-01
+ * answers (`setChallenge`) come first for every host name, then a host name with a certificate is redirected to
+ * HTTPS (301 for GET and HEAD, 308 otherwise, same path and query).
  */
 export { RouteConflictError, requestHostname, type ProxyRoute, type ProxyTarget } from './route-table.ts';
+
+/** A certificate the HTTPS port serves for `hostnames` (a `*.example.com` covers one label under example.com). */
+export interface ServedCertificate {
+  hostnames: string[];
+  /** The leaf first, then its intermediates (PEM). */
+  chain: string;
+  /** The leaf's private key (PEM). */
+  key: string;
+}
+
+/** Where HTTP-01 challenge answers are asked for (RFC 8555 §8.3). */
+export const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';
 
 export interface ReverseProxyOptions {
   /** Called for each forwarding failure (the target refused or broke the connection): an operator's log line. */
@@ -38,6 +58,17 @@ export class LocalReverseProxy implements AppsRouting {
   private readonly sockets = new Set<Socket>();
   /** The listening socket of a predecessor process, when this proxy serves on one (serveHandedOver). */
   private handedOver: NetServer | undefined;
+  /** The HTTPS port's TLS server, once listening, and its handed-over socket when it serves on one. */
+  private httpsServer: TlsServer | undefined;
+  private httpsHandedOver: NetServer | undefined;
+  private httpsAddress: AddressInfo | undefined;
+  /** The host HTTPS was asked to listen on (the address may read differently: `::` for an IPv4 wildcard). */
+  private httpsHost: string | undefined;
+  /** The TLS contexts by host name (exact names and `*.base` wildcards), replaced whole by setCertificates. */
+  private contexts = new Map<string, SecureContext>();
+  private certificates: ServedCertificate[] = [];
+  /** HTTP-01 key authorizations by token. */
+  private readonly challenges = new Map<string, string>();
 
   private readonly options: ReverseProxyOptions;
   constructor(options: ReverseProxyOptions = {}) {
@@ -79,9 +110,107 @@ export class LocalReverseProxy implements AppsRouting {
     return this.handedOver ?? this.server;
   }
 
+  /** The HTTPS port's listening socket, to hand over to a successor; undefined when HTTPS is off. */
+  get httpsListener(): NetServer | undefined {
+    return this.httpsHandedOver ?? this.httpsServer;
+  }
+
+  /** Where HTTPS is served; undefined when it is off. */
+  get httpsAddressInfo(): AddressInfo | undefined {
+    return this.httpsAddress;
+  }
+
+  private createHttpsServer(): TlsServer {
+    const server = createTlsServer({
+      // The certificate of the name the client asks for; none (the handshake fails) for a name without one.
+      SNICallback: (servername, callback) => callback(null, this.contextFor(servername)),
+      ALPNProtocols: ['http/1.1'],
+    });
+    // A decrypted connection is served by the same HTTP server as plain ones: same routes, same in-flight counts.
+    server.on('secureConnection', (socket: TLSSocket) => this.server.emit('connection', socket));
+    // A failed handshake (an unknown name, a scanner) concerns that connection alone.
+    server.on('tlsClientError', (_error, socket) => socket.destroy());
+    return server;
+  }
+
+  /**
+   * Opens the HTTPS port; a second call answers where it listens, unless it names another address (the settings
+   * changed): then the old port stops accepting (its connections finish) and the new one opens.
+   */
+  async listenHttps(port: number, host = '127.0.0.1'): Promise<AddressInfo> {
+    const current = this.httpsAddress;
+    if (current !== undefined && (port === 0 || port === current.port) && this.httpsHost === host) return current;
+    if (current !== undefined) {
+      this.httpsListener?.close();
+      this.httpsServer = undefined;
+      this.httpsHandedOver = undefined;
+      this.httpsAddress = undefined;
+    }
+    const server = this.createHttpsServer();
+    const address = await new Promise<AddressInfo>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve(server.address() as AddressInfo);
+      });
+    });
+    this.httpsServer = server;
+    this.httpsAddress = address;
+    this.httpsHost = host;
+    return address;
+  }
+
+  /** Serves HTTPS on the listening socket a predecessor handed over (as serveHandedOver for HTTP). */
+  serveHandedOverHttps(listener: HandedOverListener, host: string): AddressInfo {
+    const server = this.createHttpsServer();
+    this.httpsServer = server;
+    this.httpsHandedOver = listener.server;
+    // The raw TCP connection is the TLS server's to wrap: its 'connection' handler starts the handshake.
+    listener.take((socket) => server.emit('connection', socket));
+    this.httpsAddress = listener.server.address() as AddressInfo;
+    this.httpsHost = host;
+    return this.httpsAddress;
+  }
+
+  /** Replaces the served certificates: the next handshakes use the new set, open connections keep theirs. */
+  setCertificates(certificates: readonly ServedCertificate[]): void {
+    const contexts = new Map<string, SecureContext>();
+    for (const certificate of certificates) {
+      // A bad pair throws here, before anything is replaced.
+      const context = createSecureContext({ cert: certificate.chain, key: certificate.key });
+      for (const hostname of certificate.hostnames) contexts.set(hostname.toLowerCase(), context);
+    }
+    this.contexts = contexts;
+    this.certificates = certificates.map((certificate) => ({ ...certificate, hostnames: [...certificate.hostnames] }));
+  }
+
+  /** The certificates served, as given (what a successor starts with). */
+  servedCertificates(): ServedCertificate[] {
+    return this.certificates.map((certificate) => ({ ...certificate, hostnames: [...certificate.hostnames] }));
+  }
+
+  /** Answers (or, with undefined, stops answering) the HTTP-01 challenge `token`. */
+  setChallenge(token: string, keyAuthorization: string | undefined): void {
+    if (keyAuthorization === undefined) this.challenges.delete(token);
+    else this.challenges.set(token, keyAuthorization);
+  }
+
+  challengeEntries(): Array<{ token: string; keyAuthorization: string }> {
+    return [...this.challenges].map(([token, keyAuthorization]) => ({ token, keyAuthorization }));
+  }
+
+  private contextFor(servername: string): SecureContext | undefined {
+    const name = servername.toLowerCase().replace(/\.$/, '');
+    const exact = this.contexts.get(name);
+    if (exact !== undefined) return exact;
+    const dot = name.indexOf('.');
+    return dot === -1 ? undefined : this.contexts.get(`*${name.slice(dot)}`);
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => {
       this.server.close(() => resolve());
+      this.httpsListener?.close();
       for (const socket of this.sockets) socket.destroy();
       this.proxy.close();
     });
@@ -94,7 +223,11 @@ export class LocalReverseProxy implements AppsRouting {
   async retire(timeoutMs: number): Promise<void> {
     // The listener's close resolves once every connection it accepted has ended; idle keep-alive ones are closed
     // as they become idle, requests under way finish.
-    const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
+    const https = this.httpsListener;
+    const closed = Promise.all([
+      new Promise<void>((resolve) => this.listener.close(() => resolve())),
+      https === undefined ? undefined : new Promise<void>((resolve) => https.close(() => resolve())),
+    ]);
     const idle = setInterval(() => this.server.closeIdleConnections(), 100);
     this.server.closeIdleConnections();
     const timer = setTimeout(() => {
@@ -185,7 +318,30 @@ export class LocalReverseProxy implements AppsRouting {
     };
   }
 
+  /** An HTTP-01 challenge answer, or the redirect of a plain request to HTTPS: whether it answered the request. */
+  private answeredBeforeRouting(req: IncomingMessage, res: ServerResponse): boolean {
+    const encrypted = req.socket instanceof TLSSocket && req.socket.encrypted;
+    if (encrypted) return false;
+    const url = req.url ?? '/';
+    if (url.startsWith(ACME_CHALLENGE_PATH)) {
+      const keyAuthorization = this.challenges.get(url.slice(ACME_CHALLENGE_PATH.length).split('?', 1)[0] ?? '');
+      if (keyAuthorization === undefined) return false;
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(keyAuthorization);
+      return true;
+    }
+    const hostname = requestHostname(req.headers.host);
+    if (this.httpsAddress === undefined || hostname === undefined || this.contextFor(hostname) === undefined) return false;
+    const port = this.httpsAddress.port === 443 ? '' : `:${this.httpsAddress.port}`;
+    const method = req.method ?? 'GET';
+    // 301 lets browsers cache it; a method with a body must keep it across the redirect: 308.
+    res.writeHead(method === 'GET' || method === 'HEAD' ? 301 : 308, { location: `https://${hostname}${port}${url}`, 'content-length': '0' });
+    res.end();
+    return true;
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    if (this.answeredBeforeRouting(req, res)) return;
     const target = this.resolve(req.headers.host ?? '');
     if (target === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });

@@ -12,6 +12,11 @@ export function findDomain(db: Queryable, serviceId: string, id: string): Promis
   return db.selectFrom('service_custom_domains').selectAll().where('service_id', '=', serviceId).where('id', '=', id).executeTakeFirst();
 }
 
+/** A domain by its id alone (the certificates module knows no service id). */
+export function findDomainById(db: Queryable, id: string): Promise<CustomDomainRow | undefined> {
+  return db.selectFrom('service_custom_domains').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 export async function countDomains(db: Queryable, serviceId: string): Promise<number> {
   const row = await db.selectFrom('service_custom_domains').select((eb) => eb.fn.countAll<string | number>().as('count')).where('service_id', '=', serviceId).executeTakeFirstOrThrow();
   return Number(row.count);

@@ -1,11 +1,13 @@
 import { Type } from 'typebox';
 import { BaseFields, ListOf, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
+import { CERTIFICATE_STATUSES } from '../certificates/certificates.service.ts';
 import { CHECKED_DOMAIN_STATUSES, CUSTOM_DOMAIN_STATUSES } from './custom-domains.verification.ts';
 
 /**
  * Wire shapes: the reference's CustomDomainRequest / CustomDomain(ResponseList) / CheckedCustomDomainsResponse.
  * CustomDomainStatusEnum has VALIDATED and VALIDATION_FAILED beside the reference's VALIDATION_PENDING, and a domain
- * answers how to verify it (`verification_record`) and what its last check found (`last_check`), Slipway's additions.
+ * answers how to verify it (`verification_record`), what its last check found (`last_check`) and the state of its
+ * certificate (`certificate_status`, `certificate_error`, `certificate_expires_at`), Slipway's additions.
  */
 
 export const CustomDomainRequest = Type.Object(
@@ -31,6 +33,14 @@ export const CustomDomain = Type.Object(
     status: Type.Enum(CUSTOM_DOMAIN_STATUSES),
     verification_record: Type.Object({ type: Type.Literal('TXT'), name: Type.String(), value: Type.String() }),
     last_check: Nullable(Type.Object({ status: CheckedStatusEnum, details: Nullable(Type.String()), checked_at: Timestamp })),
+    /**
+     * Automatic HTTPS (docs/https.md): null when `generate_certificate` is off (or the installation serves no HTTPS);
+     * PENDING until the first order ends, ISSUED, or ERROR with `certificate_error` saying why (an issued
+     * certificate keeps serving until `certificate_expires_at` meanwhile).
+     */
+    certificate_status: Nullable(Type.Enum(CERTIFICATE_STATUSES)),
+    certificate_error: Nullable(Type.String()),
+    certificate_expires_at: Nullable(Timestamp),
   },
   { $id: 'CustomDomain' },
 );

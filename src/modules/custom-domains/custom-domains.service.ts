@@ -8,11 +8,13 @@ import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { kindDefinition, type StoredService } from '../services/services.kinds.ts';
+import type { CertificateState } from '../certificates/certificates.service.ts';
 import type { DomainResolver } from './custom-domains.dns.ts';
 import {
   countDomains,
   deleteDomain,
   findDomain,
+  findDomainById,
   insertDomain,
   listDomains,
   listDomainsToRecheck,
@@ -60,6 +62,17 @@ export interface CustomDomainsDeps {
     /** The service's own public host name, which a custom domain's CNAME points at; undefined once it is gone. */
     publicHostnameOf(serviceId: string): Promise<string | undefined>;
   };
+  /**
+   * Automatic HTTPS (src/modules/certificates): the certificate state a domain shows, and the orders a domain's
+   * verification or edit asks for. Without it, a domain shows no certificate state.
+   */
+  certificates?: {
+    /** Whether the installation serves HTTPS: without it, domains show no certificate state. */
+    readonly enabled: boolean;
+    statesOf(customDomainIds: readonly string[]): Promise<Map<string, CertificateState>>;
+    requestCertificate(customDomainId: string): Promise<void>;
+    forgetDomain(customDomainId: string): Promise<void>;
+  };
 }
 
 export interface CustomDomainBody {
@@ -85,7 +98,21 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
     return hostname;
   }
 
-  function view(row: CustomDomainRow, validationDomain: string) {
+  /** What a domain shows of its certificate: nothing when it asks for none, PENDING until the first order ends. */
+  function certificateFields(row: CustomDomainRow, state: CertificateState | undefined) {
+    if (row.generate_certificate !== 1 || deps.certificates?.enabled !== true) return { certificate_status: null, certificate_error: null, certificate_expires_at: null };
+    return { certificate_status: state?.status ?? ('PENDING' as const), certificate_error: state?.error ?? null, certificate_expires_at: state?.expiresAt ?? null };
+  }
+
+  async function statesOf(rows: readonly CustomDomainRow[]): Promise<Map<string, CertificateState>> {
+    return (await deps.certificates?.statesOf(rows.map((row) => row.id))) ?? new Map<string, CertificateState>();
+  }
+
+  async function viewOne(row: CustomDomainRow, validationDomain: string) {
+    return view(row, validationDomain, (await statesOf([row])).get(row.id));
+  }
+
+  function view(row: CustomDomainRow, validationDomain: string, certificate: CertificateState | undefined) {
     return {
       id: row.id,
       created_at: row.created_at,
@@ -100,6 +127,7 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
         row.check_status === null || row.checked_at === null
           ? null
           : { status: row.check_status as CheckedDomainStatus, details: row.check_details, checked_at: row.checked_at },
+      ...certificateFields(row, certificate),
     };
   }
 
@@ -128,7 +156,9 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
       checked_at: isoTimestamp(clock),
     };
     // A row removed meanwhile is simply not updated: the answer still reports what DNS said.
-    await updateDomain(db, row.service_id, row.id, changes);
+    const updated = await updateDomain(db, row.service_id, row.id, changes);
+    // Verified just now: its certificate is ordered at once rather than at the renewal schedule's next run.
+    if (updated && changes.status === 'VALIDATED' && row.status !== 'VALIDATED' && row.generate_certificate === 1) await deps.certificates?.requestCertificate(row.id);
     return { row: { ...row, ...changes }, check };
   }
 
@@ -136,7 +166,9 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
     async listCustomDomains(kind: DomainServiceKind, serviceId: string) {
       const service = await requireService(kind, serviceId);
       const validationDomain = await validationDomainOf(service);
-      return (await listDomains(db, serviceId)).map((row) => view(row, validationDomain));
+      const rows = await listDomains(db, serviceId);
+      const states = await statesOf(rows);
+      return rows.map((row) => view(row, validationDomain, states.get(row.id)));
     },
 
     async createCustomDomain(kind: DomainServiceKind, serviceId: string, body: CustomDomainBody) {
@@ -173,7 +205,7 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
           await insertDomain(trx, row);
         }),
       );
-      return view(row, validationDomain);
+      return view(row, validationDomain, undefined);
     },
 
     /** A whole replacement (PUT); a changed domain starts over: pending, with a new ownership token and no check yet. */
@@ -192,11 +224,18 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
       };
       const updated = await writing(service, () => updateDomain(db, serviceId, customDomainId, changes));
       if (!updated) throw notFound(`custom domain ${customDomainId} not found`);
-      return view({ ...current, ...changes }, await validationDomainOf(service));
+      const edited = { ...current, ...changes };
+      // A certificate names the domain: a new name (verified again first) or no certificate wanted ends it.
+      if (moved || edited.generate_certificate !== 1) await deps.certificates?.forgetDomain(customDomainId);
+      else if (current.generate_certificate !== 1 && edited.status === 'VALIDATED') await deps.certificates?.requestCertificate(customDomainId);
+      return viewOne(edited, await validationDomainOf(service));
     },
 
     async deleteCustomDomain(kind: DomainServiceKind, serviceId: string, customDomainId: string): Promise<void> {
       await requireService(kind, serviceId);
+      if ((await findDomain(db, serviceId, customDomainId)) === undefined) throw notFound(`custom domain ${customDomainId} not found`);
+      // Its certificate stops being served with it (the row would go with the domain, the proxy's copy would not).
+      await deps.certificates?.forgetDomain(customDomainId);
       if (!(await deleteDomain(db, serviceId, customDomainId))) throw notFound(`custom domain ${customDomainId} not found`);
     },
 
@@ -206,7 +245,7 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
       const row = await findDomain(db, serviceId, customDomainId);
       if (row === undefined) throw notFound(`custom domain ${customDomainId} not found`);
       const validationDomain = await validationDomainOf(service);
-      return view((await runCheck(row, validationDomain)).row, validationDomain);
+      return viewOne((await runCheck(row, validationDomain)).row, validationDomain);
     },
 
     /** Checks every domain of the service (in parallel), stores the verdicts, answers what DNS said of each. */
@@ -232,6 +271,34 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
         checked += 1;
       }
       return checked;
+    },
+
+    /** What the certificates module needs to know of a domain to order its certificate; undefined once gone. */
+    async certificateSubject(customDomainId: string) {
+      const row = await findDomainById(db, customDomainId);
+      if (row === undefined) return undefined;
+      const service = await deps.services.findService(row.service_id);
+      if (service === undefined) return undefined;
+      return {
+        domain: row.domain,
+        status: row.status,
+        generateCertificate: row.generate_certificate === 1,
+        service: { id: service.id, kind: service.kind, name: service.name, organizationId: service.organizationId, projectId: service.projectId, environmentId: service.environmentId },
+      };
+    },
+
+    /**
+     * Asks DNS again whether the domain still points at its service (the verdict is stored, as any check's):
+     * undefined when it does, else what DNS says instead. Before each certificate order.
+     */
+    async problemPointingHere(customDomainId: string): Promise<string | undefined> {
+      const row = await findDomainById(db, customDomainId);
+      if (row === undefined) return 'the domain was removed';
+      const validationDomain = await deps.services.publicHostnameOf(row.service_id);
+      if (validationDomain === undefined) return 'its service was removed';
+      const { row: checked, check } = await runCheck(row, validationDomain);
+      if (checked.status === 'VALIDATED' && check.status === 'VALIDATED') return undefined;
+      return `${check.checked}${check.details === null ? '' : `: ${check.details}`}`;
     },
 
     /** The domains of the service whose DNS check passed: what the reverse proxy routes to it. */

@@ -1,0 +1,11 @@
+import type { ScheduledWork } from '../../jobs/job-schedules.ts';
+import type { CertificatesService } from './certificates.service.ts';
+
+/**
+ * The renewal schedule (src/jobs/job-schedules.ts): every `intervalMs`, and once when the installation starts, the
+ * certificates that are due — missing, within 30 days of expiry, or past their backoff after a failure — are ordered,
+ * each as a `certificate.issue` job of its own.
+ */
+export function certificateRenewalSchedule(certificates: Pick<CertificatesService, 'orderDue'>, intervalMs: number): ScheduledWork {
+  return { name: 'certificates', intervalMs, atStart: true, run: () => certificates.orderDue() };
+}
