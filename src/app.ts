@@ -436,6 +436,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     kinds: SERVICE_KIND_DEFINITIONS,
     databaseConnection: (serviceId) => environmentServices.databaseConnection(serviceId),
     environmentOf: (environmentId) => environments.findEnvironmentSummary(environmentId),
+    imageOf: (organizationId, registryId, imageName, tag) => containerRegistries.imageOf(organizationId, registryId, imageName, tag),
     gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
     verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
     hostnameOf: (serviceId) => environmentServices.publicHostnameOf(serviceId),

@@ -187,7 +187,8 @@ describeEachDatabase('services through the agent', (ctx) => {
     );
     const [database, web, worker] = [specs.get(w.databaseId), specs.get(w.webId), specs.get(w.workerId)] as [ServiceDeploymentSpec, ServiceDeploymentSpec, ServiceDeploymentSpec];
 
-    expect(web.environment).toEqual({ id: w.environmentId, name: w.environmentName, mode: 'STAGING' });
+    expect(web.environment).toEqual({ id: w.environmentId, name: w.environmentName, mode: 'STAGING', project_id: w.projectId });
+    expect(web.image).toBeNull();
     expect(web.git).toEqual({ url: 'https://github.com/acme/web', branch: 'release', commit_id: null, root_path: '/', credentials: { provider: 'GITHUB', token: GIT_TOKEN_VALUE } });
     // The service's own hostname, as its link names it: its names, and 8 characters that are its own.
     expect(web.routing.hostnames).toEqual([await ownHostname(w)]);

@@ -143,8 +143,8 @@ describeEachDatabase('slipway agent', (ctx) => {
     const badToken = await startAgentProcess(stateDir, ['--enrollment-token', 'slwe_not-a-token']).result;
     expect(badToken.code).toBe(1);
     expect(badToken.stderr).toMatch(/^slipway: enrollment refused: /);
-    const driver = await startAgentProcess(stateDir, ['--enrollment-token', 'x', '--driver', 'kubernetes']).result;
-    expect(driver.stderr).toBe('slipway: --driver kubernetes is not one of: local\n');
+    const driver = await startAgentProcess(stateDir, ['--enrollment-token', 'x', '--driver', 'nomad']).result;
+    expect(driver.stderr).toBe('slipway: --driver nomad is not one of: local, kubernetes\n');
     const concurrency = await startAgentProcess(stateDir, ['--enrollment-token', 'x', '--concurrency', '0']).result;
     expect(concurrency.code).toBe(1);
     expect(concurrency.stderr).toMatch(/^error: option '--concurrency <n>' argument '0' is invalid\. must be a whole number from 1 to 20\n/);

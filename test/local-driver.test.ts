@@ -10,8 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AgentTask } from '../src/protocol/agent-protocol.ts';
 import { carryOutTask } from '../src/agent/agent.runtime.ts';
-import type { AgentDriver, TaskSession } from '../src/protocol/agent-driver.ts';
-import { parseProtocol, ServiceDeploymentSpec } from '../src/protocol/agent-protocol.ts';
+import type { AgentDriver } from '../src/protocol/agent-driver.ts';
 import { noLocalEngineMessage } from '../src/engine/local/database-engines.ts';
 import { findFreePort } from '../src/lib/free-port.ts';
 import { createLocalDriver, unsupportedKindMessage, type LocalDriver } from '../src/engine/local/local-driver.ts';
@@ -23,6 +22,7 @@ import { DYNAMIC_UID_FIRST, WorkloadSandbox } from '../src/engine/local/workload
 import { LocalReverseProxy } from '../src/engine/local/reverse-proxy.ts';
 import { createSystemGitAccess } from '../src/git/system-git.ts';
 import { startGitServer, type TestGitServer } from './support/git-server.ts';
+import { agentTask, TaskSessionHarness } from './support/task-session.ts';
 
 /**
  * The local driver with real parts: applications checked out from a real git server (private, with a token),
@@ -103,54 +103,6 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
-/** What one task reports and logs, carried out as the agent runtime does (carryOutTask), recorded. */
-class TaskSessionHarness implements TaskSession {
-  readonly reports: Array<{ event: string; message: string | undefined }> = [];
-  readonly lines: Array<{ stream: string; line: string }> = [];
-  cancel = false;
-
-  readonly task: AgentTask;
-  private readonly specification: Record<string, unknown> | undefined;
-  constructor(
-    task: AgentTask,
-    specification: Record<string, unknown> | undefined,
-  ) {
-    this.task = task;
-    this.specification = specification;
-  }
-
-  async report(event: 'take' | 'built' | 'succeed' | 'fail' | 'cancel_done', message?: string): Promise<{ subjectStatus: string | null }> {
-    this.reports.push({ event, message });
-    return { subjectStatus: this.cancel ? 'CANCELING' : null };
-  }
-
-  log(stream: 'stdout' | 'stderr' | 'system', line: string): void {
-    this.lines.push({ stream, line });
-  }
-
-  async cancelRequested(): Promise<boolean> {
-    return this.cancel;
-  }
-
-  async built(): Promise<boolean> {
-    if (this.task.action === 'restart') return true;
-    return (await this.report('built')).subjectStatus !== 'CANCELING';
-  }
-
-  /** As the agent's client answers it: checked against the protocol's schema. */
-  async spec(): Promise<ServiceDeploymentSpec> {
-    if (this.specification === undefined) throw new Error('404: a deleted service has no spec');
-    return parseProtocol(ServiceDeploymentSpec, this.specification, 'task spec');
-  }
-
-  events(): string[] {
-    return this.reports.map((report) => report.event);
-  }
-
-  text(): string {
-    return this.lines.map((entry) => entry.line).join('\n');
-  }
-}
 
 let root: string;
 let stateDir: string;
@@ -245,26 +197,7 @@ afterAll(async () => {
 });
 
 function task(serviceId: string, action: string, serviceType: string, subjectType: AgentTask['subject_type'] = 'SERVICE'): AgentTask {
-  const deploymentId = randomUUID();
-  const payloads: Record<AgentTask['subject_type'], Record<string, unknown>> = {
-    SERVICE: { service_id: serviceId, service_type: serviceType, environment_id: environmentId, deployment_id: deploymentId, action },
-    SERVICE_TEARDOWN: { service_id: serviceId, service_type: serviceType, environment_id: environmentId, name: serviceType.toLowerCase() },
-    ENVIRONMENT: { environment_id: serviceId, action },
-  };
-  return {
-    id: randomUUID(),
-    subject_type: subjectType,
-    subject_id: serviceId,
-    deployment_id: deploymentId,
-    action,
-    payload: payloads[subjectType],
-    lease_id: randomUUID(),
-    lease_expires_at: new Date(Date.now() + 60_000).toISOString(),
-    attempt: 1,
-    last_report_seq: 0,
-    last_log_seq: 0,
-    accepts_logs: true,
-  };
+  return agentTask(environmentId, serviceId, action, serviceType, subjectType);
 }
 
 /** Carries one task out with a driver as the agent runtime does: take, the driver's work, the outcome. */
@@ -288,7 +221,8 @@ function serviceSpec(serviceId: string, kind: string, name: string, settings: Re
       { key: 'GREETING', value: SECRET, mount_path: null, scope: 'ENVIRONMENT', secret: true },
       { key: 'PLAIN', value: 'plain-value', mount_path: null, scope: 'SERVICE', secret: false },
     ],
-    environment: { id: environmentId, name: 'prod', mode: 'PRODUCTION' },
+    environment: { id: environmentId, name: 'prod', mode: 'PRODUCTION', project_id: randomUUID() },
+    image: null,
     git: null,
     database: null,
     routing: { hostnames: [], internal: null, peers: [] },

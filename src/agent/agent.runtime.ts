@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { WorkloadIsolation } from '../config.ts';
 import type { GitAccess } from '../git/git-access.ts';
 import type { AgentClient } from './agent.client.ts';
+import type { KubeconfigSource } from '../engine/kubernetes/kubernetes-cluster.ts';
 import { TaskCanceled, type AgentDriver, type TaskSession } from '../protocol/agent-driver.ts';
 import {
   ControlPlaneRefusal,
@@ -207,6 +208,10 @@ export interface DriverHostOptions {
   onTrouble(message: string): void;
   workloadLogs?: (serviceId: string, lines: AgentWorkloadLogLine[]) => Promise<void>;
   workloadHealth?: (serviceId: string, report: AgentWorkloadHealth) => Promise<void>;
+  /** The Kubernetes driver's cluster: a kubeconfig file (and context); unset, $KUBECONFIG or ~/.kube/config, or in a pod its service account. */
+  kubeconfig?: KubeconfigSource | undefined;
+  /** The Kubernetes driver's Ingress class for public hostnames; the cluster's default class when unset. */
+  ingressClass?: string | undefined;
 }
 
 /** A driver, started on this host with what it needs, that an agent runtime runs over. */

@@ -25,6 +25,10 @@ export interface AgentCommandOptions {
   stateDir?: string | undefined;
   /** Tasks run at once (1–20; the runtime's default when absent). */
   concurrency?: number | undefined;
+  /** The Kubernetes driver's kubeconfig file and context. */
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
+  ingressClass?: string | undefined;
 }
 
 interface StoredAgentCredential {
@@ -96,6 +100,8 @@ export async function runAgentCommand(config: Config, options: AgentCommandOptio
     onTrouble,
     workloadLogs: async (serviceId, lines) => void (await client.appendWorkloadLogs(serviceId, lines)),
     workloadHealth: async (serviceId, report) => void (await client.reportWorkloadHealth(serviceId, report)),
+    ...(options.kubeconfig === undefined ? {} : { kubeconfig: { kind: 'file', path: path.resolve(options.kubeconfig), context: options.context } }),
+    ingressClass: options.ingressClass,
   });
   const concurrency = options.concurrency ?? config.agentConcurrency;
   const agent = runAgentOnHost(host, { client, version: SLIPWAY_VERSION, onTrouble, ...(concurrency === undefined ? {} : { concurrency }) });

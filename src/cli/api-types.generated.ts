@@ -5504,7 +5504,17 @@ export interface components {
                 id: string;
                 name: string;
                 mode: string;
+                /** Format: uuid */
+                project_id: string;
             };
+            image: {
+                reference: string;
+                pull_credentials: {
+                    server: string;
+                    username: string;
+                    password: string;
+                } | null;
+            } | null;
             git: {
                 url: string;
                 branch: string | null;
@@ -6494,6 +6504,10 @@ export interface components {
                 /** Format: date-time */
                 checked_at: string;
             } | null;
+            certificate_status: ("PENDING" | "ISSUED" | "ERROR") | (never | null);
+            certificate_error: string | null;
+            /** Format: date-time */
+            certificate_expires_at: string | null;
         };
         Link: {
             /** Format: uuid */
@@ -42658,6 +42672,10 @@ export interface operations {
                             /** Format: date-time */
                             checked_at: string;
                         } | null;
+                        certificate_status: ("PENDING" | "ISSUED" | "ERROR") | (never | null);
+                        certificate_error: string | null;
+                        /** Format: date-time */
+                        certificate_expires_at: string | null;
                     };
                 };
             };
@@ -42761,6 +42779,10 @@ export interface operations {
                             /** Format: date-time */
                             checked_at: string;
                         } | null;
+                        certificate_status: ("PENDING" | "ISSUED" | "ERROR") | (never | null);
+                        certificate_error: string | null;
+                        /** Format: date-time */
+                        certificate_expires_at: string | null;
                     };
                 };
             };
@@ -42912,6 +42934,10 @@ export interface operations {
                             /** Format: date-time */
                             checked_at: string;
                         } | null;
+                        certificate_status: ("PENDING" | "ISSUED" | "ERROR") | (never | null);
+                        certificate_error: string | null;
+                        /** Format: date-time */
+                        certificate_expires_at: string | null;
                     };
                 };
             };
@@ -43130,6 +43156,10 @@ export interface operations {
                             /** Format: date-time */
                             checked_at: string;
                         } | null;
+                        certificate_status: ("PENDING" | "ISSUED" | "ERROR") | (never | null);
+                        certificate_error: string | null;
+                        /** Format: date-time */
+                        certificate_expires_at: string | null;
                     };
                 };
             };
@@ -43233,6 +43263,10 @@ export interface operations {
                             /** Format: date-time */
                             checked_at: string;
                         } | null;
+                        certificate_status: ("PENDING" | "ISSUED" | "ERROR") | (never | null);
+                        certificate_error: string | null;
+                        /** Format: date-time */
+                        certificate_expires_at: string | null;
                     };
                 };
             };
@@ -43384,6 +43418,10 @@ export interface operations {
                             /** Format: date-time */
                             checked_at: string;
                         } | null;
+                        certificate_status: ("PENDING" | "ISSUED" | "ERROR") | (never | null);
+                        certificate_error: string | null;
+                        /** Format: date-time */
+                        certificate_expires_at: string | null;
                     };
                 };
             };

@@ -19,10 +19,13 @@ export function registerServerCommands(program: Command): void {
     .description("run a cluster's agent on this host (enrolls once with the cluster's one-time token)")
     .requiredOption('--control-plane <url>', 'the Slipway API the agent works for, e.g. https://slipway.example.com')
     .option('--enrollment-token <token>', "the one-time token of the cluster's operator bootstrap (first start only)")
-    .option('--driver <driver>', 'what runs the workloads: local (processes on this host)', 'local')
+    .option('--driver <driver>', 'what runs the workloads: local (processes on this host) or kubernetes (a cluster through its API)', 'local')
+    .option('--kubeconfig <file>', 'kubernetes: the kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config, or the pod service account)')
+    .option('--context <name>', 'kubernetes: the kubeconfig context to use (default: its current context)')
+    .option('--ingress-class <name>', "kubernetes: the Ingress class of public hostnames (default: the cluster's default class)")
     .option('--state-dir <dir>', 'where workloads, data and the credential live (default: $SLIPWAY_DATA_DIR/agent)')
     .option('--concurrency <n>', 'how many tasks (builds, database starts, teardowns) run at once, 1 to 20 (default: $SLIPWAY_AGENT_CONCURRENCY, 4)', wholeNumber(1, 20))
-    .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string; concurrency?: number }) => {
+    .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string; concurrency?: number; kubeconfig?: string; context?: string; ingressClass?: string }) => {
       const { loadConfigOrExit } = await import('../config.ts');
       const { runAgentCommand } = await import('./agent-command.ts');
       try {

@@ -238,6 +238,16 @@ export type SpecInternalEndpoint = Static<typeof SpecInternalEndpoint>;
 
 /** One service of the environment that has an internal hostname, for a driver that must resolve those names itself. */
 export const SpecPeer = Type.Object({ service_id: Uuid, hostname: Type.String({ minLength: 1, maxLength: 253 }) });
+
+/**
+ * The image a CONTAINER (or an image JOB) runs: its full reference in the organization's registry, and the
+ * registry's login for pulling it (opened: the spec is served to the lease holder only), null for a public one.
+ */
+export const SpecImage = Type.Object({
+  reference: Type.String({ minLength: 1 }),
+  pull_credentials: Nullable(Type.Object({ server: Type.String({ minLength: 1 }), username: Type.String(), password: Type.String() })),
+});
+export type SpecImage = Static<typeof SpecImage>;
 export type SpecPeer = Static<typeof SpecPeer>;
 
 export const ServiceDeploymentSpec = Type.Object(
@@ -255,7 +265,8 @@ export const ServiceDeploymentSpec = Type.Object(
     git_commit_id: Nullable(Type.String()),
     image_tag: Nullable(Type.String()),
     variables: Type.Array(SpecVariable),
-    environment: Type.Object({ id: Uuid, name: Type.String(), mode: Type.String() }),
+    environment: Type.Object({ id: Uuid, name: Type.String(), mode: Type.String(), project_id: Uuid }),
+    image: Nullable(SpecImage),
     git: Nullable(SpecGitSource),
     database: Nullable(SpecDatabase),
     routing: Type.Object({

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { internalHostnameResolver } from '../internal-hostnames.ts';
 
 /**
  * The local driver's placement (docs/decisions.md, "Placement"): where on this host each service is reached inside
@@ -48,16 +49,9 @@ export class LocalPlacement {
     if (this.addresses.delete(serviceId)) this.save();
   }
 
-  /**
-   * What resolves the internal hostnames of these services in a value: each name, where it stands as a whole name (not
-   * the tail of a longer one: `api.<env>…` inside `my-api.<env>…`), becomes its service's address on this host.
-   */
+  /** What resolves the internal hostnames of these services in a value: each becomes its service's address here. */
   resolver(peers: ReadonlyArray<{ serviceId: string; hostname: string }>): (value: string) => string {
-    const byHostname = new Map(peers.map((peer) => [peer.hostname.toLowerCase(), peer.serviceId]));
-    if (byHostname.size === 0) return (value) => value;
-    const names = [...byHostname.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
-    const pattern = new RegExp(`(?<![A-Za-z0-9.-])(?:${names.join('|')})(?![A-Za-z0-9-]|\\.[A-Za-z0-9])`, 'gi');
-    return (value) => value.replace(pattern, (hostname) => this.addressOf(byHostname.get(hostname.toLowerCase()) ?? ''));
+    return internalHostnameResolver(new Map(peers.map((peer) => [peer.hostname, () => this.addressOf(peer.serviceId)])));
   }
 
   private save(): void {
@@ -89,8 +83,4 @@ const LOOPBACK_ADDRESS = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 function addressCandidate(serviceId: string, attempt: number): string {
   const digest = createHash('sha256').update(`${serviceId}:${attempt}`).digest();
   return `127.${64 + ((digest[0] ?? 0) & 63)}.${digest[1] ?? 0}.${((digest[2] ?? 0) % 254) + 1}`;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -273,6 +273,20 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
   }
 
   /**
+   * Where a cluster pulls an image of this registry: its full reference (`<registry host>/<name>:<tag>`; Docker Hub's
+   * as `docker.io/…`) and the registry's login, opened, for the agent that deploys it; null for a registry without one.
+   */
+  async function imageOf(organizationId: string, registryId: string, imageName: string, tag: string) {
+    const row = await requireRegistry(organizationId, registryId);
+    const endpoint = await endpointOf(row);
+    const host = row.kind === 'DOCKER_HUB' && DOCKER_HUB_API_HOSTS.has(new URL(row.url).hostname) ? 'docker.io' : new URL(endpoint.baseUrl).host;
+    return {
+      reference: `${host}/${imageName}:${tag}`,
+      pull_credentials: endpoint.credentials === undefined ? null : { server: host, username: endpoint.credentials.username, password: endpoint.credentials.password },
+    };
+  }
+
+  /**
    * The tags of `image_name`, or, without it, the registry's repositories (those containing `search`) with their
    * tags, from the catalog.
    */
@@ -343,6 +357,7 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
     removeContainerRegistry,
     checkContainerRegistry,
     getContainerVersions,
+    imageOf,
     createClusterDefaultRegistry,
     providerDetails,
   };

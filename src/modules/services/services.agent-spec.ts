@@ -1,6 +1,6 @@
 import type { GitCredentials } from '../../git/git-access.ts';
 import { notFound } from '../../lib/errors.ts';
-import type { ServiceDeploymentSpec } from '../../protocol/agent-protocol.ts';
+import type { ServiceDeploymentSpec, SpecImage } from '../../protocol/agent-protocol.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
 import type { DeploymentsService as ServiceDeploymentsService } from '../deployments/deployments.service.ts';
 import { storedGitSourceOf } from './services.kind-fields.ts';
@@ -20,7 +20,9 @@ export interface ServiceAgentSpecDeps {
   deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent' | 'runningServiceOn'>;
   kinds: readonly ServiceKindDefinition[];
   databaseConnection(serviceId: string): Promise<DatabaseConnection | undefined>;
-  environmentOf(environmentId: string): Promise<{ id: string; name: string; mode: string } | undefined>;
+  environmentOf(environmentId: string): Promise<{ id: string; name: string; mode: string; projectId: string } | undefined>;
+  /** A container image's full reference and the registry's login, from the organization's container registry. */
+  imageOf(organizationId: string, registryId: string, imageName: string, tag: string): Promise<SpecImage>;
   gitCredentialsOf(organizationId: string, gitTokenId: string): Promise<GitCredentials | undefined>;
   /** The service's custom domains whose DNS check passed. */
   verifiedDomainsOf(serviceId: string): Promise<string[]>;
@@ -46,6 +48,13 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
     return hostname === undefined ? [] : [hostname, ...(await deps.verifiedDomainsOf(service.id))];
   }
 
+  /** A CONTAINER's image as deployed (its settings in the snapshot): the registry names where it is pulled from. */
+  async function imageOfService(service: { kind: string; organizationId: string; settings: Record<string, unknown> }): Promise<SpecImage | null> {
+    const { registry_id: registryId, image_name: imageName, tag } = service.settings;
+    if (service.kind !== 'CONTAINER' || typeof registryId !== 'string' || typeof imageName !== 'string' || typeof tag !== 'string') return null;
+    return deps.imageOf(service.organizationId, registryId, imageName, tag);
+  }
+
   return {
     async serviceTaskSpec(serviceId: string, deploymentId: string): Promise<ServiceDeploymentSpec> {
       const snapshot = await deps.deployments.deploymentSpecForAgent(serviceId, deploymentId, deps.openValue);
@@ -62,7 +71,8 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
       const internal = await deps.internalEndpointOf(serviceId);
       return {
         ...snapshot,
-        environment: { id: environment.id, name: environment.name, mode: environment.mode },
+        environment: { id: environment.id, name: environment.name, mode: environment.mode, project_id: environment.projectId },
+        image: await imageOfService(service),
         git:
           source === null
             ? null

@@ -1,0 +1,227 @@
+import { TaskCanceled, type AgentDriver, type TaskSession } from '../../protocol/agent-driver.ts';
+import type { ServiceDeploymentSpec, ServiceTaskPayload, ServiceTeardownPayload, SpecPeer } from '../../protocol/agent-protocol.ts';
+import { internalHostnameResolver } from '../internal-hostnames.ts';
+import { kubernetesErrorMessage, type KubernetesCluster, type ServedKinds } from './kubernetes-cluster.ts';
+import {
+  ANNOTATION_RESTARTED_AT,
+  clusterHostnameOf,
+  LABEL_SERVICE,
+  MANAGED_BY,
+  namespaceOf,
+  serviceLabels,
+  serviceSelector,
+  SLIPWAY,
+  workloadNameOf,
+  type ServiceIdentity,
+} from './kubernetes-names.ts';
+import { RolloutFailed, waitForRollout } from './kubernetes-rollout.ts';
+import { workloadSettingsOf } from './kubernetes-settings.ts';
+import { namespaceObject, renderWorkload, type KubeObject } from './kubernetes-workload.ts';
+
+/**
+ * The Kubernetes driver (docs/kubernetes.md): each environment is a namespace, each service a set of plain objects
+ * applied server-side under field manager `slipway`, found again by its labels. A deployment renders the whole
+ * intent of the service, applies it, prunes what the intent no longer holds, and watches the rollout; a rollout that
+ * fails re-applies the release that ran before (kept in a Secret of its own beside the service) and fails the
+ * deployment with the kubelet's reason. Stop scales to zero through the scale subresource; teardown deletes by label,
+ * and the namespace with its last service.
+ */
+
+export const KUBERNETES_SERVICE_KINDS = ['CONTAINER'] as const;
+
+export interface KubernetesDriverOptions {
+  cluster: KubernetesCluster;
+  served: ServedKinds;
+  /** SLIPWAY_KUBERNETES_INGRESS_CLASS: the Ingress class of public hostnames; the cluster's default when unset. */
+  ingressClass?: string | undefined;
+  /** How long a rollout may take (default 10 min, the original's floor). */
+  rolloutTimeoutMs?: number;
+  onTrouble?: (message: string) => void;
+}
+
+/** The kinds a service's objects may be of: what prune and teardown look through. */
+function managedKinds(served: ServedKinds): Array<[apiVersion: string, kind: string]> {
+  return [
+    ['networking.k8s.io/v1', 'Ingress'],
+    [served.autoscaling, 'HorizontalPodAutoscaler'],
+    [served.podDisruptionBudget, 'PodDisruptionBudget'],
+    ['v1', 'Service'],
+    ['apps/v1', 'Deployment'],
+    ['apps/v1', 'StatefulSet'],
+    ['v1', 'Secret'],
+  ];
+}
+
+/** The Secret that keeps a service's last release that rolled out, for a failed rollout to go back to. */
+const RELEASE_ROLE = 'slipway.dev/role';
+
+function releaseName(service: Pick<ServiceIdentity, 'id' | 'name'>): string {
+  return `${workloadNameOf(service)}-release`;
+}
+
+export function unsupportedKubernetesKindMessage(kind: string): string {
+  if (kind === 'APPLICATION') return 'APPLICATION services from git need an in-cluster image build, which the Kubernetes driver does not do yet: deploy the image as a CONTAINER';
+  return `${kind} services cannot run on a Kubernetes cluster yet: this driver runs ${KUBERNETES_SERVICE_KINDS.join(', ')}`;
+}
+
+/** The spec's internal hostnames as this cluster resolves them: each peer's Service, by its in-cluster DNS name. */
+export function clusterResolver(environmentId: string, peers: readonly SpecPeer[]): (value: string) => string {
+  const suffix = `.${environmentId}.slipway.internal`;
+  const targets = new Map<string, () => string>();
+  for (const peer of peers) {
+    const hostname = peer.hostname.toLowerCase();
+    if (!hostname.endsWith(suffix)) continue;
+    const target = clusterHostnameOf({ id: peer.service_id, name: hostname.slice(0, -suffix.length), environmentId });
+    targets.set(hostname, () => target);
+  }
+  return internalHostnameResolver(targets);
+}
+
+export function createKubernetesDriver(options: KubernetesDriverOptions): AgentDriver {
+  const { cluster, served } = options;
+  const kinds = managedKinds(served);
+
+  function identityOf(spec: ServiceDeploymentSpec): ServiceIdentity {
+    return { id: spec.service.id, name: spec.service.name, organizationId: spec.service.organizationId, projectId: spec.environment.project_id, environmentId: spec.service.environmentId };
+  }
+
+  /** Deletes, among the service's objects in the namespace, those the intent does not hold (the release Secret stays). */
+  async function prune(namespace: string, service: ServiceIdentity, intent: readonly KubeObject[]): Promise<void> {
+    const kept = new Set(intent.map((object) => `${object.kind}/${object.metadata.name}`));
+    kept.add(`Secret/${releaseName(service)}`);
+    for (const [apiVersion, kind] of kinds) {
+      for (const object of await cluster.list(apiVersion, kind, namespace, serviceSelector(service.id))) {
+        if (!kept.has(`${kind}/${object.metadata.name}`)) await cluster.delete({ apiVersion, kind, metadata: { name: object.metadata.name, namespace } });
+      }
+    }
+  }
+
+  async function applyAll(intent: readonly KubeObject[]): Promise<KubeObject[]> {
+    const applied: KubeObject[] = [];
+    for (const object of intent) applied.push(await cluster.apply(object));
+    return applied;
+  }
+
+  async function previousRelease(namespace: string, service: ServiceIdentity): Promise<KubeObject[] | undefined> {
+    const secret = await cluster.read('v1', 'Secret', namespace, releaseName(service));
+    const data = (secret?.data as Record<string, string> | undefined)?.manifests;
+    return data === undefined ? undefined : (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as KubeObject[]);
+  }
+
+  async function keepRelease(namespace: string, service: ServiceIdentity, intent: readonly KubeObject[]): Promise<void> {
+    await cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: releaseName(service), namespace, labels: { ...serviceLabels(service), [RELEASE_ROLE]: 'release' } },
+      type: 'Opaque',
+      data: { manifests: Buffer.from(JSON.stringify(intent), 'utf8').toString('base64') },
+    });
+  }
+
+  async function deploy(session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
+    const service = identityOf(spec);
+    const settings = workloadSettingsOf(spec.service.settings);
+    if (spec.image === null) throw new Error(`the deployment spec of ${spec.service.name} names no image`);
+    const namespace = namespaceOf(service.environmentId);
+    const name = workloadNameOf(service);
+    const workloadKind = settings.storage.length > 0 ? 'StatefulSet' : 'Deployment';
+    const current = await cluster.read('apps/v1', workloadKind, namespace, name);
+    const currentTemplate = (current?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template;
+    const restartedAt = session.task.action === 'restart' ? new Date().toISOString() : currentTemplate?.metadata?.annotations?.[ANNOTATION_RESTARTED_AT];
+    const resolve = clusterResolver(service.environmentId, spec.routing.peers);
+    const intent = renderWorkload({
+      service,
+      deploymentId: session.task.deployment_id,
+      settings,
+      image: spec.image.reference,
+      pullCredentials: spec.image.pull_credentials ?? undefined,
+      variables: spec.variables.map((variable) => ({ key: variable.key, value: resolve(variable.value), mountPath: variable.mount_path })),
+      hostnames: spec.routing.hostnames,
+      versions: served,
+      ingressClass: options.ingressClass,
+      restartedAt,
+    });
+    if (!(await session.built())) throw new TaskCanceled();
+    await cluster.apply(namespaceObject(service));
+    session.log('system', `applying ${intent.map((object) => `${object.kind}/${object.metadata.name}`).join(', ')} in namespace ${namespace}`);
+    const applied = await applyAll(intent);
+    await prune(namespace, service, intent);
+    const workload = applied.find((object) => object.kind === workloadKind);
+    if (workload === undefined) throw new Error(`no ${workloadKind} was applied for ${spec.service.name}`);
+    // A stopped service was scaled to 0 through the scale subresource; an autoscaled one comes back at its minimum.
+    if (settings.min_running_instances !== settings.max_running_instances && (workload.spec as { replicas?: number }).replicas === 0) {
+      await cluster.scale(workloadKind, namespace, name, Math.max(1, settings.min_running_instances));
+    }
+    try {
+      await waitForRollout(cluster, session, workload, { timeoutMs: options.rolloutTimeoutMs ?? 600_000, podSelector: `${LABEL_SERVICE}=${service.id}` });
+    } catch (error) {
+      if (!(error instanceof RolloutFailed) && !(error instanceof TaskCanceled)) throw error;
+      const previous = await previousRelease(namespace, service);
+      if (previous === undefined) {
+        session.log('system', 'no earlier release of this service rolled out here: nothing to go back to');
+      } else {
+        session.log('system', `going back to the release that ran before (${previous.length} objects)`);
+        await applyAll(previous);
+        await prune(namespace, service, previous);
+      }
+      throw error;
+    }
+    await keepRelease(namespace, service, intent);
+    session.log('system', `${spec.service.name} rolled out in namespace ${namespace}${spec.routing.hostnames.length > 0 ? `, served on ${spec.routing.hostnames.join(', ')}` : ''}`);
+  }
+
+  /** The service's Deployments and StatefulSets, wherever they are (a stop task names the service only). */
+  async function workloadsOf(serviceId: string): Promise<KubeObject[]> {
+    const found: KubeObject[] = [];
+    for (const kind of ['Deployment', 'StatefulSet']) found.push(...(await cluster.list('apps/v1', kind, undefined, serviceSelector(serviceId))));
+    return found;
+  }
+
+  async function stop(session: TaskSession, serviceId: string): Promise<void> {
+    const workloads = await workloadsOf(serviceId);
+    if (workloads.length === 0) session.log('system', 'nothing of this service runs on this cluster');
+    for (const workload of workloads) {
+      await cluster.scale(workload.kind as 'Deployment' | 'StatefulSet', workload.metadata.namespace ?? '', workload.metadata.name, 0);
+      session.log('system', `${workload.kind}/${workload.metadata.name} scaled to 0`);
+    }
+  }
+
+  async function teardown(session: TaskSession, payload: ServiceTeardownPayload | ServiceTaskPayload): Promise<void> {
+    const namespace = namespaceOf(payload.environment_id);
+    let removed = 0;
+    for (const [apiVersion, kind] of [...kinds, ['v1', 'PersistentVolumeClaim'] as [string, string]]) {
+      for (const object of await cluster.list(apiVersion, kind, namespace, serviceSelector(payload.service_id))) {
+        await cluster.delete({ apiVersion, kind, metadata: { name: object.metadata.name, namespace } });
+        removed += 1;
+      }
+    }
+    session.log('system', removed === 0 ? 'nothing of this service was on this cluster' : `removed ${removed} object(s) of the service from namespace ${namespace}`);
+    // The namespace is the environment's: it goes with the last of its services (an environment's deletion tears
+    // each of them down).
+    const left = (await cluster.list('v1', 'Secret', namespace, `${MANAGED_BY}=${SLIPWAY}`)).filter((object) => (object.metadata as { deletionTimestamp?: unknown }).deletionTimestamp === undefined);
+    if (left.length === 0 && (await cluster.read('v1', 'Namespace', undefined, namespace)) !== undefined) {
+      await cluster.delete({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      session.log('system', `namespace ${namespace} removed: no service of the environment is left on this cluster`);
+    }
+  }
+
+  const withKubernetesErrors =
+    <A extends unknown[]>(work: (...args: A) => Promise<void>) =>
+    async (...args: A): Promise<void> => {
+      try {
+        await work(...args);
+      } catch (error) {
+        if (error instanceof TaskCanceled || error instanceof RolloutFailed) throw error;
+        throw new Error(kubernetesErrorMessage(error), { cause: error });
+      }
+    };
+
+  return {
+    name: 'kubernetes',
+    serviceKinds: KUBERNETES_SERVICE_KINDS,
+    unsupported: unsupportedKubernetesKindMessage,
+    deploy: withKubernetesErrors(deploy),
+    stop: withKubernetesErrors(stop),
+    teardown: withKubernetesErrors(teardown),
+  };
+}
