@@ -1,9 +1,13 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { TaskCanceled, type TaskSession } from '../../protocol/agent-driver.ts';
 import { LOCAL_DATABASE_ENGINES, localDatabaseEngine, noLocalEngineMessage } from './database-engines.ts';
-import { databaseIdentifier } from './database-servers.ts';
+import { databaseIdentifier, type DatabaseServerSpec, type LocalDatabaseServers } from './database-servers.ts';
+import { dropExternalPostgres, provisionExternalPostgres } from './external-postgres.ts';
+import type { InternalEndpoint, InternalForwarding } from './internal-addresses.ts';
 import type { ServiceSpec } from './local-driver.spec.ts';
-import type { DatabaseRecord } from './local-driver.state.ts';
-import { baseEnvironment, type ProcessSpec } from './process-supervisor.ts';
+import type { DatabaseRecord, ServiceRecord, ServiceRecords } from './local-driver.state.ts';
+import { baseEnvironment, type ProcessSpec, type ProcessSupervisor } from './process-supervisor.ts';
 import { DEFAULT_RESTART_POLICY } from './supervised-process.ts';
 import { unprivilegedUser } from './system-user.ts';
 
@@ -65,4 +69,122 @@ export function adoptableServerProcess(record: DatabaseRecord): ProcessSpec | un
     restart: DEFAULT_RESTART_POLICY,
     ...(runAs === undefined ? {} : { runAs }),
   };
+}
+
+export interface LocalDatabaseServicesDeps {
+  stateDir: string;
+  externalPostgresUrl: string | undefined;
+  records: ServiceRecords;
+  /** The driver's maps: process name → its service, and → the task starting it (local-driver.ts). */
+  owners: Map<string, string>;
+  deploying: Map<string, TaskSession>;
+  supervisor: ProcessSupervisor;
+  servers: LocalDatabaseServers;
+  internalAddresses: InternalForwarding;
+  /** The service's own address and declared ports on this host (local-placement.ts). */
+  internalEndpointOf(spec: ServiceSpec): { address: string; ports: number[] } | undefined;
+  logInternalEndpoint(session: TaskSession, spec: ServiceSpec, endpoint: InternalEndpoint | undefined): void;
+  note(serviceId: string, line: string): void;
+}
+
+/**
+ * The local driver's DATABASE services: a server of its own (started, stopped, destroyed, taken over after an agent
+ * restart), or a role and a database on the shared PostgreSQL server; either way reached inside the environment on
+ * an address of its own at its declared port, forwarded to where it really listens.
+ */
+export function createLocalDatabaseServices(deps: LocalDatabaseServicesDeps) {
+  const { stateDir, records, owners, deploying, servers, internalAddresses, internalEndpointOf, logInternalEndpoint } = deps;
+
+  async function deployDatabase(session: TaskSession, spec: ServiceSpec): Promise<void> {
+    const record = databaseRecordOf(spec, stateDir, deps.externalPostgresUrl);
+    const credentials = { username: record.username, password: spec.database?.password ?? '' };
+    // Nothing to build: the server (or the shared server's database) is what this deployment starts.
+    if (!(await session.built())) throw new TaskCanceled();
+    if (record.mode === 'EXTERNAL') {
+      const connection = await provisionExternalPostgres(deps.externalPostgresUrl ?? '', { credentials, databaseName: record.databaseName });
+      session.log('system', `database ${connection.database} and role ${connection.username} are ready on ${connection.host}:${connection.port}`);
+      const placed = { ...record, port: connection.port, internal: internalEndpointOf(spec) };
+      await exposeDatabase(placed, spec.serviceId, (line) => session.log('system', line));
+      logInternalEndpoint(session, spec, placed.internal);
+      records.write({ serviceId: spec.serviceId, kind: 'DATABASE', name: spec.name, running: true, database: placed });
+      return;
+    }
+    const serverSpec: DatabaseServerSpec = {
+      engine: record.engine,
+      name: record.processName,
+      dataDir: record.dataDir,
+      credentials,
+      databaseName: record.databaseName,
+      ...(record.port === undefined ? {} : { port: record.port }),
+    };
+    owners.set(record.processName, spec.serviceId);
+    deploying.set(record.processName, session);
+    try {
+      // Servers run as the engine's account when the agent is root: it must pass through this directory.
+      mkdirSync(join(stateDir, 'databases'), { recursive: true, mode: 0o711 });
+      if (session.task.action === 'restart') await servers.stop(record.processName);
+      const connection = await servers.start(serverSpec);
+      session.log('system', `${record.engine} listens on ${connection.host}:${connection.port}`);
+      const placed = { ...record, port: connection.port, internal: internalEndpointOf(spec) };
+      await exposeDatabase(placed, spec.serviceId, (line) => session.log('system', line));
+      logInternalEndpoint(session, spec, placed.internal);
+      records.write({ serviceId: spec.serviceId, kind: 'DATABASE', name: spec.name, running: true, database: placed });
+    } finally {
+      deploying.delete(record.processName);
+    }
+  }
+
+  /**
+   * Serves the database's declared port on its own address, forwarding to where it really listens: its server's port
+   * on this host, or the shared server's when that is on this host too (a shared server elsewhere cannot be stood in
+   * for here: the deployment's log says so).
+   */
+  async function exposeDatabase(record: DatabaseRecord, serviceId: string, log: (line: string) => void): Promise<void> {
+    if (record.internal === undefined || record.port === undefined) return;
+    if (record.mode === 'EXTERNAL' && !sharedServerIsLocal()) {
+      log(`the shared PostgreSQL server is not on this host, so ${record.internal.address} does not lead to it; connect to the shared server itself`);
+      return;
+    }
+    for (const line of await internalAddresses.expose(serviceId, record.internal, record.port)) log(line);
+  }
+
+  function sharedServerIsLocal(): boolean {
+    const url = deps.externalPostgresUrl;
+    if (url === undefined || url === '') return false;
+    const host = new URL(url).hostname;
+    return host === '' || host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  }
+
+  async function stopDatabase(serviceId: string, record: DatabaseRecord): Promise<void> {
+    await internalAddresses.remove(serviceId);
+    if (record.mode === 'LOCAL') await servers.stop(record.processName);
+  }
+
+  async function destroyDatabase(serviceId: string, record: DatabaseRecord): Promise<void> {
+    await internalAddresses.remove(serviceId);
+    if (record.mode === 'EXTERNAL') {
+      if (deps.externalPostgresUrl === undefined || deps.externalPostgresUrl === '') throw new Error('the database is on the shared PostgreSQL server, which is no longer configured (SLIPWAY_LOCAL_POSTGRES_URL)');
+      await dropExternalPostgres(deps.externalPostgresUrl, { databaseName: record.databaseName, username: record.username });
+      return;
+    }
+    await servers.destroy({ name: record.processName, dataDir: record.dataDir });
+    owners.delete(record.processName);
+  }
+
+  /** After an agent restart: takes a running server over, and serves its address again. */
+  async function recover(record: ServiceRecord, database: DatabaseRecord): Promise<void> {
+    if (database.mode === 'LOCAL') {
+      const processSpec = adoptableServerProcess(database);
+      owners.set(database.processName, record.serviceId);
+      const adopted = processSpec === undefined ? undefined : await deps.supervisor.adopt(processSpec);
+      if (adopted === undefined) {
+        owners.delete(database.processName);
+        deps.note(record.serviceId, `the ${database.engine} server of ${record.name} was not running when the agent started; deploy it again to start it`);
+        return;
+      }
+    }
+    await exposeDatabase(database, record.serviceId, (line) => deps.note(record.serviceId, line));
+  }
+
+  return { deploy: deployDatabase, stop: stopDatabase, destroy: destroyDatabase, recover };
 }

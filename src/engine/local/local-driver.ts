@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { TaskCanceled, type AgentDriver, type TaskSession } from '../../protocol/agent-driver.ts';
 import { createServiceWorkspaces, runKeyOf, type WorkloadEnvironment } from './local-driver.workspace.ts';
@@ -8,10 +8,9 @@ import { LocalApplications, type ApplicationInstanceSpec } from './application-i
 import { InternalAddresses, type InternalEndpoint, type InternalForwarding } from './internal-addresses.ts';
 import { LocalPlacement } from './local-placement.ts';
 import { LOCAL_DATABASE_ENGINES } from './database-engines.ts';
-import { LocalDatabaseServers, type DatabaseServerSpec } from './database-servers.ts';
-import { dropExternalPostgres, provisionExternalPostgres } from './external-postgres.ts';
+import { LocalDatabaseServers } from './database-servers.ts';
 import { CRON_MARKER, cronerPackageDirectory, cronRunnerProcess } from './local-driver.cron.ts';
-import { adoptableServerProcess, databaseRecordOf } from './local-driver.databases.ts';
+import { createLocalDatabaseServices } from './local-driver.databases.ts';
 import { WorkloadLogBatcher, type WorkloadLogSink } from './local-driver.logs.ts';
 import {
   commandLine,
@@ -23,7 +22,7 @@ import {
   readinessOf,
   type ServiceSpec,
 } from './local-driver.spec.ts';
-import { processEnvironment, ServiceRecords, type ApplicationRecord, type DatabaseRecord, type JobRecord, type ServiceRecord } from './local-driver.state.ts';
+import { processEnvironment, ServiceRecords, type ApplicationRecord, type JobRecord, type ServiceRecord } from './local-driver.state.ts';
 import { ProcessSupervisor, type ProcessState } from './process-supervisor.ts';
 import { requestHostname, type AppsRouting } from './route-table.ts';
 import { CommandRegistry } from './command-registry.ts';
@@ -176,7 +175,6 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       else note(serviceId, line);
     },
   });
-  const databases = new LocalDatabaseServers({ supervisor, engines: LOCAL_DATABASE_ENGINES });
   /** Builds and job runs under way, for the next agent to end if this one dies (command-registry.ts). */
   const commands = new CommandRegistry(join(stateDir, 'commands'));
 
@@ -288,81 +286,19 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
 
   // ---------------------------------------------------------------- databases
 
-  async function deployDatabase(session: TaskSession, spec: ServiceSpec): Promise<void> {
-    const record = databaseRecordOf(spec, stateDir, options.externalPostgresUrl);
-    const credentials = { username: record.username, password: spec.database?.password ?? '' };
-    // Nothing to build: the server (or the shared server's database) is what this deployment starts.
-    if (!(await session.built())) throw new TaskCanceled();
-    if (record.mode === 'EXTERNAL') {
-      const connection = await provisionExternalPostgres(options.externalPostgresUrl ?? '', { credentials, databaseName: record.databaseName });
-      session.log('system', `database ${connection.database} and role ${connection.username} are ready on ${connection.host}:${connection.port}`);
-      const placed = { ...record, port: connection.port, internal: internalEndpointOf(spec) };
-      await exposeDatabase(placed, spec.serviceId, (line) => session.log('system', line));
-      logInternalEndpoint(session, spec, placed.internal);
-      records.write({ serviceId: spec.serviceId, kind: 'DATABASE', name: spec.name, running: true, database: placed });
-      return;
-    }
-    const serverSpec: DatabaseServerSpec = {
-      engine: record.engine,
-      name: record.processName,
-      dataDir: record.dataDir,
-      credentials,
-      databaseName: record.databaseName,
-      ...(record.port === undefined ? {} : { port: record.port }),
-    };
-    owners.set(record.processName, spec.serviceId);
-    deploying.set(record.processName, session);
-    try {
-      // Servers run as the engine's account when the agent is root: it must pass through this directory.
-      mkdirSync(join(stateDir, 'databases'), { recursive: true, mode: 0o711 });
-      if (session.task.action === 'restart') await databases.stop(record.processName);
-      const connection = await databases.start(serverSpec);
-      session.log('system', `${record.engine} listens on ${connection.host}:${connection.port}`);
-      const placed = { ...record, port: connection.port, internal: internalEndpointOf(spec) };
-      await exposeDatabase(placed, spec.serviceId, (line) => session.log('system', line));
-      logInternalEndpoint(session, spec, placed.internal);
-      records.write({ serviceId: spec.serviceId, kind: 'DATABASE', name: spec.name, running: true, database: placed });
-    } finally {
-      deploying.delete(record.processName);
-    }
-  }
-
-  /**
-   * Serves the database's declared port on its own address, forwarding to where it really listens: its server's port
-   * on this host, or the shared server's when that is on this host too (a shared server elsewhere cannot be stood in
-   * for here: the deployment's log says so).
-   */
-  async function exposeDatabase(record: DatabaseRecord, serviceId: string, log: (line: string) => void): Promise<void> {
-    if (record.internal === undefined || record.port === undefined) return;
-    if (record.mode === 'EXTERNAL' && !sharedServerIsLocal()) {
-      log(`the shared PostgreSQL server is not on this host, so ${record.internal.address} does not lead to it; connect to the shared server itself`);
-      return;
-    }
-    for (const line of await internalAddresses.expose(serviceId, record.internal, record.port)) log(line);
-  }
-
-  function sharedServerIsLocal(): boolean {
-    const url = options.externalPostgresUrl;
-    if (url === undefined || url === '') return false;
-    const host = new URL(url).hostname;
-    return host === '' || host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-  }
-
-  async function stopDatabase(serviceId: string, record: DatabaseRecord): Promise<void> {
-    await internalAddresses.remove(serviceId);
-    if (record.mode === 'LOCAL') await databases.stop(record.processName);
-  }
-
-  async function destroyDatabase(serviceId: string, record: DatabaseRecord): Promise<void> {
-    await internalAddresses.remove(serviceId);
-    if (record.mode === 'EXTERNAL') {
-      if (options.externalPostgresUrl === undefined || options.externalPostgresUrl === '') throw new Error('the database is on the shared PostgreSQL server, which is no longer configured (SLIPWAY_LOCAL_POSTGRES_URL)');
-      await dropExternalPostgres(options.externalPostgresUrl, { databaseName: record.databaseName, username: record.username });
-      return;
-    }
-    await databases.destroy({ name: record.processName, dataDir: record.dataDir });
-    owners.delete(record.processName);
-  }
+  const databaseServices = createLocalDatabaseServices({
+    stateDir,
+    externalPostgresUrl: options.externalPostgresUrl,
+    records,
+    owners,
+    deploying,
+    supervisor,
+    servers: new LocalDatabaseServers({ supervisor, engines: LOCAL_DATABASE_ENGINES }),
+    internalAddresses,
+    internalEndpointOf,
+    logInternalEndpoint,
+    note,
+  });
 
   // ---------------------------------------------------------------- jobs
 
@@ -485,7 +421,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       case 'APPLICATION':
         return withWorkloadEnvironment(session, spec, deployApplication);
       case 'DATABASE':
-        return deployDatabase(session, spec);
+        return databaseServices.deploy(session, spec);
       case 'JOB':
         return withWorkloadEnvironment(session, spec, deployJob);
       default:
@@ -515,7 +451,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       return;
     }
     if (record.kind === 'APPLICATION') await stopApplication(serviceId, record.application);
-    if (record.kind === 'DATABASE' && record.database !== undefined) await stopDatabase(serviceId, record.database);
+    if (record.kind === 'DATABASE' && record.database !== undefined) await databaseServices.stop(serviceId, record.database);
     if (record.kind === 'JOB') {
       // on_stop runs with the deployment's variables when the control plane gives a spec, else the non-secret ones.
       const spec = await session.spec().then(placedSpecOf, () => undefined);
@@ -528,7 +464,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     const record = records.read(serviceId);
     try {
       if (record?.kind === 'APPLICATION') await stopApplication(serviceId, record.application);
-      if (record?.kind === 'DATABASE' && record.database !== undefined) await destroyDatabase(serviceId, record.database);
+      if (record?.kind === 'DATABASE' && record.database !== undefined) await databaseServices.destroy(serviceId, record.database);
       if (record?.kind === 'JOB') await stopJob(session, record, 'on_delete', undefined);
     } finally {
       // The service is gone whatever its on_delete did: nothing of it stays on this host.
@@ -598,18 +534,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       }
       return;
     }
-    if (record.kind === 'DATABASE' && record.database?.mode === 'LOCAL') {
-      const processSpec = adoptableServerProcess(record.database);
-      owners.set(record.database.processName, record.serviceId);
-      const adopted = processSpec === undefined ? undefined : await supervisor.adopt(processSpec);
-      if (adopted === undefined) {
-        owners.delete(record.database.processName);
-        note(record.serviceId, `the ${record.database.engine} server of ${record.name} was not running when the agent started; deploy it again to start it`);
-        return;
-      }
-    }
     if (record.kind === 'DATABASE' && record.database !== undefined) {
-      await exposeDatabase(record.database, record.serviceId, (line) => note(record.serviceId, line));
+      await databaseServices.recover(record, record.database);
       return;
     }
     const cron = record.job?.cron;
