@@ -45,7 +45,7 @@ export const WorkloadSettings = Type.Object({
   ports: Type.Array(Port),
   healthchecks: Type.Object({ readiness_probe: Nullable(Probe), liveness_probe: Nullable(Probe) }),
   storage: Type.Array(Volume),
-  entrypoint: Type.Optional(Type.String()),
+  entrypoint: Type.Optional(Nullable(Type.String())),
   arguments: Type.Optional(Type.Array(Type.String())),
   /** CONTAINER: the image in the organization's registry. */
   image_name: Type.Optional(Type.String()),

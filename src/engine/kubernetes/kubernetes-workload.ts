@@ -168,7 +168,7 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
   const container: Container = {
     name: 'main',
     image: render.image,
-    ...(settings.entrypoint === undefined || settings.entrypoint === '' ? {} : { command: [settings.entrypoint] }),
+    ...(settings.entrypoint === undefined || settings.entrypoint === null || settings.entrypoint === '' ? {} : { command: [settings.entrypoint] }),
     ...(settings.arguments === undefined || settings.arguments.length === 0 ? {} : { args: settings.arguments }),
     // Always with its protocol: a Service or container port without it is refused by older servers' apply.
     ports: settings.ports.map((port) => ({ containerPort: port.internal_port, protocol: 'TCP' })),
