@@ -1,5 +1,4 @@
 import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { LETS_ENCRYPT_DIRECTORY_URL, type Config } from './config.ts';
 import { createOidcVerifier } from './auth/oidc.ts';
 import type { Principal } from './auth/principal.ts';
@@ -23,7 +22,7 @@ import { deriveKey } from './lib/crypto.ts';
 import { notFound } from './lib/errors.ts';
 import { createSecretBox } from './lib/secret-box.ts';
 import { createJobSchedules } from './jobs/job-schedules.ts';
-import { createJobWorker, type JobWorkerOptions } from './jobs/job-worker.ts';
+import { createJobWorker, createWorkerWakeup, type JobWorkerOptions } from './jobs/job-worker.ts';
 import {
   createLocalClusterDriver,
   createManagedClusterDriver,
@@ -76,10 +75,9 @@ import { createDeploymentDispatch } from './modules/deployments/deployments.disp
 import { createDeploymentsService } from './modules/deployments/deployments.service.ts';
 
 import { createAgentsService } from './modules/agents/agents.service.ts';
-import { createInProcessAgentClient } from './modules/agents/agents.in-process.ts';
 import { createServiceAgentSpecs } from './modules/services/services.agent-spec.ts';
-import { startLocalAgent, type RunningLocalAgent } from './agent/local-agent.ts';
-import { SLIPWAY_VERSION } from './lib/version.ts';
+import type { RunningLocalAgent } from './agent/local-agent.ts';
+import { installLocalAgent } from './app.local-agent.ts';
 
 import { createVariablesService, variablesFingerprintKey } from './modules/variables/variables.service.ts';
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
@@ -90,8 +88,8 @@ import { createNodeDomainResolver } from './modules/custom-domains/custom-domain
 
 import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
 import { createHttpsWiring } from './modules/certificates/certificates.wiring.ts';
-import { openAppsProxyTls } from './engine/local/apps-proxy.client.ts';
 import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
+import { createServiceReferences } from './modules/services/services.references.ts';
 import { createServicesService, existsThrough, linkedRecordsThrough, missingThrough } from './modules/services/services.service.ts';
 import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
 import { createWebhookDeliveryHandler } from './modules/webhooks/webhooks.jobs.ts';
@@ -144,6 +142,8 @@ declare module 'fastify' {
 /** The buildable application: every route, its security and its documentation. Tests boot exactly this. */
 export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   const clock = deps.clock ?? systemClock;
+  // Requests wake the in-process worker after their commit; it is built last, from every module's handlers.
+  const wakeup = createWorkerWakeup();
   const app = createHttpServer({
     logLevel: deps.config.logLevel,
     logFormat: deps.config.logFormat,
@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     { mailer, publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL },
     // A project's environments go with it, their workloads handed to the agents (environments and the worker are
     // created below).
-    { removeProjectContents: (trx, projectId) => environments.removeProjectEnvironments(trx, projectId), wakeWorkers: () => worker.wake() },
+    { removeProjectContents: (trx, projectId) => environments.removeProjectEnvironments(trx, projectId), wakeWorkers: wakeup.wake },
   );
 
   // Without an external issuer, Slipway's own provider signs users in; its tokens are verified the same way.
@@ -184,7 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     secrets: createSecretBox(secretKey),
     policy: outbound.policy,
     sender: createWebhookSender(outbound.policy),
-    wakeWorkers: () => worker.wake(),
+    wakeWorkers: wakeup.wake,
     ...(deps.webhooks?.disableAfterFailures === undefined ? {} : { disableAfterFailures: deps.webhooks.disableAfterFailures }),
     mailer,
     ownerEmail,
@@ -200,12 +200,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clusters: clusterSummariesOf(deps.database.db),
     log: app.log,
   });
-  // Requests wake the in-process worker after commit; it is created below, once every handler's service exists.
   const clusters = createClustersService({
     events,
     db: deps.database.db,
     clock,
-    wakeWorkers: () => worker.wake(),
+    wakeWorkers: wakeup.wake,
     deletePlatformConfiguration: (trx, clusterId) => platformTemplates.deleteClusterPlatformConfiguration(trx, clusterId),
     publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
     deploymentGate: billing.deploymentsAllowed,
@@ -239,6 +238,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     }),
   });
 
+  // Which services use a token, a registry, a repository or a group: a reading of the services module's own tables,
+  // built first so that the modules asking it need no forward reference to the services module.
+  const serviceUsage = createServiceReferences({ db: deps.database.db });
   const git = createSystemGitAccess({ allowPrivateHosts: deps.config.gitAllowPrivateHosts ?? false, allowedHosts: deps.config.gitAllowedHosts ?? [] });
   const gitTokens = createGitTokensService({
     db: deps.database.db,
@@ -246,8 +248,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     secrets: createSecretBox(secretKey),
     git,
     usage: {
-      servicesUsing: (organizationId, gitTokenId) => environmentServices.servicesUsingGitToken(organizationId, gitTokenId),
-      countsByToken: (organizationId, gitTokenIds) => environmentServices.countsByGitToken(organizationId, gitTokenIds),
+      servicesUsing: serviceUsage.servicesUsingGitToken,
+      countsByToken: serviceUsage.countsByGitToken,
     },
   });
   const aws = createAwsAccess({ endpointUrl: deps.config.awsEndpointUrl });
@@ -269,7 +271,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     secrets: createSecretBox(secretKey),
     oci,
     policy: outbound.policy,
-    usage: { countsByRegistry: (organizationId, registryIds) => environmentServices.countsByRegistry(organizationId, registryIds) },
+    usage: { countsByRegistry: serviceUsage.countsByRegistry },
     ecr: cloudCredentials,
     awsCredentials: cloudCredentials,
   });
@@ -280,7 +282,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     oci,
     index: createHelmIndexReader(outbound),
     policy: outbound.policy,
-    usage: { countsByRepository: (organizationId, repositoryIds) => environmentServices.countsByRepository(organizationId, repositoryIds) },
+    usage: { countsByRepository: serviceUsage.countsByRepository },
     ecr: cloudCredentials,
     awsCredentials: cloudCredentials,
   });
@@ -290,14 +292,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     usage: {
       itemsUsing: async (organizationId, groupId) => [
         ...(await clusters.clustersUsingLabelsGroup(organizationId, groupId)),
-        ...(await environmentServices.servicesUsingLabelsGroup(organizationId, groupId)),
+        ...(await serviceUsage.servicesUsingLabelsGroup(organizationId, groupId)),
       ],
     },
   });
   const annotationsGroups = createAnnotationsGroupsService({
     db: deps.database.db,
     clock,
-    usage: { itemsUsing: (organizationId, groupId) => environmentServices.servicesUsingAnnotationsGroup(organizationId, groupId) },
+    usage: { itemsUsing: serviceUsage.servicesUsingAnnotationsGroup },
   });
 
   const platformTemplates = createPlatformTemplatesService({
@@ -376,7 +378,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     },
     domains: { subject: (id) => customDomains.certificateSubject(id), problemPointingHere: (id) => customDomains.problemPointingHere(id) },
     organizationEvents: () => organizationEvents,
-    wakeWorkers: () => worker.wake(),
+    wakeWorkers: wakeup.wake,
     log: app.log,
     ...(deps.certificates?.checkIntervalMs === undefined ? {} : { checkIntervalMs: deps.certificates.checkIntervalMs }),
   });
@@ -408,7 +410,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     variables,
     deploymentGate: (organizationId, clusterId) => clusters.admitDeployment(organizationId, clusterId),
     metering: billing.metering,
-    wakeWorkers: () => worker.wake(),
+    wakeWorkers: wakeup.wake,
     events: {
       publisher: events,
       serviceSource: async (service) => {
@@ -449,7 +451,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     db: deps.database.db,
     dialect: deps.database.dialect,
     clock,
-    wakeWorkers: () => worker.wake(),
+    wakeWorkers: wakeup.wake,
     leaseMs: deps.agents?.leaseMs,
     heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
     pollMs: deps.agents?.pollMs,
@@ -476,7 +478,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clock,
     retentionDaysOf: async (organizationId) => (await services.organizations.getOrganization(organizationId)).organization_plan.audit_logs_retention_in_days,
     events,
-    wakeWorkers: () => worker.wake(),
+    wakeWorkers: wakeup.wake,
     projectName: (projectId) => services.projects.getProject(projectId).then((project) => project.name, unlessNotFound),
     environmentName: async (environmentId) => (await environments.findEnvironmentSummary(environmentId))?.name,
     maxRetentionDays: Math.max(...PLANS.map((plan) => plan.auditLogsRetentionDays)),
@@ -529,6 +531,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       ...createDeploymentDispatch({ agents, environments, deployments, clock, recheckMs: deps.agents?.recheckMs, log: app.log }),
     ]),
   });
+  wakeup.connect(worker);
 
   const documentedRoutes = recordOpenApiRoutes(app);
   await app.register(async (api) => {
@@ -563,43 +566,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   await registerConsole(app, { issuer: trustedIssuer?.issuer, audience: deps.config.oidc?.audience });
   const runWorker = deps.jobs?.run !== false;
   if (runWorker) app.addHook('onClose', async () => worker.stop());
-  let localAgent: Promise<RunningLocalAgent> | undefined;
-  // Stopping the agent leaves its workloads running: the next start of the server takes them over. A start still
-  // under way when the server closes (a SIGTERM right after it listened) is waited for, then stopped the same way.
-  let closing = false;
-  app.addHook('onClose', async () => {
-    closing = true;
-    await https.close();
-    await (await localAgent?.catch(() => undefined))?.stop();
-  });
-  app.decorate('startLocalAgent', async () => {
-    if (deps.config.localAgent !== true || closing) return undefined;
-    localAgent ??= (async () => {
-      // This process is the LOCAL clusters' only agent (docs/agent-protocol.md): what it held before a crash resumes now.
-      await agents.releaseLeases(await clusters.listLocalClusterIds());
-      const stateDir = path.join(deps.config.dataDir ?? tmpdir(), 'agent');
-      const started = await startLocalAgent({
-        client: createInProcessAgentClient({ agents, clusterIds: () => clusters.listLocalClusterIds() }),
-        stateDir,
-        appsHost: deps.config.host ?? '127.0.0.1',
-        appsPort: deps.config.appsPort ?? 8000,
-        git,
-        externalPostgresUrl: deps.config.localPostgresUrl,
-        version: SLIPWAY_VERSION,
-        onTrouble: (message) => app.log.warn({ agent: 'local' }, message),
-        concurrency: deps.config.agentConcurrency,
-        isolation: deps.config.workloadIsolation ?? 'strict',
-        // The whole data directory: the database, the key file, every service's files.
-        protectedPaths: deps.config.dataDir === undefined ? [] : [deps.config.dataDir],
-      });
-      app.log.info({ apps: `http://${started.appsAddress.address}:${started.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
-      appsPort = started.appsAddress.port;
-      // HTTPS is the apps proxy's too, once the agent has started it (a failure to open it leaves HTTP serving).
-      const onHttpsTrouble = (message: string) => app.log.warn({ https: true }, message);
-      await https.serveHttps((port) => openAppsProxyTls({ stateDir, host: deps.config.host ?? '127.0.0.1', port, onTrouble: onHttpsTrouble })).catch((error: unknown) => app.log.error({ https: true }, `HTTPS is not served: ${(error as Error).message}`));
-      return started;
-    })();
-    return localAgent;
+  installLocalAgent(app, {
+    config: deps.config,
+    agents,
+    clusters,
+    git,
+    https,
+    onAppsPort: (port) => {
+      appsPort = port;
+    },
   });
   await app.ready();
   if (runWorker) {

@@ -67,6 +67,26 @@ export interface JobWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * How the modules that enqueue work wake the process's worker after their commit, without needing the worker itself:
+ * it is built last, from every module's handlers. Until it is connected (and where this process runs no worker) a
+ * wake-up does nothing: a worker polls anyway.
+ */
+export interface WorkerWakeup {
+  wake(): void;
+  connect(worker: Pick<JobWorker, 'wake'>): void;
+}
+
+export function createWorkerWakeup(): WorkerWakeup {
+  let connected: Pick<JobWorker, 'wake'> | undefined;
+  return {
+    wake: () => connected?.wake(),
+    connect(worker) {
+      connected = worker;
+    },
+  };
+}
+
 export function createJobWorker(options: JobWorkerOptions): JobWorker {
   const { database, clock, handlers } = options;
   const concurrency = options.concurrency ?? 4;
