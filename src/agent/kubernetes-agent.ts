@@ -1,5 +1,6 @@
 import { createKubernetesCluster, kubernetesErrorMessage, loadKubeconfig, type KubeconfigSource } from '../engine/kubernetes/kubernetes-cluster.ts';
 import { createKubernetesDriver } from '../engine/kubernetes/kubernetes-driver.ts';
+import { startKubernetesRuntime } from '../engine/kubernetes/kubernetes-runtime.ts';
 import type { DriverHost, DriverHostOptions } from './agent.runtime.ts';
 
 /**
@@ -26,11 +27,17 @@ export async function startKubernetesDriverHost(options: DriverHostOptions): Pro
   }
   const driver = createKubernetesDriver({ cluster, served, ingressClass: options.ingressClass, onTrouble: options.onTrouble });
   const server = config.getCurrentCluster()?.server ?? 'in-cluster';
+  // The pods' logs and health, from a watch of Slipway's pods, while the agent runs (kubernetes-runtime.ts).
+  const runtime =
+    options.workloadLogs === undefined && options.workloadHealth === undefined
+      ? undefined
+      : startKubernetesRuntime({ config, workloadLogs: options.workloadLogs, workloadHealth: options.workloadHealth, onTrouble: options.onTrouble });
   return {
     driver,
     describe: () => `deploying onto Kubernetes ${version} at ${server}`,
     async stop() {
-      // The workloads are the cluster's to run: nothing of them lives in this process.
+      // The workloads are the cluster's to run: nothing of them lives in this process, only the streams that follow them.
+      await runtime?.stop();
     },
   };
 }

@@ -1,10 +1,14 @@
+import { KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { TaskCanceled, type AgentDriver, type TaskSession } from '../../protocol/agent-driver.ts';
 import type { ServiceDeploymentSpec, ServiceTaskPayload, ServiceTeardownPayload, SpecPeer } from '../../protocol/agent-protocol.ts';
 import { internalHostnameResolver } from '../internal-hostnames.ts';
 import { kubernetesErrorMessage, type KubernetesCluster, type ServedKinds } from './kubernetes-cluster.ts';
+import { databasePortOf, MANAGED_DATABASE_MESSAGE, renderDatabase } from './kubernetes-database.ts';
+import { GIT_JOB_MESSAGE, JobRunFailed, lifecycleJobNameOf, renderCronJob, renderLifecycleJob, runLifecycleJob, type JobRender, type LifecycleEvent } from './kubernetes-job.ts';
 import {
   ANNOTATION_RESTARTED_AT,
   clusterHostnameOf,
+  FIELD_MANAGER,
   LABEL_SERVICE,
   MANAGED_BY,
   namespaceOf,
@@ -15,19 +19,22 @@ import {
   type ServiceIdentity,
 } from './kubernetes-names.ts';
 import { RolloutFailed, waitForRollout } from './kubernetes-rollout.ts';
-import { workloadSettingsOf } from './kubernetes-settings.ts';
-import { namespaceObject, renderWorkload, type KubeObject } from './kubernetes-workload.ts';
+import { databaseSettingsOf, jobSettingsOf, workloadSettingsOf } from './kubernetes-settings.ts';
+import { namespaceObject, renderConfig, renderWorkload, type KubeObject } from './kubernetes-workload.ts';
 
 /**
  * The Kubernetes driver (docs/kubernetes.md): each environment is a namespace, each service a set of plain objects
  * applied server-side under field manager `slipway`, found again by its labels. A deployment renders the whole
  * intent of the service, applies it, prunes what the intent no longer holds, and watches the rollout; a rollout that
  * fails re-applies the release that ran before (kept in a Secret of its own beside the service) and fails the
- * deployment with the kubelet's reason. Stop scales to zero through the scale subresource; teardown deletes by label,
- * and the namespace with its last service.
+ * deployment with the kubelet's reason. Stop scales to zero through the scale subresource (a CronJob is suspended);
+ * teardown deletes by label, and the namespace with its last service.
+ *
+ * Kinds: CONTAINER (kubernetes-workload.ts), DATABASE in container mode (kubernetes-database.ts, rolled out like a
+ * container), JOB from an image (kubernetes-job.ts: a CronJob, or a Job run per lifecycle event and waited for).
  */
 
-export const KUBERNETES_SERVICE_KINDS = ['CONTAINER'] as const;
+export const KUBERNETES_SERVICE_KINDS = ['CONTAINER', 'DATABASE', 'JOB'] as const;
 
 export interface KubernetesDriverOptions {
   cluster: KubernetesCluster;
@@ -48,6 +55,8 @@ function managedKinds(served: ServedKinds): Array<[apiVersion: string, kind: str
     ['v1', 'Service'],
     ['apps/v1', 'Deployment'],
     ['apps/v1', 'StatefulSet'],
+    [served.cronJob, 'CronJob'],
+    ['batch/v1', 'Job'],
     ['v1', 'Secret'],
   ];
 }
@@ -80,6 +89,7 @@ export function clusterResolver(environmentId: string, peers: readonly SpecPeer[
 export function createKubernetesDriver(options: KubernetesDriverOptions): AgentDriver {
   const { cluster, served } = options;
   const kinds = managedKinds(served);
+  const objects = KubernetesObjectApi.makeApiClient(cluster.config);
 
   function identityOf(spec: ServiceDeploymentSpec): ServiceIdentity {
     return { id: spec.service.id, name: spec.service.name, organizationId: spec.service.organizationId, projectId: spec.environment.project_id, environmentId: spec.service.environmentId };
@@ -89,8 +99,13 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
   async function prune(namespace: string, service: ServiceIdentity, intent: readonly KubeObject[]): Promise<void> {
     const kept = new Set(intent.map((object) => `${object.kind}/${object.metadata.name}`));
     kept.add(`Secret/${releaseName(service)}`);
+    // A lifecycle job's last run stays (its pods and logs, for inspection) until its next run replaces it.
+    for (const event of ['on_start', 'on_stop', 'on_delete'] as const) kept.add(`Job/${lifecycleJobNameOf(service, event)}`);
     for (const [apiVersion, kind] of kinds) {
       for (const object of await cluster.list(apiVersion, kind, namespace, serviceSelector(service.id))) {
+        // What a controller made (a CronJob's Jobs carry the service's labels) is its controller's to remove.
+        const owners = (object.metadata as { ownerReferences?: Array<{ controller?: boolean }> }).ownerReferences ?? [];
+        if (owners.some((owner) => owner.controller === true)) continue;
         if (!kept.has(`${kind}/${object.metadata.name}`)) await cluster.delete({ apiVersion, kind, metadata: { name: object.metadata.name, namespace } });
       }
     }
@@ -118,29 +133,27 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
     });
   }
 
-  async function deploy(session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
+  /** The restart annotation the pod template keeps: set now by a restart, else what the running template has. */
+  async function restartedAtOf(session: TaskSession, namespace: string, kind: 'Deployment' | 'StatefulSet', name: string): Promise<string | undefined> {
+    if (session.task.action === 'restart') return new Date().toISOString();
+    const current = await cluster.read('apps/v1', kind, namespace, name);
+    return (current?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template?.metadata?.annotations?.[ANNOTATION_RESTARTED_AT];
+  }
+
+  /**
+   * Applies a long-running workload's intent (its namespace first), prunes what it no longer holds and waits for the
+   * Deployment or StatefulSet to roll out; a failed or canceled rollout goes back to the release kept from the last
+   * one that rolled out, and a successful one becomes that release.
+   */
+  async function rollOut(
+    session: TaskSession,
+    spec: ServiceDeploymentSpec,
+    intent: readonly KubeObject[],
+    workloadKind: 'Deployment' | 'StatefulSet',
+    beforeWait?: (workload: KubeObject) => Promise<void>,
+  ): Promise<void> {
     const service = identityOf(spec);
-    const settings = workloadSettingsOf(spec.service.settings);
-    if (spec.image === null) throw new Error(`the deployment spec of ${spec.service.name} names no image`);
     const namespace = namespaceOf(service.environmentId);
-    const name = workloadNameOf(service);
-    const workloadKind = settings.storage.length > 0 ? 'StatefulSet' : 'Deployment';
-    const current = await cluster.read('apps/v1', workloadKind, namespace, name);
-    const currentTemplate = (current?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template;
-    const restartedAt = session.task.action === 'restart' ? new Date().toISOString() : currentTemplate?.metadata?.annotations?.[ANNOTATION_RESTARTED_AT];
-    const resolve = clusterResolver(service.environmentId, spec.routing.peers);
-    const intent = renderWorkload({
-      service,
-      deploymentId: session.task.deployment_id,
-      settings,
-      image: spec.image.reference,
-      pullCredentials: spec.image.pull_credentials ?? undefined,
-      variables: spec.variables.map((variable) => ({ key: variable.key, value: resolve(variable.value), mountPath: variable.mount_path })),
-      hostnames: spec.routing.hostnames,
-      versions: served,
-      ingressClass: options.ingressClass,
-      restartedAt,
-    });
     if (!(await session.built())) throw new TaskCanceled();
     await cluster.apply(namespaceObject(service));
     session.log('system', `applying ${intent.map((object) => `${object.kind}/${object.metadata.name}`).join(', ')} in namespace ${namespace}`);
@@ -148,10 +161,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
     await prune(namespace, service, intent);
     const workload = applied.find((object) => object.kind === workloadKind);
     if (workload === undefined) throw new Error(`no ${workloadKind} was applied for ${spec.service.name}`);
-    // A stopped service was scaled to 0 through the scale subresource; an autoscaled one comes back at its minimum.
-    if (settings.min_running_instances !== settings.max_running_instances && (workload.spec as { replicas?: number }).replicas === 0) {
-      await cluster.scale(workloadKind, namespace, name, Math.max(1, settings.min_running_instances));
-    }
+    await beforeWait?.(workload);
     try {
       await waitForRollout(cluster, session, workload, { timeoutMs: options.rolloutTimeoutMs ?? 600_000, podSelector: `${LABEL_SERVICE}=${service.id}` });
     } catch (error) {
@@ -170,6 +180,127 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
     session.log('system', `${spec.service.name} rolled out in namespace ${namespace}${spec.routing.hostnames.length > 0 ? `, served on ${spec.routing.hostnames.join(', ')}` : ''}`);
   }
 
+  async function deployContainer(session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
+    const service = identityOf(spec);
+    const settings = workloadSettingsOf(spec.service.settings);
+    if (spec.image === null) throw new Error(`the deployment spec of ${spec.service.name} names no image`);
+    const namespace = namespaceOf(service.environmentId);
+    const name = workloadNameOf(service);
+    const workloadKind = settings.storage.length > 0 ? 'StatefulSet' : 'Deployment';
+    const resolve = clusterResolver(service.environmentId, spec.routing.peers);
+    const intent = renderWorkload({
+      service,
+      deploymentId: session.task.deployment_id,
+      settings,
+      image: spec.image.reference,
+      pullCredentials: spec.image.pull_credentials ?? undefined,
+      variables: spec.variables.map((variable) => ({ key: variable.key, value: resolve(variable.value), mountPath: variable.mount_path })),
+      hostnames: spec.routing.hostnames,
+      versions: served,
+      ingressClass: options.ingressClass,
+      restartedAt: await restartedAtOf(session, namespace, workloadKind, name),
+    });
+    await rollOut(session, spec, intent, workloadKind, async (workload) => {
+      // A stopped service was scaled to 0 through the scale subresource; an autoscaled one comes back at its minimum.
+      if (settings.min_running_instances !== settings.max_running_instances && (workload.spec as { replicas?: number }).replicas === 0) {
+        await cluster.scale(workloadKind, namespace, name, Math.max(1, settings.min_running_instances));
+      }
+    });
+  }
+
+  async function deployDatabase(session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
+    const service = identityOf(spec);
+    const settings = databaseSettingsOf(spec.service.settings);
+    if (settings.mode === 'MANAGED') throw new Error(MANAGED_DATABASE_MESSAGE);
+    if (spec.database === null) throw new Error(`the deployment spec of ${spec.service.name} has no database credentials`);
+    const namespace = namespaceOf(service.environmentId);
+    const name = workloadNameOf(service);
+    // A Kubernetes cluster has no installation-wide server to share: every database runs a server of its own.
+    if (spec.database.shared) session.log('system', 'no shared PostgreSQL server on a Kubernetes cluster: the database runs a server of its own');
+    const declared = spec.routing.internal?.ports ?? [];
+    if (declared.length > 0 && !declared.includes(databasePortOf(settings.type))) {
+      session.log('system', `the database is declared on port(s) ${declared.join(', ')}; its Service serves the engine's port ${databasePortOf(settings.type)}`);
+    }
+    const intent = renderDatabase({ service, deploymentId: session.task.deployment_id, settings, database: spec.database, restartedAt: await restartedAtOf(session, namespace, 'StatefulSet', name) });
+    // A StatefulSet's claim templates cannot change: a volume grown in the settings keeps the size it was created
+    // with (resizing the claim needs a storage class that allows expansion, which is the cluster operator's).
+    type ClaimTemplates = { volumeClaimTemplates?: Array<{ spec?: { resources?: { requests?: Record<string, string> } } }> };
+    const current = await cluster.read('apps/v1', 'StatefulSet', namespace, name);
+    const currentClaims = (current?.spec as ClaimTemplates | undefined)?.volumeClaimTemplates;
+    const statefulSet = intent.find((object) => object.kind === 'StatefulSet')?.spec as ClaimTemplates | undefined;
+    const currentSize = currentClaims?.[0]?.spec?.resources?.requests?.storage;
+    const claim = statefulSet?.volumeClaimTemplates?.[0];
+    const requests = claim?.spec?.resources?.requests;
+    if (currentSize !== undefined && requests !== undefined && requests.storage !== currentSize) {
+      session.log('system', `the data volume keeps the size it was created with (${currentSize}, not ${requests.storage ?? ''}): a deployment cannot resize a StatefulSet's claim`);
+      requests.storage = currentSize;
+    }
+    await rollOut(session, spec, intent, 'StatefulSet');
+  }
+
+  function jobRenderOf(session: TaskSession, spec: ServiceDeploymentSpec): JobRender {
+    const service = identityOf(spec);
+    const settings = jobSettingsOf(spec.service.settings);
+    if (settings.source.kind !== 'image') throw new Error(GIT_JOB_MESSAGE);
+    if (spec.image === null) throw new Error(`the deployment spec of ${spec.service.name} names no image`);
+    const resolve = clusterResolver(service.environmentId, spec.routing.peers);
+    const config = renderConfig({
+      service,
+      deploymentId: session.task.deployment_id,
+      pullCredentials: spec.image.pull_credentials ?? undefined,
+      variables: spec.variables.map((variable) => ({ key: variable.key, value: resolve(variable.value), mountPath: variable.mount_path })),
+    });
+    return { service, deploymentId: session.task.deployment_id, settings, image: spec.image.reference, config };
+  }
+
+  async function runEvent(session: TaskSession, render: JobRender, event: LifecycleEvent): Promise<boolean> {
+    const { schedule } = render.settings;
+    const command = schedule.kind === 'LIFECYCLE' ? schedule[event] : null;
+    if (command === null) return false;
+    try {
+      await runLifecycleJob(cluster, session, renderLifecycleJob(render, event, command));
+    } catch (error) {
+      if (error instanceof JobRunFailed) throw new Error(`${event} failed: ${error.message}`, { cause: error });
+      throw error;
+    }
+    return true;
+  }
+
+  async function deployJob(session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
+    const render = jobRenderOf(session, spec);
+    const namespace = namespaceOf(render.service.environmentId);
+    const intent = [...render.config.objects];
+    if (render.settings.schedule.kind === 'CRON') {
+      const { cronJob, timeZoneIgnored } = renderCronJob(render, served.cronJob, false);
+      intent.push(cronJob);
+      if (timeZoneIgnored) {
+        session.log('system', `this cluster serves CronJob in ${served.cronJob}, which has no time zone: the schedule runs in the controller's zone (UTC), not ${render.settings.schedule.cronjob.timezone}`);
+      }
+    }
+    if (!(await session.built())) throw new TaskCanceled();
+    await cluster.apply(namespaceObject(render.service));
+    session.log('system', `applying ${intent.map((object) => `${object.kind}/${object.metadata.name}`).join(', ')} in namespace ${namespace}`);
+    await applyAll(intent);
+    await prune(namespace, render.service, intent);
+    if (render.settings.schedule.kind === 'CRON') {
+      session.log('system', `${spec.service.name} scheduled at "${render.settings.schedule.cronjob.scheduled_at}" in namespace ${namespace}`);
+      return;
+    }
+    const ran = await runEvent(session, render, 'on_start');
+    session.log('system', ran ? `${spec.service.name}: on_start succeeded` : `${spec.service.name} has no on_start command: nothing runs until its next event`);
+  }
+
+  async function deploy(session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
+    switch (spec.service.kind) {
+      case 'DATABASE':
+        return deployDatabase(session, spec);
+      case 'JOB':
+        return deployJob(session, spec);
+      default:
+        return deployContainer(session, spec);
+    }
+  }
+
   /** The service's Deployments and StatefulSets, wherever they are (a stop task names the service only). */
   async function workloadsOf(serviceId: string): Promise<KubeObject[]> {
     const found: KubeObject[] = [];
@@ -179,10 +310,37 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
 
   async function stop(session: TaskSession, serviceId: string): Promise<void> {
     const workloads = await workloadsOf(serviceId);
-    if (workloads.length === 0) session.log('system', 'nothing of this service runs on this cluster');
+    const cronJobs = await cluster.list(served.cronJob, 'CronJob', undefined, serviceSelector(serviceId));
+    // A lifecycle job's on_stop runs with the deployment's spec, when the control plane still gives one; no other
+    // kind needs the spec to stop, so only a job's stop asks for it.
+    const isJob = (session.task.payload as { service_type?: unknown }).service_type === 'JOB';
+    const spec = isJob ? await session.spec().catch(() => undefined) : undefined;
+    const onStop = spec?.service.kind === 'JOB' && spec.service.id === serviceId ? spec : undefined;
+    if (workloads.length === 0 && cronJobs.length === 0 && onStop === undefined) session.log('system', 'nothing of this service runs on this cluster');
     for (const workload of workloads) {
       await cluster.scale(workload.kind as 'Deployment' | 'StatefulSet', workload.metadata.namespace ?? '', workload.metadata.name, 0);
       session.log('system', `${workload.kind}/${workload.metadata.name} scaled to 0`);
+    }
+    for (const cronJob of cronJobs) {
+      // A merge patch of that one field: an apply would have to carry the CronJob's whole intent. The next
+      // deployment's apply (forced) takes `suspend` back, as false.
+      await objects.patch(
+        { apiVersion: served.cronJob, kind: 'CronJob', metadata: { name: cronJob.metadata.name, namespace: cronJob.metadata.namespace ?? '' }, spec: { suspend: true } } as KubernetesObject,
+        undefined,
+        undefined,
+        FIELD_MANAGER,
+        undefined,
+        PatchStrategy.MergePatch,
+      );
+      session.log('system', `CronJob/${cronJob.metadata.name} suspended`);
+    }
+    if (onStop !== undefined) {
+      const render = jobRenderOf(session, onStop);
+      if (render.settings.schedule.kind === 'LIFECYCLE' && render.settings.schedule.on_stop !== null) {
+        await cluster.apply(namespaceObject(render.service));
+        await applyAll(render.config.objects);
+        await runEvent(session, render, 'on_stop');
+      }
     }
   }
 

@@ -59,3 +59,65 @@ export function workloadSettingsOf(settings: unknown): WorkloadSettings {
   if (problem !== undefined) throw new ProtocolViolation(`the service's settings are not what the Kubernetes driver runs: ${problem}`);
   return settings as WorkloadSettings;
 }
+
+/**
+ * What the driver reads of a DATABASE's settings (services.kind-database.ts): its engine, version and mode are also
+ * in the spec's `database` section with the credentials; the size of the server and of its volume are here only.
+ */
+export const DatabaseSettings = Type.Object({
+  type: Type.Union([Type.Literal('POSTGRESQL'), Type.Literal('MYSQL'), Type.Literal('MONGODB'), Type.Literal('REDIS')]),
+  version: Type.String({ minLength: 1 }),
+  mode: Type.Union([Type.Literal('CONTAINER'), Type.Literal('MANAGED')]),
+  /** Millicores. */
+  cpu: Type.Integer({ minimum: 1 }),
+  /** MiB. */
+  memory: Type.Integer({ minimum: 1 }),
+  /** GiB. */
+  storage: Type.Integer({ minimum: 1 }),
+});
+export type DatabaseSettings = Static<typeof DatabaseSettings>;
+
+export function databaseSettingsOf(settings: unknown): DatabaseSettings {
+  const problem = schemaProblem(DatabaseSettings, settings);
+  if (problem !== undefined) throw new ProtocolViolation(`the database's settings are not what the Kubernetes driver runs: ${problem}`);
+  return settings as DatabaseSettings;
+}
+
+/** A job's command as the services module stores it: the image's entrypoint replaced when set, its arguments. */
+const JobCommand = Type.Object({ arguments: Type.Array(Type.String()), entrypoint: Nullable(Type.String()) });
+
+/**
+ * What the driver reads of a JOB's settings (services.kind-job.ts, JobSettings): its source (an image of a registry,
+ * or a Dockerfile in git, which needs a build this driver does not do yet), and its schedule, a cron job or the
+ * commands of lifecycle events.
+ */
+export const JobSettings = Type.Object({
+  cpu: Type.Integer({ minimum: 1 }),
+  memory: Type.Integer({ minimum: 1 }),
+  max_nb_restart: Type.Integer({ minimum: 0 }),
+  max_duration_seconds: Type.Integer({ minimum: 1 }),
+  source: Type.Union([
+    Type.Object({ kind: Type.Literal('image'), image_name: Type.String(), tag: Type.String(), registry_id: Type.String() }),
+    Type.Object({ kind: Type.Literal('docker') }),
+  ]),
+  schedule: Type.Union([
+    Type.Object({
+      kind: Type.Literal('CRON'),
+      cronjob: Type.Object({ arguments: Type.Array(Type.String()), entrypoint: Nullable(Type.String()), timezone: Type.String(), scheduled_at: Type.String({ minLength: 1 }) }),
+    }),
+    Type.Object({
+      kind: Type.Literal('LIFECYCLE'),
+      on_start: Nullable(JobCommand),
+      on_stop: Nullable(JobCommand),
+      on_delete: Nullable(JobCommand),
+    }),
+  ]),
+});
+export type JobSettings = Static<typeof JobSettings>;
+export type JobCommand = Static<typeof JobCommand>;
+
+export function jobSettingsOf(settings: unknown): JobSettings {
+  const problem = schemaProblem(JobSettings, settings);
+  if (problem !== undefined) throw new ProtocolViolation(`the job's settings are not what the Kubernetes driver runs: ${problem}`);
+  return settings as JobSettings;
+}

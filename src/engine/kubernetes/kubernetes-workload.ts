@@ -89,15 +89,15 @@ export function namespaceObject(service: ServiceIdentity): Namespace & KubeObjec
   };
 }
 
-function base64(value: string): string {
+export function base64(value: string): string {
   return Buffer.from(value, 'utf8').toString('base64');
 }
 
 /** A Kubernetes quantity of CPU from millicores, of memory from MiB. */
-function cpuQuantity(millicores: number): string {
+export function cpuQuantity(millicores: number): string {
   return `${millicores}m`;
 }
-function memoryQuantity(mebibytes: number): string {
+export function memoryQuantity(mebibytes: number): string {
   return `${mebibytes}Mi`;
 }
 
@@ -122,14 +122,29 @@ function probeOf(probe: Probe | null): KubeProbe | undefined {
   }
 }
 
-export function renderWorkload(render: WorkloadRender): KubeObject[] {
-  const { service, settings } = render;
+/** What a workload's pods are given of their configuration: the Secrets, and how the pod template uses them. */
+export interface WorkloadConfig {
+  objects: KubeObject[];
+  /** The hash of everything in them, for a pod-template annotation: a change rolls the pods. */
+  configHash: string;
+  volumes: Volume[];
+  volumeMounts: VolumeMount[];
+  /** The env Secret, for the container's envFrom. */
+  envSecretName: string;
+  pullSecretName: string | undefined;
+}
+
+/**
+ * The Secrets of a workload's variables, files and registry login (a CONTAINER's, a JOB's): `<name>-env`, read whole
+ * by envFrom; `<name>-files`, each file mounted alone at its path; `<name>-pull` when the registry has a login.
+ */
+export function renderConfig(render: Pick<WorkloadRender, 'service' | 'deploymentId' | 'pullCredentials' | 'variables'>): WorkloadConfig {
+  const { service } = render;
   const name = workloadNameOf(service);
   const namespace = namespaceOf(service.environmentId);
   const labels = serviceLabels(service);
   const metadata = (objectName: string) => ({ name: objectName, namespace, labels, annotations: { [ANNOTATION_DEPLOYMENT]: render.deploymentId } });
   const objects: KubeObject[] = [];
-
   const environment = render.variables.filter((variable) => variable.mountPath === null);
   const files = render.variables.filter((variable) => variable.mountPath !== null);
   const envSecret: Secret & KubeObject = {
@@ -155,10 +170,26 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
     const auths = { [server]: { username, password, auth: base64(`${username}:${password}`) } };
     objects.push({ apiVersion: 'v1', kind: 'Secret', metadata: metadata(pullSecretName), type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': base64(JSON.stringify({ auths })) } });
   }
+  return {
+    objects,
+    configHash: contentHash([...render.variables.map((variable) => `${variable.key}=${variable.mountPath ?? ''}=${variable.value}`), render.pullCredentials?.password ?? '']),
+    volumes: files.length === 0 ? [] : [{ name: 'files', secret: { secretName: `${name}-files`, defaultMode: 0o400 } }],
+    volumeMounts: files.map((variable, index) => ({ name: 'files', mountPath: variable.mountPath ?? '', subPath: `file-${index}`, readOnly: true })),
+    envSecretName: `${name}-env`,
+    pullSecretName: render.pullCredentials === undefined ? undefined : pullSecretName,
+  };
+}
 
-  const configHash = contentHash([...render.variables.map((variable) => `${variable.key}=${variable.mountPath ?? ''}=${variable.value}`), render.pullCredentials?.password ?? '']);
-  const volumes: Volume[] = files.length === 0 ? [] : [{ name: 'files', secret: { secretName: `${name}-files`, defaultMode: 0o400 } }];
-  const volumeMounts: VolumeMount[] = files.map((variable, index) => ({ name: 'files', mountPath: variable.mountPath ?? '', subPath: `file-${index}`, readOnly: true }));
+export function renderWorkload(render: WorkloadRender): KubeObject[] {
+  const { service, settings } = render;
+  const name = workloadNameOf(service);
+  const namespace = namespaceOf(service.environmentId);
+  const labels = serviceLabels(service);
+  const metadata = (objectName: string) => ({ name: objectName, namespace, labels, annotations: { [ANNOTATION_DEPLOYMENT]: render.deploymentId } });
+  const config = renderConfig(render);
+  const objects: KubeObject[] = [...config.objects];
+  const { configHash, volumes } = config;
+  const volumeMounts: VolumeMount[] = [...config.volumeMounts];
   const claimTemplates: PersistentVolumeClaim[] = settings.storage.map((volume) => ({
     metadata: { name: `data-${volume.id.replaceAll('-', '').slice(0, 12).toLowerCase()}`, labels },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: `${volume.size}Gi` } } },
@@ -172,7 +203,7 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
     ...(settings.arguments === undefined || settings.arguments.length === 0 ? {} : { args: settings.arguments }),
     // Always with its protocol: a Service or container port without it is refused by older servers' apply.
     ports: settings.ports.map((port) => ({ containerPort: port.internal_port, protocol: 'TCP' })),
-    envFrom: [{ secretRef: { name: `${name}-env` } }],
+    envFrom: [{ secretRef: { name: config.envSecretName } }],
     resources: {
       requests: { cpu: cpuQuantity(settings.cpu), memory: memoryQuantity(settings.memory) },
       limits: { cpu: cpuQuantity(settings.cpu), memory: memoryQuantity(settings.memory) },
@@ -191,7 +222,7 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
     spec: {
       containers: [container],
       ...(volumes.length === 0 ? {} : { volumes }),
-      ...(render.pullCredentials === undefined ? {} : { imagePullSecrets: [{ name: pullSecretName }] }),
+      ...(config.pullSecretName === undefined ? {} : { imagePullSecrets: [{ name: config.pullSecretName }] }),
       // Variables go through envFrom only: no service links of every Service in the namespace into its environment.
       enableServiceLinks: false,
       automountServiceAccountToken: false,

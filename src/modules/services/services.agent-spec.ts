@@ -48,10 +48,19 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
     return hostname === undefined ? [] : [hostname, ...(await deps.verifiedDomainsOf(service.id))];
   }
 
-  /** A CONTAINER's image as deployed (its settings in the snapshot): the registry names where it is pulled from. */
+  /**
+   * The image a CONTAINER, or a JOB with an image source, runs as deployed (its settings in the snapshot): the
+   * registry names where it is pulled from. A CONTAINER keeps it at the top of its settings, a JOB in `source`
+   * (services.kind-job.ts); a job built from git has none.
+   */
   async function imageOfService(service: { kind: string; organizationId: string; settings: Record<string, unknown> }): Promise<SpecImage | null> {
-    const { registry_id: registryId, image_name: imageName, tag } = service.settings;
-    if (service.kind !== 'CONTAINER' || typeof registryId !== 'string' || typeof imageName !== 'string' || typeof tag !== 'string') return null;
+    let where: Record<string, unknown>;
+    if (service.kind === 'CONTAINER') where = service.settings;
+    else if (service.kind === 'JOB' && typeof service.settings.source === 'object' && service.settings.source !== null && (service.settings.source as Record<string, unknown>).kind === 'image') {
+      where = service.settings.source as Record<string, unknown>;
+    } else return null;
+    const { registry_id: registryId, image_name: imageName, tag } = where;
+    if (typeof registryId !== 'string' || typeof imageName !== 'string' || typeof tag !== 'string') return null;
     return deps.imageOf(service.organizationId, registryId, imageName, tag);
   }
 
