@@ -14,7 +14,7 @@ import type { AgentDriver } from '../src/protocol/agent-driver.ts';
 import { noLocalEngineMessage } from '../src/engine/local/database-engines.ts';
 import { findFreePort } from '../src/lib/free-port.ts';
 import { createLocalDriver, unsupportedKindMessage, type LocalDriver } from '../src/engine/local/local-driver.ts';
-import type { WorkloadLogLine } from '../src/engine/local/local-driver.logs.ts';
+import type { WorkloadLogLine } from '../src/engine/workload-log-batcher.ts';
 import { tcpProbe } from '../src/engine/local/probes.ts';
 import { isProcessAlive, processGroupAlive } from '../src/engine/local/process-table.ts';
 import { WorkloadCgroups } from '../src/engine/local/workload-cgroups.ts';

@@ -1,7 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Writable } from 'node:stream';
 import { CoreV1Api, Log, Watch, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
-import type { AgentWorkloadHealth, AgentWorkloadLogLine } from '../../protocol/agent-protocol.ts';
+import type { AgentWorkloadHealth } from '../../protocol/agent-protocol.ts';
+import { WorkloadLogBatcher, type WorkloadLogSink } from '../workload-log-batcher.ts';
 import { kubernetesErrorMessage } from './kubernetes-cluster.ts';
 import { LABEL_SERVICE, MANAGED_BY, SLIPWAY } from './kubernetes-names.ts';
 
@@ -23,7 +24,7 @@ import { LABEL_SERVICE, MANAGED_BY, SLIPWAY } from './kubernetes-names.ts';
 
 export interface KubernetesRuntimeOptions {
   config: KubeConfig;
-  workloadLogs?: ((serviceId: string, lines: AgentWorkloadLogLine[]) => Promise<void>) | undefined;
+  workloadLogs?: WorkloadLogSink | undefined;
   workloadHealth?: ((serviceId: string, report: AgentWorkloadHealth) => Promise<void>) | undefined;
   onTrouble(message: string): void;
   /**
@@ -71,8 +72,6 @@ const CANNOT_RUN = new Set([
 ]);
 /** The largest line the protocol takes. */
 const MAX_LINE = 16_384;
-/** Past this many unsent lines of one service (the control plane is unreachable), the oldest are dropped. */
-const MAX_PENDING_LINES = 10_000;
 const MAX_MESSAGE = 4_000;
 
 /** Where a container's log was last read: the timestamp of the last line, and how many lines carried it. */
@@ -134,7 +133,7 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
   const backoffMin = options.backoffMinMs ?? 500;
   const backoffMax = options.backoffMaxMs ?? 30_000;
   const backoff = (failures: number): number => Math.min(backoffMax, backoffMin * 2 ** Math.max(0, failures - 1));
-  const batcher = new LineBatcher(options.workloadLogs, trouble, options.flushMs ?? 250, options.batchLines ?? 200);
+  const batcher = new WorkloadLogBatcher(options.workloadLogs, trouble, { flushMs: options.flushMs ?? 250, batchLines: options.batchLines ?? 200 });
   const pods = new Map<string, PodEntry>();
   const health = new Map<string, ServiceHealth>();
   let stopped = false;
@@ -593,74 +592,4 @@ export function healthOf(pods: readonly V1Pod[]): HealthVerdict {
     return { health: 'FAILED', restarts, message: message.slice(0, MAX_MESSAGE), signature: `FAILED:${why}` };
   }
   return { ...HEALTHY, restarts };
-}
-
-/**
- * Runtime lines on their way to the sink: gathered per service, sent at most `flushMs` after the first one waits or
- * as soon as `batchLines` wait, one send in flight per service so lines arrive in order. A send that fails is told
- * and its lines dropped: a workload's log never holds the agent up.
- */
-class LineBatcher {
-  private readonly pending = new Map<string, AgentWorkloadLogLine[]>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly sending = new Map<string, Promise<void>>();
-  private readonly sink: ((serviceId: string, lines: AgentWorkloadLogLine[]) => Promise<void>) | undefined;
-  private readonly trouble: (message: string) => void;
-  private readonly flushMs: number;
-  private readonly batchLines: number;
-
-  constructor(sink: LineBatcher['sink'], trouble: (message: string) => void, flushMs: number, batchLines: number) {
-    this.sink = sink;
-    this.trouble = trouble;
-    this.flushMs = flushMs;
-    this.batchLines = batchLines;
-  }
-
-  add(serviceId: string, line: AgentWorkloadLogLine): void {
-    if (this.sink === undefined) return;
-    let lines = this.pending.get(serviceId);
-    if (lines === undefined) this.pending.set(serviceId, (lines = []));
-    lines.push(line);
-    if (lines.length > MAX_PENDING_LINES) lines.splice(0, lines.length - MAX_PENDING_LINES);
-    if (lines.length >= this.batchLines) void this.send(serviceId);
-    else if (!this.timers.has(serviceId)) {
-      const timer = setTimeout(() => void this.send(serviceId), this.flushMs);
-      timer.unref();
-      this.timers.set(serviceId, timer);
-    }
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.pending.keys()].map((serviceId) => this.send(serviceId)));
-    await Promise.all(this.sending.values());
-  }
-
-  private send(serviceId: string): Promise<void> {
-    const timer = this.timers.get(serviceId);
-    if (timer !== undefined) clearTimeout(timer);
-    this.timers.delete(serviceId);
-    const sink = this.sink;
-    if (sink === undefined) return Promise.resolve();
-    const previous = this.sending.get(serviceId) ?? Promise.resolve();
-    const next = previous.then(async () => {
-      for (;;) {
-        const lines = this.pending.get(serviceId);
-        if (lines === undefined || lines.length === 0) {
-          this.pending.delete(serviceId);
-          return;
-        }
-        const batch = lines.splice(0, this.batchLines);
-        try {
-          await sink(serviceId, batch);
-        } catch (error) {
-          this.trouble(`${batch.length} log line(s) of service ${serviceId} not sent: ${(error as Error).message}`);
-        }
-      }
-    });
-    this.sending.set(serviceId, next);
-    void next.finally(() => {
-      if (this.sending.get(serviceId) === next) this.sending.delete(serviceId);
-    });
-    return next;
-  }
 }

@@ -11,7 +11,7 @@ import { LOCAL_DATABASE_ENGINES } from './database-engines.ts';
 import { LocalDatabaseServers } from './database-servers.ts';
 import { CRON_MARKER, cronerPackageDirectory, cronRunnerProcess } from './local-driver.cron.ts';
 import { createLocalDatabaseServices } from './local-driver.databases.ts';
-import { WorkloadLogBatcher, type WorkloadLogSink } from './local-driver.logs.ts';
+import { WorkloadLogBatcher, type WorkloadLogSink } from '../workload-log-batcher.ts';
 import {
   commandLine,
   ENGINE_VARIABLES,
