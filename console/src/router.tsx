@@ -23,6 +23,16 @@ import { SignInPage } from './pages/SignInPage.tsx';
  *       /environment/$environmentId        the environment's services with their live status
  *         /new/$kind                       the creation wizard of a service kind (application, container, …)
  *         /$kind/$serviceId                a service: overview, deployments, live logs, variables (?tab=)
+ *     /clusters                            clusters with their live state; a new LOCAL cluster
+ *       /$clusterId                        a cluster: state, agent, actions, lock, edit, delete
+ *     /settings                            organization settings (own navigation): general (rename, delete)
+ *       /members                           members (role, remove, transfer ownership) and invitations
+ *       /roles                             the roles members can have, custom roles
+ *       /api-tokens                        API tokens (create: shown once; delete)
+ *       /git-tokens                        git tokens (create, edit or replace, delete; the services using each)
+ *       /container-registries              container registries (add, check the connection, delete)
+ *       /billing                           plan, cost, billing status, credit code, billing information, invoices
+ *       /audit-log                         the organization's events, filtered and paged
  *
  * The pages below the organization are loaded when first opened (route-level code splitting): the first page a
  * person sees downloads only the sign-in, the Shell and the organization overview.
@@ -97,10 +107,69 @@ export const serviceRoute = createRoute({
   component: lazyRouteComponent(() => import('./pages/ServicePage.tsx'), 'ServicePage'),
 });
 
+export const clustersRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: 'organization/$organizationId/clusters',
+  component: lazyRouteComponent(() => import('./pages/clusters/ClustersPage.tsx'), 'ClustersPage'),
+});
+export const clusterRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: 'organization/$organizationId/clusters/$clusterId',
+  component: lazyRouteComponent(() => import('./pages/clusters/ClusterPage.tsx'), 'ClusterPage'),
+});
+
+const SETTINGS_PATH = 'organization/$organizationId/settings';
+export const settingsRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: SETTINGS_PATH,
+  component: lazyRouteComponent(() => import('./pages/settings/SettingsLayout.tsx'), 'SettingsLayout'),
+});
+const settingsGeneralRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/',
+  component: lazyRouteComponent(() => import('./pages/settings/GeneralSettings.tsx'), 'GeneralSettings'),
+});
+const settingsMembersRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'members',
+  component: lazyRouteComponent(() => import('./pages/settings/MembersSettings.tsx'), 'MembersSettings'),
+});
+const settingsRolesRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'roles',
+  component: lazyRouteComponent(() => import('./pages/settings/RolesSettings.tsx'), 'RolesSettings'),
+});
+const settingsApiTokensRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'api-tokens',
+  component: lazyRouteComponent(() => import('./pages/settings/ApiTokensSettings.tsx'), 'ApiTokensSettings'),
+});
+
+const settingsGitTokensRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'git-tokens',
+  component: lazyRouteComponent(() => import('./pages/settings/GitTokensSettings.tsx'), 'GitTokensSettings'),
+});
+const settingsRegistriesRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'container-registries',
+  component: lazyRouteComponent(() => import('./pages/settings/RegistriesSettings.tsx'), 'RegistriesSettings'),
+});
+const settingsBillingRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'billing',
+  component: lazyRouteComponent(() => import('./pages/settings/BillingSettings.tsx'), 'BillingSettings'),
+});
+const settingsAuditLogRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'audit-log',
+  component: lazyRouteComponent(() => import('./pages/settings/AuditLogSettings.tsx'), 'AuditLogSettings'),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   callbackRoute,
-  signedInRoute.addChildren([homeRoute, newOrganizationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute]),
+  signedInRoute.addChildren([homeRoute, newOrganizationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsGitTokensRoute, settingsRegistriesRoute, settingsBillingRoute, settingsAuditLogRoute])]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -81,12 +81,12 @@ export function EnvironmentPage() {
     <main className="page wide-page">
       <Breadcrumbs>
         <li>
-          <Link to="/organization/$organizationId" params={{ organizationId }}>
+          <Link to="/organization/$organizationId" params={{ organizationId }} activeOptions={{ exact: true }}>
             {organization.data?.name ?? 'Organization'}
           </Link>
         </li>
         <li>
-          <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }}>
+          <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }} activeOptions={{ exact: true }}>
             {project.data?.name ?? 'Project'}
           </Link>
         </li>

@@ -202,12 +202,12 @@ export function NewServicePage() {
     <main className="page narrow-wizard">
       <Breadcrumbs>
         <li>
-          <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }}>
+          <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }} activeOptions={{ exact: true }}>
             {project.data?.name ?? 'Project'}
           </Link>
         </li>
         <li>
-          <Link to="/organization/$organizationId/project/$projectId/environment/$environmentId" params={{ organizationId, projectId, environmentId }}>
+          <Link to="/organization/$organizationId/project/$projectId/environment/$environmentId" params={{ organizationId, projectId, environmentId }} activeOptions={{ exact: true }}>
             {environment.data?.name ?? 'Environment'}
           </Link>
         </li>

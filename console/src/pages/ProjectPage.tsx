@@ -84,7 +84,7 @@ export function ProjectPage() {
     <main className="page">
       <Breadcrumbs>
         <li>
-          <Link to="/organization/$organizationId" params={{ organizationId }}>
+          <Link to="/organization/$organizationId" params={{ organizationId }} activeOptions={{ exact: true }}>
             {organization.data?.name ?? 'Organization'}
           </Link>
         </li>

@@ -54,12 +54,12 @@ export function ServicePage() {
     <main className="page wide-page">
       <Breadcrumbs>
         <li>
-          <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }}>
+          <Link to="/organization/$organizationId/project/$projectId" params={{ organizationId, projectId }} activeOptions={{ exact: true }}>
             {project.data?.name ?? 'Project'}
           </Link>
         </li>
         <li>
-          <Link to="/organization/$organizationId/project/$projectId/environment/$environmentId" params={{ organizationId, projectId, environmentId }}>
+          <Link to="/organization/$organizationId/project/$projectId/environment/$environmentId" params={{ organizationId, projectId, environmentId }} activeOptions={{ exact: true }}>
             {environment.data?.name ?? 'Environment'}
           </Link>
         </li>

@@ -84,6 +84,12 @@ export function Shell() {
               Environments
             </Link>
           )}
+          <Link to="/organization/$organizationId/clusters" params={{ organizationId }} className="nav-link">
+            Clusters
+          </Link>
+          <Link to="/organization/$organizationId/settings" params={{ organizationId }} className="nav-link">
+            Settings
+          </Link>
         </nav>
       )}
       <div className="content">

@@ -78,10 +78,10 @@ export function ErrorMessage({ message }: { message: string | undefined }) {
 }
 
 /** A modal dialog (focus trapped, Escape closes, focus back to the trigger), titled by `title`. */
-export function ModalDialog({ title, isOpen, onOpenChange, children }: { title: string; isOpen: boolean; onOpenChange: (open: boolean) => void; children: ReactNode }) {
+export function ModalDialog({ title, isOpen, onOpenChange, children, wide }: { title: string; isOpen: boolean; onOpenChange: (open: boolean) => void; children: ReactNode; wide?: boolean }) {
   return (
     <ModalOverlay className="modal-overlay" isOpen={isOpen} onOpenChange={onOpenChange} isDismissable>
-      <Modal className="modal">
+      <Modal className={wide === true ? 'modal modal-wide' : 'modal'}>
         <Dialog className="dialog">
           <Heading slot="title" className="dialog-title">
             {title}

@@ -1,0 +1,369 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
+import { useEffect, useState, type FormEvent } from 'react';
+import { Form } from 'react-aria-components';
+import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
+import { Breadcrumbs, Button, ConfirmByNameDialog, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
+import { CopyButton } from '../../ui/CopyButton.tsx';
+import { LIVE_INTERVAL_MS } from '../live.ts';
+import { kindLabel, providerLabel } from './cluster-labels.ts';
+
+const route = getRouteApi('/signed-in/organization/$organizationId/clusters/$clusterId');
+
+type Cluster = components['schemas']['Cluster'];
+type Bootstrap = components['schemas']['ClusterOperatorBootstrapResponse'];
+type Action = 'deploy' | 'stop' | 'restart' | 'upgrade' | 'cancel';
+
+const ACTIONS: readonly { id: Action; label: string; variant: 'primary' | 'secondary' }[] = [
+  { id: 'deploy', label: 'Deploy', variant: 'primary' },
+  { id: 'restart', label: 'Restart', variant: 'secondary' },
+  { id: 'upgrade', label: 'Upgrade', variant: 'secondary' },
+  { id: 'stop', label: 'Stop', variant: 'secondary' },
+  { id: 'cancel', label: 'Cancel deployment', variant: 'secondary' },
+];
+
+/** A cluster: live state, its agent, actions, lock, settings and deletion. */
+export function ClusterPage() {
+  const { organizationId, clusterId } = route.useParams();
+  const path = { params: { path: { organizationId, clusterId } } };
+  const cluster = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}', path);
+  const status = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/status', path, { refetchInterval: LIVE_INTERVAL_MS });
+  const organization = api.useQuery('get', '/organization/{organizationId}', { params: { path: { organizationId } } });
+  const [dialog, setDialog] = useState<'edit' | 'lock' | 'delete' | undefined>();
+  const [actionError, setActionError] = useState<string | undefined>();
+  const [pending, setPending] = useState<Action | 'unlock' | undefined>();
+  const queryClient = useQueryClient();
+  useEffect(() => {
+    document.title = `${cluster.data?.name ?? 'Cluster'} · Slipway`;
+  }, [cluster.data?.name]);
+
+  async function act(action: Action | 'unlock') {
+    if (pending !== undefined) return;
+    setActionError(undefined);
+    setPending(action);
+    const url =
+      action === 'upgrade' ? `/cluster/${clusterId}/upgrade` : action === 'unlock' ? `/cluster/${clusterId}/lock` : `/organization/${organizationId}/cluster/${clusterId}/${action}`;
+    try {
+      await apiRequest(action === 'unlock' ? 'DELETE' : 'POST', url);
+    } catch (error) {
+      setActionError(messageOf(error));
+    } finally {
+      setPending(undefined);
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster/{clusterId}/status'] });
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster/{clusterId}'] });
+    }
+  }
+
+  if (cluster.isError) {
+    return (
+      <main className="page">
+        <h1>Cluster</h1>
+        <ErrorMessage message={messageOf(cluster.error)} />
+        <p>
+          <Link to="/organization/$organizationId/clusters" params={{ organizationId }}>
+            Back to the clusters
+          </Link>
+        </p>
+      </main>
+    );
+  }
+  const state = status.data?.status ?? cluster.data?.status;
+  const lock = status.data?.cluster_lock ?? null;
+  return (
+    <main className="page wide-page cluster-page">
+      <Breadcrumbs>
+        <li>
+          <Link to="/organization/$organizationId" params={{ organizationId }} activeOptions={{ exact: true }}>
+            {organization.data?.name ?? 'Organization'}
+          </Link>
+        </li>
+        <li>
+          <Link to="/organization/$organizationId/clusters" params={{ organizationId }} activeOptions={{ exact: true }}>
+            Clusters
+          </Link>
+        </li>
+        <li aria-current="page">{cluster.data?.name ?? '…'}</li>
+      </Breadcrumbs>
+      <div className="page-heading with-actions">
+        <div>
+          <p className="eyebrow">Cluster</p>
+          <h1>{cluster.data?.name ?? '…'}</h1>
+          {cluster.data?.description ? <p className="muted">{cluster.data.description}</p> : null}
+        </div>
+        <div className="status-cell" aria-live="polite">
+          {state === undefined ? null : <StatusChip state={state} />}
+          {lock === null ? null : <span className="tag tag-warning">Locked</span>}
+        </div>
+      </div>
+      {cluster.isPending ? <Spinner label="Loading the cluster…" /> : null}
+      {cluster.data === undefined ? null : (
+        <>
+          <section aria-labelledby="actions-heading" className="card section">
+            <h2 id="actions-heading" className="card-title">
+              Actions
+            </h2>
+            <div className="action-bar">
+              {ACTIONS.map((action) => (
+                <Button key={action.id} variant={action.variant} onPress={() => void act(action.id)}>
+                  {action.label}
+                </Button>
+              ))}
+            </div>
+            <ErrorMessage message={actionError} />
+            {status.data?.message ? <p className="status-message muted">{status.data.message}</p> : null}
+            {status.data?.next_k8s_available_version ? <p className="muted">Kubernetes {status.data.next_k8s_available_version} is available: Upgrade installs it.</p> : null}
+          </section>
+
+          <div className="overview">
+            <section aria-labelledby="facts-heading" className="card">
+              <h2 id="facts-heading" className="card-title">
+                Cluster
+              </h2>
+              <dl className="facts">
+                <div>
+                  <dt>Kind</dt>
+                  <dd>{kindLabel(cluster.data.kubernetes)}</dd>
+                </div>
+                <div>
+                  <dt>Provider</dt>
+                  <dd>{providerLabel(cluster.data.cloud_provider)}</dd>
+                </div>
+                <div>
+                  <dt>Region</dt>
+                  <dd>{cluster.data.region}</dd>
+                </div>
+                <div>
+                  <dt>Version</dt>
+                  <dd>{cluster.data.version === '' ? <span className="muted">not deployed</span> : cluster.data.version}</dd>
+                </div>
+                <div>
+                  <dt>Configuration</dt>
+                  <dd>{cluster.data.deployment_status === 'UP_TO_DATE' ? 'Up to date' : cluster.data.deployment_status === 'OUT_OF_DATE' ? 'Changed since the last deployment' : 'Never deployed'}</dd>
+                </div>
+                <div>
+                  <dt>Last deployment</dt>
+                  <dd>
+                    <RelativeTime at={status.data?.last_deployment_date} />
+                  </dd>
+                </div>
+              </dl>
+              <div className="form-actions form-actions-start">
+                <Button variant="secondary" onPress={() => setDialog('edit')}>
+                  Edit…
+                </Button>
+              </div>
+            </section>
+            <AgentCard organizationId={organizationId} cluster={cluster.data} />
+          </div>
+
+          <section aria-labelledby="lock-heading" className="card section">
+            <h2 id="lock-heading" className="card-title">
+              Lock
+            </h2>
+            {lock === null ? (
+              <>
+                <p className="muted">A lock refuses every change to the cluster (deploy, upgrade, stop, restart, edit, delete) until it is lifted or expires, with its reason.</p>
+                <Button variant="secondary" onPress={() => setDialog('lock')}>
+                  Lock…
+                </Button>
+              </>
+            ) : (
+              <>
+                <p>
+                  Locked by <strong>{lock.owner_name}</strong> <RelativeTime at={lock.locked_at} />
+                  {lock.ttl_in_days === undefined ? ', until unlocked' : `, for ${lock.ttl_in_days} ${lock.ttl_in_days === 1 ? 'day' : 'days'}`}: “{lock.reason}”
+                </p>
+                <Button variant="secondary" onPress={() => void act('unlock')}>
+                  Unlock
+                </Button>
+              </>
+            )}
+          </section>
+
+          <section aria-labelledby="cluster-danger-heading" className="card section danger-zone">
+            <h2 id="cluster-danger-heading" className="card-title">
+              Danger zone
+            </h2>
+            <p>Deleting the cluster tears down what it runs. Environments on it must be deleted first.</p>
+            <Button variant="danger" onPress={() => setDialog('delete')}>
+              Delete cluster…
+            </Button>
+          </section>
+        </>
+      )}
+      {dialog === 'edit' && cluster.data !== undefined ? <EditClusterDialog organizationId={organizationId} cluster={cluster.data} onClose={() => setDialog(undefined)} /> : null}
+      {dialog === 'lock' ? <LockDialog clusterId={clusterId} onClose={() => setDialog(undefined)} /> : null}
+      {dialog === 'delete' && cluster.data !== undefined ? <DeleteClusterDialog organizationId={organizationId} cluster={cluster.data} onClose={() => setDialog(undefined)} /> : null}
+    </main>
+  );
+}
+
+/** The agent that carries the cluster's work out: connected, reachable, its version; the install command for a self-managed cluster. */
+function AgentCard({ organizationId, cluster }: { organizationId: string; cluster: Cluster }) {
+  const agent = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/agent', { params: { path: { organizationId, clusterId: cluster.id } } }, { refetchInterval: LIVE_INTERVAL_MS });
+  const [bootstrap, setBootstrap] = useState<Bootstrap | undefined>();
+  const getBootstrap = api.useMutation('post', '/organization/{organizationId}/cluster/{clusterId}/operatorBootstrap', { onSuccess: setBootstrap });
+  const data = agent.data;
+  const state = data === undefined ? undefined : data.reachable ? 'connected' : data.connected ? 'unreachable' : 'waiting';
+  return (
+    <section aria-labelledby="agent-heading" className="card">
+      <h2 id="agent-heading" className="card-title">
+        Agent
+      </h2>
+      {agent.isPending ? <Spinner label="Loading the agent’s status…" /> : null}
+      <ErrorMessage message={agent.isError ? messageOf(agent.error) : undefined} />
+      {data === undefined ? null : (
+        <dl className="facts" aria-live="polite">
+          <div>
+            <dt>Status</dt>
+            <dd>
+              <StatusChip state={state === 'connected' ? 'DEPLOYED' : state === 'unreachable' ? 'DEPLOYMENT_ERROR' : 'QUEUED'} label={state === 'connected' ? 'Connected' : state === 'unreachable' ? 'Not heard from' : 'Waiting for the agent'} />
+            </dd>
+          </div>
+          <div>
+            <dt>Version</dt>
+            <dd>{data.agent_version ?? <span className="muted">unknown</span>}</dd>
+          </div>
+          <div>
+            <dt>Host</dt>
+            <dd>{data.hostname ?? <span className="muted">unknown</span>}{data.driver === null ? null : <span className="kind-label">{data.driver} driver</span>}</dd>
+          </div>
+          <div>
+            <dt>Last seen</dt>
+            <dd>
+              <RelativeTime at={data.last_seen_at} />
+            </dd>
+          </div>
+          <div>
+            <dt>Open tasks</dt>
+            <dd>{data.open_tasks}</dd>
+          </div>
+        </dl>
+      )}
+      {cluster.kubernetes !== 'SELF_MANAGED' ? null : (
+        <div className="bootstrap">
+          <p className="muted">Install the agent in your cluster with Helm. The command holds a one-time enrollment token; this page turns to Connected when the agent enrolls.</p>
+          {bootstrap === undefined ? (
+            <Button variant="secondary" onPress={() => getBootstrap.mutate({ params: { path: { organizationId, clusterId: cluster.id } } })}>
+              Show the install command
+            </Button>
+          ) : (
+            <div className="secret-value">
+              <label htmlFor="bootstrap-command">Install command (token valid until {new Date(bootstrap.enrollment_token_expires_at).toLocaleString('en-GB')})</label>
+              <div className="secret-value-row">
+                <textarea id="bootstrap-command" readOnly value={bootstrap.command} rows={4} spellCheck={false} className="code-block" />
+                <CopyButton value={bootstrap.command} label="Copy the install command" />
+              </div>
+            </div>
+          )}
+          <ErrorMessage message={getBootstrap.isError ? messageOf(getBootstrap.error) : undefined} />
+        </div>
+      )}
+    </section>
+  );
+}
+
+function EditClusterDialog({ organizationId, cluster, onClose }: { organizationId: string; cluster: Cluster; onClose: () => void }) {
+  const [name, setName] = useState(cluster.name);
+  const [description, setDescription] = useState(cluster.description ?? '');
+  const queryClient = useQueryClient();
+  const edit = api.useMutation('put', '/organization/{organizationId}/cluster/{clusterId}', {
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster/{clusterId}'] });
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster'] });
+      onClose();
+    },
+  });
+  const fields = fieldErrorsOf(edit.error);
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (edit.isPending) return;
+    edit.mutate({
+      params: { path: { organizationId, clusterId: cluster.id } },
+      body: { name: name.trim(), description: description.trim() === '' ? null : description.trim(), region: cluster.region, cloud_provider: cluster.cloud_provider as components['schemas']['CloudVendorEnum'] },
+    });
+  }
+  return (
+    <ModalDialog title={`Edit ${cluster.name}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
+      <Form onSubmit={submit} className="form">
+        <TextField label="Name" value={name} onChange={(value) => (edit.reset(), setName(value))} isRequired autoFocus maxLength={255} errorMessage={fields.get('name')} />
+        <TextField label="Description (optional)" value={description} onChange={(value) => (edit.reset(), setDescription(value))} maxLength={2000} />
+        <ErrorMessage message={edit.isError ? summaryOf(edit.error) : undefined} />
+        <div className="form-actions">
+          <Button variant="secondary" onPress={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit">Save</Button>
+        </div>
+      </Form>
+    </ModalDialog>
+  );
+}
+
+function LockDialog({ clusterId, onClose }: { clusterId: string; onClose: () => void }) {
+  const [reason, setReason] = useState('');
+  const [ttl, setTtl] = useState('');
+  const queryClient = useQueryClient();
+  const lock = api.useMutation('post', '/cluster/{clusterId}/lock', {
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster/{clusterId}/status'] });
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/lock'] });
+      onClose();
+    },
+  });
+  const fields = fieldErrorsOf(lock.error);
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!lock.isPending) lock.mutate({ params: { path: { clusterId } }, body: { reason: reason.trim(), ttl_in_days: ttl === '' ? null : Number(ttl) } });
+  }
+  return (
+    <ModalDialog title="Lock the cluster" isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
+      <Form onSubmit={submit} className="form">
+        <TextField label="Reason" value={reason} onChange={(value) => (lock.reset(), setReason(value))} isRequired autoFocus maxLength={1000} errorMessage={fields.get('reason')} description="Shown to whoever tries to change the cluster." />
+        <SelectField
+          id="lock-ttl"
+          label="For"
+          value={ttl}
+          onChange={setTtl}
+          options={[
+            { value: '', label: 'Until unlocked' },
+            { value: '1', label: '1 day' },
+            { value: '7', label: '7 days' },
+            { value: '30', label: '30 days' },
+          ]}
+        />
+        <ErrorMessage message={lock.isError ? summaryOf(lock.error) : undefined} />
+        <div className="form-actions">
+          <Button variant="secondary" onPress={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit">Lock cluster</Button>
+        </div>
+      </Form>
+    </ModalDialog>
+  );
+}
+
+function DeleteClusterDialog({ organizationId, cluster, onClose }: { organizationId: string; cluster: Cluster; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const remove = api.useMutation('delete', '/organization/{organizationId}/cluster/{clusterId}', {
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster'] });
+      onClose();
+      await navigate({ to: '/organization/$organizationId/clusters', params: { organizationId } });
+    },
+  });
+  return (
+    <ConfirmByNameDialog
+      title={`Delete ${cluster.name}`}
+      name={cluster.name}
+      explanation="This tears down the cluster and what Slipway installed on it. It cannot be undone."
+      confirmLabel="Delete cluster"
+      pending={remove.isPending}
+      error={remove.isError ? messageOf(remove.error) : undefined}
+      onConfirm={() => remove.mutate({ params: { path: { organizationId, clusterId: cluster.id } } })}
+      onClose={onClose}
+    />
+  );
+}

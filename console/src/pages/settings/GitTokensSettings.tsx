@@ -1,0 +1,210 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { getRouteApi } from '@tanstack/react-router';
+import { useState, type FormEvent } from 'react';
+import { Form } from 'react-aria-components';
+import { api, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
+import { ActionsMenu, Button, ConfirmByNameDialog, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
+
+const route = getRouteApi('/signed-in/organization/$organizationId/settings');
+
+type GitToken = components['schemas']['GitTokenResponse'];
+type Provider = components['schemas']['GitProviderEnum'];
+const PROVIDERS: readonly { value: Provider; label: string }[] = [
+  { value: 'GITHUB', label: 'GitHub' },
+  { value: 'GITLAB', label: 'GitLab' },
+  { value: 'BITBUCKET', label: 'Bitbucket' },
+];
+
+/** Git tokens: the organization's credentials for its git hosts (the value is write-only), with the services using each. */
+export function GitTokensSettings() {
+  const { organizationId } = route.useParams();
+  const tokens = api.useQuery('get', '/organization/{organizationId}/gitToken', { params: { path: { organizationId } } });
+  const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'services' | 'delete'; token: GitToken } | undefined>();
+  const list = tokens.data?.results ?? [];
+  return (
+    <section aria-labelledby="git-tokens-heading" className="section">
+      <div className="section-heading">
+        <h2 id="git-tokens-heading">Git tokens</h2>
+        {list.length === 0 ? null : <Button onPress={() => setDialog({ kind: 'new' })}>New git token</Button>}
+      </div>
+      <p className="muted section-intro">Slipway reads private repositories with these: applications and jobs built from git name one. The value is never shown again.</p>
+      {tokens.isPending ? <Spinner label="Loading git tokens…" /> : null}
+      <ErrorMessage message={tokens.isError ? messageOf(tokens.error) : undefined} />
+      {tokens.isSuccess && list.length === 0 ? (
+        <div className="empty card">
+          <h3>No git tokens yet</h3>
+          <p className="muted">Public repositories need none. For a private one, create a token at your git host with read access to its code.</p>
+          <Button onPress={() => setDialog({ kind: 'new' })}>New git token</Button>
+        </div>
+      ) : null}
+      {list.length === 0 ? null : (
+        <table className="table" aria-labelledby="git-tokens-heading">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Host</th>
+              <th scope="col">Used by</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((token) => (
+              <tr key={token.id}>
+                <th scope="row">
+                  {token.name}
+                  {token.description ? <span className="kind-label">{token.description}</span> : null}
+                </th>
+                <td data-label="Host">
+                  {PROVIDERS.find((provider) => provider.value === token.type)?.label ?? token.type}
+                  {token.workspace ? <span className="kind-label">{token.workspace}</span> : null}
+                  {token.git_api_url ? <span className="kind-label">{token.git_api_url}</span> : null}
+                </td>
+                <td data-label="Used by">
+                  {token.associated_services_count === 0 ? (
+                    <span className="muted">no service</span>
+                  ) : (
+                    <Button variant="secondary" onPress={() => setDialog({ kind: 'services', token })}>
+                      {token.associated_services_count === 1 ? '1 service' : `${token.associated_services_count} services`}
+                      <span className="visually-hidden"> using {token.name}</span>
+                    </Button>
+                  )}
+                </td>
+                <td data-label="Created">
+                  <RelativeTime at={token.created_at} />
+                </td>
+                <td className="actions-cell">
+                  <ActionsMenu
+                    label={`Actions for ${token.name}`}
+                    actions={[
+                      { id: 'edit', label: 'Edit or replace…' },
+                      { id: 'delete', label: 'Delete…', danger: true },
+                    ]}
+                    onAction={(id) => setDialog({ kind: id as 'edit' | 'delete', token })}
+                  />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {dialog?.kind === 'new' ? <GitTokenDialog organizationId={organizationId} onClose={() => setDialog(undefined)} /> : null}
+      {dialog?.kind === 'edit' ? <GitTokenDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
+      {dialog?.kind === 'services' ? <AssociatedServicesDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
+      {dialog?.kind === 'delete' ? <DeleteGitTokenDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
+    </section>
+  );
+}
+
+/** Create, or edit (an empty value keeps the stored one). */
+function GitTokenDialog({ organizationId, token, onClose }: { organizationId: string; token?: GitToken; onClose: () => void }) {
+  const [name, setName] = useState(token?.name ?? '');
+  const [description, setDescription] = useState(token?.description ?? '');
+  const [type, setType] = useState<Provider>(token?.type ?? 'GITHUB');
+  const [workspace, setWorkspace] = useState(token?.workspace ?? '');
+  const [apiUrl, setApiUrl] = useState(token?.git_api_url ?? '');
+  const [value, setValue] = useState('');
+  const queryClient = useQueryClient();
+  const done = {
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/gitToken'] });
+      onClose();
+    },
+  };
+  const create = api.useMutation('post', '/organization/{organizationId}/gitToken', done);
+  const edit = api.useMutation('put', '/organization/{organizationId}/gitToken/{gitTokenId}', done);
+  const mutation = token === undefined ? create : edit;
+  const fields = fieldErrorsOf(mutation.error);
+  function reset() {
+    create.reset();
+    edit.reset();
+  }
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (mutation.isPending) return;
+    const body = {
+      name: name.trim(),
+      description: description.trim() === '' ? null : description.trim(),
+      type,
+      workspace: workspace.trim() === '' ? null : workspace.trim(),
+      git_api_url: apiUrl.trim() === '' ? null : apiUrl.trim(),
+    };
+    if (token === undefined) create.mutate({ params: { path: { organizationId } }, body: { ...body, token: value.trim() } });
+    else edit.mutate({ params: { path: { organizationId, gitTokenId: token.id } }, body: { ...body, ...(value.trim() === '' ? {} : { token: value.trim() }) } });
+  }
+  return (
+    <ModalDialog title={token === undefined ? 'New git token' : `Edit ${token.name}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
+      <Form onSubmit={submit} className="form">
+        <TextField label="Name" value={name} onChange={(next) => (reset(), setName(next))} isRequired autoFocus maxLength={255} errorMessage={fields.get('name')} />
+        <TextField label="Description (optional)" value={description} onChange={setDescription} maxLength={2000} />
+        <SelectField id="git-token-type" label="Git host" value={type} onChange={(next) => (reset(), setType(next))} options={PROVIDERS} errorMessage={fields.get('type')} />
+        <TextField label="Workspace (optional)" value={workspace} onChange={setWorkspace} maxLength={255} description="Bitbucket's workspace, or the GitHub organization or GitLab group." errorMessage={fields.get('workspace')} />
+        <TextField label="API URL (optional)" type="url" value={apiUrl} onChange={(next) => (reset(), setApiUrl(next))} maxLength={2048} description="For a self-hosted host only." errorMessage={fields.get('git_api_url')} />
+        <TextField
+          label={token === undefined ? 'Token' : 'New token value (optional)'}
+          type="password"
+          value={value}
+          onChange={(next) => (reset(), setValue(next))}
+          isRequired={token === undefined}
+          maxLength={4096}
+          description={token === undefined ? 'Stored encrypted; never shown again.' : 'Leave empty to keep the stored value.'}
+          errorMessage={fields.get('token')}
+        />
+        <ErrorMessage message={mutation.isError ? summaryOf(mutation.error) : undefined} />
+        <div className="form-actions">
+          <Button variant="secondary" onPress={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit">{token === undefined ? 'Create git token' : 'Save'}</Button>
+        </div>
+      </Form>
+    </ModalDialog>
+  );
+}
+
+function AssociatedServicesDialog({ organizationId, token, onClose }: { organizationId: string; token: GitToken; onClose: () => void }) {
+  const services = api.useQuery('get', '/organization/{organizationId}/gitToken/{gitTokenId}/associatedServices', { params: { path: { organizationId, gitTokenId: token.id } } });
+  return (
+    <ModalDialog title={`Services using ${token.name}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
+      {services.isPending ? <Spinner label="Loading the services…" /> : null}
+      <ErrorMessage message={services.isError ? messageOf(services.error) : undefined} />
+      <ul className="plain-list service-links">
+        {(services.data?.results ?? []).map((service) => (
+          <li key={service.service_id}>
+            <strong>{service.service_name}</strong> <span className="muted">({service.service_type.toLowerCase()})</span>
+            <span className="kind-label">
+              {service.project_name} › {service.environment_name}
+            </span>
+          </li>
+        ))}
+      </ul>
+      <div className="form-actions">
+        <Button onPress={onClose}>Close</Button>
+      </div>
+    </ModalDialog>
+  );
+}
+
+function DeleteGitTokenDialog({ organizationId, token, onClose }: { organizationId: string; token: GitToken; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const remove = api.useMutation('delete', '/organization/{organizationId}/gitToken/{gitTokenId}', {
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/gitToken'] });
+      onClose();
+    },
+  });
+  return (
+    <ConfirmByNameDialog
+      title={`Delete ${token.name}`}
+      name={token.name}
+      explanation="Slipway forgets the token. The API refuses while services still use it: point them at another token first."
+      confirmLabel="Delete git token"
+      pending={remove.isPending}
+      error={remove.isError ? messageOf(remove.error) : undefined}
+      onConfirm={() => remove.mutate({ params: { path: { organizationId, gitTokenId: token.id } } })}
+      onClose={onClose}
+    />
+  );
+}

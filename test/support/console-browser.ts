@@ -1,0 +1,126 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { linksIn } from './mail-text.ts';
+import type { SlipwayServer } from './slipway-process.ts';
+import type { TestSmtpServer } from './smtp-server.ts';
+
+/**
+ * What the console's browser suites share (docs/console.md, "Tests"): Debian's Chromium through playwright-core, the
+ * console build, axe on a screen (WCAG 2.0/2.1 A and AA), photographs at 1280×800 and 390×844, a watch on the page's
+ * errors and failed requests, and a person signed up through the built-in provider.
+ */
+export const CHROMIUM = process.env.SLIPWAY_TEST_CHROMIUM ?? '/usr/bin/chromium';
+export const SCREENSHOTS = process.env.SLIPWAY_CONSOLE_SCREENSHOTS ?? path.join(tmpdir(), 'slipway-console-screenshots');
+export const PASSWORD = 'correct horse battery staple';
+const CONSOLE_INDEX = path.resolve('dist/console/index.html');
+const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21aa'];
+
+/** Chromium, and the console built if this checkout never built it. */
+export async function launchConsoleBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is not installed at ${CHROMIUM}: install it with \`apt-get install -y chromium fonts-dejavu-core\` (.ci/run does), or point SLIPWAY_TEST_CHROMIUM at one.`);
+  }
+  if (!existsSync(CONSOLE_INDEX)) {
+    const built = spawnSync(process.execPath, [path.resolve('node_modules/vite/bin/vite.js'), 'build', '--config', 'console/vite.config.ts'], { encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+    if (built.status !== 0) throw new Error(`building the console failed: ${built.stderr}`);
+  }
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+export function newConsoleContext(browser: Browser, options: { clipboard?: boolean } = {}): Promise<BrowserContext> {
+  return browser.newContext({
+    viewport: { width: 1280, height: 800 },
+    deviceScaleFactor: 1,
+    reducedMotion: 'reduce',
+    locale: 'en-US',
+    ...(options.clipboard === true ? { permissions: ['clipboard-read', 'clipboard-write'] } : {}),
+  });
+}
+
+/** Records console errors, uncaught exceptions, failed requests and 4xx/5xx answers the test did not expect. */
+export function watchPage(page: Page, problems: string[], expected: (url: string, status: number) => boolean): void {
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(`console error on ${page.url()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`uncaught on ${page.url()}: ${error.message}`));
+  page.on('requestfailed', (request) => {
+    if (request.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`);
+  });
+  page.on('response', (response) => {
+    if (response.status() >= 400 && !expected(response.url(), response.status())) problems.push(`${response.status()} for ${response.request().method()} ${response.url()}`);
+  });
+}
+
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).withTags(AXE_TAGS).analyze();
+  const violations = results.violations.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => `${node.target.join(' ')} ${node.html}`).join(', ')})`);
+  expect(violations, `axe on ${what}`).toEqual([]);
+}
+
+/** The screen at both sizes (the phone first), then back at the desktop size. */
+export async function photograph(page: Page, name: string): Promise<void> {
+  for (const viewport of [...VIEWPORTS].reverse()) {
+    await page.setViewportSize(viewport);
+    // Two frames: the new size is laid out and painted. (A string: the test's types are Node's, without the DOM's.)
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${viewport.width}x${viewport.height}.png`), animations: 'disabled' });
+  }
+}
+
+/** axe, then the photographs. */
+export async function checkScreen(page: Page, name: string): Promise<void> {
+  await expectAccessible(page, name);
+  await photograph(page, name);
+}
+
+/** A person created by the real sign-up and its verification link. */
+export async function signUp(server: SlipwayServer, smtp: TestSmtpServer, email: string, name: string): Promise<void> {
+  const response = await fetch(`${server.baseUrl}/oidc/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: PASSWORD, name }),
+  });
+  expect(response.status).toBe(201);
+  const mail = await smtp.waitFor((candidate) => candidate.to.includes(email) && /\/oidc\/verify\?token=/.test(candidate.raw));
+  const [link] = linksIn(mail, /\/oidc\/verify\?token=/);
+  expect((await fetch(link as string)).status).toBe(200);
+}
+
+/** Signs in through the console and the built-in provider's page; the page is then on the console. */
+export async function signIn(page: Page, server: SlipwayServer, email: string): Promise<void> {
+  await page.goto(`${server.baseUrl}/console/`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/console\/(organization|organizations)\//);
+}
+
+/** The bearer token the console holds for the signed-in person (for the API calls a test makes as them). */
+export async function consoleToken(page: Page): Promise<string> {
+  const stored = await page.evaluate(() => sessionStorage.getItem('slipway.console.session'));
+  return (JSON.parse(stored as string) as { accessToken: string }).accessToken;
+}
+
+export async function callApi<T>(server: SlipwayServer, token: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${server.baseUrl}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+}
