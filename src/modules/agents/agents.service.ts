@@ -314,6 +314,9 @@ export function createAgentsService(deps: AgentsDeps) {
     async dispatchedTaskOutcome(deploymentId: string): Promise<'settled' | 'withdrawn' | 'waiting'> {
       const row = await findAgentTaskByDeployment(db, deploymentId);
       if (row === undefined || row.status === 'DONE') return 'settled';
+      // A holder whose lease runs settles the task itself: its settling report closes the deployment a moment before
+      // the task, and withdrawing it in between would refuse that very report. Only a task no one holds is withdrawn.
+      if (row.status === 'LEASED' && row.leased_until !== null && Date.parse(row.leased_until) > clock.now().getTime()) return 'waiting';
       if (await subjectOf(row).deploymentOpen(row.subject_id, row.deployment_id)) return 'waiting';
       await withdraw(row);
       return 'withdrawn';
