@@ -8,14 +8,16 @@ import path from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.ts';
+import { createLocalClusterGrants } from '../src/modules/clusters/clusters.local-grants.ts';
 import { ConfigError, LETS_ENCRYPT_DIRECTORY_URL, loadConfig } from '../src/config.ts';
 import type { FastifyTypeBox } from '../src/http/fastify.types.ts';
 import { appsProxySocketPath, readJsonLines, writeJsonLine } from '../src/engine/local/apps-proxy.protocol.ts';
 import { openTestDatabase, TEST_DIALECTS, type TestDatabase } from './support/databases.ts';
 import { freePort } from './support/identity-app.ts';
 import { startTestIssuer, type TestIssuer } from './support/oidc-issuer.ts';
+import { startGitServer, type TestGitServer } from './support/git-server.ts';
 import { startPebble, type TestPebble } from './support/pebble.ts';
-import { killProcessesUnder } from './support/sample-apps.ts';
+import { createSampleRepository, killProcessesUnder, type HelloAnswer } from './support/sample-apps.ts';
 import { TestClock, uniqueName } from './support/test-app.ts';
 import { startWebhookReceiver, type TestWebhookReceiver } from './support/webhook-receiver.ts';
 
@@ -31,8 +33,10 @@ import { startWebhookReceiver, type TestWebhookReceiver } from './support/webhoo
  * webhooks), and is ordered again at once when asked for anew; a restart of the server serves the same certificates
  * without a failed handshake and orders nothing.
  *
- * The route from the domain to the service is set by the test over the proxy's control socket, as the agent would
- * for a deployed service (a deployment is what the local engine suites test; here the service is a plain server).
+ * The first story is the issue's whole "done means" on a real deployment: the `hello` sample application, built from
+ * a real git server and deployed on the installation's LOCAL cluster by its local agent, whose route the agent
+ * extends to the domain once it verifies. The other stories need a route only: the test sets it over the proxy's
+ * control socket, as the agent does, to a plain server.
  */
 
 const APPS_DOMAIN = 'apps.slipway.test';
@@ -216,6 +220,8 @@ for (const dialect of TEST_DIALECTS) {
         database: database.database,
         clock: new TestClock(),
         jobs: { pollIntervalMs: 50, retryBaseMs: 50 },
+        // Routes are reconciled at each agent heartbeat: a domain verified after the deployment is served within a second.
+        agents: { heartbeatIntervalMs: 1_000 },
         customDomains: { recheckIntervalMs: 3_600_000 },
         certificates: { checkIntervalMs: 300 },
       });
@@ -243,7 +249,14 @@ for (const dialect of TEST_DIALECTS) {
       auth = `Bearer ${jwt}`;
       const organizationId = (await call<{ id: string }>('POST', '/organization', { name: uniqueName('org') }, 201)).id;
       const projectId = (await call<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: uniqueName('project') }, 200)).id;
-      const clusterId = (await call<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: uniqueName('cluster'), region: 'eu-west-3', cloud_provider: 'AWS', kubernetes: 'MANAGED' }, 201)).id;
+      // The installation's LOCAL cluster (the operator's grant, docs/clusters.md), which the in-process agent serves.
+      await createLocalClusterGrants({ db: database.database.db, clock: new TestClock() }).allow(organizationId, 'test');
+      const clusterId = (await call<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: uniqueName('local'), region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' }, 201)).id;
+      await call('POST', `/organization/${organizationId}/cluster/${clusterId}/deploy`, undefined, 201);
+      await waitForCluster(organizationId, clusterId);
+      gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-https-git-'));
+      await createSampleRepository(gitRoot, 'hello', 'hello');
+      gitServer = await startGitServer({ root: gitRoot, privateRepositories: {} });
       environmentId = (await call<{ id: string }>('POST', `/project/${projectId}/environment`, { name: uniqueName('prod'), cluster: clusterId }, 201)).id;
       receiver = await startWebhookReceiver();
       await call('POST', `/organization/${organizationId}/webhook`, { target_url: receiver.url, events: ['ORGANIZATION_EVENT'] }, 201);
@@ -251,6 +264,37 @@ for (const dialect of TEST_DIALECTS) {
 
     let environmentId: string;
     let receiver: TestWebhookReceiver | undefined;
+    let gitRoot: string | undefined;
+    let gitServer: TestGitServer | undefined;
+
+    async function waitForCluster(organizationId: string, clusterId: string): Promise<void> {
+      await vi.waitFor(
+        async () => expect((await call<{ status: string }>('GET', `/organization/${organizationId}/cluster/${clusterId}/status`, undefined, 200)).status).toBe('DEPLOYED'),
+        { timeout: STEP_TIMEOUT_MS, interval: 100 },
+      );
+    }
+
+    /** The `hello` sample from the git server, with a public port, deployed by the local agent and answering. */
+    async function deployedApplication(): Promise<string> {
+      if (gitServer === undefined) throw new Error('the git server did not start');
+      const body = {
+        name: uniqueName('web'),
+        git_repository: { url: gitServer.urlOf('hello'), branch: 'main', provider: 'GITHUB', owner: 'acme', name: 'hello' },
+        ports: [{ internal_port: 8080, publicly_accessible: true, protocol: 'HTTP' }],
+        healthchecks: { readiness_probe: { type: { http: { path: '/health' } }, initial_delay_seconds: 0, period_seconds: 2, timeout_seconds: 1, failure_threshold: 60 } },
+      };
+      const applicationId = (await call<{ id: string }>('POST', `/environment/${environmentId}/application`, body, 201)).id;
+      const requested = await call<{ deployment_request_id: string }>('POST', `/application/${applicationId}/deploy`, {}, 202);
+      await vi.waitFor(
+        async () => {
+          const status = await call<{ state: string; deployment_request_id: string; message: string | null }>('GET', `/application/${applicationId}/status`, undefined, 200);
+          if (status.state.endsWith('_ERROR')) throw new Error(`the deployment failed: ${status.message ?? ''}`);
+          expect(status).toMatchObject({ state: 'DEPLOYED', deployment_request_id: requested.deployment_request_id });
+        },
+        { timeout: STEP_TIMEOUT_MS, interval: 250 },
+      );
+      return applicationId;
+    }
 
     afterAll(async () => {
       await app?.close();
@@ -260,6 +304,8 @@ for (const dialect of TEST_DIALECTS) {
         await rm(dataDir, { recursive: true, force: true });
       }
       await new Promise<void>((resolve) => (service === undefined ? resolve() : service.close(() => resolve())));
+      await gitServer?.close();
+      if (gitRoot !== undefined) await rm(gitRoot, { recursive: true, force: true });
       await receiver?.close();
       await issuer?.close();
       await database?.dispose();
@@ -267,12 +313,11 @@ for (const dialect of TEST_DIALECTS) {
     }, STEP_TIMEOUT_MS);
 
     it(
-      'issues a certificate once a domain verifies, serves it by SNI, redirects HTTP, renews it under load, and keeps it when DNS moves away',
+      'issues a certificate once the domain of a deployed application verifies, serves it by SNI, redirects HTTP, renews it under load, and keeps it when DNS moves away',
       async () => {
-        const applicationId = await createApplication(environmentId);
+        const applicationId = await deployedApplication();
         const domain = `${uniqueName('shop')}.example.com`.toLowerCase();
         const verified = await verifiedDomain(applicationId, domain);
-        await setRoute(stateDir, applicationId, [domain], servicePort);
 
         const issued = await vi.waitFor(
           async () => {
@@ -290,8 +335,16 @@ for (const dialect of TEST_DIALECTS) {
         expect(first.error).toBeNull();
         expect(first.authorized).toBe(true);
         expect(first.certificate.subjectAltName).toContain(`DNS:${domain}`);
-        const answer = await getHttps(httpsPort, domain, root, '/hello');
-        expect(answer).toMatchObject({ status: 200, body: `service answers ${domain} https` });
+        // The application answers there: the agent routed the verified domain to it (at its next routes round).
+        const answer = await vi.waitFor(
+          async () => {
+            const reply = await getHttps(httpsPort, domain, root, '/hello');
+            expect(reply.status, reply.body).toBe(200);
+            return reply;
+          },
+          { timeout: 30_000, interval: 200 },
+        );
+        expect(JSON.parse(answer.body) as HelloAnswer).toMatchObject({ app: 'hello' });
         // No certificate for a name it was not issued for: the handshake fails.
         await expect(handshake(httpsPort, `other.${domain}`, root)).rejects.toThrow();
 

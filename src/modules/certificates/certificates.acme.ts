@@ -84,7 +84,9 @@ export async function orderCertificate(
   account: AcmeAccount,
   hostname: string,
   responder: ChallengeResponder,
-): Promise<{ certificate: IssuedCertificate; accountUrl: string }> {
+  /** Told the account's URL as soon as the CA gives it, so an order that fails afterwards does not lose it. */
+  onAccountUrl: (accountUrl: string) => Promise<void>,
+): Promise<IssuedCertificate> {
   const acme = await acmeClient();
   trustForAcme(acme, settings.caBundle);
   const client = new acme.Client({
@@ -97,9 +99,17 @@ export async function orderCertificate(
     backoffMax: 5_000,
   });
   if (account.accountUrl === undefined) {
-    await client.createAccount({ termsOfServiceAgreed: true, ...(settings.email === undefined ? {} : { contact: [`mailto:${settings.email}`] }) });
+    // The key may already have an account at this CA (an earlier order registered it, then failed before its URL
+    // was kept): ask for it first, since registering again makes acme-client send an empty update, which a CA refuses.
+    // The CA's answer when there is none is a problem document whose wording varies by CA; whatever the reason, the
+    // registration below then either succeeds or fails with the CA's own message.
+    const existing = await client.createAccount({ onlyReturnExisting: true }).then(
+      () => true,
+      () => false,
+    );
+    if (!existing) await client.createAccount({ termsOfServiceAgreed: true, ...(settings.email === undefined ? {} : { contact: [`mailto:${settings.email}`] }) });
+    await onAccountUrl(client.getAccountUrl());
   }
-  const accountUrl = client.getAccountUrl();
   const order = await client.createOrder({ identifiers: [{ type: 'dns', value: hostname }] });
   for (const authorization of await client.getAuthorizations(order)) {
     if (authorization.status === 'valid') continue;
@@ -117,5 +127,5 @@ export async function orderCertificate(
   const [key, csr] = await acme.crypto.createCsr({ commonName: hostname, altNames: [hostname] }, await acme.crypto.createPrivateEcdsaKey('P-256'));
   const finalized = await client.finalizeOrder(order, csr);
   const chainPem = await client.getCertificate(finalized);
-  return { certificate: { chainPem, keyPem: key.toString(), ...validityOf(chainPem) }, accountUrl };
+  return { chainPem, keyPem: key.toString(), ...validityOf(chainPem) };
 }

@@ -236,9 +236,8 @@ export function createCertificatesService(deps: CertificatesDeps) {
     let issued: IssuedCertificate;
     try {
       const { keyPem, accountUrl } = await account();
-      const ordered = await orderCertificate(deps.acme, { keyPem, accountUrl }, subject.domain, proxy);
-      if (ordered.accountUrl !== accountUrl) await setAccountUrl(db, deps.acme.directoryUrl, ordered.accountUrl);
-      issued = ordered.certificate;
+      const ordered = await orderCertificate(deps.acme, { keyPem, accountUrl }, subject.domain, proxy, (url) => setAccountUrl(db, deps.acme.directoryUrl, url));
+      issued = ordered;
     } catch (error) {
       await failed(row, subject, renewal, `the CA refused the order: ${errorText(error)}`);
       return;
