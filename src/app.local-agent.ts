@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLocalAgent, type RunningLocalAgent } from './agent/local-agent.ts';
 import type { Config } from './config.ts';
-import { openAppsProxyTls } from './engine/local/apps-proxy.client.ts';
+import { HttpsPortUnusableError, openAppsProxyTls } from './engine/local/apps-proxy.client.ts';
 import type { GitAccess } from './git/git-access.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { SLIPWAY_VERSION } from './lib/version.ts';
@@ -58,9 +58,13 @@ export function installLocalAgent(app: FastifyTypeBox, options: LocalAgentOption
       });
       app.log.info({ apps: `http://${started.appsAddress.address}:${started.appsAddress.port}` }, 'the local agent serves LOCAL clusters');
       options.onAppsPort(started.appsAddress.port);
-      // HTTPS is the apps proxy's too, once the agent has started it (a failure to open it leaves HTTP serving).
+      // HTTPS is the apps proxy's too, once the agent has started it. A port that cannot be listened on is the
+      // operator's to fix and stops the start like a taken apps port (main.ts); any other failure leaves HTTP serving.
       const onHttpsTrouble = (message: string) => app.log.warn({ https: true }, message);
-      await https.serveHttps((port) => openAppsProxyTls({ stateDir, host: config.host ?? '127.0.0.1', port, onTrouble: onHttpsTrouble })).catch((error: unknown) => app.log.error({ https: true }, `HTTPS is not served: ${(error as Error).message}`));
+      await https.serveHttps((port) => openAppsProxyTls({ stateDir, host: config.host ?? '127.0.0.1', port, onTrouble: onHttpsTrouble })).catch((error: unknown) => {
+        if (error instanceof HttpsPortUnusableError) throw error;
+        app.log.error({ https: true }, `HTTPS is not served: ${(error as Error).message}`);
+      });
       return started;
     })();
     return localAgent;

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import closeWithGrace from 'close-with-grace';
-import { AppsPortInUseError } from './agent/local-agent.ts';
+import { AppsPortInUseError, HttpsPortUnusableError } from './agent/local-agent.ts';
 import { buildApp } from './app.ts';
 import { loadConfigOrExit, type Config, type SecretKeySource } from './config.ts';
 import { databaseTargetOf, openDatabase, printableDatabaseUrl, type Database } from './db/db.client.ts';
@@ -161,7 +161,7 @@ export async function runServer(config: Config): Promise<void> {
   try {
     await app.startLocalAgent();
   } catch (error) {
-    const problem = error instanceof AppsPortInUseError ? error.message : dataDirectoryProblem(config, error, false);
+    const problem = error instanceof AppsPortInUseError || error instanceof HttpsPortUnusableError ? error.message : dataDirectoryProblem(config, error, false);
     if (problem === undefined) throw error;
     await stopAndExit(problem);
   }

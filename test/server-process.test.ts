@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recogniseToken } from '../src/auth/tokens.ts';
+import { killProcessesUnder } from './support/sample-apps.ts';
 
 /**
  * The real process, as a user runs it: `slipway admin bootstrap` prints the first organization and token once,
@@ -233,6 +234,19 @@ describe('slipway process', () => {
         });
         expectOneLine(result, `slipway: cannot start: the apps port 127.0.0.1:${blocker.port} is in use: choose another with SLIPWAY_APPS_PORT`);
       } finally {
+        await new Promise((done) => blocker.server.close(done));
+      }
+    });
+
+    it('the HTTPS apps port in use', { timeout: 60_000 }, async () => {
+      const blocker = await occupyPort();
+      const dataDir = path.join(scratch, 'https-port');
+      try {
+        const result = await runFailingServer({ SLIPWAY_DATA_DIR: dataDir, SLIPWAY_LOCAL_AGENT: 'true', SLIPWAY_APPS_PORT: '0', SLIPWAY_APPS_HTTPS_PORT: String(blocker.port) });
+        expectOneLine(result, `slipway: cannot start: the HTTPS apps port 127.0.0.1:${blocker.port} is in use: choose another with SLIPWAY_APPS_HTTPS_PORT`);
+      } finally {
+        // The apps proxy process had started (on the plain apps port) and outlives its server by design.
+        await killProcessesUnder(dataDir);
         await new Promise((done) => blocker.server.close(done));
       }
     });

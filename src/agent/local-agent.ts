@@ -10,7 +10,7 @@ import { makePrivateDirectory } from '../lib/private-files.ts';
 import type { AgentClient } from './agent.client.ts';
 import { runAgentOnHost, type DriverHost, type DriverHostOptions } from './agent.runtime.ts';
 
-export { AppsPortInUseError } from '../engine/local/apps-proxy.client.ts';
+export { AppsPortInUseError, HttpsPortUnusableError } from '../engine/local/apps-proxy.client.ts';
 
 /**
  * The local driver's host (docs/local-engine.md): the apps proxy on the apps port (a process of its own that outlives

@@ -60,6 +60,23 @@ export class AppsPortInUseError extends Error {
   }
 }
 
+/**
+ * The HTTPS port cannot be listened on (taken, or below 1024 without the capability): what the operator must fix,
+ * said in one line that names the setting, as for the apps port.
+ */
+export class HttpsPortUnusableError extends Error {
+  constructor(host: string, port: number, code: string, cause: Error) {
+    const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    super(
+      code === 'EADDRINUSE'
+        ? `the HTTPS apps port ${address} is in use: choose another with SLIPWAY_APPS_HTTPS_PORT`
+        : `the HTTPS apps port ${address} may not be listened on by this account: choose another with SLIPWAY_APPS_HTTPS_PORT`,
+      { cause },
+    );
+    this.name = 'HttpsPortUnusableError';
+  }
+}
+
 const HELLO_TIMEOUT_MS = 5_000;
 const EXIT_TIMEOUT_MS = 35_000;
 const START_ATTEMPTS = 4;
@@ -408,6 +425,9 @@ export class AppsProxyTlsLink {
     const channel = await ControlChannel.open(appsProxySocketPath(this.options.stateDir), this.options.onTrouble);
     try {
       const opened = await channel.request({ type: 'https', host: this.options.host, port: this.options.port });
+      if (opened?.code === 'EADDRINUSE' || opened?.code === 'EACCES') {
+        throw new HttpsPortUnusableError(this.options.host, this.options.port, opened.code, new Error(opened.error ?? opened.code));
+      }
       if (opened?.error !== undefined || opened?.address === undefined) throw new Error(`HTTPS cannot be served on port ${this.options.port}: ${opened?.error ?? 'the proxy went away'}`);
       this.served = opened.address;
       // Not an empty set in the meantime: a proxy that outlived the server goes on serving what it has.

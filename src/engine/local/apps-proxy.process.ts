@@ -375,7 +375,8 @@ export async function runAppsProxyProcess(): Promise<void> {
           throw new Error(`unknown request type ${String(message.type)}`);
       }
     } catch (error) {
-      answer(socket, { id, type: 'done', error: (error as Error).message });
+      const code = (error as NodeJS.ErrnoException).code;
+      answer(socket, { id, type: 'done', error: (error as Error).message, ...(typeof code === 'string' ? { code } : {}) });
     }
   }
 

@@ -117,6 +117,8 @@ export interface AppsProxyAnswer {
   /** Where HTTPS is served, answering `https`. */
   address?: AddressInfo;
   error?: string;
+  /** The system's code of a failed request's error, when it has one (`EADDRINUSE` for an HTTPS port taken). */
+  code?: string;
 }
 
 export type AppsProxyEvent = AppsProxyHello | AppsProxyAnswer | { type: 'trouble'; message: string };
