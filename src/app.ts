@@ -88,6 +88,7 @@ import { createNodeDomainResolver } from './modules/custom-domains/custom-domain
 
 import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
 import { createHttpsWiring } from './modules/certificates/certificates.wiring.ts';
+import { isPublicDomainName } from './lib/public-domains.ts';
 import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
 import { createServiceReferences } from './modules/services/services.references.ts';
 import { createServicesService, existsThrough, linkedRecordsThrough, missingThrough } from './modules/services/services.service.ts';
@@ -108,7 +109,7 @@ export interface AppDeps {
     Partial<Pick<Config, 'logFormat'>> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
     Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>> &
-    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle'>>;
+    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle' | 'acmeServiceHostnames'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false; scheduled work runs only with it) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -377,6 +378,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       caBundleFile: deps.config.acmeCaBundle,
     },
     domains: { subject: (id) => customDomains.certificateSubject(id), problemPointingHere: (id) => customDomains.problemPointingHere(id) },
+    // The services' own host names, when the apps domain is a public name (SLIPWAY_ACME_SERVICE_HOSTNAMES): those the
+    // apps proxy of this installation routes, i.e. of services running on a LOCAL cluster.
+    ...(orderServiceHostnames(deps.config)
+      ? {
+          serviceHostnames: {
+            async subject(serviceId: string) {
+              const routed = await serviceAgentSpecs.routedHostnameOf(serviceId);
+              const service = routed === undefined || !(await clusters.isLocalCluster(routed.clusterId)) ? undefined : await environmentServices.findService(serviceId);
+              if (routed === undefined || service === undefined) return undefined;
+              const { id, kind, name, organizationId, projectId, environmentId } = service;
+              return { hostname: routed.hostname, service: { id, kind, name, organizationId, projectId, environmentId } };
+            },
+            candidates: () => deployments.listRunningServiceIds(),
+          },
+        }
+      : {}),
     organizationEvents: () => organizationEvents,
     wakeWorkers: wakeup.wake,
     log: app.log,
@@ -398,6 +415,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     services: environmentServices,
     verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
     appsPort: () => appsPort ?? deps.config.appsPort ?? 8000,
+    https: { port: () => https.httpsPort(), servedHostnames: (hostnames) => https.certificates.servedHostnames(hostnames) },
   });
   // Environment and service actions, status, history and logs (docs/environments.md, docs/service-deployments.md):
   // one deployments module; a service's deployments keep their snapshots.
@@ -411,6 +429,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     deploymentGate: (organizationId, clusterId) => clusters.admitDeployment(organizationId, clusterId),
     metering: billing.metering,
     wakeWorkers: wakeup.wake,
+    serviceDeployed: (serviceId) => https.certificates.requestServiceCertificate(serviceId),
     events: {
       publisher: events,
       serviceSource: async (service) => {
@@ -582,4 +601,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     worker.start();
   }
   return app;
+}
+
+/** Whether the services' own host names get certificates: HTTPS served, and the apps domain public (or forced on). */
+function orderServiceHostnames(config: AppDeps['config']): boolean {
+  if (config.appsHttpsPort === undefined || config.acmeServiceHostnames === 'off') return false;
+  return config.acmeServiceHostnames === 'on' || isPublicDomainName(config.appsDomain ?? 'localhost');
 }

@@ -99,6 +99,12 @@ export interface Config {
   /** SLIPWAY_ACME_CA_BUNDLE: a PEM file of the CA certificates trusted for the ACME server (a private CA, tests). */
   acmeCaBundle: string | undefined;
   /**
+   * SLIPWAY_ACME_SERVICE_HOSTNAMES (default auto): whether the services' own host names under SLIPWAY_APPS_DOMAIN get
+   * certificates too — `auto` when the apps domain is a public name (not `localhost`, `.test`, `.internal`, …:
+   * lib/public-domains.ts), `on` always (a private ACME CA that issues for internal names), `off` never.
+   */
+  acmeServiceHostnames: AcmeServiceHostnames;
+  /**
    * SLIPWAY_AGENT_CONCURRENCY (default 4, 1 to 20): how many tasks an agent of this installation (the in-process one,
    * `slipway agent` unless given --concurrency) runs at once — builds, database starts, teardowns of different services.
    */
@@ -176,6 +182,9 @@ function parseAppsHttpsPort(env: Env): number | undefined {
   }
   return Number(raw);
 }
+
+export const ACME_SERVICE_HOSTNAMES = ['auto', 'on', 'off'] as const;
+export type AcmeServiceHostnames = (typeof ACME_SERVICE_HOSTNAMES)[number];
 
 /** Let's Encrypt's production directory; its staging one is https://acme-staging-v02.api.letsencrypt.org/directory. */
 export const LETS_ENCRYPT_DIRECTORY_URL = 'https://acme-v02.api.letsencrypt.org/directory';
@@ -526,6 +535,7 @@ export function loadConfig(env: Env = process.env): Config {
     acmeDirectoryUrl: parseAcmeDirectoryUrl(env),
     acmeEmail: parseAcmeEmail(env),
     acmeCaBundle: parseAcmeCaBundle(env),
+    acmeServiceHostnames: parseChoice(env, 'SLIPWAY_ACME_SERVICE_HOSTNAMES', ACME_SERVICE_HOSTNAMES, 'auto'),
     agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),
     workloadIsolation: parseChoice(env, 'SLIPWAY_WORKLOAD_ISOLATION', WORKLOAD_ISOLATIONS, 'strict'),

@@ -59,6 +59,7 @@ describe('loadConfig', () => {
       appsHttpsPort: undefined,
       acmeDirectoryUrl: 'https://acme-v02.api.letsencrypt.org/directory',
       acmeEmail: undefined,
+      acmeServiceHostnames: 'auto',
       acmeCaBundle: undefined,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
@@ -97,6 +98,7 @@ describe('loadConfig', () => {
       SLIPWAY_WORKLOAD_ISOLATION: 'none',
       SLIPWAY_APPS_HTTPS_PORT: '8444',
       SLIPWAY_ACME_DIRECTORY_URL: 'https://acme-staging-v02.api.letsencrypt.org/directory',
+      SLIPWAY_ACME_SERVICE_HOSTNAMES: 'on',
       SLIPWAY_ACME_EMAIL: 'ops@example.com',
       SLIPWAY_ACME_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
     });
@@ -128,6 +130,7 @@ describe('loadConfig', () => {
       appsHttpsPort: 8444,
       acmeDirectoryUrl: 'https://acme-staging-v02.api.letsencrypt.org/directory',
       acmeEmail: 'ops@example.com',
+      acmeServiceHostnames: 'on',
       acmeCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     });
   });

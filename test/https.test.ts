@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { createLocalClusterGrants } from '../src/modules/clusters/clusters.local-grants.ts';
 import { ConfigError, LETS_ENCRYPT_DIRECTORY_URL, loadConfig } from '../src/config.ts';
+import { isPublicDomainName } from '../src/lib/public-domains.ts';
 import type { FastifyTypeBox } from '../src/http/fastify.types.ts';
 import { appsProxySocketPath, readJsonLines, writeJsonLine } from '../src/engine/local/apps-proxy.protocol.ts';
 import { openTestDatabase, TEST_DIALECTS, type TestDatabase } from './support/databases.ts';
@@ -39,7 +40,8 @@ import { startWebhookReceiver, type TestWebhookReceiver } from './support/webhoo
  * control socket, as the agent does, to a plain server.
  */
 
-const APPS_DOMAIN = 'apps.slipway.test';
+/** A public name (lib/public-domains.ts): the services' own host names get certificates too. */
+const APPS_DOMAIN = 'apps.slipway-ci.dev';
 const STEP_TIMEOUT_MS = 60_000;
 
 interface DomainView {
@@ -122,6 +124,15 @@ describe('HTTPS settings', () => {
     expect(loadConfig({ ...base, SLIPWAY_APPS_HTTPS_PORT: '8443', SLIPWAY_ACME_EMAIL: 'ops@example.com' })).toMatchObject({ appsHttpsPort: 8443, acmeEmail: 'ops@example.com' });
   });
 
+  it('gives the services’ own host names certificates when the apps domain is a public name, unless told otherwise', () => {
+    expect(loadConfig(base).acmeServiceHostnames).toBe('auto');
+    expect(loadConfig({ ...base, SLIPWAY_ACME_SERVICE_HOSTNAMES: 'off' }).acmeServiceHostnames).toBe('off');
+    for (const name of ['apps.example.com', 'apps.slipway-ci.dev', 'Apps.Example.Org.']) expect(isPublicDomainName(name), name).toBe(true);
+    for (const name of ['localhost', 'apps.localhost', 'apps.test', 'svc.internal', 'printer.local', 'x.home.arpa', 'router.lan', 'com', '10.0.0.1', '::1', '']) {
+      expect(isPublicDomainName(name), name).toBe(false);
+    }
+  });
+
   it('refuses bad values naming the variable', () => {
     const bad: Array<[string, string]> = [
       ['SLIPWAY_APPS_HTTPS_PORT', '70000'],
@@ -131,6 +142,7 @@ describe('HTTPS settings', () => {
       ['SLIPWAY_ACME_EMAIL', 'ops'],
       ['SLIPWAY_ACME_CA_BUNDLE', '/nonexistent/ca.pem'],
       ['SLIPWAY_ACME_CA_BUNDLE', '/etc/hostname'],
+      ['SLIPWAY_ACME_SERVICE_HOSTNAMES', 'yes'],
     ];
     for (const [variable, value] of bad) {
       let thrown: unknown;
@@ -316,6 +328,26 @@ for (const dialect of TEST_DIALECTS) {
       'issues a certificate once the domain of a deployed application verifies, serves it by SNI, redirects HTTP, renews it under load, and keeps it when DNS moves away',
       async () => {
         const applicationId = await deployedApplication();
+
+        // The application's own host name, under the public apps domain, gets a certificate once it is deployed: its
+        // link says https on the HTTPS port, and the application answers there.
+        const ownName = await vi.waitFor(
+          async () => {
+            const row = await database.database.db.selectFrom('certificates').selectAll().where('service_id', '=', applicationId).executeTakeFirst();
+            expect(row?.status, row?.last_error ?? '').toBe('ISSUED');
+            return row?.hostname ?? '';
+          },
+          { timeout: 30_000, interval: 200 },
+        );
+        expect(ownName.endsWith(`.${APPS_DOMAIN}`)).toBe(true);
+        const links = await call<{ results: Array<{ url: string; is_default: boolean; external_port: number }> }>('GET', `/application/${applicationId}/link`, undefined, 200);
+        expect(links.results.find((link) => link.is_default)).toMatchObject({ url: `https://${ownName}:${httpsPort}`, external_port: httpsPort });
+        const ownHandshake = await handshake(httpsPort, ownName, root);
+        ownHandshake.socket.destroy();
+        expect(ownHandshake.authorized).toBe(true);
+        expect(ownHandshake.certificate.subjectAltName).toContain(`DNS:${ownName}`);
+        expect(JSON.parse((await getHttps(httpsPort, ownName, root)).body) as HelloAnswer).toMatchObject({ app: 'hello' });
+
         const domain = `${uniqueName('shop')}.example.com`.toLowerCase();
         const verified = await verifiedDomain(applicationId, domain);
 
@@ -425,13 +457,19 @@ for (const dialect of TEST_DIALECTS) {
         expect(moved.certificate_error).toContain('does not point here');
         expect(moved.certificate_error).toContain('10.9.9.9');
         expect(moved.certificate_expires_at).toBe(renewed.not_after);
-        expect((await getHttps(httpsPort, domain, root)).status).toBe(200);
+        // The renewed certificate is still the one presented for the name. (The domain itself failed its DNS check,
+        // so the agent stops routing it at its next round: requests that still arrive get the proxy's 404.)
+        const kept = await handshake(httpsPort, domain, root);
+        kept.socket.destroy();
+        expect(kept.authorized).toBe(true);
+        expect(kept.certificate.serialNumber).toBe(after.certificate.serialNumber);
         await pebble.clearA(domain);
 
         // Every outcome is in the organization's audit log.
         const events = await database.database.db.selectFrom('organization_events').select(['operation_id', 'outcome', 'sub_target_type']).where('target_id', '=', applicationId).execute();
         expect(events).toEqual(
           expect.arrayContaining([
+            { operation_id: 'issueCertificate', outcome: 'SUCCESS', sub_target_type: null },
             { operation_id: 'issueCertificate', outcome: 'SUCCESS', sub_target_type: 'CUSTOM_DOMAIN' },
             { operation_id: 'renewCertificate', outcome: 'SUCCESS', sub_target_type: 'CUSTOM_DOMAIN' },
             { operation_id: 'renewCertificate', outcome: 'FAILURE', sub_target_type: 'CUSTOM_DOMAIN' },

@@ -15,6 +15,8 @@ export interface CertificatesTable {
   hostname: string;
   /** The verified custom domain it is for; the row goes with it. */
   custom_domain_id: string | null;
+  /** Or the service whose own host name it is for (migrations/0036_service_certificates.ts); the row goes with it. */
+  service_id: string | null;
   /** PENDING, ISSUED or ERROR (with last_error). */
   status: string;
   last_error: string | null;

@@ -21,6 +21,22 @@ export function findCertificateOfDomain(db: Queryable, customDomainId: string): 
   return db.selectFrom('certificates').selectAll().where('custom_domain_id', '=', customDomainId).executeTakeFirst();
 }
 
+export function findCertificateOfService(db: Queryable, serviceId: string): Promise<CertificateRow | undefined> {
+  return db.selectFrom('certificates').selectAll().where('service_id', '=', serviceId).executeTakeFirst();
+}
+
+/** The services' own host names whose certificate's next order is due (renewals, retries after backoff). */
+export function listServiceCertificatesDue(db: Queryable, now: string, limit: number): Promise<Array<{ service_id: string | null }>> {
+  return db
+    .selectFrom('certificates')
+    .select('service_id')
+    .where('service_id', 'is not', null)
+    .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]))
+    .orderBy((eb) => eb.fn.coalesce('next_attempt_at', 'created_at'))
+    .limit(limit)
+    .execute();
+}
+
 export function listCertificatesOfDomains(db: Queryable, customDomainIds: readonly string[]): Promise<CertificateRow[]> {
   if (customDomainIds.length === 0) return Promise.resolve([]);
   return db.selectFrom('certificates').selectAll().where('custom_domain_id', 'in', [...customDomainIds]).execute();
@@ -36,6 +52,13 @@ export async function updateCertificate(db: Queryable, id: string, changes: Upda
 
 export async function deleteCertificate(db: Queryable, id: string): Promise<void> {
   await db.deleteFrom('certificates').where('id', '=', id).execute();
+}
+
+/** Which of these host names have a certificate being served. */
+export async function listServedHostnames(db: Queryable, hostnames: readonly string[], now: string): Promise<string[]> {
+  if (hostnames.length === 0) return [];
+  const rows = await db.selectFrom('certificates').select('hostname').where('hostname', 'in', [...hostnames]).where('chain_pem', 'is not', null).where('not_after', '>', now).execute();
+  return rows.map((row) => row.hostname);
 }
 
 /** Every certificate with a chain that has not expired: what the apps proxy serves. */

@@ -11,21 +11,26 @@ import {
   deleteCertificate,
   findAccount,
   findCertificateOfDomain,
+  findCertificateOfService,
   insertAccount,
   insertCertificate,
   listCertificatesOfDomains,
   listDomainsDueForCertificate,
   listServableCertificates,
+  listServedHostnames,
+  listServiceCertificatesDue,
   setAccountUrl,
   updateCertificate,
   type CertificateRow,
 } from './certificates.repo.ts';
 
 /**
- * Automatic HTTPS for custom domains (docs/https.md, issue 25 part 1): a verified custom domain whose
- * `generate_certificate` is on gets a certificate from the installation's ACME CA, ordered right after the domain
- * verifies (a `certificate.issue` job) and renewed from 30 days before it expires (the `certificates` schedule), and
- * the apps proxy serves it on the HTTPS port.
+ * Automatic HTTPS (docs/https.md, issue 25): a verified custom domain whose `generate_certificate` is on gets a
+ * certificate from the installation's ACME CA, ordered right after the domain verifies (a `certificate.issue` job)
+ * and renewed from 30 days before it expires (the `certificates` schedule), and the apps proxy serves it on the HTTPS
+ * port. So does a service's own host name when the apps domain is public (SLIPWAY_ACME_SERVICE_HOSTNAMES): ordered
+ * when the service is deployed with a public port on a cluster this installation's apps proxy serves, and for those
+ * already running when HTTPS starts being served; its row goes when the name stops being routed here.
  *
  *   no row ──job──▶ PENDING ──order valid──▶ ISSUED (next attempt: 30 days before expiry) ──due──▶ ordered again
  *                      └──order failed──▶ ERROR + last_error (next attempt after 5 min × 2^(failures−1), ≤ 24 h)
@@ -47,7 +52,11 @@ export interface CertificateState {
   expiresAt: string | null;
 }
 
-const CertificateIssuePayload = Type.Object({ customDomainId: Type.String(), forced: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+/** One of the two: the custom domain, or the service whose own host name the certificate is for. */
+const CertificateIssuePayload = Type.Object(
+  { customDomainId: Type.Optional(Type.String()), serviceId: Type.Optional(Type.String()), forced: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
 export const CERTIFICATE_ISSUE = jobKind('certificate.issue', CertificateIssuePayload);
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -82,9 +91,17 @@ export interface CertificateSubject {
   service: { id: string; kind: string; name: string; organizationId: string; projectId: string; environmentId: string };
 }
 
+/** A service's own host name, routed by this installation's apps proxy. */
+export interface ServiceHostnameSubject {
+  hostname: string;
+  service: CertificateSubject['service'];
+}
+
 /** An audit-log entry of a certificate's outcome (organization-events' EventRecord, the part that varies). */
 export interface CertificateEvent {
-  subject: CertificateSubject;
+  subject: Pick<CertificateSubject, 'domain' | 'service'>;
+  /** CUSTOM_DOMAIN for a custom domain's certificate; none for the service's own host name (the service itself). */
+  subTarget: 'CUSTOM_DOMAIN' | null;
   operationId: 'issueCertificate' | 'renewCertificate';
   outcome: 'SUCCESS' | 'FAILURE';
   change: Record<string, unknown>;
@@ -106,6 +123,16 @@ export interface CertificatesDeps {
     subject(customDomainId: string): Promise<CertificateSubject | undefined>;
     /** Asks DNS again (storing the verdict): undefined when the domain still points here, else why not. */
     problemPointingHere(customDomainId: string): Promise<string | undefined>;
+  };
+  /**
+   * The services' own host names, when they get certificates (SLIPWAY_ACME_SERVICE_HOSTNAMES and the apps domain);
+   * undefined when they do not.
+   */
+  serviceHostnames?: {
+    /** The service's host name while it is deployed with a public port on a cluster served here; else undefined. */
+    subject(serviceId: string): Promise<ServiceHostnameSubject | undefined>;
+    /** Every service that has such a host name now (those deployed before HTTPS was served). */
+    candidates(): Promise<string[]>;
   };
   audit(event: CertificateEvent): Promise<void>;
   wakeWorkers(): void;
@@ -169,16 +196,20 @@ export function createCertificatesService(deps: CertificatesDeps) {
     await proxy.setCertificates(served);
   }
 
-  /** The row of the domain's certificate, created PENDING (or reset when the domain changed name). */
-  async function rowFor(customDomainId: string, hostname: string): Promise<CertificateRow> {
-    const existing = await findCertificateOfDomain(db, customDomainId);
+  /** What a certificate is for: a custom domain, or a service's own host name. */
+  type Target = { customDomainId: string; serviceId?: undefined } | { serviceId: string; customDomainId?: undefined };
+
+  /** The target's certificate row, created PENDING (or reset when its host name changed). */
+  async function rowFor(target: Target, hostname: string): Promise<CertificateRow> {
+    const existing = target.customDomainId !== undefined ? await findCertificateOfDomain(db, target.customDomainId) : await findCertificateOfService(db, target.serviceId);
     if (existing !== undefined && existing.hostname === hostname) return existing;
     if (existing !== undefined) await deleteCertificate(db, existing.id);
     const now = isoTimestamp(clock);
     const row: CertificateRow = {
       id: newId(),
       hostname,
-      custom_domain_id: customDomainId,
+      custom_domain_id: target.customDomainId ?? null,
+      service_id: target.serviceId ?? null,
       status: 'PENDING',
       last_error: null,
       chain_pem: null,
@@ -195,51 +226,36 @@ export function createCertificatesService(deps: CertificatesDeps) {
     return row;
   }
 
-  async function failed(row: CertificateRow, subject: CertificateSubject, renewal: boolean, reason: string): Promise<void> {
+  /** The audit-log entry of an outcome, never failing the order over it. */
+  async function audited(event: CertificateEvent): Promise<void> {
+    await deps.audit(event).catch((error: unknown) => deps.log.warn({ hostname: event.subject.domain }, `the certificate's outcome is not in the audit log: ${errorText(error)}`));
+  }
+
+  async function failed(row: CertificateRow, event: Pick<CertificateEvent, 'subject' | 'subTarget'>, renewal: boolean, reason: string): Promise<void> {
     const failures = row.failures + 1;
     await updateCertificate(db, row.id, { status: 'ERROR', last_error: reason, failures, next_attempt_at: backoffAfter(failures), updated_at: isoTimestamp(clock) });
     deps.log.warn({ hostname: row.hostname, failures }, `no certificate for ${row.hostname}: ${reason}`);
-    await deps
-      .audit({ subject, operationId: renewal ? 'renewCertificate' : 'issueCertificate', outcome: 'FAILURE', change: { domain: row.hostname, certificate_status: 'ERROR', certificate_error: reason } })
-      .catch((error: unknown) => deps.log.warn({ hostname: row.hostname }, `the certificate's failure is not in the audit log: ${errorText(error)}`));
+    await audited({ ...event, operationId: renewal ? 'renewCertificate' : 'issueCertificate', outcome: 'FAILURE', change: { domain: row.hostname, certificate_status: 'ERROR', certificate_error: reason } });
+  }
+
+  /** Whether the row's next order is due: `forced` overrides a failure's backoff, never a valid certificate's renewal time. */
+  function isDue(row: CertificateRow, forced: boolean): boolean {
+    const notDue = row.next_attempt_at !== null && Date.parse(row.next_attempt_at) > clock.now().getTime();
+    return !notDue || (forced && row.status !== 'ISSUED');
   }
 
   /**
-   * Orders the domain's certificate now, when it is due (or `forced`); the work of a `certificate.issue` job. Every
-   * outcome is stored on the certificate: it never throws for the CA's or DNS's reasons (the job's own retries would
-   * bypass the backoff).
+   * Orders the row's certificate from the CA and stores the outcome (the part both targets share): the apps proxy
+   * must serve HTTPS here to answer the challenge.
    */
-  async function issue(customDomainId: string, forced: boolean): Promise<void> {
-    const subject = await deps.domains.subject(customDomainId);
-    if (subject === undefined || !subject.generateCertificate || subject.status !== 'VALIDATED') return;
-    const row = await rowFor(customDomainId, subject.domain);
-    const now = clock.now();
-    const notDue = row.next_attempt_at !== null && Date.parse(row.next_attempt_at) > now.getTime();
-    // `forced` overrides a failure's backoff, never a valid certificate's renewal time (a domain that flapped).
-    if (notDue && (!forced || row.status === 'ISSUED')) return;
-    const renewal = row.chain_pem !== null;
-    if (subject.domain.startsWith('*.')) {
-      await failed(row, subject, renewal, 'a wildcard certificate needs the DNS-01 challenge, which Slipway does not answer: add the names it covers as domains of their own');
-      return;
-    }
-    const proxy = deps.proxy();
-    if (proxy === undefined) {
-      await failed(row, subject, renewal, 'the apps proxy serves no HTTPS here (SLIPWAY_APPS_HTTPS_PORT is unset, or the local agent has not started)');
-      return;
-    }
-    const problem = await deps.domains.problemPointingHere(customDomainId).catch((error: unknown) => `DNS: ${errorText(error)}`);
-    if (problem !== undefined) {
-      await failed(row, subject, renewal, `the domain does not point here any more: ${problem}`);
-      return;
-    }
+  async function order(row: CertificateRow, event: Pick<CertificateEvent, 'subject' | 'subTarget'>, renewal: boolean, proxy: HttpsProxyPort): Promise<void> {
     await updateCertificate(db, row.id, { status: row.chain_pem === null ? 'PENDING' : row.status, updated_at: isoTimestamp(clock) });
     let issued: IssuedCertificate;
     try {
       const { keyPem, accountUrl } = await account();
-      const ordered = await orderCertificate(deps.acme, { keyPem, accountUrl }, subject.domain, proxy, (url) => setAccountUrl(db, deps.acme.directoryUrl, url));
-      issued = ordered;
+      issued = await orderCertificate(deps.acme, { keyPem, accountUrl }, row.hostname, proxy, (url) => setAccountUrl(db, deps.acme.directoryUrl, url));
     } catch (error) {
-      await failed(row, subject, renewal, `the CA refused the order: ${errorText(error)}`);
+      await failed(row, event, renewal, `the CA refused the order: ${errorText(error)}`);
       return;
     }
     const renewAt = new Date(Math.max(Date.parse(issued.notAfter) - RENEW_BEFORE_MS, clock.now().getTime() + FIRST_BACKOFF_MS)).toISOString();
@@ -257,9 +273,77 @@ export function createCertificatesService(deps: CertificatesDeps) {
     });
     deps.log.info({ hostname: row.hostname, notAfter: issued.notAfter }, `certificate ${renewal ? 'renewed' : 'issued'} for ${row.hostname}`);
     await publish();
-    await deps
-      .audit({ subject, operationId: renewal ? 'renewCertificate' : 'issueCertificate', outcome: 'SUCCESS', change: { domain: row.hostname, certificate_status: 'ISSUED', certificate_expires_at: issued.notAfter } })
-      .catch((error: unknown) => deps.log.warn({ hostname: row.hostname }, `the certificate is not in the audit log: ${errorText(error)}`));
+    await audited({ ...event, operationId: renewal ? 'renewCertificate' : 'issueCertificate', outcome: 'SUCCESS', change: { domain: row.hostname, certificate_status: 'ISSUED', certificate_expires_at: issued.notAfter } });
+  }
+
+  const NO_PROXY_REASON = 'the apps proxy serves no HTTPS here (SLIPWAY_APPS_HTTPS_PORT is unset, or the local agent has not started)';
+
+  /**
+   * Orders the domain's certificate now, when it is due (or `forced`); the work of a `certificate.issue` job. Every
+   * outcome is stored on the certificate: it never throws for the CA's or DNS's reasons (the job's own retries would
+   * bypass the backoff).
+   */
+  async function issueForDomain(customDomainId: string, forced: boolean): Promise<void> {
+    const subject = await deps.domains.subject(customDomainId);
+    if (subject === undefined || !subject.generateCertificate || subject.status !== 'VALIDATED') return;
+    const row = await rowFor({ customDomainId }, subject.domain);
+    if (!isDue(row, forced)) return;
+    const renewal = row.chain_pem !== null;
+    const event = { subject, subTarget: 'CUSTOM_DOMAIN' as const };
+    if (subject.domain.startsWith('*.')) {
+      await failed(row, event, renewal, 'a wildcard certificate needs the DNS-01 challenge, which Slipway does not answer: add the names it covers as domains of their own');
+      return;
+    }
+    const proxy = deps.proxy();
+    if (proxy === undefined) {
+      await failed(row, event, renewal, NO_PROXY_REASON);
+      return;
+    }
+    const problem = await deps.domains.problemPointingHere(customDomainId).catch((error: unknown) => `DNS: ${errorText(error)}`);
+    if (problem !== undefined) {
+      await failed(row, event, renewal, `the domain does not point here any more: ${problem}`);
+      return;
+    }
+    await order(row, event, renewal, proxy);
+  }
+
+  /**
+   * The same for a service's own host name. Its DNS is the apps domain's (a wildcard record the operator keeps), not
+   * checked here: a name that does not reach the apps port fails the CA's challenge, with the CA's reason and the
+   * same backoff. A service whose name is no longer routed here (its port made private, stopped, moved) loses its
+   * certificate.
+   */
+  async function issueForService(serviceId: string, forced: boolean): Promise<void> {
+    if (deps.serviceHostnames === undefined) return;
+    const subject = await deps.serviceHostnames.subject(serviceId);
+    if (subject === undefined) {
+      const existing = await findCertificateOfService(db, serviceId);
+      if (existing !== undefined) {
+        await deleteCertificate(db, existing.id);
+        await publish();
+      }
+      return;
+    }
+    const row = await rowFor({ serviceId }, subject.hostname);
+    if (!isDue(row, forced)) return;
+    const renewal = row.chain_pem !== null;
+    const event = { subject: { domain: subject.hostname, service: subject.service }, subTarget: null };
+    const proxy = deps.proxy();
+    if (proxy === undefined) {
+      await failed(row, event, renewal, NO_PROXY_REASON);
+      return;
+    }
+    await order(row, event, renewal, proxy);
+  }
+
+  async function issue(target: Target, forced: boolean): Promise<void> {
+    if (target.customDomainId !== undefined) await issueForDomain(target.customDomainId, forced);
+    else await issueForService(target.serviceId, forced);
+  }
+
+  function enqueueOrder(target: Target, forced: boolean): Promise<unknown> {
+    const serialKey = target.customDomainId !== undefined ? `certificate:${target.customDomainId}` : `certificate:service:${target.serviceId}`;
+    return enqueueJobOf(db, clock, CERTIFICATE_ISSUE, { ...target, ...(forced ? { forced } : {}) }, { serialKey, maxAttempts: 3 });
   }
 
   return {
@@ -274,7 +358,17 @@ export function createCertificatesService(deps: CertificatesDeps) {
      */
     async requestCertificate(customDomainId: string): Promise<void> {
       if (deps.proxy() === undefined) return;
-      await enqueueJobOf(db, clock, CERTIFICATE_ISSUE, { customDomainId, forced: true }, { serialKey: `certificate:${customDomainId}`, maxAttempts: 3 });
+      await enqueueOrder({ customDomainId }, true);
+      deps.wakeWorkers();
+    },
+
+    /**
+     * A service was deployed (or its routes changed): its own host name gets a certificate if it has none, loses it
+     * if it is no longer routed here. A valid certificate is not ordered again.
+     */
+    async requestServiceCertificate(serviceId: string): Promise<void> {
+      if (deps.proxy() === undefined || deps.serviceHostnames === undefined) return;
+      await enqueueOrder({ serviceId }, false);
       deps.wakeWorkers();
     },
 
@@ -289,12 +383,29 @@ export function createCertificatesService(deps: CertificatesDeps) {
     /** The schedule's work: enqueues the orders that are due (first certificates, renewals, retries after backoff). */
     async orderDue(): Promise<number> {
       if (deps.proxy() === undefined) return 0;
-      const due = await listDomainsDueForCertificate(db, isoTimestamp(clock), RENEW_BATCH);
-      for (const { id } of due) {
-        await enqueueJobOf(db, clock, CERTIFICATE_ISSUE, { customDomainId: id }, { serialKey: `certificate:${id}`, maxAttempts: 3 });
+      const now = isoTimestamp(clock);
+      const targets: Target[] = (await listDomainsDueForCertificate(db, now, RENEW_BATCH)).map(({ id }) => ({ customDomainId: id }));
+      if (deps.serviceHostnames !== undefined) {
+        for (const { service_id: serviceId } of await listServiceCertificatesDue(db, now, RENEW_BATCH)) if (serviceId !== null) targets.push({ serviceId });
       }
-      if (due.length > 0) deps.wakeWorkers();
-      return due.length;
+      for (const target of targets) await enqueueOrder(target, false);
+      if (targets.length > 0) deps.wakeWorkers();
+      return targets.length;
+    },
+
+    /** When HTTPS starts being served: the services already running with a public host name are ordered for. */
+    async orderServiceHostnames(): Promise<number> {
+      if (deps.proxy() === undefined || deps.serviceHostnames === undefined) return 0;
+      const serviceIds = await deps.serviceHostnames.candidates();
+      for (const serviceId of serviceIds) await enqueueOrder({ serviceId }, false);
+      if (serviceIds.length > 0) deps.wakeWorkers();
+      return serviceIds.length;
+    },
+
+    /** Which of these host names the apps proxy serves a certificate for (their links then say https). */
+    async servedHostnames(hostnames: readonly string[]): Promise<Set<string>> {
+      if (!deps.configured) return new Set();
+      return new Set(await listServedHostnames(db, hostnames, isoTimestamp(clock)));
     },
 
     issue,
@@ -318,7 +429,9 @@ export type CertificatesService = ReturnType<typeof createCertificatesService>;
 export function createCertificateIssueHandler(certificates: Pick<CertificatesService, 'issue'>): readonly [string, JobHandler] {
   return handle(CERTIFICATE_ISSUE, {
     async run(_job, payload) {
-      await certificates.issue(payload.customDomainId, payload.forced === true);
+      const forced = payload.forced === true;
+      if (payload.customDomainId !== undefined) await certificates.issue({ customDomainId: payload.customDomainId }, forced);
+      else if (payload.serviceId !== undefined) await certificates.issue({ serviceId: payload.serviceId }, forced);
     },
   });
 }

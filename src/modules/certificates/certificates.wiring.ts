@@ -26,6 +26,9 @@ export interface HttpsWiringDeps extends Omit<CertificatesDeps, 'proxy' | 'audit
   checkIntervalMs?: number;
 }
 
+/** The apps proxy's HTTPS as the composition root opened it: where it listens, once it does. */
+type ServedHttps = HttpsProxyPort & { close(): Promise<void>; readonly httpsAddress?: { port: number } | undefined };
+
 /** The author of an event no person caused: the platform itself (the nil UUID, origin PLATFORM_INTERNAL). */
 const PLATFORM_AUTHOR_ID = '00000000-0000-0000-0000-000000000000';
 
@@ -37,7 +40,7 @@ function eventOf(event: CertificateEvent): EventRecord {
     target_type: service.kind === 'CONTAINER' ? 'CONTAINER' : 'APPLICATION',
     target_id: service.id,
     target_name: service.name,
-    sub_target_type: 'CUSTOM_DOMAIN',
+    sub_target_type: event.subTarget,
     operation_id: event.operationId,
     change: JSON.stringify(event.change),
     origin: 'PLATFORM_INTERNAL',
@@ -59,10 +62,12 @@ export function createHttpsWiring(deps: HttpsWiringDeps): {
   schedule: ScheduledWork;
   handler: readonly [string, JobHandler];
   /** `open` connects to the apps proxy and opens its HTTPS port (undefined: it cannot here, and said why). */
-  serveHttps(open: (port: number) => Promise<(HttpsProxyPort & { close(): Promise<void> }) | undefined>): Promise<void>;
+  serveHttps(open: (port: number) => Promise<ServedHttps | undefined>): Promise<void>;
+  /** The port HTTPS is served on now; undefined while it is not. */
+  httpsPort(): number | undefined;
   close(): Promise<void>;
 } {
-  let link: (HttpsProxyPort & { close(): Promise<void> }) | undefined;
+  let link: ServedHttps | undefined;
   const certificates = createCertificatesService({
     ...deps,
     acme: { directoryUrl: deps.settings.directoryUrl, email: deps.settings.email, caBundle: readCaBundle(deps.settings.caBundleFile) },
@@ -87,7 +92,9 @@ export function createHttpsWiring(deps: HttpsWiringDeps): {
       await certificates.publish();
       // What became due while no proxy served HTTPS (domains verified meanwhile) is ordered now.
       await certificates.orderDue();
+      await certificates.orderServiceHostnames();
     },
+    httpsPort: () => link?.httpsAddress?.port,
     async close() {
       const opened = link;
       link = undefined;

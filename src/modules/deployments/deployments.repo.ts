@@ -18,6 +18,12 @@ export function findRuntime(db: Queryable, serviceId: string): Promise<ServiceRu
   return db.selectFrom('service_runtime').selectAll().where('service_id', '=', serviceId).executeTakeFirst();
 }
 
+/** The services whose running deployment is in one of `statuses` (DEPLOYED, RESTARTED). */
+export async function listServiceIdsInStatus(db: Queryable, statuses: readonly string[]): Promise<string[]> {
+  const rows = await db.selectFrom('service_runtime').select('service_id').where('status', 'in', [...statuses]).where('deployed_deployment_id', 'is not', null).orderBy('service_id').execute();
+  return rows.map((row) => row.service_id);
+}
+
 export async function insertRuntime(db: Queryable, row: ServiceRuntimeRow): Promise<void> {
   await db.insertInto('service_runtime').values(row).execute();
 }

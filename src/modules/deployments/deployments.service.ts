@@ -86,6 +86,8 @@ export interface DeploymentsDeps {
   metering: ServiceMetering;
   /** Wakes the in-process job worker after a commit (the agent's dispatcher may be waiting). */
   wakeWorkers?: () => void;
+  /** A service reached DEPLOYED (its host name may now need a certificate: docs/https.md). Never fails the report. */
+  serviceDeployed?: (serviceId: string) => Promise<void>;
   /** Deployment events for the webhooks, published in the transaction of each move (none unless given). */
   events?: {
     publisher: EventPublisher;

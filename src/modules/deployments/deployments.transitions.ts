@@ -72,7 +72,7 @@ const CANCELED_AT_ONCE = 'canceled before the agent took it';
 const CANCEL_REQUESTED = 'cancel requested: the agent stops at its next step';
 
 export function createDeploymentTransitions(
-  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'environments' | 'services' | 'metering' | 'events'>,
+  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'environments' | 'services' | 'metering' | 'events' | 'serviceDeployed'>,
   services: ServiceRecords,
   environments: EnvironmentRecords,
 ) {
@@ -194,6 +194,7 @@ export function createDeploymentTransitions(
       if (to === 'DEPLOYED') {
         const size = meteredSize(service);
         await deps.metering.resourceRunning({ organizationId: service.organizationId, resourceType: 'SERVICE', resourceId: serviceId, ...size, at });
+        await deps.serviceDeployed?.(serviceId).catch(() => undefined);
       }
       if (to === 'STOPPED') await deps.metering.resourceStopped({ resourceType: 'SERVICE', resourceId: serviceId, at });
       return services.statusView(service, row);

@@ -7,7 +7,7 @@ import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import { notFound } from '../../lib/errors.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
-import { findServiceDeployment, findRuntime, listServiceDeploymentJobIds, updateRuntimeInStatus, type ServiceDeploymentRow } from './deployments.repo.ts';
+import { findServiceDeployment, findRuntime, listServiceDeploymentJobIds, listServiceIdsInStatus, updateRuntimeInStatus, type ServiceDeploymentRow } from './deployments.repo.ts';
 import { serviceStateOf, snapshotOf } from './deployments.service-records.ts';
 import type { DeploymentSnapshot, DeploymentsDeps } from './deployments.service.ts';
 import { requestedState } from './deployments.states.ts';
@@ -41,13 +41,18 @@ const RUNNING_STATES: ReadonlySet<string> = new Set(['DEPLOYED', 'RESTARTED']);
 export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'metering'>) {
   const { db, clock } = deps;
 
-  /** The service's running deployment (DEPLOYED or RESTARTED), when that deployment put it on `clusterId`. */
-  async function runningOn(serviceId: string, clusterId: string): Promise<{ status: string; service: DeploymentSnapshot['service'] } | undefined> {
+  /** The service's running deployment (DEPLOYED or RESTARTED), wherever it put the service. */
+  async function running(serviceId: string): Promise<{ status: string; service: DeploymentSnapshot['service'] } | undefined> {
     const runtime = await findRuntime(db, serviceId);
     if (runtime?.deployed_deployment_id === null || runtime === undefined || !RUNNING_STATES.has(runtime.status)) return undefined;
     const record = await findServiceDeployment(db, runtime.deployed_deployment_id);
-    const service = record === undefined ? undefined : snapshotOf(record).service;
-    return service?.clusterId === clusterId ? { status: runtime.status, service } : undefined;
+    return record === undefined ? undefined : { status: runtime.status, service: snapshotOf(record).service };
+  }
+
+  /** The same, when that deployment put it on `clusterId`. */
+  async function runningOn(serviceId: string, clusterId: string): Promise<{ status: string; service: DeploymentSnapshot['service'] } | undefined> {
+    const found = await running(serviceId);
+    return found?.service.clusterId === clusterId ? found : undefined;
   }
 
   return {
@@ -74,6 +79,16 @@ export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db
     async deploymentForAgent(deploymentId: string): Promise<{ record: ServiceDeploymentRow; snapshot: DeploymentSnapshot } | undefined> {
       const record = await findServiceDeployment(db, deploymentId);
       return record === undefined ? undefined : { record, snapshot: snapshotOf(record) };
+    },
+
+    /** The service as its running deployment deployed it (DEPLOYED or RESTARTED), on whichever cluster. */
+    async runningService(serviceId: string): Promise<DeploymentSnapshot['service'] | undefined> {
+      return (await running(serviceId))?.service;
+    },
+
+    /** Every service whose deployment runs now (DEPLOYED or RESTARTED). */
+    listRunningServiceIds(): Promise<string[]> {
+      return listServiceIdsInStatus(db, [...RUNNING_STATES]);
     },
 
     /** The service as its running deployment deployed it, when it runs on the cluster (DEPLOYED or RESTARTED there). */

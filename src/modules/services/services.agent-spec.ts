@@ -17,7 +17,7 @@ import type { DatabaseConnection } from './services.service.ts';
  * names lead is the driver's placement.
  */
 export interface ServiceAgentSpecDeps {
-  deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent' | 'runningServiceOn'>;
+  deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent' | 'runningServiceOn' | 'runningService'>;
   kinds: readonly ServiceKindDefinition[];
   databaseConnection(serviceId: string): Promise<DatabaseConnection | undefined>;
   environmentOf(environmentId: string): Promise<{ id: string; name: string; mode: string; projectId: string } | undefined>;
@@ -103,6 +103,17 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
           peers: (await deps.internalPeersOf(service.environmentId)).map((peer) => ({ service_id: peer.serviceId, hostname: peer.hostname })),
         },
       };
+    },
+
+    /**
+     * The service's own public host name while its running deployment routes one (it has a public port), and the
+     * cluster it runs on: what gets a certificate for that name (docs/https.md). Undefined otherwise.
+     */
+    async routedHostnameOf(serviceId: string): Promise<{ hostname: string; clusterId: string } | undefined> {
+      const service = await deps.deployments.runningService(serviceId);
+      if (service === undefined) return undefined;
+      const [hostname] = await hostnamesOf(service);
+      return hostname === undefined ? undefined : { hostname, clusterId: service.clusterId };
     },
 
     /**

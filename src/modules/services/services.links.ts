@@ -8,7 +8,8 @@ import type { Link } from './services.schemas.ts';
  * Where a service is reached from outside: the reference's listApplicationLinks and listContainerLinks
  * (docs/services.md, "Public hostname"). A service with a public port has its public hostname as the default link,
  * then one link per custom domain whose DNS check passed (what the reverse proxy routes to it); a service without a
- * public port has none. The URL is the installation's apps proxy: plain HTTP on SLIPWAY_APPS_PORT.
+ * public port has none. The URL is the installation's apps proxy: HTTPS on SLIPWAY_APPS_HTTPS_PORT for a host name
+ * it serves a certificate for (docs/https.md), else plain HTTP on SLIPWAY_APPS_PORT.
  *
  * The reference's Status has no field for a URL, so the status answers none: the links are where clients find it.
  */
@@ -26,6 +27,8 @@ export interface ServiceLinksDeps {
   verifiedDomainsOf(serviceId: string): Promise<string[]>;
   /** The port the apps proxy answers on: the in-process agent's once it listens, else SLIPWAY_APPS_PORT. */
   appsPort(): number;
+  /** Where it serves HTTPS (SLIPWAY_APPS_HTTPS_PORT), and which host names it has a certificate for; none without. */
+  https?: { port(): number | undefined; servedHostnames(hostnames: readonly string[]): Promise<Set<string>> };
 }
 
 /** The public port a host name reaches: the default port when it is public, else the first public one. */
@@ -35,8 +38,8 @@ function routedPort(service: StoredService): StoredPort | undefined {
   return published.find((port) => port.is_default) ?? published[0];
 }
 
-function urlOf(host: string, port: number): string {
-  return port === 80 ? `http://${host}` : `http://${host}:${port}`;
+function urlOf(scheme: 'http' | 'https', host: string, port: number): string {
+  return port === (scheme === 'http' ? 80 : 443) ? `${scheme}://${host}` : `${scheme}://${host}:${port}`;
 }
 
 const LINK_KINDS: ReadonlySet<string> = new Set<LinkServiceKind>(['APPLICATION', 'CONTAINER']);
@@ -48,18 +51,22 @@ export function createServiceLinks(deps: ServiceLinksDeps) {
     if (port === undefined) return [];
     const hostname = await deps.services.publicHostnameOf(service.id);
     if (hostname === undefined) return undefined;
-    const externalPort = deps.appsPort();
-    const link = (host: string, platform: boolean): Static<typeof Link> => ({
-      service_id: service.id,
-      service_type: service.kind as LinkServiceKind,
-      url: urlOf(host, externalPort),
-      internal_port: port.internal_port,
-      external_port: externalPort,
-      is_platform_domain: platform,
-      is_default: platform,
-    });
     // A wildcard domain names many hosts, none of which is a URL to open.
     const domains = (await deps.verifiedDomainsOf(service.id)).filter((domain) => !domain.startsWith('*.'));
+    const httpsPort = deps.https?.port();
+    const secure = httpsPort === undefined || deps.https === undefined ? new Set<string>() : await deps.https.servedHostnames([hostname, ...domains]);
+    const link = (host: string, platform: boolean): Static<typeof Link> => {
+      const externalPort = httpsPort !== undefined && secure.has(host) ? httpsPort : deps.appsPort();
+      return {
+        service_id: service.id,
+        service_type: service.kind as LinkServiceKind,
+        url: urlOf(externalPort === httpsPort ? 'https' : 'http', host, externalPort),
+        internal_port: port.internal_port,
+        external_port: externalPort,
+        is_platform_domain: platform,
+        is_default: platform,
+      };
+    };
     return [link(hostname, true), ...domains.map((domain) => link(domain, false))];
   }
 
