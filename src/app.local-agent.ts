@@ -12,7 +12,7 @@ import type { ClustersService } from './modules/clusters/clusters.service.ts';
 import type { createHttpsWiring } from './modules/certificates/certificates.wiring.ts';
 
 export interface LocalAgentOptions {
-  config: Partial<Pick<Config, 'localAgent' | 'dataDir' | 'host' | 'appsPort' | 'localPostgresUrl' | 'agentConcurrency' | 'workloadIsolation'>>;
+  config: Partial<Pick<Config, 'localAgent' | 'dataDir' | 'host' | 'appsPort' | 'localPostgresUrl' | 'agentConcurrency' | 'workloadIsolation' | 'appsHsts'>>;
   agents: AgentsService;
   clusters: Pick<ClustersService, 'listLocalClusterIds'>;
   git: GitAccess;
@@ -61,7 +61,7 @@ export function installLocalAgent(app: FastifyTypeBox, options: LocalAgentOption
       // HTTPS is the apps proxy's too, once the agent has started it. A port that cannot be listened on is the
       // operator's to fix and stops the start like a taken apps port (main.ts); any other failure leaves HTTP serving.
       const onHttpsTrouble = (message: string) => app.log.warn({ https: true }, message);
-      await https.serveHttps((port) => openAppsProxyTls({ stateDir, host: config.host ?? '127.0.0.1', port, onTrouble: onHttpsTrouble })).catch((error: unknown) => {
+      await https.serveHttps((port) => openAppsProxyTls({ stateDir, host: config.host ?? '127.0.0.1', port, hsts: config.appsHsts, onTrouble: onHttpsTrouble })).catch((error: unknown) => {
         if (error instanceof HttpsPortUnusableError) throw error;
         app.log.error({ https: true }, `HTTPS is not served: ${(error as Error).message}`);
       });

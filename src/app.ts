@@ -109,7 +109,7 @@ export interface AppDeps {
     Partial<Pick<Config, 'logFormat'>> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
     Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>> &
-    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle' | 'acmeServiceHostnames'>>;
+    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle' | 'acmeServiceHostnames' | 'appsHsts'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false; scheduled work runs only with it) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };

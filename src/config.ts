@@ -105,6 +105,11 @@ export interface Config {
    */
   acmeServiceHostnames: AcmeServiceHostnames;
   /**
+   * SLIPWAY_APPS_HSTS (unset: none): the Strict-Transport-Security header of the apps proxy's HTTPS answers, as the
+   * header's value (`max-age=31536000; includeSubDomains`); a service that sends its own keeps its own.
+   */
+  appsHsts: string | undefined;
+  /**
    * SLIPWAY_AGENT_CONCURRENCY (default 4, 1 to 20): how many tasks an agent of this installation (the in-process one,
    * `slipway agent` unless given --concurrency) runs at once — builds, database starts, teardowns of different services.
    */
@@ -208,6 +213,19 @@ function parseAcmeEmail(env: Env): string | undefined {
   if (raw === undefined) return undefined;
   if (!/^[^\s@<>,;:"]+@[^\s@<>,;:"]+\.[^\s@<>,;:"]+$/.test(raw)) throw new ConfigError('SLIPWAY_ACME_EMAIL', `must be an e-mail address, got "${raw}"`);
   return raw;
+}
+
+/** RFC 6797 §6.1's directives Slipway lets through: max-age (required), includeSubDomains, preload. */
+function parseAppsHsts(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_APPS_HSTS');
+  if (raw === undefined) return undefined;
+  const directives = raw.split(';').map((part) => part.trim()).filter((part) => part !== '');
+  const maxAge = directives.filter((part) => /^max-age=\d{1,10}$/i.test(part));
+  const others = directives.filter((part) => !/^max-age=/i.test(part));
+  if (maxAge.length !== 1 || others.some((part) => !/^(includeSubDomains|preload)$/i.test(part)) || new Set(others.map((part) => part.toLowerCase())).size !== others.length) {
+    throw new ConfigError('SLIPWAY_APPS_HSTS', `must be a Strict-Transport-Security value such as "max-age=31536000; includeSubDomains", got ${JSON.stringify(raw)}`);
+  }
+  return directives.join('; ');
 }
 
 function parseAcmeCaBundle(env: Env): string | undefined {
@@ -536,6 +554,7 @@ export function loadConfig(env: Env = process.env): Config {
     acmeEmail: parseAcmeEmail(env),
     acmeCaBundle: parseAcmeCaBundle(env),
     acmeServiceHostnames: parseChoice(env, 'SLIPWAY_ACME_SERVICE_HOSTNAMES', ACME_SERVICE_HOSTNAMES, 'auto'),
+    appsHsts: parseAppsHsts(env),
     agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),
     workloadIsolation: parseChoice(env, 'SLIPWAY_WORKLOAD_ISOLATION', WORKLOAD_ISOLATIONS, 'strict'),

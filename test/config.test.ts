@@ -60,6 +60,7 @@ describe('loadConfig', () => {
       acmeDirectoryUrl: 'https://acme-v02.api.letsencrypt.org/directory',
       acmeEmail: undefined,
       acmeServiceHostnames: 'auto',
+      appsHsts: undefined,
       acmeCaBundle: undefined,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);

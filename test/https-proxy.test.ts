@@ -47,26 +47,27 @@ function handshake(port: number, servername: string, ca: string): Promise<{ auth
   });
 }
 
-function getHttps(port: number, hostname: string, ca: string): Promise<{ status: number; body: string }> {
+/** The answer over HTTPS, with its Strict-Transport-Security header (undefined when it has none). */
+function getHttps(port: number, hostname: string, ca: string, requestPath = '/'): Promise<{ status: number; body: string; hsts: string | undefined }> {
   return new Promise((resolve, reject) => {
-    const sent = httpsRequest({ host: '127.0.0.1', port, servername: hostname, headers: { host: hostname }, ca, agent: false }, (response) => {
+    const sent = httpsRequest({ host: '127.0.0.1', port, servername: hostname, headers: { host: hostname }, path: requestPath, ca, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, hsts: response.headers['strict-transport-security'] }));
     });
     sent.on('error', reject);
     sent.end();
   });
 }
 
-function plain(port: number, hostname: string, requestPath: string, method = 'GET'): Promise<{ status: number; location: string | undefined; body: string }> {
+function plain(port: number, hostname: string, requestPath: string, method = 'GET'): Promise<{ status: number; location: string | undefined; body: string; hsts: string | undefined }> {
   return new Promise((resolve, reject) => {
     const sent = httpRequest({ host: '127.0.0.1', port, method, headers: { host: hostname }, path: requestPath, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, location: response.headers.location, body }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, location: response.headers.location, body, hsts: response.headers['strict-transport-security'] }));
     });
     sent.on('error', reject);
     sent.end();
@@ -88,6 +89,9 @@ function control(stateDir: string, command: Record<string, unknown>): Promise<Re
   });
 }
 
+/** SLIPWAY_APPS_HSTS as the server passes it on. */
+const HSTS = 'max-age=600; includeSubDomains';
+
 describe('the apps proxy serves HTTPS', () => {
   let dir: string;
   let stateDir: string;
@@ -102,12 +106,16 @@ describe('the apps proxy serves HTTPS', () => {
     stateDir = path.join(dir, 'agent');
     await mkdir(stateDir, { mode: 0o700 });
     [shop, blog] = await Promise.all([selfSigned(dir, 'shop.example.com'), selfSigned(dir, 'blog.example.com')]);
-    service = createHttpServer((req, res) => res.end(`${req.headers.host ?? ''} ${String(req.headers['x-forwarded-proto'])}`));
+    service = createHttpServer((req, res) => {
+      // A service that sends its own Strict-Transport-Security header keeps it.
+      if (req.url === '/own-hsts') res.setHeader('strict-transport-security', 'max-age=5');
+      res.end(`${req.headers.host ?? ''} ${String(req.headers['x-forwarded-proto'])}`);
+    });
     await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
     agent = await startAppsProxy({ stateDir, host: '127.0.0.1', port: 0, onTrouble: () => undefined });
     agent.setRoute('shop', { hostnames: ['shop.example.com', 'blog.example.com'], target: { host: '127.0.0.1', port: (service.address() as AddressInfo).port } });
     await agent.applied();
-    link = new AppsProxyTlsLink({ stateDir, host: '127.0.0.1', port: await freePort(), onTrouble: () => undefined });
+    link = new AppsProxyTlsLink({ stateDir, host: '127.0.0.1', port: await freePort(), hsts: HSTS, onTrouble: () => undefined });
     await link.start();
   }, 60_000);
 
@@ -127,7 +135,8 @@ describe('the apps proxy serves HTTPS', () => {
     await link.setCertificates([{ hostnames: ['shop.example.com'], ...shop }]);
     expect(await handshake(https, 'shop.example.com', shop.chain)).toEqual({ authorized: true, subject: 'CN=shop.example.com' });
     await expect(handshake(https, 'blog.example.com', blog.chain)).rejects.toThrow();
-    expect(await getHttps(https, 'shop.example.com', shop.chain)).toEqual({ status: 200, body: 'shop.example.com https' });
+    expect(await getHttps(https, 'shop.example.com', shop.chain)).toEqual({ status: 200, body: 'shop.example.com https', hsts: HSTS });
+    expect((await getHttps(https, 'shop.example.com', shop.chain, '/own-hsts')).hsts).toBe('max-age=5');
 
     const apps = agent.address.port;
     await link.setChallenge('token-1', 'token-1.thumbprint');
@@ -135,7 +144,7 @@ describe('the apps proxy serves HTTPS', () => {
     expect(await plain(apps, 'shop.example.com', '/x?y=1')).toMatchObject({ status: 301, location: `https://shop.example.com:${https}/x?y=1` });
     expect(await plain(apps, 'shop.example.com', '/form', 'POST')).toMatchObject({ status: 308 });
     // No certificate for blog yet: plain HTTP serves it.
-    expect(await plain(apps, 'blog.example.com', '/')).toMatchObject({ status: 200, body: 'blog.example.com http' });
+    expect(await plain(apps, 'blog.example.com', '/')).toMatchObject({ status: 200, body: 'blog.example.com http', hsts: undefined });
     await link.setChallenge('token-1', undefined);
     // The challenge path is never redirected (a CA follows redirects, but need not): unanswered, it reaches the service.
     expect(await plain(apps, 'shop.example.com', '/.well-known/acme-challenge/token-1')).toMatchObject({ status: 200, body: 'shop.example.com http' });
@@ -154,6 +163,7 @@ describe('the apps proxy serves HTTPS', () => {
     // The successor serves the same socket with the same certificates and challenges, before anyone sends them again.
     await vi.waitFor(async () => expect((await readFile(appsProxyPidPath(stateDir), 'utf8')).trim()).not.toBe(before), { timeout: 20_000, interval: 100 });
     expect(await handshake(https, 'shop.example.com', shop.chain)).toEqual({ authorized: true, subject: 'CN=shop.example.com' });
+    expect((await getHttps(https, 'shop.example.com', shop.chain)).hsts).toBe(HSTS);
     expect(await plain(agent.address.port, 'shop.example.com', '/.well-known/acme-challenge/token-2')).toMatchObject({ status: 200, body: 'token-2.thumbprint' });
     const successor = Number((await readFile(appsProxyPidPath(stateDir), 'utf8')).trim());
 

@@ -133,6 +133,11 @@ describe('HTTPS settings', () => {
     }
   });
 
+  it('sends no HSTS header unless SLIPWAY_APPS_HSTS gives its value', () => {
+    expect(loadConfig(base).appsHsts).toBeUndefined();
+    expect(loadConfig({ ...base, SLIPWAY_APPS_HSTS: 'max-age=31536000;includeSubDomains ; preload' }).appsHsts).toBe('max-age=31536000; includeSubDomains; preload');
+  });
+
   it('refuses bad values naming the variable', () => {
     const bad: Array<[string, string]> = [
       ['SLIPWAY_APPS_HTTPS_PORT', '70000'],
@@ -143,6 +148,11 @@ describe('HTTPS settings', () => {
       ['SLIPWAY_ACME_CA_BUNDLE', '/nonexistent/ca.pem'],
       ['SLIPWAY_ACME_CA_BUNDLE', '/etc/hostname'],
       ['SLIPWAY_ACME_SERVICE_HOSTNAMES', 'yes'],
+      ['SLIPWAY_APPS_HSTS', 'includeSubDomains'],
+      ['SLIPWAY_APPS_HSTS', 'max-age=1y'],
+      ['SLIPWAY_APPS_HSTS', 'max-age=60; max-age=70'],
+      ['SLIPWAY_APPS_HSTS', 'max-age=60; preload; preload'],
+      ['SLIPWAY_APPS_HSTS', 'max-age=60\r\nx-injected: 1'],
     ];
     for (const [variable, value] of bad) {
       let thrown: unknown;

@@ -357,6 +357,8 @@ export interface AppsProxyTlsOptions {
   /** Where HTTPS is served: SLIPWAY_HOST and SLIPWAY_APPS_HTTPS_PORT (0: any free port). */
   host: string;
   port: number;
+  /** SLIPWAY_APPS_HSTS: the Strict-Transport-Security value of HTTPS answers; none when unset. */
+  hsts?: string | undefined;
   onTrouble(message: string): void;
 }
 
@@ -424,7 +426,7 @@ export class AppsProxyTlsLink {
   private async connectOnce(): Promise<void> {
     const channel = await ControlChannel.open(appsProxySocketPath(this.options.stateDir), this.options.onTrouble);
     try {
-      const opened = await channel.request({ type: 'https', host: this.options.host, port: this.options.port });
+      const opened = await channel.request({ type: 'https', host: this.options.host, port: this.options.port, ...(this.options.hsts === undefined ? {} : { hsts: this.options.hsts }) });
       if (opened?.code === 'EADDRINUSE' || opened?.code === 'EACCES') {
         throw new HttpsPortUnusableError(this.options.host, this.options.port, opened.code, new Error(opened.error ?? opened.code));
       }

@@ -120,7 +120,7 @@ function tlsOf(value: unknown): AppsProxyTls | undefined {
   const challenges = Array.isArray(tls.challenges)
     ? tls.challenges.filter((challenge) => typeof challenge.token === 'string' && typeof challenge.keyAuthorization === 'string')
     : [];
-  return { host: tls.host, port: tls.port, certificates: certificatesOf(tls.certificates ?? []), challenges };
+  return { host: tls.host, port: tls.port, ...(typeof tls.hsts === 'string' ? { hsts: tls.hsts } : {}), certificates: certificatesOf(tls.certificates ?? []), challenges };
 }
 
 /** What to serve where, from the agent (or the predecessor) that spawned this process, with the sockets it hands over. */
@@ -226,6 +226,7 @@ export async function runAppsProxyProcess(): Promise<void> {
     const tls = options.tls;
     try {
       proxy.setCertificates(tls.certificates);
+      proxy.setHsts(tls.hsts);
       for (const { token, keyAuthorization } of tls.challenges) proxy.setChallenge(token, keyAuthorization);
       if (inheritedHttps === undefined) await proxy.listenHttps(tls.port, tls.host);
       else proxy.serveHandedOverHttps(inheritedHttps, tls.host);
@@ -239,7 +240,8 @@ export async function runAppsProxyProcess(): Promise<void> {
   for (const leftover of inherited.values()) leftover.server.close();
 
   /** What HTTPS was asked for (to hand over); the start message's for a successor. */
-  let httpsSettings: { host: string; port: number } | undefined = options.tls === undefined ? undefined : { host: options.tls.host, port: options.tls.port };
+  let httpsSettings: { host: string; port: number; hsts?: string } | undefined =
+    options.tls === undefined ? undefined : { host: options.tls.host, port: options.tls.port, ...(options.tls.hsts === undefined ? {} : { hsts: options.tls.hsts }) };
   let stopping = false;
   /** Set once serving: the inode of its control socket (a successor's has another) and its timers. */
   const serving: { inode?: number; watch?: NodeJS.Timeout; unclaimed?: NodeJS.Timeout } = {};
@@ -357,8 +359,10 @@ export async function runAppsProxyProcess(): Promise<void> {
         case 'https': {
           if (typeof message.host !== 'string' || typeof message.port !== 'number') throw new Error('https needs host and port');
           const address = await proxy.listenHttps(message.port, message.host);
+          const hsts = typeof message.hsts === 'string' ? message.hsts : undefined;
+          proxy.setHsts(hsts);
           // Handed to a successor as asked (port 0 stays where it is: the successor takes the socket over).
-          httpsSettings = { host: message.host, port: message.port === 0 ? address.port : message.port };
+          httpsSettings = { host: message.host, port: message.port === 0 ? address.port : message.port, ...(hsts === undefined ? {} : { hsts }) };
           answer(socket, { id, type: 'done', address });
           return;
         }

@@ -85,6 +85,8 @@ export interface AppsProxyHello {
 export interface AppsProxyTls {
   host: string;
   port: number;
+  /** The Strict-Transport-Security value HTTPS answers carry (SLIPWAY_APPS_HSTS); absent: none. */
+  hsts?: string;
   certificates: ServedCertificate[];
   challenges: Array<{ token: string; keyAuthorization: string }>;
 }
@@ -99,7 +101,7 @@ export type AppsProxyRequest =
   | { id: number; type: 'table' }
   | { id: number; type: 'handover'; execPath: string; command: string }
   | { id: number; type: 'exit' }
-  | { id: number; type: 'https'; host: string; port: number }
+  | { id: number; type: 'https'; host: string; port: number; hsts?: string }
   | { id: number; type: 'certificates'; certificates: ServedCertificate[] }
   | { id: number; type: 'challenge'; token: string; keyAuthorization?: string };
 

@@ -25,7 +25,8 @@ import { RouteTable, requestHostname, targetKey, type AppsRouting, type ProxyRou
  * reach the same HTTP server, so X-Forwarded-Proto says https). A new set takes effect for the next handshakes;
  * connections open keep the certificate they were given (nothing is dropped). On the HTTP port, the ACME HTTP-01
  * answers (`setChallenge`) come first for every host name, then a host name with a certificate is redirected to
- * HTTPS (301 for GET and HEAD, 308 otherwise, same path and query).
+ * HTTPS (301 for GET and HEAD, 308 otherwise, same path and query). With `setHsts`, answers over HTTPS carry that
+ * Strict-Transport-Security header unless the service sends its own (RFC 6797: never on plain HTTP).
  */
 export { RouteConflictError, requestHostname, type ProxyRoute, type ProxyTarget } from './route-table.ts';
 
@@ -64,6 +65,7 @@ export class LocalReverseProxy implements AppsRouting {
   private httpsAddress: AddressInfo | undefined;
   /** The host HTTPS was asked to listen on (the address may read differently: `::` for an IPv4 wildcard). */
   private httpsHost: string | undefined;
+  private hsts: string | undefined;
   /** The TLS contexts by host name (exact names and `*.base` wildcards), replaced whole by setCertificates. */
   private contexts = new Map<string, SecureContext>();
   private certificates: ServedCertificate[] = [];
@@ -340,8 +342,15 @@ export class LocalReverseProxy implements AppsRouting {
     return true;
   }
 
+  /** The Strict-Transport-Security value of answers over HTTPS (SLIPWAY_APPS_HSTS); undefined: none. */
+  setHsts(value: string | undefined): void {
+    this.hsts = value;
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
     if (this.answeredBeforeRouting(req, res)) return;
+    // Set before forwarding: a header of the service's own replaces it (http-proxy-3 copies the answer's headers).
+    if (this.hsts !== undefined && req.socket instanceof TLSSocket && req.socket.encrypted) res.setHeader('strict-transport-security', this.hsts);
     const target = this.resolve(req.headers.host ?? '');
     if (target === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
