@@ -13,6 +13,7 @@ import { registerHelmRepositoryRoutes } from './modules/helm-repositories/helm-r
 import { registerLabelsGroupRoutes } from './modules/labels-groups/labels-groups.routes.ts';
 import { registerApiTokenRoutes } from './modules/api-tokens/api-tokens.routes.ts';
 import { registerIpRoutes } from './modules/ips/ips.routes.ts';
+import { registerCertificateRoutes } from './modules/certificates/certificates.routes.ts';
 import { registerInvitationRoutes } from './modules/invitations/invitations.routes.ts';
 import { registerMemberRoutes } from './modules/members/members.routes.ts';
 import { registerOnboardingRoutes } from './modules/onboarding/onboarding.routes.ts';
@@ -42,6 +43,7 @@ import { registerDeploymentStatusRoutes } from './modules/deployments/deployment
  */
 export interface ApiRouteServices {
   egressIps: readonly string[];
+  certificates: Parameters<typeof registerCertificateRoutes>[1];
   organizations: Parameters<typeof registerOrganizationRoutes>[1];
   roles: Parameters<typeof registerRoleRoutes>[1];
   onboarding: Parameters<typeof registerOnboardingRoutes>[1];
@@ -76,6 +78,7 @@ export interface ApiRouteServices {
 export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices): void {
     requireAccessDeclarations(api);
     registerIpRoutes(api, wired.egressIps);
+    registerCertificateRoutes(api, wired.certificates);
     registerOrganizationRoutes(api, wired.organizations);
     registerRoleRoutes(api, wired.roles);
     registerOnboardingRoutes(api, wired.onboarding);

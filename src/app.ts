@@ -88,7 +88,6 @@ import { createNodeDomainResolver } from './modules/custom-domains/custom-domain
 
 import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
 import { createHttpsWiring } from './modules/certificates/certificates.wiring.ts';
-import { isPublicDomainName } from './lib/public-domains.ts';
 import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
 import { createServiceReferences } from './modules/services/services.references.ts';
 import { createServicesService, existsThrough, linkedRecordsThrough, missingThrough } from './modules/services/services.service.ts';
@@ -109,7 +108,7 @@ export interface AppDeps {
     Partial<Pick<Config, 'logFormat'>> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
     Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>> &
-    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle' | 'acmeServiceHostnames' | 'appsHsts'>>;
+    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle' | 'httpsServiceHostnames' | 'httpsPrivateNames' | 'appsHsts'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false; scheduled work runs only with it) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -376,11 +375,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       directoryUrl: deps.config.acmeDirectoryUrl ?? LETS_ENCRYPT_DIRECTORY_URL,
       email: deps.config.acmeEmail,
       caBundleFile: deps.config.acmeCaBundle,
+      privateNames: deps.config.httpsPrivateNames ?? 'installation-ca',
     },
+    installationName: deps.config.publicUrl === undefined ? 'Slipway' : new URL(deps.config.publicUrl).hostname,
     domains: { subject: (id) => customDomains.certificateSubject(id), problemPointingHere: (id) => customDomains.problemPointingHere(id) },
-    // The services' own host names, when the apps domain is a public name (SLIPWAY_ACME_SERVICE_HOSTNAMES): those the
-    // apps proxy of this installation routes, i.e. of services running on a LOCAL cluster.
-    ...(orderServiceHostnames(deps.config)
+    // The services' own host names (SLIPWAY_HTTPS_SERVICE_HOSTNAMES): those the apps proxy of this installation
+    // routes, i.e. of services running on a LOCAL cluster.
+    ...(deps.config.appsHttpsPort !== undefined && deps.config.httpsServiceHostnames !== 'off'
       ? {
           serviceHostnames: {
             async subject(serviceId: string) {
@@ -556,6 +557,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   await app.register(async (api) => {
     registerApiRoutes(api, {
       egressIps: deps.config.egressIps,
+      certificates: https.certificates,
       ...services,
       gitTokens,
       cloudCredentials,
@@ -603,8 +605,3 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   return app;
 }
 
-/** Whether the services' own host names get certificates: HTTPS served, and the apps domain public (or forced on). */
-function orderServiceHostnames(config: AppDeps['config']): boolean {
-  if (config.appsHttpsPort === undefined || config.acmeServiceHostnames === 'off') return false;
-  return config.acmeServiceHostnames === 'on' || isPublicDomainName(config.appsDomain ?? 'localhost');
-}

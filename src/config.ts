@@ -98,12 +98,14 @@ export interface Config {
   acmeEmail: string | undefined;
   /** SLIPWAY_ACME_CA_BUNDLE: a PEM file of the CA certificates trusted for the ACME server (a private CA, tests). */
   acmeCaBundle: string | undefined;
+  /** SLIPWAY_HTTPS_SERVICE_HOSTNAMES (default on): whether the services' own host names get certificates too. */
+  httpsServiceHostnames: 'on' | 'off';
   /**
-   * SLIPWAY_ACME_SERVICE_HOSTNAMES (default auto): whether the services' own host names under SLIPWAY_APPS_DOMAIN get
-   * certificates too — `auto` when the apps domain is a public name (not `localhost`, `.test`, `.internal`, …:
-   * lib/public-domains.ts), `on` always (a private ACME CA that issues for internal names), `off` never.
+   * SLIPWAY_HTTPS_PRIVATE_NAMES (default installation-ca): who issues for the names no public CA does (`localhost`,
+   * `.test`, `.internal`, …: lib/public-domains.ts) — the installation's own CA, or the ACME directory (a private
+   * ACME CA that issues for internal names).
    */
-  acmeServiceHostnames: AcmeServiceHostnames;
+  httpsPrivateNames: HttpsPrivateNames;
   /**
    * SLIPWAY_APPS_HSTS (unset: none): the Strict-Transport-Security header of the apps proxy's HTTPS answers, as the
    * header's value (`max-age=31536000; includeSubDomains`); a service that sends its own keeps its own.
@@ -188,8 +190,8 @@ function parseAppsHttpsPort(env: Env): number | undefined {
   return Number(raw);
 }
 
-export const ACME_SERVICE_HOSTNAMES = ['auto', 'on', 'off'] as const;
-export type AcmeServiceHostnames = (typeof ACME_SERVICE_HOSTNAMES)[number];
+export const HTTPS_PRIVATE_NAMES = ['installation-ca', 'acme'] as const;
+export type HttpsPrivateNames = (typeof HTTPS_PRIVATE_NAMES)[number];
 
 /** Let's Encrypt's production directory; its staging one is https://acme-staging-v02.api.letsencrypt.org/directory. */
 export const LETS_ENCRYPT_DIRECTORY_URL = 'https://acme-v02.api.letsencrypt.org/directory';
@@ -553,7 +555,8 @@ export function loadConfig(env: Env = process.env): Config {
     acmeDirectoryUrl: parseAcmeDirectoryUrl(env),
     acmeEmail: parseAcmeEmail(env),
     acmeCaBundle: parseAcmeCaBundle(env),
-    acmeServiceHostnames: parseChoice(env, 'SLIPWAY_ACME_SERVICE_HOSTNAMES', ACME_SERVICE_HOSTNAMES, 'auto'),
+    httpsServiceHostnames: parseChoice(env, 'SLIPWAY_HTTPS_SERVICE_HOSTNAMES', ['on', 'off'] as const, 'on'),
+    httpsPrivateNames: parseChoice(env, 'SLIPWAY_HTTPS_PRIVATE_NAMES', HTTPS_PRIVATE_NAMES, 'installation-ca'),
     appsHsts: parseAppsHsts(env),
     agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),

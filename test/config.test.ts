@@ -59,7 +59,8 @@ describe('loadConfig', () => {
       appsHttpsPort: undefined,
       acmeDirectoryUrl: 'https://acme-v02.api.letsencrypt.org/directory',
       acmeEmail: undefined,
-      acmeServiceHostnames: 'auto',
+      httpsServiceHostnames: 'on',
+      httpsPrivateNames: 'installation-ca',
       appsHsts: undefined,
       acmeCaBundle: undefined,
     });
@@ -99,7 +100,9 @@ describe('loadConfig', () => {
       SLIPWAY_WORKLOAD_ISOLATION: 'none',
       SLIPWAY_APPS_HTTPS_PORT: '8444',
       SLIPWAY_ACME_DIRECTORY_URL: 'https://acme-staging-v02.api.letsencrypt.org/directory',
-      SLIPWAY_ACME_SERVICE_HOSTNAMES: 'on',
+      SLIPWAY_HTTPS_SERVICE_HOSTNAMES: 'off',
+      SLIPWAY_HTTPS_PRIVATE_NAMES: 'acme',
+      SLIPWAY_APPS_HSTS: 'max-age=300',
       SLIPWAY_ACME_EMAIL: 'ops@example.com',
       SLIPWAY_ACME_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
     });
@@ -131,7 +134,9 @@ describe('loadConfig', () => {
       appsHttpsPort: 8444,
       acmeDirectoryUrl: 'https://acme-staging-v02.api.letsencrypt.org/directory',
       acmeEmail: 'ops@example.com',
-      acmeServiceHostnames: 'on',
+      httpsServiceHostnames: 'off',
+      httpsPrivateNames: 'acme',
+      appsHsts: 'max-age=300',
       acmeCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     });
   });

@@ -1,11 +1,10 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer as createHttpServer, request as httpRequest, type Server as HttpServer } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect as netConnect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { createServer as createTlsServer } from 'node:tls';
 import path from 'node:path';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { createLocalClusterGrants } from '../src/modules/clusters/clusters.local-grants.ts';
@@ -21,6 +20,10 @@ import { startPebble, type TestPebble } from './support/pebble.ts';
 import { createSampleRepository, killProcessesUnder, type HelloAnswer } from './support/sample-apps.ts';
 import { TestClock, uniqueName } from './support/test-app.ts';
 import { startWebhookReceiver, type TestWebhookReceiver } from './support/webhook-receiver.ts';
+import { httpRequestTo, httpsGet, tlsHandshake } from './support/tls-client.ts';
+import { createSecretBox } from '../src/lib/secret-box.ts';
+import { issueFromInstallationRoot } from '../src/modules/certificates/certificates.installation-ca.ts';
+import type { IssuedCertificate } from '../src/modules/certificates/certificates.acme.ts';
 
 /**
  * Issue 25 part 1, automatic HTTPS on the local engine, against a real ACME server: Debian's pebble, validating
@@ -71,48 +74,17 @@ async function setRoute(stateDir: string, key: string, hostnames: string[], port
   socket.end();
 }
 
-/** The certificate the HTTPS port presents for `servername`, and whether it chains to `root`. */
-function handshake(port: number, servername: string, root: string): Promise<{ authorized: boolean; error: string | null; certificate: X509Certificate; socket: TLSSocket }> {
-  return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port, servername, ca: root, rejectUnauthorized: false }, () => {
-      const raw = socket.getPeerX509Certificate();
-      if (raw === undefined) {
-        reject(new Error('no certificate'));
-        return;
-      }
-      resolve({ authorized: socket.authorized, error: socket.authorizationError === null ? null : String(socket.authorizationError), certificate: raw, socket });
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** `GET path` over HTTPS with SNI and Host `hostname`, trusting only `root`. */
-function getHttps(port: number, hostname: string, root: string, requestPath = '/'): Promise<{ status: number; body: string; serial: string }> {
-  return new Promise((resolve, reject) => {
-    const sent = httpsRequest({ host: '127.0.0.1', port, servername: hostname, headers: { host: hostname }, path: requestPath, ca: root, agent: false, timeout: 10_000 }, (response) => {
-      const serial = (response.socket as TLSSocket).getPeerX509Certificate()?.serialNumber ?? '';
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, serial }));
-    });
-    sent.on('timeout', () => sent.destroy(new Error('no answer within 10 s')));
-    sent.on('error', reject);
-    sent.end();
-  });
-}
-
-function getHttp(port: number, hostname: string, requestPath: string): Promise<{ status: number; location: string | undefined; body: string }> {
-  return new Promise((resolve, reject) => {
-    const sent = httpRequest({ host: '127.0.0.1', port, headers: { host: hostname }, path: requestPath, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, location: response.headers.location, body }));
-    });
-    sent.on('error', reject);
-    sent.end();
-  });
+/** What a TLS client trusting only `root` says of a server presenting `leaf` for `servername`. */
+async function verdictOf(leaf: IssuedCertificate, servername: string, root: string): Promise<string> {
+  const server = createTlsServer({ cert: leaf.chainPem, key: leaf.keyPem }, (socket) => socket.end());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const answer = await tlsHandshake((server.address() as AddressInfo).port, servername, root);
+    answer.socket.destroy();
+    return answer.authorized ? 'authorized' : (answer.error ?? 'refused');
+  } finally {
+    server.close();
+  }
 }
 
 describe('HTTPS settings', () => {
@@ -124,9 +96,9 @@ describe('HTTPS settings', () => {
     expect(loadConfig({ ...base, SLIPWAY_APPS_HTTPS_PORT: '8443', SLIPWAY_ACME_EMAIL: 'ops@example.com' })).toMatchObject({ appsHttpsPort: 8443, acmeEmail: 'ops@example.com' });
   });
 
-  it('gives the services’ own host names certificates when the apps domain is a public name, unless told otherwise', () => {
-    expect(loadConfig(base).acmeServiceHostnames).toBe('auto');
-    expect(loadConfig({ ...base, SLIPWAY_ACME_SERVICE_HOSTNAMES: 'off' }).acmeServiceHostnames).toBe('off');
+  it('gives the services’ own host names certificates, from the installation CA for private names, unless told otherwise', () => {
+    expect(loadConfig(base)).toMatchObject({ httpsServiceHostnames: 'on', httpsPrivateNames: 'installation-ca' });
+    expect(loadConfig({ ...base, SLIPWAY_HTTPS_SERVICE_HOSTNAMES: 'off', SLIPWAY_HTTPS_PRIVATE_NAMES: 'acme' })).toMatchObject({ httpsServiceHostnames: 'off', httpsPrivateNames: 'acme' });
     for (const name of ['apps.example.com', 'apps.slipway-ci.dev', 'Apps.Example.Org.']) expect(isPublicDomainName(name), name).toBe(true);
     for (const name of ['localhost', 'apps.localhost', 'apps.test', 'svc.internal', 'printer.local', 'x.home.arpa', 'router.lan', 'com', '10.0.0.1', '::1', '']) {
       expect(isPublicDomainName(name), name).toBe(false);
@@ -147,7 +119,8 @@ describe('HTTPS settings', () => {
       ['SLIPWAY_ACME_EMAIL', 'ops'],
       ['SLIPWAY_ACME_CA_BUNDLE', '/nonexistent/ca.pem'],
       ['SLIPWAY_ACME_CA_BUNDLE', '/etc/hostname'],
-      ['SLIPWAY_ACME_SERVICE_HOSTNAMES', 'yes'],
+      ['SLIPWAY_HTTPS_SERVICE_HOSTNAMES', 'yes'],
+      ['SLIPWAY_HTTPS_PRIVATE_NAMES', 'self'],
       ['SLIPWAY_APPS_HSTS', 'includeSubDomains'],
       ['SLIPWAY_APPS_HSTS', 'max-age=1y'],
       ['SLIPWAY_APPS_HSTS', 'max-age=60; max-age=70'],
@@ -352,11 +325,11 @@ for (const dialect of TEST_DIALECTS) {
         expect(ownName.endsWith(`.${APPS_DOMAIN}`)).toBe(true);
         const links = await call<{ results: Array<{ url: string; is_default: boolean; external_port: number }> }>('GET', `/application/${applicationId}/link`, undefined, 200);
         expect(links.results.find((link) => link.is_default)).toMatchObject({ url: `https://${ownName}:${httpsPort}`, external_port: httpsPort });
-        const ownHandshake = await handshake(httpsPort, ownName, root);
+        const ownHandshake = await tlsHandshake(httpsPort, ownName, root);
         ownHandshake.socket.destroy();
         expect(ownHandshake.authorized).toBe(true);
         expect(ownHandshake.certificate.subjectAltName).toContain(`DNS:${ownName}`);
-        expect(JSON.parse((await getHttps(httpsPort, ownName, root)).body) as HelloAnswer).toMatchObject({ app: 'hello' });
+        expect(JSON.parse((await httpsGet(httpsPort, ownName, root)).body) as HelloAnswer).toMatchObject({ app: 'hello' });
 
         const domain = `${uniqueName('shop')}.example.com`.toLowerCase();
         const verified = await verifiedDomain(applicationId, domain);
@@ -373,14 +346,14 @@ for (const dialect of TEST_DIALECTS) {
         expect(Date.parse(issued.certificate_expires_at ?? '')).toBeGreaterThan(Date.now() + 30 * 24 * 3600 * 1000);
 
         // The HTTPS port presents it for the domain's name, chaining to pebble's root through the intermediate sent with it.
-        const first = await handshake(httpsPort, domain, root);
+        const first = await tlsHandshake(httpsPort, domain, root);
         expect(first.error).toBeNull();
         expect(first.authorized).toBe(true);
         expect(first.certificate.subjectAltName).toContain(`DNS:${domain}`);
         // The application answers there: the agent routed the verified domain to it (at its next routes round).
         const answer = await vi.waitFor(
           async () => {
-            const reply = await getHttps(httpsPort, domain, root, '/hello');
+            const reply = await httpsGet(httpsPort, domain, root, '/hello');
             expect(reply.status, reply.body).toBe(200);
             return reply;
           },
@@ -388,10 +361,10 @@ for (const dialect of TEST_DIALECTS) {
         );
         expect(JSON.parse(answer.body) as HelloAnswer).toMatchObject({ app: 'hello' });
         // No certificate for a name it was not issued for: the handshake fails.
-        await expect(handshake(httpsPort, `other.${domain}`, root)).rejects.toThrow();
+        await expect(tlsHandshake(httpsPort, `other.${domain}`, root)).rejects.toThrow();
 
         // Plain HTTP for the name redirects to HTTPS with its path and query; a POST keeps its method (308).
-        const redirected = await getHttp(appsPort, domain, '/a/b?c=1');
+        const redirected = await httpRequestTo(appsPort, domain, '/a/b?c=1');
         expect(redirected).toMatchObject({ status: 301, location: `https://${domain}:${httpsPort}/a/b?c=1` });
         // The private key is sealed at rest, the chain is not.
         const row = await database.database.db.selectFrom('certificates').selectAll().where('custom_domain_id', '=', verified.id).executeTakeFirstOrThrow();
@@ -410,7 +383,7 @@ for (const dialect of TEST_DIALECTS) {
         const load = Array.from({ length: 3 }, async () => {
           while (running) {
             try {
-              const reply = await getHttps(httpsPort, domain, root);
+              const reply = await httpsGet(httpsPort, domain, root);
               if (reply.status !== 200) failures.push(`status ${reply.status}`);
               serials.add(reply.serial);
             } catch (error) {
@@ -430,7 +403,7 @@ for (const dialect of TEST_DIALECTS) {
         );
         const after = await vi.waitFor(
           async () => {
-            const next = await handshake(httpsPort, domain, root);
+            const next = await tlsHandshake(httpsPort, domain, root);
             next.socket.destroy();
             expect(next.certificate.serialNumber).not.toBe(first.certificate.serialNumber);
             return next;
@@ -469,7 +442,7 @@ for (const dialect of TEST_DIALECTS) {
         expect(moved.certificate_expires_at).toBe(renewed.not_after);
         // The renewed certificate is still the one presented for the name. (The domain itself failed its DNS check,
         // so the agent stops routing it at its next round: requests that still arrive get the proxy's 404.)
-        const kept = await handshake(httpsPort, domain, root);
+        const kept = await tlsHandshake(httpsPort, domain, root);
         kept.socket.destroy();
         expect(kept.authorized).toBe(true);
         expect(kept.certificate.serialNumber).toBe(after.certificate.serialNumber);
@@ -547,8 +520,65 @@ for (const dialect of TEST_DIALECTS) {
     );
 
     it(
+      'issues a private name’s certificate from the installation CA, whose root anyone can fetch, name-constrained to private names',
+      async () => {
+        // The root exists as soon as HTTPS is served, before any name needs it; it is public.
+        const served = await app.inject({ method: 'GET', url: '/certificateAuthority' });
+        expect(served.statusCode, served.body).toBe(200);
+        expect(served.headers['content-type']).toContain('application/x-pem-file');
+        const installationRoot = served.body;
+        const rootCertificate = new X509Certificate(installationRoot);
+        expect(rootCertificate.ca).toBe(true);
+        expect(rootCertificate.subject).toContain('installation CA');
+
+        // A custom domain under `.internal`, which no public CA issues for: the installation CA signs it at once, no
+        // ACME order placed (the account's orders stay as they were).
+        const applicationId = await createApplication(environmentId);
+        const domain = `${uniqueName('intranet')}.internal`.toLowerCase();
+        const verified = await verifiedDomain(applicationId, domain);
+        await setRoute(stateDir, applicationId, [domain], servicePort);
+        const issued = await vi.waitFor(
+          async () => {
+            const view = await domainView(applicationId, verified.id);
+            expect(view.certificate_status, view.certificate_error ?? '').toBe('ISSUED');
+            return view;
+          },
+          { timeout: 30_000, interval: 200 },
+        );
+        // Short-lived: 30 days, renewed from 10 days before.
+        expect(Date.parse(issued.certificate_expires_at ?? '')).toBeLessThan(Date.now() + 31 * 24 * 3600 * 1000);
+        const row = await database.database.db.selectFrom('certificates').selectAll().where('custom_domain_id', '=', verified.id).executeTakeFirstOrThrow();
+        expect(Date.parse(row.next_attempt_at ?? '')).toBe(Date.parse(row.not_after ?? '') - 10 * 24 * 3600 * 1000);
+        const trusted = await tlsHandshake(httpsPort, domain, installationRoot);
+        trusted.socket.destroy();
+        expect(trusted.error).toBeNull();
+        expect(trusted.authorized).toBe(true);
+        expect(trusted.certificate.checkIssued(rootCertificate)).toBe(true);
+        expect((await httpsGet(httpsPort, domain, installationRoot, '/')).body).toBe(`service answers ${domain} https`);
+        // Pebble's root does not vouch for it: it is the installation's own.
+        const untrusted = await tlsHandshake(httpsPort, domain, root);
+        untrusted.socket.destroy();
+        expect(untrusted.authorized).toBe(false);
+
+        // The root's key is sealed at rest, and the root is name-constrained: a leaf it signed for a public name is
+        // refused by a TLS client that trusts it.
+        const stored = await database.database.db.selectFrom('installation_ca').selectAll().executeTakeFirstOrThrow();
+        expect(stored.key_sealed).toMatch(/^v1\./);
+        const rootKey = createSecretBox(secretKey).open(stored.key_sealed, 'installation-ca');
+        const forged = await issueFromInstallationRoot({ certificatePem: installationRoot, keyPem: rootKey }, 'bank.example.com', new Date());
+        // (OpenSSL's permitted-subtree violation; Node reports its code loosely, so the test compares with the same
+        // root signing a private name, which passes.)
+        expect(await verdictOf(forged, 'bank.example.com', installationRoot)).not.toBe('authorized');
+        const allowed = await issueFromInstallationRoot({ certificatePem: installationRoot, keyPem: rootKey }, 'db.internal', new Date());
+        expect(await verdictOf(allowed, 'db.internal', installationRoot)).toBe('authorized');
+      },
+      STEP_TIMEOUT_MS,
+    );
+
+    it(
       'keeps serving the certificates through a restart of the server, ordering nothing again',
       async () => {
+        const rootBefore = (await app.inject({ method: 'GET', url: '/certificateAuthority' })).body;
         const applicationId = await createApplication(environmentId);
         const domain = `${uniqueName('kept')}.example.com`.toLowerCase();
         const verified = await verifiedDomain(applicationId, domain);
@@ -561,7 +591,7 @@ for (const dialect of TEST_DIALECTS) {
           },
           { timeout: 30_000, interval: 200 },
         );
-        const before = await handshake(httpsPort, domain, root);
+        const before = await tlsHandshake(httpsPort, domain, root);
         before.socket.destroy();
 
         // The server stops (the apps proxy process goes on serving HTTPS meanwhile) and starts again, under continuous
@@ -573,7 +603,7 @@ for (const dialect of TEST_DIALECTS) {
         const load = (async () => {
           while (running) {
             try {
-              const next = await handshake(httpsPort, domain, root);
+              const next = await tlsHandshake(httpsPort, domain, root);
               next.socket.destroy();
               serials.add(next.certificate.serialNumber);
               handshakes += 1;
@@ -591,12 +621,14 @@ for (const dialect of TEST_DIALECTS) {
         expect(failures).toEqual([]);
         expect([...serials]).toEqual([before.certificate.serialNumber]);
         expect(handshakes).toBeGreaterThan(10);
-        const after = await handshake(httpsPort, domain, root);
+        const after = await tlsHandshake(httpsPort, domain, root);
         after.socket.destroy();
         expect(after.authorized).toBe(true);
         expect(after.certificate.serialNumber).toBe(before.certificate.serialNumber);
         const row = await database.database.db.selectFrom('certificates').selectAll().where('custom_domain_id', '=', verified.id).executeTakeFirstOrThrow();
         expect(row.issued_at).toBe(issued.issued_at);
+        // The installation CA is the same: whoever trusted its root goes on trusting what it signs.
+        expect((await app.inject({ method: 'GET', url: '/certificateAuthority' })).body).toBe(rootBefore);
       },
       STEP_TIMEOUT_MS,
     );

@@ -4,6 +4,7 @@ import { CliError, login, logout } from './sign-in.ts';
 import { signUp, verifyEmail } from './sign-up.ts';
 import { acceptInvitation, createOrganization, createProject, inviteMember, listInvitations, listMembers, listOrganizations, listProjects, removeMember, revokeInvitation, setMemberRole, transferOwnership, useOrganization, type OrganizationOptions } from './team.ts';
 import { whoami } from './whoami.ts';
+import { showInstallationCa } from './https-ca.ts';
 import { clientCommand, email, io, nonBlank, SERVER_OPTION, JSON_OPTION, ORG_OPTION } from './command-options.ts';
 
 /** Signing in and the organization's people and projects. */
@@ -33,6 +34,15 @@ export function registerTeamCommands(program: Command): void {
     .description('show who the server takes you for (SLIPWAY_TOKEN, when set, is used instead of the stored sign-in)')
     .option(...SERVER_OPTION)
     .action((options: { url?: string }) => clientCommand(() => whoami(options, io)));
+
+  program
+    .command('https')
+    .description("the installation's HTTPS (docs/https.md)")
+    .command('ca')
+    .description("print the installation CA's root certificate, which signs the services' private names (*.localhost), and how to trust it")
+    .option(...SERVER_OPTION)
+    .option('--output <file>', 'write it to this file instead of standard output')
+    .action((options: { url?: string; output?: string }) => clientCommand(() => showInstallationCa(options, io, (text) => process.stderr.write(text))));
 
 
   program

@@ -35,6 +35,7 @@ import * as serviceLogInstances from './migrations/0031_service_log_instances.ts
 import * as placementInDrivers from './migrations/0032_placement_in_drivers.ts';
 import * as certificates from './migrations/0033_certificates.ts';
 import * as serviceCertificates from './migrations/0036_service_certificates.ts';
+import * as installationCa from './migrations/0037_installation_ca.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -85,6 +86,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0032_placement_in_drivers', placementInDrivers],
   ['0033_certificates', certificates],
   ['0036_service_certificates', serviceCertificates],
+  ['0037_installation_ca', installationCa],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

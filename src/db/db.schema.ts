@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { UsersTable, OrganizationsTable, RolesTable, CustomRolesTable, CustomRoleProjectsTable, CustomRoleClustersTable, MembersTable, OnboardingTable, ApiTokensTable, PolicyTokensTable, LocalAccountsTable, IdentityKeysTable, OidcRecordsTable, InvitationsTable, OutboxTable, IdempotencyKeysTable, GitTokensTable, ProjectsTable } from './db.tables.accounts.ts';
 import type { BillingPlanChangesTable, BillingUsageIntervalsTable, BillingCreditCodesTable, BillingCreditEntriesTable, BillingInvoicesTable, BillingCreditCardsTable, BillingInfosTable, BillingUsageReportsTable } from './db.tables.billing.ts';
 import type { JobsTable, ClustersTable, ClusterLocksTable, LocalClusterGrantsTable, ClusterOperatorEnrollmentsTable, ClusterOperatorsTable, CloudCredentialsTable, ContainerRegistriesTable, HelmRepositoriesTable, LabelsGroupsTable, AnnotationsGroupsTable, ClusterPlatformConfigurationsTable, AgentTasksTable, AgentPresenceTable } from './db.tables.infrastructure.ts';
-import type { AcmeAccountsTable, CertificatesTable } from './db.tables.certificates.ts';
+import type { AcmeAccountsTable, CertificatesTable, InstallationCaTable } from './db.tables.certificates.ts';
 import type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';
 
 /**
@@ -69,6 +69,7 @@ export interface DB {
   service_deployment_restrictions: ServiceDeploymentRestrictionsTable;
   acme_accounts: AcmeAccountsTable;
   certificates: CertificatesTable;
+  installation_ca: InstallationCaTable;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */
@@ -77,5 +78,5 @@ export type Queryable = Kysely<DB> | Transaction<DB>;
 export type { UsersTable, OrganizationsTable, RolesTable, CustomRolesTable, CustomRoleProjectsTable, CustomRoleClustersTable, MembersTable, OnboardingTable, ApiTokensTable, PolicyTokensTable, LocalAccountsTable, IdentityKeysTable, OidcRecordsTable, InvitationsTable, OutboxTable, IdempotencyKeysTable, GitTokensTable, ProjectsTable } from './db.tables.accounts.ts';
 export type { BillingPlanChangesTable, BillingUsageIntervalsTable, BillingCreditCodesTable, BillingCreditEntriesTable, BillingInvoicesTable, BillingCreditCardsTable, BillingInfosTable, BillingUsageReportsTable } from './db.tables.billing.ts';
 export type { JobsTable, ClustersTable, ClusterLocksTable, LocalClusterGrantsTable, ClusterOperatorEnrollmentsTable, ClusterOperatorsTable, CloudCredentialsTable, ContainerRegistriesTable, HelmRepositoriesTable, LabelsGroupsTable, AnnotationsGroupsTable, ClusterPlatformConfigurationsTable, AgentTasksTable, AgentPresenceTable } from './db.tables.infrastructure.ts';
-export type { AcmeAccountsTable, CertificatesTable } from './db.tables.certificates.ts';
+export type { AcmeAccountsTable, CertificatesTable, InstallationCaTable } from './db.tables.certificates.ts';
 export type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';

@@ -34,3 +34,14 @@ export interface CertificatesTable {
   created_at: string;
   updated_at: string;
 }
+
+/** The installation's own certificate authority: its one root (migrations/0037_installation_ca.ts). */
+export interface InstallationCaTable {
+  /** `root`. */
+  id: string;
+  certificate_pem: string;
+  /** Its private key (PEM), sealed, bound to `installation-ca`. */
+  key_sealed: string;
+  not_after: string;
+  created_at: string;
+}

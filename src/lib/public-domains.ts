@@ -4,7 +4,7 @@
  * `internal`, and the informal `lan`, `corp`, `home` that resolve nowhere on the Internet. Bare IP addresses are not
  * names a certificate is ordered for either.
  */
-const PRIVATE_SUFFIXES = ['localhost', 'test', 'invalid', 'example', 'local', 'home.arpa', 'internal', 'lan', 'corp', 'home'];
+export const PRIVATE_SUFFIXES = ['localhost', 'test', 'invalid', 'example', 'local', 'home.arpa', 'internal', 'lan', 'corp', 'home'] as const;
 
 export function isPublicDomainName(name: string): boolean {
   const domain = name.toLowerCase().replace(/\.$/, '');

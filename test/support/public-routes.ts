@@ -1,5 +1,6 @@
 /**
  * The routes that ask for no user credential, in one place for the tests that walk every route: the public IP list,
+ * the installation CA's root certificate (docs/https.md),
  * the API description, the web console's pages, invoice PDFs and usage reports behind signed links (the signature is the credential,
  * docs/billing.md), and the cluster operator's side (its enrollment token, then its own credential, docs/clusters.md).
  */
@@ -21,5 +22,5 @@ export function isConsolePage(url: string): boolean {
 }
 
 export function isPublicRoute(url: string): boolean {
-  return url === '/ips' || isDocumentationRoute(url) || isConsolePage(url) || isSignedDownloadRoute(url) || isOperatorRoute(url);
+  return url === '/ips' || url === '/certificateAuthority' || isDocumentationRoute(url) || isConsolePage(url) || isSignedDownloadRoute(url) || isOperatorRoute(url);
 }

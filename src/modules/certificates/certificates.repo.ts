@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { AcmeAccountsTable, CertificatesTable, Queryable } from '../../db/db.schema.ts';
+import type { AcmeAccountsTable, CertificatesTable, InstallationCaTable, Queryable } from '../../db/db.schema.ts';
 
 export type CertificateRow = Selectable<CertificatesTable>;
 export type AcmeAccountRow = Selectable<AcmeAccountsTable>;
@@ -11,6 +11,15 @@ export function findAccount(db: Queryable, directoryUrl: string): Promise<AcmeAc
 /** Inserts the account unless one exists for the directory (two replicas racing keep the first). */
 export async function insertAccount(db: Queryable, row: Insertable<AcmeAccountsTable>): Promise<void> {
   await db.insertInto('acme_accounts').values(row).onConflict((oc) => oc.column('directory_url').doNothing()).execute();
+}
+
+export function findInstallationRoot(db: Queryable): Promise<Selectable<InstallationCaTable> | undefined> {
+  return db.selectFrom('installation_ca').selectAll().where('id', '=', 'root').executeTakeFirst();
+}
+
+/** Inserts the root unless one exists (two replicas racing keep the first). */
+export async function insertInstallationRoot(db: Queryable, row: Insertable<InstallationCaTable>): Promise<void> {
+  await db.insertInto('installation_ca').values(row).onConflict((oc) => oc.column('id').doNothing()).execute();
 }
 
 export async function setAccountUrl(db: Queryable, directoryUrl: string, accountUrl: string): Promise<void> {

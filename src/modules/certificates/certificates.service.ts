@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { Type } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/db.schema.ts';
@@ -7,12 +8,15 @@ import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import { createAccountKey, orderCertificate, type AcmeSettings, type ChallengeResponder, type IssuedCertificate } from './certificates.acme.ts';
+import { createInstallationRoot, INSTALLATION_CA_RENEW_BEFORE_MS, issueFromInstallationRoot, type InstallationRoot } from './certificates.installation-ca.ts';
 import {
   deleteCertificate,
   findAccount,
   findCertificateOfDomain,
   findCertificateOfService,
+  findInstallationRoot,
   insertAccount,
+  insertInstallationRoot,
   insertCertificate,
   listCertificatesOfDomains,
   listDomainsDueForCertificate,
@@ -28,9 +32,14 @@ import {
  * Automatic HTTPS (docs/https.md, issue 25): a verified custom domain whose `generate_certificate` is on gets a
  * certificate from the installation's ACME CA, ordered right after the domain verifies (a `certificate.issue` job)
  * and renewed from 30 days before it expires (the `certificates` schedule), and the apps proxy serves it on the HTTPS
- * port. So does a service's own host name when the apps domain is public (SLIPWAY_ACME_SERVICE_HOSTNAMES): ordered
+ * port. So does a service's own host name (SLIPWAY_HTTPS_SERVICE_HOSTNAMES): ordered
  * when the service is deployed with a public port on a cluster this installation's apps proxy serves, and for those
  * already running when HTTPS starts being served; its row goes when the name stops being routed here.
+ *
+ * Who issues depends on the name (`issuerOf`): the ACME CA for public names; for the names no public CA issues for
+ * (`*.localhost`, `.internal`, …) the installation's own CA (certificates.installation-ca.ts), unless told to ask
+ * the ACME directory for those too. The installation CA's leaves need no challenge and are renewed 10 days before
+ * their 30 days end.
  *
  *   no row ──job──▶ PENDING ──order valid──▶ ISSUED (next attempt: 30 days before expiry) ──due──▶ ordered again
  *                      └──order failed──▶ ERROR + last_error (next attempt after 5 min × 2^(failures−1), ≤ 24 h)
@@ -44,6 +53,9 @@ import {
 
 export const CERTIFICATE_STATUSES = ['PENDING', 'ISSUED', 'ERROR'] as const;
 export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
+
+/** The ACME directory, or the installation's own CA. */
+export type CertificateIssuer = 'acme' | 'installation-ca';
 
 /** What a custom domain shows of its certificate. */
 export interface CertificateState {
@@ -114,6 +126,10 @@ export interface CertificatesDeps {
   acme: AcmeSettings;
   /** Whether the installation serves HTTPS at all (SLIPWAY_APPS_HTTPS_PORT set): domains show a certificate state. */
   configured: boolean;
+  /** Who issues for a host name (SLIPWAY_HTTPS_PRIVATE_NAMES decides for the non-public ones). */
+  issuerOf(hostname: string): CertificateIssuer;
+  /** The installation's name, in its CA's subject (the public URL's host, or `slipway`). */
+  installationName: string;
   /**
    * The apps proxy's HTTPS (its certificates and HTTP-01 answers); undefined when this process serves none
    * (SLIPWAY_APPS_HTTPS_PORT unset, or no local agent yet): nothing is ordered then.
@@ -125,7 +141,7 @@ export interface CertificatesDeps {
     problemPointingHere(customDomainId: string): Promise<string | undefined>;
   };
   /**
-   * The services' own host names, when they get certificates (SLIPWAY_ACME_SERVICE_HOSTNAMES and the apps domain);
+   * The services' own host names, when they get certificates (SLIPWAY_HTTPS_SERVICE_HOSTNAMES);
    * undefined when they do not.
    */
   serviceHostnames?: {
@@ -166,6 +182,26 @@ export function createCertificatesService(deps: CertificatesDeps) {
       if (row === undefined) throw new Error('the ACME account was not stored');
     }
     return { keyPem: deps.secrets.open(row.key_sealed, accountKeyFor(directoryUrl)), accountUrl: row.account_url ?? undefined };
+  }
+
+  const rootKeyFor = 'installation-ca';
+
+  /** The installation CA's root, created (key sealed) on first use; the one a racing replica created wins. */
+  async function installationRoot(): Promise<InstallationRoot> {
+    let row = await findInstallationRoot(db);
+    if (row === undefined) {
+      const created = await createInstallationRoot(deps.installationName, clock.now());
+      await insertInstallationRoot(db, {
+        id: 'root',
+        certificate_pem: created.certificatePem,
+        key_sealed: deps.secrets.seal(created.keyPem, rootKeyFor),
+        not_after: new Date(new X509Certificate(created.certificatePem).validTo).toISOString(),
+        created_at: isoTimestamp(clock),
+      });
+      row = await findInstallationRoot(db);
+      if (row === undefined) throw new Error('the installation CA was not stored');
+    }
+    return { certificatePem: row.certificate_pem, keyPem: deps.secrets.open(row.key_sealed, rootKeyFor) };
   }
 
   function backoffAfter(failures: number): string {
@@ -250,15 +286,21 @@ export function createCertificatesService(deps: CertificatesDeps) {
    */
   async function order(row: CertificateRow, event: Pick<CertificateEvent, 'subject' | 'subTarget'>, renewal: boolean, proxy: HttpsProxyPort): Promise<void> {
     await updateCertificate(db, row.id, { status: row.chain_pem === null ? 'PENDING' : row.status, updated_at: isoTimestamp(clock) });
+    const issuer = deps.issuerOf(row.hostname);
     let issued: IssuedCertificate;
     try {
-      const { keyPem, accountUrl } = await account();
-      issued = await orderCertificate(deps.acme, { keyPem, accountUrl }, row.hostname, proxy, (url) => setAccountUrl(db, deps.acme.directoryUrl, url));
+      if (issuer === 'installation-ca') {
+        issued = await issueFromInstallationRoot(await installationRoot(), row.hostname, clock.now());
+      } else {
+        const { keyPem, accountUrl } = await account();
+        issued = await orderCertificate(deps.acme, { keyPem, accountUrl }, row.hostname, proxy, (url) => setAccountUrl(db, deps.acme.directoryUrl, url));
+      }
     } catch (error) {
-      await failed(row, event, renewal, `the CA refused the order: ${errorText(error)}`);
+      await failed(row, event, renewal, `${issuer === 'installation-ca' ? "the installation's CA could not issue it" : 'the CA refused the order'}: ${errorText(error)}`);
       return;
     }
-    const renewAt = new Date(Math.max(Date.parse(issued.notAfter) - RENEW_BEFORE_MS, clock.now().getTime() + FIRST_BACKOFF_MS)).toISOString();
+    const renewBefore = issuer === 'installation-ca' ? INSTALLATION_CA_RENEW_BEFORE_MS : RENEW_BEFORE_MS;
+    const renewAt = new Date(Math.max(Date.parse(issued.notAfter) - renewBefore, clock.now().getTime() + FIRST_BACKOFF_MS)).toISOString();
     await updateCertificate(db, row.id, {
       status: 'ISSUED',
       last_error: null,
@@ -290,7 +332,7 @@ export function createCertificatesService(deps: CertificatesDeps) {
     if (!isDue(row, forced)) return;
     const renewal = row.chain_pem !== null;
     const event = { subject, subTarget: 'CUSTOM_DOMAIN' as const };
-    if (subject.domain.startsWith('*.')) {
+    if (subject.domain.startsWith('*.') && deps.issuerOf(subject.domain) === 'acme') {
       await failed(row, event, renewal, 'a wildcard certificate needs the DNS-01 challenge, which Slipway does not answer: add the names it covers as domains of their own');
       return;
     }
@@ -400,6 +442,19 @@ export function createCertificatesService(deps: CertificatesDeps) {
       for (const serviceId of serviceIds) await enqueueOrder({ serviceId }, false);
       if (serviceIds.length > 0) deps.wakeWorkers();
       return serviceIds.length;
+    },
+
+    /**
+     * The installation CA's root certificate (PEM), for people to trust; created when HTTPS starts being served with
+     * the installation CA issuing. Undefined when this installation has none.
+     */
+    async installationRootCertificate(): Promise<string | undefined> {
+      return (await findInstallationRoot(db))?.certificate_pem;
+    },
+
+    /** Creates the installation CA's root now if names it issues for may come (HTTPS served): its certificate. */
+    async ensureInstallationRoot(): Promise<string> {
+      return (await installationRoot()).certificatePem;
     },
 
     /** Which of these host names the apps proxy serves a certificate for (their links then say https). */

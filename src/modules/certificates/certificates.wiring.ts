@@ -1,6 +1,7 @@
 import type { JobHandler } from '../../jobs/job-worker.ts';
 import type { ScheduledWork } from '../../jobs/job-schedules.ts';
 import type { EventRecord, RecordedEvent } from '../organization-events/organization-events.service.ts';
+import { isPublicDomainName } from '../../lib/public-domains.ts';
 import { readCaBundle } from './certificates.acme.ts';
 import { certificateRenewalSchedule } from './certificates.schedule.ts';
 import {
@@ -19,8 +20,15 @@ import {
  * engine's AppsProxyTlsLink, which the composition root opens). Nothing is ordered before that, nor ever when
  * SLIPWAY_APPS_HTTPS_PORT is unset.
  */
-export interface HttpsWiringDeps extends Omit<CertificatesDeps, 'proxy' | 'audit' | 'acme' | 'configured'> {
-  settings: { httpsPort: number | undefined; directoryUrl: string; email: string | undefined; caBundleFile: string | undefined };
+export interface HttpsWiringDeps extends Omit<CertificatesDeps, 'proxy' | 'audit' | 'acme' | 'configured' | 'issuerOf'> {
+  settings: {
+    httpsPort: number | undefined;
+    directoryUrl: string;
+    email: string | undefined;
+    caBundleFile: string | undefined;
+    /** SLIPWAY_HTTPS_PRIVATE_NAMES: who issues for the names no public CA does. */
+    privateNames: 'installation-ca' | 'acme';
+  };
   /** The audit log (organization-events): each outcome is recorded, a failure also announced to the webhooks. */
   organizationEvents(): { record(event: EventRecord): Promise<RecordedEvent>; announce(recorded: RecordedEvent, event: EventRecord): Promise<void> };
   checkIntervalMs?: number;
@@ -72,6 +80,7 @@ export function createHttpsWiring(deps: HttpsWiringDeps): {
     ...deps,
     acme: { directoryUrl: deps.settings.directoryUrl, email: deps.settings.email, caBundle: readCaBundle(deps.settings.caBundleFile) },
     configured: deps.settings.httpsPort !== undefined,
+    issuerOf: (hostname) => (deps.settings.privateNames === 'acme' || isPublicDomainName(hostname.replace(/^\*\./, '')) ? 'acme' : 'installation-ca'),
     proxy: () => link,
     async audit(event) {
       const record = eventOf(event);
@@ -89,6 +98,8 @@ export function createHttpsWiring(deps: HttpsWiringDeps): {
       const opened = await open(port);
       if (opened === undefined) return;
       link = opened;
+      // The root exists before any name needs it, so people can trust it first (GET /certificateAuthority).
+      if (deps.settings.privateNames === 'installation-ca') await certificates.ensureInstallationRoot();
       await certificates.publish();
       // What became due while no proxy served HTTPS (domains verified meanwhile) is ordered now.
       await certificates.orderDue();
