@@ -29,6 +29,7 @@ import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, regis
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
 import { registerServiceRoutes } from './modules/services/services.routes.ts';
 import { registerServiceLinkRoutes } from './modules/services/services.links.routes.ts';
+import { registerAdvancedSettingsRoutes } from './modules/services/services.advanced-settings.routes.ts';
 import { registerServiceDeploymentRoutes } from './modules/deployments/deployments.service-routes.ts';
 import { registerEnvironmentDeploymentRoutes } from './modules/deployments/deployments.environment-routes.ts';
 import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
@@ -65,7 +66,7 @@ export interface ApiRouteServices {
   environments: Parameters<typeof registerEnvironmentRoutes>[1];
   agents: Parameters<typeof registerAgentRoutes>[1]['agents'];
   variables: Parameters<typeof registerProjectVariableRoutes>[1] & Parameters<typeof registerEnvironmentVariableRoutes>[1] & Parameters<typeof registerServiceVariableRoutes>[1];
-  environmentServices: Parameters<typeof registerServiceRoutes>[1] & Pick<ServicesService, 'requireService'>;
+  environmentServices: Parameters<typeof registerServiceRoutes>[1] & Parameters<typeof registerAdvancedSettingsRoutes>[1] & Pick<ServicesService, 'requireService'>;
   deployments: Parameters<typeof registerServiceDeploymentRoutes>[1] & Parameters<typeof registerEnvironmentDeploymentRoutes>[1];
   deploymentStatuses: Parameters<typeof registerDeploymentStatusRoutes>[1];
   deploymentRestrictions: Parameters<typeof registerDeploymentRestrictionRoutes>[1];
@@ -107,6 +108,7 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
     registerProjectVariableRoutes(api, wired.variables);
     registerEnvironmentVariableRoutes(api, wired.variables);
     registerServiceRoutes(api, wired.environmentServices, SERVICE_KIND_DEFINITIONS);
+    registerAdvancedSettingsRoutes(api, wired.environmentServices);
     // Databases have no variables of their own: they provide built-ins to the other services (docs/variables.md).
     for (const kind of SERVICE_KIND_DEFINITIONS.filter((definition) => definition.kind !== 'DATABASE')) {
       registerServiceVariableRoutes(api, wired.variables, {

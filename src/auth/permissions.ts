@@ -56,6 +56,8 @@ export const PERMISSIONS = {
   // invitations service decides, from the invitation itself, who may see it (the invitee or a member) and accept it
   // (the invitee alone, by verified e-mail).
   'invitations:view': 'authenticated',
+  // Catalogs that hold nothing of any organization (the advanced settings' defaults): any signed-in caller may read them.
+  'catalogs:read': 'authenticated',
   'invitations:accept': 'person',
   // Needs admin to reach the service, which then admits the OWNER alone.
   'ownership:transfer': 'admin',

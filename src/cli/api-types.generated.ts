@@ -2251,6 +2251,181 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/defaultApplicationAdvancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The advanced settings a application has until it sets its own. */
+        get: operations["getDefaultApplicationAdvancedSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/application/{applicationId}/advancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The application's advanced settings: every key, its own value or the default. */
+        get: operations["getAdvancedSettings"];
+        /** @description Replaces the application's advanced settings: a key left out goes back to its default. A deployed application becomes OUT_OF_DATE; its next deployment carries them. */
+        put: operations["editAdvancedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/defaultContainerAdvancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The advanced settings a container has until it sets its own. */
+        get: operations["getDefaultContainerAdvancedSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/container/{containerId}/advancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The container's advanced settings: every key, its own value or the default. */
+        get: operations["getContainerAdvancedSettings"];
+        /** @description Replaces the container's advanced settings: a key left out goes back to its default. A deployed container becomes OUT_OF_DATE; its next deployment carries them. */
+        put: operations["editContainerAdvancedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/defaultJobAdvancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The advanced settings a job has until it sets its own. */
+        get: operations["getDefaultJobAdvancedSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/job/{jobId}/advancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The job's advanced settings: every key, its own value or the default. */
+        get: operations["getJobAdvancedSettings"];
+        /** @description Replaces the job's advanced settings: a key left out goes back to its default. A deployed job becomes OUT_OF_DATE; its next deployment carries them. */
+        put: operations["editJobAdvancedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/defaultHelmAdvancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The advanced settings a helm has until it sets its own. */
+        get: operations["getDefaultHelmAdvancedSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/helm/{helmId}/advancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The helm's advanced settings: every key, its own value or the default. */
+        get: operations["getHelmAdvancedSettings"];
+        /** @description Replaces the helm's advanced settings: a key left out goes back to its default. A deployed helm becomes OUT_OF_DATE; its next deployment carries them. */
+        put: operations["editHelmAdvancedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/defaultTerraformAdvancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The advanced settings a terraform has until it sets its own. */
+        get: operations["getDefaultTerraformAdvancedSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/terraform/{terraformId}/advancedSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The terraform's advanced settings: every key, its own value or the default. */
+        get: operations["getTerraformAdvancedSettings"];
+        /** @description Replaces the terraform's advanced settings: a key left out goes back to its default. A deployed terraform becomes OUT_OF_DATE; its next deployment carries them. */
+        put: operations["editTerraformAdvancedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/application/{applicationId}/environmentVariable": {
         parameters: {
             query?: never;
@@ -26777,6 +26952,1546 @@ export interface operations {
             };
             /** @description Default Response */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDefaultApplicationAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        /** @enum {unknown} */
+                        "deployment.antiaffinity.pod": "Preferred" | "Requirred";
+                        /** @enum {unknown} */
+                        "deployment.topology_spread.zone": "Disabled" | "ScheduleAnyway" | "DoNotSchedule";
+                        "deployment.lifecycle.post_start_exec_command": string[];
+                        "deployment.lifecycle.pre_stop_exec_command": string[];
+                        /** @enum {unknown} */
+                        "deployment.update_strategy.type": "RollingUpdate" | "Recreate";
+                        "deployment.update_strategy.rolling_update.max_unavailable_percent": number;
+                        "deployment.update_strategy.rolling_update.max_surge_percent": number;
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.disable_buildkit_cache": boolean;
+                        "build.skip_git_submodules": boolean;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                        "hpa.cpu.average_utilization_percent": number;
+                        "hpa.memory.average_utilization_percent": number | null;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                applicationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        /** @enum {unknown} */
+                        "deployment.antiaffinity.pod": "Preferred" | "Requirred";
+                        /** @enum {unknown} */
+                        "deployment.topology_spread.zone": "Disabled" | "ScheduleAnyway" | "DoNotSchedule";
+                        "deployment.lifecycle.post_start_exec_command": string[];
+                        "deployment.lifecycle.pre_stop_exec_command": string[];
+                        /** @enum {unknown} */
+                        "deployment.update_strategy.type": "RollingUpdate" | "Recreate";
+                        "deployment.update_strategy.rolling_update.max_unavailable_percent": number;
+                        "deployment.update_strategy.rolling_update.max_surge_percent": number;
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.disable_buildkit_cache": boolean;
+                        "build.skip_git_submodules": boolean;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                        "hpa.cpu.average_utilization_percent": number;
+                        "hpa.memory.average_utilization_percent": number | null;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    editAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                applicationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    "deployment.custom_domain_check_enabled"?: boolean;
+                    "deployment.termination_grace_period_seconds"?: number;
+                    "deployment.affinity.node.required"?: {
+                        [key: string]: string;
+                    };
+                    /** @enum {unknown} */
+                    "deployment.antiaffinity.pod"?: "Preferred" | "Requirred";
+                    /** @enum {unknown} */
+                    "deployment.topology_spread.zone"?: "Disabled" | "ScheduleAnyway" | "DoNotSchedule";
+                    "deployment.lifecycle.post_start_exec_command"?: string[];
+                    "deployment.lifecycle.pre_stop_exec_command"?: string[];
+                    /** @enum {unknown} */
+                    "deployment.update_strategy.type"?: "RollingUpdate" | "Recreate";
+                    "deployment.update_strategy.rolling_update.max_unavailable_percent"?: number;
+                    "deployment.update_strategy.rolling_update.max_surge_percent"?: number;
+                    "build.timeout_max_sec"?: number;
+                    "build.cpu_max_in_milli"?: number;
+                    "build.ram_max_in_gib"?: number;
+                    "build.disable_buildkit_cache"?: boolean;
+                    "build.skip_git_submodules"?: boolean;
+                    "network.ingress.proxy_body_size_mb"?: number;
+                    "network.ingress.force_ssl_redirect"?: boolean;
+                    "network.ingress.enable_cors"?: boolean;
+                    "network.ingress.cors_allow_origin"?: string;
+                    "network.ingress.cors_allow_methods"?: string;
+                    "network.ingress.cors_allow_headers"?: string;
+                    "network.ingress.proxy_buffer_size_kb"?: number;
+                    "network.ingress.keepalive_time_seconds"?: number;
+                    "network.ingress.keepalive_timeout_seconds"?: number;
+                    "network.ingress.send_timeout_seconds"?: number;
+                    "network.ingress.proxy_connect_timeout_seconds"?: number;
+                    "network.ingress.proxy_send_timeout_seconds"?: number;
+                    "network.ingress.proxy_read_timeout_seconds"?: number;
+                    /** @enum {unknown} */
+                    "network.ingress.proxy_buffering"?: "on" | "off";
+                    "network.ingress.whitelist_source_range"?: string;
+                    "network.ingress.denylist_source_range"?: string;
+                    "network.ingress.basic_auth_env_var"?: string;
+                    "network.ingress.enable_sticky_session"?: boolean;
+                    "network.ingress.grpc_send_timeout_seconds"?: number;
+                    "network.ingress.grpc_read_timeout_seconds"?: number;
+                    "network.ingress.extra_headers"?: string;
+                    "network.gateway_api.http_request_timeout_seconds"?: number | null;
+                    "network.gateway_api.http_connection_idle_timeout_seconds"?: number | null;
+                    "network.gateway_api.retry.num_retries"?: number | null;
+                    "network.gateway_api.retry.retry_on"?: string | null;
+                    "network.gateway_api.retry.http_status_codes"?: string | null;
+                    "network.gateway_api.retry.per_try_timeout_seconds"?: number | null;
+                    "hpa.cpu.average_utilization_percent"?: number;
+                    "hpa.memory.average_utilization_percent"?: number | null;
+                    "security.service_account_name"?: string;
+                    "security.automount_service_account_token"?: boolean;
+                    "security.read_only_root_filesystem"?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        /** @enum {unknown} */
+                        "deployment.antiaffinity.pod": "Preferred" | "Requirred";
+                        /** @enum {unknown} */
+                        "deployment.topology_spread.zone": "Disabled" | "ScheduleAnyway" | "DoNotSchedule";
+                        "deployment.lifecycle.post_start_exec_command": string[];
+                        "deployment.lifecycle.pre_stop_exec_command": string[];
+                        /** @enum {unknown} */
+                        "deployment.update_strategy.type": "RollingUpdate" | "Recreate";
+                        "deployment.update_strategy.rolling_update.max_unavailable_percent": number;
+                        "deployment.update_strategy.rolling_update.max_surge_percent": number;
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.disable_buildkit_cache": boolean;
+                        "build.skip_git_submodules": boolean;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                        "hpa.cpu.average_utilization_percent": number;
+                        "hpa.memory.average_utilization_percent": number | null;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDefaultContainerAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        /** @enum {unknown} */
+                        "deployment.antiaffinity.pod": "Preferred" | "Requirred";
+                        /** @enum {unknown} */
+                        "deployment.topology_spread.zone": "Disabled" | "ScheduleAnyway" | "DoNotSchedule";
+                        /** @enum {unknown} */
+                        "deployment.update_strategy.type": "RollingUpdate" | "Recreate";
+                        "deployment.update_strategy.rolling_update.max_unavailable_percent": number;
+                        "deployment.update_strategy.rolling_update.max_surge_percent": number;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_request_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                        "hpa.cpu.average_utilization_percent": number;
+                        "hpa.memory.average_utilization_percent": number | null;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getContainerAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                containerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        /** @enum {unknown} */
+                        "deployment.antiaffinity.pod": "Preferred" | "Requirred";
+                        /** @enum {unknown} */
+                        "deployment.topology_spread.zone": "Disabled" | "ScheduleAnyway" | "DoNotSchedule";
+                        /** @enum {unknown} */
+                        "deployment.update_strategy.type": "RollingUpdate" | "Recreate";
+                        "deployment.update_strategy.rolling_update.max_unavailable_percent": number;
+                        "deployment.update_strategy.rolling_update.max_surge_percent": number;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_request_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                        "hpa.cpu.average_utilization_percent": number;
+                        "hpa.memory.average_utilization_percent": number | null;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    editContainerAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                containerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    "deployment.custom_domain_check_enabled"?: boolean;
+                    "deployment.termination_grace_period_seconds"?: number;
+                    "deployment.affinity.node.required"?: {
+                        [key: string]: string;
+                    };
+                    /** @enum {unknown} */
+                    "deployment.antiaffinity.pod"?: "Preferred" | "Requirred";
+                    /** @enum {unknown} */
+                    "deployment.topology_spread.zone"?: "Disabled" | "ScheduleAnyway" | "DoNotSchedule";
+                    /** @enum {unknown} */
+                    "deployment.update_strategy.type"?: "RollingUpdate" | "Recreate";
+                    "deployment.update_strategy.rolling_update.max_unavailable_percent"?: number;
+                    "deployment.update_strategy.rolling_update.max_surge_percent"?: number;
+                    "network.ingress.proxy_body_size_mb"?: number;
+                    "network.ingress.force_ssl_redirect"?: boolean;
+                    "network.ingress.enable_cors"?: boolean;
+                    "network.ingress.cors_allow_origin"?: string;
+                    "network.ingress.cors_allow_methods"?: string;
+                    "network.ingress.cors_allow_headers"?: string;
+                    "network.ingress.proxy_buffer_size_kb"?: number;
+                    "network.ingress.keepalive_time_seconds"?: number;
+                    "network.ingress.keepalive_timeout_seconds"?: number;
+                    "network.ingress.send_timeout_seconds"?: number;
+                    "network.ingress.proxy_connect_timeout_seconds"?: number;
+                    "network.ingress.proxy_send_timeout_seconds"?: number;
+                    "network.ingress.proxy_read_timeout_seconds"?: number;
+                    /** @enum {unknown} */
+                    "network.ingress.proxy_buffering"?: "on" | "off";
+                    /** @enum {unknown} */
+                    "network.ingress.proxy_request_buffering"?: "on" | "off";
+                    "network.ingress.whitelist_source_range"?: string;
+                    "network.ingress.denylist_source_range"?: string;
+                    "network.ingress.basic_auth_env_var"?: string;
+                    "network.ingress.enable_sticky_session"?: boolean;
+                    "network.ingress.grpc_send_timeout_seconds"?: number;
+                    "network.ingress.grpc_read_timeout_seconds"?: number;
+                    "network.ingress.extra_headers"?: string;
+                    "network.gateway_api.http_request_timeout_seconds"?: number | null;
+                    "network.gateway_api.http_connection_idle_timeout_seconds"?: number | null;
+                    "network.gateway_api.retry.num_retries"?: number | null;
+                    "network.gateway_api.retry.retry_on"?: string | null;
+                    "network.gateway_api.retry.http_status_codes"?: string | null;
+                    "network.gateway_api.retry.per_try_timeout_seconds"?: number | null;
+                    "hpa.cpu.average_utilization_percent"?: number;
+                    "hpa.memory.average_utilization_percent"?: number | null;
+                    "security.service_account_name"?: string;
+                    "security.automount_service_account_token"?: boolean;
+                    "security.read_only_root_filesystem"?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        /** @enum {unknown} */
+                        "deployment.antiaffinity.pod": "Preferred" | "Requirred";
+                        /** @enum {unknown} */
+                        "deployment.topology_spread.zone": "Disabled" | "ScheduleAnyway" | "DoNotSchedule";
+                        /** @enum {unknown} */
+                        "deployment.update_strategy.type": "RollingUpdate" | "Recreate";
+                        "deployment.update_strategy.rolling_update.max_unavailable_percent": number;
+                        "deployment.update_strategy.rolling_update.max_surge_percent": number;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_request_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                        "hpa.cpu.average_utilization_percent": number;
+                        "hpa.memory.average_utilization_percent": number | null;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDefaultJobAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.disable_buildkit_cache": boolean;
+                        "build.skip_git_submodules": boolean;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                        "job.delete_ttl_seconds_after_finished": number | null;
+                        /** @enum {unknown} */
+                        "cronjob.concurrency_policy": "Forbid" | "Allow" | "Replace";
+                        "cronjob.failed_jobs_history_limit": number;
+                        "cronjob.success_jobs_history_limit": number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getJobAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.disable_buildkit_cache": boolean;
+                        "build.skip_git_submodules": boolean;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                        "job.delete_ttl_seconds_after_finished": number | null;
+                        /** @enum {unknown} */
+                        "cronjob.concurrency_policy": "Forbid" | "Allow" | "Replace";
+                        "cronjob.failed_jobs_history_limit": number;
+                        "cronjob.success_jobs_history_limit": number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    editJobAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    "deployment.termination_grace_period_seconds"?: number;
+                    "deployment.affinity.node.required"?: {
+                        [key: string]: string;
+                    };
+                    "build.timeout_max_sec"?: number;
+                    "build.cpu_max_in_milli"?: number;
+                    "build.ram_max_in_gib"?: number;
+                    "build.disable_buildkit_cache"?: boolean;
+                    "build.skip_git_submodules"?: boolean;
+                    "security.service_account_name"?: string;
+                    "security.automount_service_account_token"?: boolean;
+                    "security.read_only_root_filesystem"?: boolean;
+                    "job.delete_ttl_seconds_after_finished"?: number | null;
+                    /** @enum {unknown} */
+                    "cronjob.concurrency_policy"?: "Forbid" | "Allow" | "Replace";
+                    "cronjob.failed_jobs_history_limit"?: number;
+                    "cronjob.success_jobs_history_limit"?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.disable_buildkit_cache": boolean;
+                        "build.skip_git_submodules": boolean;
+                        "security.service_account_name": string;
+                        "security.automount_service_account_token": boolean;
+                        "security.read_only_root_filesystem": boolean;
+                        "job.delete_ttl_seconds_after_finished": number | null;
+                        /** @enum {unknown} */
+                        "cronjob.concurrency_policy": "Forbid" | "Allow" | "Replace";
+                        "cronjob.failed_jobs_history_limit": number;
+                        "cronjob.success_jobs_history_limit": number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDefaultHelmAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_request_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getHelmAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                helmId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_request_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    editHelmAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                helmId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    "deployment.custom_domain_check_enabled"?: boolean;
+                    "network.ingress.proxy_body_size_mb"?: number;
+                    "network.ingress.force_ssl_redirect"?: boolean;
+                    "network.ingress.enable_cors"?: boolean;
+                    "network.ingress.cors_allow_origin"?: string;
+                    "network.ingress.cors_allow_methods"?: string;
+                    "network.ingress.cors_allow_headers"?: string;
+                    "network.ingress.proxy_buffer_size_kb"?: number;
+                    "network.ingress.keepalive_time_seconds"?: number;
+                    "network.ingress.keepalive_timeout_seconds"?: number;
+                    "network.ingress.send_timeout_seconds"?: number;
+                    "network.ingress.proxy_connect_timeout_seconds"?: number;
+                    "network.ingress.proxy_send_timeout_seconds"?: number;
+                    "network.ingress.proxy_read_timeout_seconds"?: number;
+                    /** @enum {unknown} */
+                    "network.ingress.proxy_buffering"?: "on" | "off";
+                    /** @enum {unknown} */
+                    "network.ingress.proxy_request_buffering"?: "on" | "off";
+                    "network.ingress.whitelist_source_range"?: string;
+                    "network.ingress.denylist_source_range"?: string;
+                    "network.ingress.basic_auth_env_var"?: string;
+                    "network.ingress.enable_sticky_session"?: boolean;
+                    "network.ingress.grpc_send_timeout_seconds"?: number;
+                    "network.ingress.grpc_read_timeout_seconds"?: number;
+                    "network.ingress.extra_headers"?: string;
+                    "network.gateway_api.http_request_timeout_seconds"?: number | null;
+                    "network.gateway_api.http_connection_idle_timeout_seconds"?: number | null;
+                    "network.gateway_api.retry.num_retries"?: number | null;
+                    "network.gateway_api.retry.retry_on"?: string | null;
+                    "network.gateway_api.retry.http_status_codes"?: string | null;
+                    "network.gateway_api.retry.per_try_timeout_seconds"?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.custom_domain_check_enabled": boolean;
+                        "network.ingress.proxy_body_size_mb": number;
+                        "network.ingress.force_ssl_redirect": boolean;
+                        "network.ingress.enable_cors": boolean;
+                        "network.ingress.cors_allow_origin": string;
+                        "network.ingress.cors_allow_methods": string;
+                        "network.ingress.cors_allow_headers": string;
+                        "network.ingress.proxy_buffer_size_kb": number;
+                        "network.ingress.keepalive_time_seconds": number;
+                        "network.ingress.keepalive_timeout_seconds": number;
+                        "network.ingress.send_timeout_seconds": number;
+                        "network.ingress.proxy_connect_timeout_seconds": number;
+                        "network.ingress.proxy_send_timeout_seconds": number;
+                        "network.ingress.proxy_read_timeout_seconds": number;
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_buffering": "on" | "off";
+                        /** @enum {unknown} */
+                        "network.ingress.proxy_request_buffering": "on" | "off";
+                        "network.ingress.whitelist_source_range": string;
+                        "network.ingress.denylist_source_range": string;
+                        "network.ingress.basic_auth_env_var": string;
+                        "network.ingress.enable_sticky_session": boolean;
+                        "network.ingress.grpc_send_timeout_seconds": number;
+                        "network.ingress.grpc_read_timeout_seconds": number;
+                        "network.ingress.extra_headers": string;
+                        "network.gateway_api.http_request_timeout_seconds": number | null;
+                        "network.gateway_api.http_connection_idle_timeout_seconds": number | null;
+                        "network.gateway_api.retry.num_retries": number | null;
+                        "network.gateway_api.retry.retry_on": string | null;
+                        "network.gateway_api.retry.http_status_codes": string | null;
+                        "network.gateway_api.retry.per_try_timeout_seconds": number | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDefaultTerraformAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.ephemeral_storage_in_gib": number;
+                        "build.skip_git_submodules": boolean;
+                        "security.service_account_name": string;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getTerraformAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                terraformId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.ephemeral_storage_in_gib": number;
+                        "build.skip_git_submodules": boolean;
+                        "security.service_account_name": string;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    editTerraformAdvancedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                terraformId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    "deployment.termination_grace_period_seconds"?: number;
+                    "deployment.affinity.node.required"?: {
+                        [key: string]: string;
+                    };
+                    "build.timeout_max_sec"?: number;
+                    "build.cpu_max_in_milli"?: number;
+                    "build.ram_max_in_gib"?: number;
+                    "build.ephemeral_storage_in_gib"?: number;
+                    "build.skip_git_submodules"?: boolean;
+                    "security.service_account_name"?: string;
+                    "security.read_only_root_filesystem"?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        "deployment.termination_grace_period_seconds": number;
+                        "deployment.affinity.node.required": {
+                            [key: string]: string;
+                        };
+                        "build.timeout_max_sec": number;
+                        "build.cpu_max_in_milli": number;
+                        "build.ram_max_in_gib": number;
+                        "build.ephemeral_storage_in_gib": number;
+                        "build.skip_git_submodules": boolean;
+                        "security.service_account_name": string;
+                        "security.read_only_root_filesystem": boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

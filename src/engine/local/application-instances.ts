@@ -39,6 +39,8 @@ export interface ApplicationInstanceSpec {
   /** The control groups that hold the memory limit, when the kernel holds it (workload-cgroups.ts). */
   memoryCgroup?: CgroupPlacement;
   startTimeoutMs?: number;
+  /** How long a stop waits after SIGTERM before SIGKILL (the service's termination grace period). */
+  stopTimeoutMs?: number;
   restart?: RestartPolicy | false;
   /** The service's confinement (workload-sandbox.ts), for the instance and its exec readiness checks. */
   confine?: (command: readonly string[]) => string[];
@@ -131,6 +133,7 @@ export class LocalApplications {
       ...(spec.memoryLimitMb === undefined ? {} : { memoryLimitMb: spec.memoryLimitMb }),
       ...(spec.memoryCgroup === undefined ? {} : { memoryCgroup: spec.memoryCgroup }),
       ...(spec.startTimeoutMs === undefined ? {} : { startTimeoutMs: spec.startTimeoutMs }),
+      ...(spec.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: spec.stopTimeoutMs }),
       ...(spec.restart === undefined ? {} : { restart: spec.restart }),
       ...(spec.confine === undefined ? {} : { confine: spec.confine }),
     };

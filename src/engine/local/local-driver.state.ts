@@ -23,6 +23,8 @@ export interface ApplicationRecord {
   memoryLimitMb: number | undefined;
   /** Absent in records of earlier agents. */
   cpuMillicores?: number | undefined;
+  /** How long a stop waits after SIGTERM (deployment.termination_grace_period_seconds); absent: the supervisor's. */
+  stopTimeoutMs?: number | undefined;
 }
 
 export interface DatabaseRecord {

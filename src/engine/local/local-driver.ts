@@ -29,6 +29,7 @@ import { CommandRegistry } from './command-registry.ts';
 import { runCommand } from './run-command.ts';
 import type { ResourceLimits, WorkloadCgroups } from './workload-cgroups.ts';
 import type { WorkloadSandbox } from './workload-sandbox.ts';
+import { advancedInteger } from '../advanced-settings.ts';
 
 /**
  * The local driver of the cluster agent: carries out service tasks on this host with the local engine
@@ -118,6 +119,12 @@ function sameHostnames(routed: readonly string[], wanted: readonly string[]): bo
 }
 
 
+/** deployment.termination_grace_period_seconds: how long a stopped instance has between SIGTERM and SIGKILL. */
+function gracePeriodMs(settings: Record<string, unknown>): number | undefined {
+  const seconds = advancedInteger(settings, 'deployment.termination_grace_period_seconds');
+  return seconds === undefined ? undefined : seconds * 1000;
+}
+
 export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const { stateDir, proxy, git, sandbox } = options;
   const cgroups = options.cgroups;
@@ -199,6 +206,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       internal: record.internal,
       ...(record.readiness === undefined ? {} : { readiness: record.readiness }),
       ...(record.memoryLimitMb === undefined ? {} : { memoryLimitMb: record.memoryLimitMb }),
+      ...(record.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: record.stopTimeoutMs }),
     };
   }
 
@@ -233,6 +241,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       readiness: readinessOf(spec.settings),
       memoryLimitMb: limits.memoryMb,
       cpuMillicores: limits.cpuMillicores,
+      stopTimeoutMs: gracePeriodMs(spec.settings),
     };
     const processName = LocalApplications.processName(spec.serviceId, record.instanceId);
     owners.set(processName, spec.serviceId);

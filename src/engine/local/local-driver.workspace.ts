@@ -10,6 +10,7 @@ import { variablesEnvironment, type ServiceSpec } from './local-driver.spec.ts';
 import { baseEnvironment } from './process-supervisor.ts';
 import { describeLimits, type CgroupPlacement, type ResourceLimits, type WorkloadCgroups } from './workload-cgroups.ts';
 import type { WorkloadAccess, WorkloadSandbox } from './workload-sandbox.ts';
+import { advancedInteger } from '../advanced-settings.ts';
 
 /**
  * Each service's workspace on this host, for the local driver: its directories under the state directory
@@ -207,7 +208,17 @@ export function createServiceWorkspaces(options: ServiceWorkspacesOptions) {
         const buildDir = rootPath === '' ? workDir : join(workDir, rootPath);
         const plan = planBuild(buildDir, { startCommand });
         const confine = confinementOf(spec.serviceId);
-        await runBuild(plan, { sourceDir: buildDir, env, signal, registry: commands, onLine: (stream, line) => session.log(stream, line), ...(confine === undefined ? {} : { confine }) });
+        // build.timeout_max_sec bounds the whole build (its default, 30 minutes, comes with the spec).
+        const timeoutSeconds = advancedInteger(spec.settings, 'build.timeout_max_sec');
+        await runBuild(plan, {
+          sourceDir: buildDir,
+          env,
+          signal,
+          registry: commands,
+          onLine: (stream, line) => session.log(stream, line),
+          ...(confine === undefined ? {} : { confine }),
+          ...(timeoutSeconds === undefined ? {} : { timeoutMs: timeoutSeconds * 1000 }),
+        });
         return { workDir, buildDir, startCommand: plan.startCommand };
       });
     } catch (error) {

@@ -3,6 +3,7 @@ import { notFound } from '../../lib/errors.ts';
 import type { ServiceDeploymentSpec, SpecImage } from '../../protocol/agent-protocol.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
 import type { DeploymentsService as ServiceDeploymentsService } from '../deployments/deployments.service.ts';
+import { ADVANCED_SETTINGS_KINDS, advancedSettingsOf, type AdvancedSettingsKind } from './services.advanced-settings.ts';
 import { storedGitSourceOf } from './services.kind-fields.ts';
 import type { ServiceKindDefinition } from './services.kinds.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
@@ -80,6 +81,10 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
       const internal = await deps.internalEndpointOf(serviceId);
       return {
         ...snapshot,
+        // Every advanced setting of the kind, defaults included: a driver reads keys and keeps no default of its own.
+        service: ADVANCED_SETTINGS_KINDS.includes(service.kind as AdvancedSettingsKind)
+          ? { ...service, settings: { ...service.settings, advanced_settings: advancedSettingsOf(service.kind as AdvancedSettingsKind, service.settings) } }
+          : service,
         environment: { id: environment.id, name: environment.name, mode: environment.mode, project_id: environment.projectId },
         image: await imageOfService(service),
         git:

@@ -1,3 +1,4 @@
+import { advancedSettingsOf, advancedSettingsOverrides, type AdvancedSettingsKind } from './services.advanced-settings.ts';
 import type { Transaction } from 'kysely';
 import type { Placement } from '../../auth/principal.ts';
 import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
@@ -175,7 +176,10 @@ export function createServiceCrud(
     const definition = definitionOf(kind);
     const current = await requireServiceOfKind(kind, serviceId);
     const write = cleanWrite(await definition.fromEdit(storedOf(current), body, contextFor(current.organization_id, current.environment_id)));
-    refuseForbiddenGitUrl(definition, write, readJson<Record<string, unknown>>(current.settings));
+    const currentSettings = readJson<Record<string, unknown>>(current.settings);
+    refuseForbiddenGitUrl(definition, write, currentSettings);
+    // Advanced settings have operations of their own (services.advanced-settings.ts): an edit of the service keeps them.
+    if (currentSettings.advanced_settings !== undefined) write.settings.advanced_settings = currentSettings.advanced_settings;
     const changes: Partial<ServiceRow> = {
       name: write.name,
       name_key: nameKey(write.name),
@@ -224,7 +228,28 @@ export function createServiceCrud(
     return rows.map((row) => row.id);
   }
 
+  /** The service's advanced settings, its kind's defaults with what it set over them. */
+  async function getAdvancedSettings(kind: AdvancedSettingsKind, serviceId: string): Promise<Record<string, unknown>> {
+    const row = await requireServiceOfKind(kind, serviceId);
+    return advancedSettingsOf(kind, readJson<Record<string, unknown>>(row.settings));
+  }
+
+  /**
+   * Replaces them (a key left out goes back to its default). Only what differs from the defaults is kept, in the
+   * service's settings: a change makes a deployed service OUT_OF_DATE, and its next deployment carries it.
+   */
+  async function editAdvancedSettings(kind: AdvancedSettingsKind, serviceId: string, request: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const row = await requireServiceOfKind(kind, serviceId);
+    const { advanced_settings: _previous, ...settings } = readJson<Record<string, unknown>>(row.settings);
+    const overrides = advancedSettingsOverrides(kind, request);
+    const next = Object.keys(overrides).length === 0 ? settings : { ...settings, advanced_settings: overrides };
+    if (!(await updateService(db, serviceId, { settings: writeJson(next), updated_at: isoTimestamp(clock) }))) throw notFound(`${definitionOf(kind).item} ${serviceId} not found`);
+    return advancedSettingsOf(kind, next);
+  }
+
   return {
+    getAdvancedSettings,
+    editAdvancedSettings,
     removeEnvironmentServices,
     async servicesRemoved(serviceIds: readonly string[]): Promise<void> {
       for (const serviceId of serviceIds) await deps.runtime.serviceRemoved(serviceId);
