@@ -70,6 +70,11 @@ export async function listServedHostnames(db: Queryable, hostnames: readonly str
   return rows.map((row) => row.hostname);
 }
 
+/** The certificates whose chain has expired: no longer served. */
+export function listExpiredCertificates(db: Queryable, now: string): Promise<CertificateRow[]> {
+  return db.selectFrom('certificates').selectAll().where('chain_pem', 'is not', null).where('not_after', '<=', now).execute();
+}
+
 /** Every certificate with a chain that has not expired: what the apps proxy serves. */
 export function listServableCertificates(db: Queryable, now: string): Promise<CertificateRow[]> {
   return db.selectFrom('certificates').selectAll().where('chain_pem', 'is not', null).where('not_after', '>', now).orderBy('hostname').execute();

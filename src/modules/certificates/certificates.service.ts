@@ -20,6 +20,7 @@ import {
   insertCertificate,
   listCertificatesOfDomains,
   listDomainsDueForCertificate,
+  listExpiredCertificates,
   listServableCertificates,
   listServedHostnames,
   listServiceCertificatesDue,
@@ -209,12 +210,20 @@ export function createCertificatesService(deps: CertificatesDeps) {
     return new Date(clock.now().getTime() + delay).toISOString();
   }
 
+  /** When the first certificate the proxy was last given expires: it must then be given the set without it. */
+  let servedUntil: number | undefined;
+
   /** Sends every servable certificate to the apps proxy (the whole set: it replaces the proxy's). */
   async function publish(): Promise<void> {
     const proxy = deps.proxy();
     if (proxy === undefined) return;
     const served: ServedCertificate[] = [];
-    for (const row of await listServableCertificates(db, isoTimestamp(clock))) {
+    const servable = await listServableCertificates(db, isoTimestamp(clock));
+    servedUntil = servable.reduce<number | undefined>((earliest, row) => {
+      const end = row.not_after === null ? undefined : Date.parse(row.not_after);
+      return end === undefined || (earliest !== undefined && earliest <= end) ? earliest : end;
+    }, undefined);
+    for (const row of servable) {
       if (row.chain_pem === null || row.key_sealed === null) continue;
       try {
         served.push({ hostnames: [row.hostname], chain: row.chain_pem, key: deps.secrets.open(row.key_sealed, sealKeyFor(row.id)) });
@@ -465,6 +474,22 @@ export function createCertificatesService(deps: CertificatesDeps) {
 
     issue,
     publish,
+
+    /**
+     * A certificate that expired unrenewed (its domain's DNS moved away, the CA kept refusing) stops being served:
+     * its name falls back to plain HTTP, and the domain says so. The schedule's work, with orderDue.
+     */
+    async dropExpired(): Promise<number> {
+      if (servedUntil === undefined || clock.now().getTime() < servedUntil) return 0;
+      const now = isoTimestamp(clock);
+      const expired = await listExpiredCertificates(db, now);
+      for (const row of expired) {
+        const reason = `the certificate expired at ${row.not_after ?? now} without being renewed${row.last_error === null ? '' : ` (${row.last_error})`}: the name is served over plain HTTP until a new one is issued`;
+        await updateCertificate(db, row.id, { status: 'ERROR', last_error: reason.slice(0, MAX_ERROR_CHARS), chain_pem: null, key_sealed: null, updated_at: now });
+      }
+      await publish();
+      return expired.length;
+    },
 
     /** The certificate state of each domain that asks for one (PENDING until a row says otherwise). */
     async statesOf(customDomainIds: readonly string[]): Promise<Map<string, CertificateState>> {
