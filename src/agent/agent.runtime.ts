@@ -2,11 +2,13 @@ import { hostname } from 'node:os';
 import type { WorkloadIsolation } from '../config.ts';
 import type { GitAccess } from '../git/git-access.ts';
 import type { AgentClient } from './agent.client.ts';
+import type { ImageBuildOptions } from '../engine/kubernetes/kubernetes-build.ts';
 import type { KubeconfigSource } from '../engine/kubernetes/kubernetes-cluster.ts';
 import { TaskCanceled, type AgentDriver, type TaskSession } from '../protocol/agent-driver.ts';
 import {
   ControlPlaneRefusal,
   parseTaskPayload,
+  type AgentClusterFacts,
   type AgentLogLine,
   type AgentProgressEvent,
   type AgentTask,
@@ -36,11 +38,15 @@ export interface AgentOptions {
   concurrency?: number;
   /** Where the agent says what went wrong in its own loop (network trouble, refusals); silent by default. */
   onTrouble?: (message: string) => void;
+  /** What the driver sees of its cluster, sent with each heartbeat (DriverHost.facts). */
+  facts?: (() => Promise<AgentClusterFacts | undefined>) | undefined;
 }
 
 export interface RunningAgent {
   /** Stops leasing; resolves once the tasks in hand (if any) have been handed back or finished. */
   stop(): Promise<void>;
+  /** Whether the last heartbeat was answered: the agent is enrolled and the control plane hears it. */
+  heartbeating(): boolean;
 }
 
 const SETTLING: ReadonlySet<AgentProgressEvent> = new Set(['succeed', 'fail', 'cancel_done']);
@@ -54,10 +60,19 @@ export function startAgent(options: AgentOptions): RunningAgent {
   const startedAt = new Date().toISOString();
   const stopping = new AbortController();
   let heartbeatTimer: NodeJS.Timeout | undefined;
+  let lastBeatAnswered = false;
 
   async function beat(): Promise<void> {
     try {
-      const answer = await client.heartbeat({ agent_version: options.version, driver: driver.name, hostname: hostname(), started_at: startedAt });
+      const cluster = await options.facts?.().catch((error: unknown) => void trouble(`reading the cluster's facts failed: ${(error as Error).message}`));
+      const answer = await client.heartbeat({
+        agent_version: options.version,
+        driver: driver.name,
+        hostname: hostname(),
+        started_at: startedAt,
+        ...(cluster === undefined ? {} : { cluster }),
+      });
+      lastBeatAnswered = true;
       if (stopping.signal.aborted) return;
       await driver
         .reconcileRoutes?.(async (serviceIds) => (await client.resolveRoutes(serviceIds)).routes)
@@ -65,6 +80,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
       if (stopping.signal.aborted) return;
       heartbeatTimer = setTimeout(() => void beat(), Math.max(1, answer.heartbeat_interval_seconds) * 1000);
     } catch (error) {
+      lastBeatAnswered = false;
       trouble(`heartbeat failed: ${(error as Error).message}`);
       if (!stopping.signal.aborted) heartbeatTimer = setTimeout(() => void beat(), 5_000);
     }
@@ -185,6 +201,7 @@ export function startAgent(options: AgentOptions): RunningAgent {
       if (heartbeatTimer !== undefined) clearTimeout(heartbeatTimer);
       await loop;
     },
+    heartbeating: () => lastBeatAnswered && !stopping.signal.aborted,
   };
 }
 
@@ -212,6 +229,10 @@ export interface DriverHostOptions {
   kubeconfig?: KubeconfigSource | undefined;
   /** The Kubernetes driver's Ingress class for public hostnames; the cluster's default class when unset. */
   ingressClass?: string | undefined;
+  /** The Kubernetes driver's cert-manager ClusterIssuer for the public hostnames' certificates; none: plain HTTP. */
+  certManagerIssuer?: string | undefined;
+  /** The Kubernetes driver's in-cluster image builds (APPLICATION, JOB from git): builder and registry; none without --build-registry. */
+  imageBuild?: ImageBuildOptions | undefined;
 }
 
 /** A driver, started on this host with what it needs, that an agent runtime runs over. */
@@ -221,13 +242,16 @@ export interface DriverHost {
   describe(): string;
   /** After the agent stopped: workloads keep running for the next agent, or (`withWorkloads`) stop too. */
   stop(withWorkloads: boolean): Promise<void>;
+  /** What the driver sees of its cluster, for the heartbeat; kept cheap (the host caches what costs). */
+  facts?(): Promise<AgentClusterFacts | undefined>;
 }
 
 /** Runs the agent loop over a started driver host; stopping stops the loop first, then the host. */
-export function runAgentOnHost(host: DriverHost, options: Omit<AgentOptions, 'driver'>): { stop(withWorkloads: boolean): Promise<void> } {
-  const agent = startAgent({ ...options, driver: host.driver });
+export function runAgentOnHost(host: DriverHost, options: Omit<AgentOptions, 'driver' | 'facts'>): { stop(withWorkloads: boolean): Promise<void>; heartbeating(): boolean } {
+  const agent = startAgent({ ...options, driver: host.driver, facts: host.facts === undefined ? undefined : () => host.facts?.() ?? Promise.resolve(undefined) });
   let stopped: Promise<void> | undefined;
   return {
+    heartbeating: () => agent.heartbeating(),
     stop: (withWorkloads) =>
       (stopped ??= (async () => {
         await agent.stop();

@@ -75,7 +75,8 @@ export function apiFor(server: string, token: string, refusal: (status: number, 
     },
     async onResponse({ request, response, options }) {
       const streamed = options.parseAs === 'stream';
-      if (response.ok && streamed) return undefined;
+      // A stream, or text asked for as text (the YAML of an install), is the caller's to read; only refusals are JSON.
+      if (response.ok && (streamed || options.parseAs === 'text')) return undefined;
       const text = await response.clone().text();
       const body = jsonFieldsOf(text);
       // A followed log's refusal is read leniently, as it always was: whatever the body, the status still says why.

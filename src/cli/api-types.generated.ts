@@ -1322,6 +1322,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organization/{organizationId}/cluster/{clusterId}/installationHelmValues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Mints a one-time enrollment token (24 hours) and answers the values of the charts/slipway-agent Helm chart that install the cluster's Kubernetes agent with it. Self-managed clusters only (400 otherwise). */
+        get: operations["getInstallationHelmValues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organization/{organizationId}/cluster/{clusterId}/installationManifests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Slipway's own: mints a one-time enrollment token (24 hours) and answers the Kubernetes objects that install the cluster's agent with it, as one multi-document YAML for kubectl apply. Self-managed clusters only (400 otherwise). */
+        get: operations["getInstallationManifests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operator/v1/enroll": {
         parameters: {
             query?: never;
@@ -5724,6 +5758,18 @@ export interface components {
                 password: string;
                 database_name: string;
                 shared: boolean;
+            } | null;
+            helm_chart?: {
+                repository_url: string;
+                /** @enum {unknown} */
+                kind: "HTTPS" | "OCI";
+                credentials: {
+                    username: string;
+                    password: string;
+                } | null;
+                skip_tls_verification: boolean;
+                chart_name: string;
+                chart_version: string;
             } | null;
             routing: {
                 hostnames: string[];
@@ -16510,6 +16556,124 @@ export interface operations {
             };
         };
     };
+    getInstallationHelmValues: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                clusterId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The chart values (YAML) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-yaml": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getInstallationManifests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                clusterId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The install manifests (multi-document YAML) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-yaml": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     enrollClusterOperator: {
         parameters: {
             query?: never;
@@ -18635,6 +18799,11 @@ export interface operations {
                     hostname?: string;
                     /** Format: date-time */
                     started_at: string;
+                    cluster?: {
+                        kubernetes_version: string | null;
+                        node_count: number | null;
+                        missing_permissions: string[];
+                    };
                 };
             };
         };
@@ -18703,6 +18872,14 @@ export interface operations {
                         hostname: string | null;
                         /** @description Tasks dispatched to the cluster and not yet settled. */
                         open_tasks: number;
+                        /** @description What a Kubernetes agent last reported of its cluster; absent for an agent that reports none. */
+                        cluster?: {
+                            kubernetes_version: string | null;
+                            /** @description Null when the agent may not list the nodes. */
+                            node_count: number | null;
+                            /** @description The permissions the agent needs and lacks, as `verb resource scope`. */
+                            missing_permissions: string[];
+                        };
                     };
                 };
             };

@@ -131,3 +131,19 @@ export async function clusterStatus(wanted: string | undefined, options: Organiz
       `deployed: ${status.is_deployed ? `yes, last on ${status.last_deployment_date ?? 'an unknown date'}` : 'never'}${lock}\n`,
   );
 }
+
+/**
+ * Prints what installs a self-managed cluster's Kubernetes agent (docs/kubernetes.md, "Installing the agent"): the
+ * plain manifests, or with --helm-values the chart's values. Each call mints a new one-time enrollment token.
+ */
+export async function clusterInstallManifests(wanted: string, options: OrganizationOptions & { helmValues?: boolean | undefined }, io: CliIo): Promise<void> {
+  const { client, organizationId } = await organizationScope(options, io);
+  const cluster = await clusterNamed(client, organizationId, wanted);
+  const params = { path: { organizationId, clusterId: cluster.id } };
+  const headers = { accept: 'application/x-yaml' };
+  const yaml =
+    options.helmValues === true
+      ? await dataOf(client.api.GET('/organization/{organizationId}/cluster/{clusterId}/installationHelmValues', { params, headers, parseAs: 'text' }))
+      : await dataOf(client.api.GET('/organization/{organizationId}/cluster/{clusterId}/installationManifests', { params, headers, parseAs: 'text' }));
+  io.out(yaml.endsWith('\n') ? yaml : `${yaml}\n`);
+}

@@ -62,6 +62,17 @@ export function registerDeploymentCommands(program: Command): void {
       clientCommand(async () => (await import('./clusters.ts')).clusterStatus(cluster, options, io)),
     );
 
+  clustersCommand
+    .command('install-manifests')
+    .description("what installs a self-managed cluster's Kubernetes agent, with a new one-time enrollment token: kubectl apply -f - (or, --helm-values, helm install -f -)")
+    .argument('<cluster>', 'the cluster\'s id or name')
+    .option('--helm-values', 'the values of the charts/slipway-agent Helm chart instead of plain manifests')
+    .option(...ORG_OPTION)
+    .option(...SERVER_OPTION)
+    .action((cluster: string, options: OrganizationOptions & { helmValues?: boolean }) =>
+      clientCommand(async () => (await import('./clusters.ts')).clusterInstallManifests(cluster, options, io)),
+    );
+
   const environmentsCommand = program.command('env').description('the environments of a project');
 
   environmentsCommand

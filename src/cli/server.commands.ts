@@ -19,13 +19,20 @@ export function registerServerCommands(program: Command): void {
     .description("run a cluster's agent on this host (enrolls once with the cluster's one-time token)")
     .requiredOption('--control-plane <url>', 'the Slipway API the agent works for, e.g. https://slipway.example.com')
     .option('--enrollment-token <token>', "the one-time token of the cluster's operator bootstrap (first start only)")
+    .option('--enrollment-token-file <file>', 'the same token read from a file, e.g. a mounted Secret (first start only)')
+    .option('--health-address <host:port>', 'serve /healthz and /readyz (enrolled and heartbeating) here, for probes')
     .option('--driver <driver>', 'what runs the workloads: local (processes on this host) or kubernetes (a cluster through its API)', 'local')
     .option('--kubeconfig <file>', 'kubernetes: the kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config, or the pod service account)')
     .option('--context <name>', 'kubernetes: the kubeconfig context to use (default: its current context)')
     .option('--ingress-class <name>', "kubernetes: the Ingress class of public hostnames (default: the cluster's default class)")
+    .option('--cert-manager-issuer <name>', "kubernetes: the cert-manager ClusterIssuer that certifies public hostnames (their Ingress gets a TLS section); none: plain HTTP")
+    .option('--build-registry <host/path>', 'kubernetes: where APPLICATION and git JOB images built in the cluster are pushed, as <host/path>/<service>:<commit>')
+    .option('--build-registry-auth <file>', "kubernetes: a dockerconfigjson with the build registry's login (push, and the workloads' pull)")
+    .option('--build-image-builder <builder>', 'kubernetes: kaniko or buildkit (rootless) (default: $SLIPWAY_KUBERNETES_BUILDER, kaniko)')
+    .option('--build-git-image <image>', 'kubernetes: the image that clones the commit of a build (it runs sh and git)')
     .option('--state-dir <dir>', 'where workloads, data and the credential live (default: $SLIPWAY_DATA_DIR/agent)')
     .option('--concurrency <n>', 'how many tasks (builds, database starts, teardowns) run at once, 1 to 20 (default: $SLIPWAY_AGENT_CONCURRENCY, 4)', wholeNumber(1, 20))
-    .action(async (options: { controlPlane: string; enrollmentToken?: string; driver: string; stateDir?: string; concurrency?: number; kubeconfig?: string; context?: string; ingressClass?: string }) => {
+    .action(async (options: { controlPlane: string; enrollmentToken?: string; enrollmentTokenFile?: string; healthAddress?: string; driver: string; stateDir?: string; concurrency?: number; kubeconfig?: string; context?: string; ingressClass?: string; certManagerIssuer?: string; buildRegistry?: string; buildRegistryAuth?: string; buildImageBuilder?: string; buildGitImage?: string }) => {
       const { loadConfigOrExit } = await import('../config.ts');
       const { runAgentCommand } = await import('./agent-command.ts');
       try {

@@ -34,6 +34,7 @@ import * as environmentFanOut from './migrations/0030_environment_fan_out.ts';
 import * as serviceLogInstances from './migrations/0031_service_log_instances.ts';
 import * as placementInDrivers from './migrations/0032_placement_in_drivers.ts';
 import * as certificates from './migrations/0033_certificates.ts';
+import * as agentClusterFacts from './migrations/0034_agent_cluster_facts.ts';
 import * as serviceCertificates from './migrations/0036_service_certificates.ts';
 import * as installationCa from './migrations/0037_installation_ca.ts';
 
@@ -85,6 +86,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0031_service_log_instances', serviceLogInstances],
   ['0032_placement_in_drivers', placementInDrivers],
   ['0033_certificates', certificates],
+  ['0034_agent_cluster_facts', agentClusterFacts],
   ['0036_service_certificates', serviceCertificates],
   ['0037_installation_ca', installationCa],
 ];

@@ -232,4 +232,9 @@ export interface AgentPresenceTable {
   hostname: string | null;
   started_at: string;
   last_seen_at: string;
+  /** What a Kubernetes agent reported of its cluster (0034_agent_cluster_facts); null when it reports nothing. */
+  kubernetes_version: string | null;
+  node_count: number | null;
+  /** JSON array of the permissions it lacks (`verb resource scope`). */
+  missing_permissions: unknown;
 }

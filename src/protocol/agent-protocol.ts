@@ -49,7 +49,10 @@ export const ServiceTaskPayload = Type.Object({
 });
 export type ServiceTaskPayload = Static<typeof ServiceTaskPayload>;
 
-/** A deleted service's teardown: no spec any more; the payload and the driver's own record say what to remove. */
+/**
+ * A deleted service's teardown: the payload and the driver's own record say what to remove. Only a lifecycle JOB with
+ * an on_delete command has a spec (`GET tasks/{id}/spec`, its last deployment's, for on_delete to run with).
+ */
 export const ServiceTeardownPayload = Type.Object({
   service_id: Uuid,
   service_type: Type.String(),
@@ -170,12 +173,28 @@ export type AgentRoutes = Static<typeof AgentRoutes>;
 
 // ---------------------------------------------------------------- presence
 
+/**
+ * The cluster as the agent found it: its Kubernetes version, how many nodes it has (null when the agent may not list
+ * them) and the permissions the agent needs and lacks (docs/kubernetes.md, "Permissions"), each as `verb resource scope`.
+ */
+export const AgentClusterFacts = Type.Object(
+  {
+    kubernetes_version: Nullable(Type.String({ maxLength: 64 })),
+    node_count: Nullable(Type.Integer({ minimum: 0 })),
+    missing_permissions: Type.Array(Type.String({ maxLength: 200 }), { maxItems: 200 }),
+  },
+  { additionalProperties: false },
+);
+export type AgentClusterFacts = Static<typeof AgentClusterFacts>;
+
 export const AgentHeartbeat = Type.Object(
   {
     agent_version: Type.String({ minLength: 1, maxLength: 64 }),
     driver: Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z][a-z0-9-]*$' }),
     hostname: Type.Optional(Type.String({ maxLength: 255 })),
     started_at: Timestamp,
+    /** What the agent sees of the cluster it deploys onto (the Kubernetes driver's; the local driver sends none). */
+    cluster: Type.Optional(AgentClusterFacts),
   },
   { additionalProperties: false },
 );
@@ -250,6 +269,21 @@ export const SpecImage = Type.Object({
 export type SpecImage = Static<typeof SpecImage>;
 export type SpecPeer = Static<typeof SpecPeer>;
 
+/**
+ * The chart a HELM service installs from one of the organization's Helm repositories: the repository's URL and kind
+ * (an HTTPS chart repository, or an OCI registry: `oci://host/path`), its login (opened: the spec is served to the
+ * lease holder only), the chart's name and version. Null for every other kind and for a chart from git (`git`).
+ */
+export const SpecHelmChart = Type.Object({
+  repository_url: Type.String({ minLength: 1 }),
+  kind: Type.Enum(['HTTPS', 'OCI']),
+  credentials: Nullable(Type.Object({ username: Type.String(), password: Type.String() })),
+  skip_tls_verification: Type.Boolean(),
+  chart_name: Type.String({ minLength: 1 }),
+  chart_version: Type.String({ minLength: 1 }),
+});
+export type SpecHelmChart = Static<typeof SpecHelmChart>;
+
 export const ServiceDeploymentSpec = Type.Object(
   {
     service: Type.Object({
@@ -269,6 +303,7 @@ export const ServiceDeploymentSpec = Type.Object(
     image: Nullable(SpecImage),
     git: Nullable(SpecGitSource),
     database: Nullable(SpecDatabase),
+    helm_chart: Type.Optional(Nullable(SpecHelmChart)),
     routing: Type.Object({
       /** The public hostnames the service is reached at (its own, then verified custom domains); empty when private. */
       hostnames: Type.Array(Type.String()),

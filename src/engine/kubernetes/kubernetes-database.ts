@@ -1,7 +1,7 @@
 import type { StatefulSet } from 'kubernetes-types/apps/v1.js';
 import type { EnvVar, Secret, Service } from 'kubernetes-types/core/v1.js';
 import type { SpecDatabase } from '../../protocol/agent-protocol.ts';
-import { ANNOTATION_DEPLOYMENT, ANNOTATION_RESTARTED_AT, contentHash, ANNOTATION_CONFIG_HASH, namespaceOf, podSelector, serviceLabels, workloadNameOf, type ServiceIdentity } from './kubernetes-names.ts';
+import { ANNOTATION_RESTARTED_AT, contentHash, ANNOTATION_CONFIG_HASH, namespaceOf, podSelector, serviceLabels, workloadNameOf, type ServiceIdentity } from './kubernetes-names.ts';
 import type { DatabaseSettings } from './kubernetes-settings.ts';
 import { base64, cpuQuantity, memoryQuantity, type KubeObject } from './kubernetes-workload.ts';
 
@@ -82,7 +82,7 @@ export function renderDatabase(render: DatabaseRender): KubeObject[] {
   const name = workloadNameOf(service);
   const namespace = namespaceOf(service.environmentId);
   const labels = serviceLabels(service);
-  const metadata = (objectName: string) => ({ name: objectName, namespace, labels, annotations: { [ANNOTATION_DEPLOYMENT]: render.deploymentId } });
+  const metadata = (objectName: string) => ({ name: objectName, namespace, labels });
   const credentials = engine.env(database);
   const secretName = `${name}-credentials`;
   const secret: Secret & KubeObject = {

@@ -1,9 +1,13 @@
 import { KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import type { GitAccess } from '../../git/git-access.ts';
 import { TaskCanceled, type AgentDriver, type TaskSession } from '../../protocol/agent-driver.ts';
-import type { ServiceDeploymentSpec, ServiceTaskPayload, ServiceTeardownPayload, SpecPeer } from '../../protocol/agent-protocol.ts';
+import type { ServiceDeploymentSpec, ServiceTaskPayload, ServiceTeardownPayload, SpecImage, SpecPeer } from '../../protocol/agent-protocol.ts';
 import { internalHostnameResolver } from '../internal-hostnames.ts';
+import { BUILD_ROLE, buildServiceImage, LABEL_ROLE, lastBuiltImage, type ImageBuildOptions } from './kubernetes-build.ts';
 import { kubernetesErrorMessage, type KubernetesCluster, type ServedKinds } from './kubernetes-cluster.ts';
+import { deployAgenticWorkflow } from './kubernetes-agentic-workflow.ts';
 import { databasePortOf, MANAGED_DATABASE_MESSAGE, renderDatabase } from './kubernetes-database.ts';
+import { chartKindsOf, deployHelm } from './kubernetes-helm.ts';
 import { GIT_JOB_MESSAGE, JobRunFailed, lifecycleJobNameOf, renderCronJob, renderLifecycleJob, runLifecycleJob, type JobRender, type LifecycleEvent } from './kubernetes-job.ts';
 import {
   ANNOTATION_RESTARTED_AT,
@@ -20,6 +24,7 @@ import {
 } from './kubernetes-names.ts';
 import { RolloutFailed, waitForRollout } from './kubernetes-rollout.ts';
 import { databaseSettingsOf, jobSettingsOf, workloadSettingsOf } from './kubernetes-settings.ts';
+import { deployTerraform, destroyTerraformBeforeTeardown } from './kubernetes-terraform.ts';
 import { namespaceObject, renderConfig, renderWorkload, type KubeObject } from './kubernetes-workload.ts';
 
 /**
@@ -31,16 +36,30 @@ import { namespaceObject, renderConfig, renderWorkload, type KubeObject } from '
  * teardown deletes by label, and the namespace with its last service.
  *
  * Kinds: CONTAINER (kubernetes-workload.ts), DATABASE in container mode (kubernetes-database.ts, rolled out like a
- * container), JOB from an image (kubernetes-job.ts: a CronJob, or a Job run per lifecycle event and waited for).
+ * container), JOB from an image (kubernetes-job.ts: a CronJob, or a Job run per lifecycle event and waited for);
+ * APPLICATION, and a JOB from git, first built into an image by a Job in the namespace (kubernetes-build.ts);
+ * TERRAFORM (kubernetes-terraform.ts: an apply Job per deployment, destroy before a teardown) and AGENTIC_WORKFLOW
+ * (kubernetes-agentic-workflow.ts: the runner's Job or CronJob); HELM (kubernetes-helm.ts: `helm template`, then
+ * applied, pruned, kept and torn down through the same machinery, the chart's kinds recorded for prune and teardown).
  */
 
-export const KUBERNETES_SERVICE_KINDS = ['CONTAINER', 'DATABASE', 'JOB'] as const;
+export const KUBERNETES_SERVICE_KINDS = ['APPLICATION', 'CONTAINER', 'DATABASE', 'HELM', 'JOB', 'TERRAFORM', 'AGENTIC_WORKFLOW'] as const;
 
 export interface KubernetesDriverOptions {
   cluster: KubernetesCluster;
   served: ServedKinds;
   /** SLIPWAY_KUBERNETES_INGRESS_CLASS: the Ingress class of public hostnames; the cluster's default when unset. */
   ingressClass?: string | undefined;
+  /** The cert-manager ClusterIssuer that certifies public hostnames (--cert-manager-issuer); none: plain HTTP. */
+  certManagerIssuer?: string | undefined;
+  /** The in-cluster image build of APPLICATIONs and JOBs from git; without it they fail naming --build-registry. */
+  build?: ImageBuildOptions | undefined;
+  /** Reads the head of a branch for a deployment that names no commit (the agent's git access). */
+  git?: GitAccess | undefined;
+  /** The helm binary HELM services are rendered with; else SLIPWAY_HELM_BINARY, else `helm` on the PATH. */
+  helmBinary?: string | undefined;
+  /** The image AGENTIC_WORKFLOWs run (kubernetes-agentic-workflow.ts); else SLIPWAY_WORKFLOW_RUNNER_IMAGE; else they fail saying so. */
+  workflowRunnerImage?: string | undefined;
   /** How long a rollout may take (default 10 min, the original's floor). */
   rolloutTimeoutMs?: number;
   onTrouble?: (message: string) => void;
@@ -58,6 +77,10 @@ function managedKinds(served: ServedKinds): Array<[apiVersion: string, kind: str
     [served.cronJob, 'CronJob'],
     ['batch/v1', 'Job'],
     ['v1', 'Secret'],
+    // A TERRAFORM run's identity (kubernetes-terraform.ts).
+    ['rbac.authorization.k8s.io/v1', 'RoleBinding'],
+    ['rbac.authorization.k8s.io/v1', 'Role'],
+    ['v1', 'ServiceAccount'],
   ];
 }
 
@@ -69,7 +92,7 @@ function releaseName(service: Pick<ServiceIdentity, 'id' | 'name'>): string {
 }
 
 export function unsupportedKubernetesKindMessage(kind: string): string {
-  if (kind === 'APPLICATION') return 'APPLICATION services from git need an in-cluster image build, which the Kubernetes driver does not do yet: deploy the image as a CONTAINER';
+  if (kind === 'APPLICATION') return 'APPLICATION services are built into an image in the cluster, and this agent has no registry to push it to: start it with --build-registry <host/path>';
   return `${kind} services cannot run on a Kubernetes cluster yet: this driver runs ${KUBERNETES_SERVICE_KINDS.join(', ')}`;
 }
 
@@ -96,19 +119,27 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
   }
 
   /** Deletes, among the service's objects in the namespace, those the intent does not hold (the release Secret stays). */
-  async function prune(namespace: string, service: ServiceIdentity, intent: readonly KubeObject[]): Promise<void> {
+  async function prune(namespace: string, service: ServiceIdentity, intent: readonly KubeObject[], extraKinds: ReadonlyArray<[string, string]> = []): Promise<void> {
     const kept = new Set(intent.map((object) => `${object.kind}/${object.metadata.name}`));
     kept.add(`Secret/${releaseName(service)}`);
     // A lifecycle job's last run stays (its pods and logs, for inspection) until its next run replaces it.
     for (const event of ['on_start', 'on_stop', 'on_delete'] as const) kept.add(`Job/${lifecycleJobNameOf(service, event)}`);
-    for (const [apiVersion, kind] of kinds) {
+    for (const [apiVersion, kind] of withKinds(extraKinds)) {
       for (const object of await cluster.list(apiVersion, kind, namespace, serviceSelector(service.id))) {
         // What a controller made (a CronJob's Jobs carry the service's labels) is its controller's to remove.
         const owners = (object.metadata as { ownerReferences?: Array<{ controller?: boolean }> }).ownerReferences ?? [];
         if (owners.some((owner) => owner.controller === true)) continue;
+        // Image builds are the build step's (kubernetes-build.ts): the last one stays, so its commit is not built again.
+        if (kind === 'Job' && object.metadata.labels?.[LABEL_ROLE] === BUILD_ROLE) continue;
         if (!kept.has(`${kind}/${object.metadata.name}`)) await cluster.delete({ apiVersion, kind, metadata: { name: object.metadata.name, namespace } });
       }
     }
+  }
+
+  /** The driver's kinds and a chart's (a HELM service's, recorded on it: kubernetes-helm.ts), the chart's first. */
+  function withKinds(extraKinds: ReadonlyArray<[string, string]>): Array<[string, string]> {
+    const known = new Set(kinds.map(([apiVersion, kind]) => `${apiVersion} ${kind}`));
+    return [...extraKinds.filter(([apiVersion, kind]) => !known.has(`${apiVersion} ${kind}`)), ...kinds];
   }
 
   async function applyAll(intent: readonly KubeObject[]): Promise<KubeObject[]> {
@@ -180,10 +211,18 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
     session.log('system', `${spec.service.name} rolled out in namespace ${namespace}${spec.routing.hostnames.length > 0 ? `, served on ${spec.routing.hostnames.join(', ')}` : ''}`);
   }
 
-  async function deployContainer(session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
+  /** The image a built kind runs, built now (or found built for its commit); a failed build leaves the running release alone. */
+  async function builtImage(session: TaskSession, spec: ServiceDeploymentSpec): Promise<SpecImage> {
+    if (options.build === undefined) throw new Error(spec.service.kind === 'JOB' ? GIT_JOB_MESSAGE : unsupportedKubernetesKindMessage(spec.service.kind));
+    const service = identityOf(spec);
+    await cluster.apply(namespaceObject(service));
+    return buildServiceImage(cluster, session, { spec, service, options: options.build, git: options.git });
+  }
+
+  async function deployContainer(session: TaskSession, spec: ServiceDeploymentSpec, image: SpecImage | null = spec.image): Promise<void> {
     const service = identityOf(spec);
     const settings = workloadSettingsOf(spec.service.settings);
-    if (spec.image === null) throw new Error(`the deployment spec of ${spec.service.name} names no image`);
+    if (image === null) throw new Error(`the deployment spec of ${spec.service.name} names no image`);
     const namespace = namespaceOf(service.environmentId);
     const name = workloadNameOf(service);
     const workloadKind = settings.storage.length > 0 ? 'StatefulSet' : 'Deployment';
@@ -192,12 +231,13 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
       service,
       deploymentId: session.task.deployment_id,
       settings,
-      image: spec.image.reference,
-      pullCredentials: spec.image.pull_credentials ?? undefined,
+      image: image.reference,
+      pullCredentials: image.pull_credentials ?? undefined,
       variables: spec.variables.map((variable) => ({ key: variable.key, value: resolve(variable.value), mountPath: variable.mount_path })),
       hostnames: spec.routing.hostnames,
       versions: served,
       ingressClass: options.ingressClass,
+      clusterIssuer: options.certManagerIssuer,
       restartedAt: await restartedAtOf(session, namespace, workloadKind, name),
     });
     await rollOut(session, spec, intent, workloadKind, async (workload) => {
@@ -238,19 +278,25 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
     await rollOut(session, spec, intent, 'StatefulSet');
   }
 
-  function jobRenderOf(session: TaskSession, spec: ServiceDeploymentSpec): JobRender {
+  /** A job's image: its registry's, or for a job from git the one built of its commit (`built`). */
+  function jobRenderOf(session: TaskSession, spec: ServiceDeploymentSpec, built?: SpecImage): JobRender {
     const service = identityOf(spec);
     const settings = jobSettingsOf(spec.service.settings);
-    if (settings.source.kind !== 'image') throw new Error(GIT_JOB_MESSAGE);
-    if (spec.image === null) throw new Error(`the deployment spec of ${spec.service.name} names no image`);
+    let image = spec.image;
+    if (settings.source.kind !== 'image') {
+      if (options.build === undefined) throw new Error(GIT_JOB_MESSAGE);
+      if (built === undefined) throw new Error(`no image of ${spec.service.name} was built on this cluster`);
+      image = built;
+    }
+    if (image === null) throw new Error(`the deployment spec of ${spec.service.name} names no image`);
     const resolve = clusterResolver(service.environmentId, spec.routing.peers);
     const config = renderConfig({
       service,
       deploymentId: session.task.deployment_id,
-      pullCredentials: spec.image.pull_credentials ?? undefined,
+      pullCredentials: image.pull_credentials ?? undefined,
       variables: spec.variables.map((variable) => ({ key: variable.key, value: resolve(variable.value), mountPath: variable.mount_path })),
     });
-    return { service, deploymentId: session.task.deployment_id, settings, image: spec.image.reference, config };
+    return { service, deploymentId: session.task.deployment_id, settings, image: image.reference, config };
   }
 
   async function runEvent(session: TaskSession, render: JobRender, event: LifecycleEvent): Promise<boolean> {
@@ -267,7 +313,8 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
   }
 
   async function deployJob(session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
-    const render = jobRenderOf(session, spec);
+    const fromGit = jobSettingsOf(spec.service.settings).source.kind === 'docker';
+    const render = jobRenderOf(session, spec, fromGit ? await builtImage(session, spec) : undefined);
     const namespace = namespaceOf(render.service.environmentId);
     const intent = [...render.config.objects];
     if (render.settings.schedule.kind === 'CRON') {
@@ -296,6 +343,33 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
         return deployDatabase(session, spec);
       case 'JOB':
         return deployJob(session, spec);
+      case 'APPLICATION':
+        return deployContainer(session, spec, await builtImage(session, spec));
+      case 'HELM':
+        return deployHelm({
+          cluster,
+          session,
+          spec,
+          service: identityOf(spec),
+          machinery: { applyAll, prune, previousRelease, keepRelease },
+          ingress: { className: options.ingressClass, clusterIssuer: options.certManagerIssuer },
+          git: options.git,
+          helmBinary: options.helmBinary,
+        });
+      case 'TERRAFORM':
+      case 'AGENTIC_WORKFLOW': {
+        const service = identityOf(spec);
+        const resolve = clusterResolver(service.environmentId, spec.routing.peers);
+        const context = {
+          cluster,
+          service,
+          variables: spec.variables.map((variable) => ({ key: variable.key, value: resolve(variable.value), mountPath: variable.mount_path })),
+          gitImage: options.build?.gitImage,
+          prune: (intent: readonly KubeObject[]) => prune(namespaceOf(service.environmentId), service, intent),
+        };
+        if (spec.service.kind === 'TERRAFORM') return deployTerraform(context, session, spec);
+        return deployAgenticWorkflow({ ...context, runnerImage: options.workflowRunnerImage, cronJobVersion: served.cronJob }, session, spec);
+      }
       default:
         return deployContainer(session, spec);
     }
@@ -335,7 +409,10 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
       session.log('system', `CronJob/${cronJob.metadata.name} suspended`);
     }
     if (onStop !== undefined) {
-      const render = jobRenderOf(session, onStop);
+      // A job from git runs on_stop with the image of its last build here.
+      const fromGit = jobSettingsOf(onStop.service.settings).source.kind === 'docker';
+      const built = fromGit && options.build !== undefined ? await lastBuiltImage(cluster, identityOf(onStop), options.build) : undefined;
+      const render = jobRenderOf(session, onStop, built);
       if (render.settings.schedule.kind === 'LIFECYCLE' && render.settings.schedule.on_stop !== null) {
         await cluster.apply(namespaceObject(render.service));
         await applyAll(render.config.objects);
@@ -344,10 +421,42 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): AgentD
     }
   }
 
+  /**
+   * A lifecycle job's on_delete, before its objects go, with the spec of its last deployment when the control plane
+   * still serves one. A failed run is told (the teardown's log, and the agent's trouble) and the teardown goes on: the
+   * service's record is already gone, so a hook that keeps failing would otherwise leave its objects on the cluster
+   * with nothing left to retry the deletion from.
+   */
+  async function runOnDelete(session: TaskSession, serviceId: string): Promise<void> {
+    const spec = await session.spec().catch(() => undefined);
+    if (spec?.service.kind !== 'JOB' || spec.service.id !== serviceId) return;
+    const schedule = jobSettingsOf(spec.service.settings).schedule;
+    if (schedule.kind !== 'LIFECYCLE' || schedule.on_delete === null) return;
+    try {
+      const fromGit = jobSettingsOf(spec.service.settings).source.kind === 'docker';
+      const built = fromGit && options.build !== undefined ? await lastBuiltImage(cluster, identityOf(spec), options.build) : undefined;
+      const render = jobRenderOf(session, spec, built);
+      await cluster.apply(namespaceObject(render.service));
+      await applyAll(render.config.objects);
+      await runEvent(session, render, 'on_delete');
+      session.log('system', `${spec.service.name}: on_delete succeeded`);
+    } catch (error) {
+      if (error instanceof TaskCanceled) throw error;
+      const reason = kubernetesErrorMessage(error);
+      const message = `${spec.service.name}: ${reason.startsWith('on_delete') ? reason : `on_delete failed: ${reason}`}; the service is torn down all the same`;
+      session.log('system', message);
+      options.onTrouble?.(message);
+    }
+  }
+
   async function teardown(session: TaskSession, payload: ServiceTeardownPayload | ServiceTaskPayload): Promise<void> {
     const namespace = namespaceOf(payload.environment_id);
+    if (payload.service_type === 'JOB') await runOnDelete(session, payload.service_id);
+    // Terraform's resources go before the objects that hold its inputs and state (a failed destroy keeps them all).
+    if (payload.service_type === 'TERRAFORM') await destroyTerraformBeforeTeardown(cluster, session, namespace, payload.service_id);
     let removed = 0;
-    for (const [apiVersion, kind] of [...kinds, ['v1', 'PersistentVolumeClaim'] as [string, string]]) {
+    const chartKinds = chartKindsOf(await cluster.list('v1', 'Secret', namespace, serviceSelector(payload.service_id)));
+    for (const [apiVersion, kind] of [...withKinds(chartKinds), ['v1', 'PersistentVolumeClaim'] as [string, string]]) {
       for (const object of await cluster.list(apiVersion, kind, namespace, serviceSelector(payload.service_id))) {
         await cluster.delete({ apiVersion, kind, metadata: { name: object.metadata.name, namespace } });
         removed += 1;

@@ -8,8 +8,8 @@ import type { JobCommand, JobSettings } from './kubernetes-settings.ts';
 import { cpuQuantity, memoryQuantity, type KubeObject, type WorkloadConfig } from './kubernetes-workload.ts';
 
 /**
- * A JOB as Kubernetes objects (docs/kubernetes.md, "What each kind becomes"), from an image only (a job built from
- * git needs an in-cluster build this driver does not do yet):
+ * A JOB as Kubernetes objects (docs/kubernetes.md, "What each kind becomes"), from an image (a job from git runs the
+ * image built of its commit: kubernetes-build.ts):
  *
  *   Secret <name>-env, -files, -pull   its variables, files and registry login, as a CONTAINER's (renderConfig)
  *   CronJob <name>                     a cron job: `concurrencyPolicy: Forbid` (a run that outlasts its period is not
@@ -24,7 +24,7 @@ import { cpuQuantity, memoryQuantity, type KubeObject, type WorkloadConfig } fro
  */
 
 export const GIT_JOB_MESSAGE =
-  'JOB services built from git need an in-cluster image build, which the Kubernetes driver does not do yet: publish the image to a registry and give the job an image source';
+  'JOB services from git are built into an image in the cluster, and this agent has no registry to push it to: start it with --build-registry <host/path>';
 
 export type LifecycleEvent = 'on_start' | 'on_stop' | 'on_delete';
 

@@ -17,7 +17,11 @@ export const LABEL_SERVICE = 'slipway.dev/service-id';
 export const ANNOTATION_CONFIG_HASH = 'slipway.dev/config-hash';
 /** Set on the pod template by a restart: new pods, nothing else changed. */
 export const ANNOTATION_RESTARTED_AT = 'slipway.dev/restarted-at';
-/** Which deployment of the service applied an object. */
+/**
+ * Which deployment of the service ran a Job (an image build, a lifecycle or Terraform run). Long-lived objects do not
+ * carry it: a deployment that changes nothing of a service must not rewrite its objects (an environment redeploy
+ * after one variable change touches that service's objects only: the server-side apply of the same intent is a no-op).
+ */
 export const ANNOTATION_DEPLOYMENT = 'slipway.dev/deployment-id';
 export const FIELD_MANAGER = 'slipway';
 

@@ -1,10 +1,11 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Writable } from 'node:stream';
-import { CoreV1Api, Log, Watch, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, Log, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
 import type { AgentWorkloadHealth } from '../../protocol/agent-protocol.ts';
 import { WorkloadLogBatcher, type WorkloadLogSink } from '../workload-log-batcher.ts';
 import { kubernetesErrorMessage } from './kubernetes-cluster.ts';
 import { LABEL_SERVICE, MANAGED_BY, SLIPWAY } from './kubernetes-names.ts';
+import { listAndWatch } from './kubernetes-watch.ts';
 
 /**
  * What the Kubernetes driver's workloads say while they run, outside any task (issue 19 part 5, docs/kubernetes.md
@@ -13,6 +14,8 @@ import { LABEL_SERVICE, MANAGED_BY, SLIPWAY } from './kubernetes-names.ts';
  *  - each running container's log, followed through the apiserver, into the service's runtime log with the pod as
  *    the instance, in batches (≤ 250 ms, ≤ 200 lines); a stream that ends while its container still runs is opened
  *    again from the last line seen, so nothing is read twice;
+ *    (the run of a cron job that ended before it was seen running is read once, whole: its start and end are told
+ *    beside it by kubernetes-job-runs.ts);
  *  - the health of each service from its pods' status: RESTARTING with the kubelet's reason when a pod cannot run,
  *    FAILED for a Failed pod of a long-running workload, RUNNING once recovered — sent only when it changes.
  *
@@ -89,6 +92,8 @@ interface ContainerLog {
   failures: number;
   /** Trouble is told once per run of failures, not on every retry of a container that is still starting. */
   told: boolean;
+  /** Read once, whole, after the container ended: the stream ends by itself and is not cut when the pod changes. */
+  once: boolean;
 }
 
 interface PodEntry {
@@ -142,97 +147,30 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
   // ---------------------------------------------------------------- the watch
 
   const selector = `${MANAGED_BY}=${SLIPWAY}`;
-  const watch = new Watch(options.config);
-  let watching: AbortController | undefined;
-  let wakeWatcher: (() => void) | undefined;
-
-  /** Waits `ms`, or less if the runtime stops meanwhile. */
-  const pause = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        wakeWatcher = undefined;
-        resolve();
+  const podWatch = listAndWatch<V1Pod>({
+    config: options.config,
+    what: 'pods',
+    path: '/api/v1/pods',
+    labelSelector: selector,
+    list: () => core.listPodForAllNamespaces({ labelSelector: selector }),
+    timeoutSeconds: options.watchTimeoutSeconds,
+    backoffMinMs: backoffMin,
+    backoffMaxMs: backoffMax,
+    onTrouble: trouble,
+    onList(items) {
+      const present = new Set<string>();
+      for (const pod of items) {
+        present.add(pod.metadata?.uid ?? '');
+        seen(pod);
       }
-      wakeWatcher = done;
-    });
-
-  /**
-   * List, then watch from the list's resourceVersion. A watch that ends quietly (client-node gives up after 30 s
-   * without data) is watched again from the last resourceVersion seen, without a list; one that fails, or says its
-   * version is gone (410), costs a new list after a backoff. The list reconciles: pods gone meanwhile are let go.
-   */
-  const watchLoop = (async () => {
-    let failures = 0;
-    let resourceVersion: string | undefined;
-    while (!stopped) {
-      try {
-        if (resourceVersion === undefined) {
-          const list = await core.listPodForAllNamespaces({ labelSelector: selector });
-          if (stopped) break;
-          resourceVersion = list.metadata?.resourceVersion;
-          const present = new Set<string>();
-          for (const pod of list.items) {
-            present.add(pod.metadata?.uid ?? '');
-            seen(pod);
-          }
-          for (const uid of [...pods.keys()]) if (!present.has(uid)) gone(uid);
-          firstList = false;
-        }
-        const watchedAt = Date.now();
-        const ending = await new Promise<{ error: unknown; expired: boolean }>((resolve) => {
-          let expired = false;
-          watch
-            .watch(
-              '/api/v1/pods',
-              { labelSelector: selector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: options.watchTimeoutSeconds },
-              (type: string, object: unknown) => {
-                if (type === 'ERROR') {
-                  // A Status in the stream: 410 Gone means the version is too old to watch from.
-                  expired = true;
-                  return;
-                }
-                const pod = object as V1Pod;
-                const version = pod.metadata?.resourceVersion;
-                if (version !== undefined) resourceVersion = version;
-                if (type === 'BOOKMARK') return;
-                failures = 0;
-                if (type === 'DELETED') gone(pod.metadata?.uid ?? '');
-                else seen(pod);
-              },
-              (error: unknown) => resolve({ error, expired }),
-            )
-            .then(
-              (controller) => {
-                watching = controller;
-                if (stopped) controller.abort();
-              },
-              (error: unknown) => resolve({ error, expired }),
-            );
-        });
-        watching = undefined;
-        if (stopped) break;
-        const quietEnd = ending.error === null || ending.error === undefined || (ending.error as { name?: string }).name === 'TimeoutError';
-        // A quiet end is routine (at most every 30 s); one right after the start would spin, so it waits a little.
-        if (quietEnd && !ending.expired && Date.now() - watchedAt >= 1_000) continue;
-        if (quietEnd && !ending.expired) {
-          await pause(backoffMin);
-          continue;
-        }
-        resourceVersion = undefined;
-        if (ending.expired) continue;
-        failures += 1;
-        trouble(`watching the Kubernetes pods failed (again in ${backoff(failures)} ms): ${kubernetesErrorMessage(ending.error)}`);
-      } catch (error) {
-        if (stopped) break;
-        resourceVersion = undefined;
-        failures += 1;
-        trouble(`listing the Kubernetes pods failed (again in ${backoff(failures)} ms): ${kubernetesErrorMessage(error)}`);
-      }
-      await pause(backoff(failures));
-    }
-  })();
+      for (const uid of [...pods.keys()]) if (!present.has(uid)) gone(uid);
+      firstList = false;
+    },
+    onEvent(type, pod) {
+      if (type === 'DELETED') gone(pod.metadata?.uid ?? '');
+      else seen(pod);
+    },
+  });
 
   function seen(pod: V1Pod): void {
     const uid = pod.metadata?.uid;
@@ -270,12 +208,24 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
     for (const name of running) {
       let log = entry.containers.get(name);
       if (log === undefined) {
-        log = { cursor: undefined, active: undefined, retry: undefined, failures: 0, told: false };
+        log = { cursor: undefined, active: undefined, retry: undefined, failures: 0, told: false, once: false };
         entry.containers.set(name, log);
       }
+      log.once = false;
       if (log.active === undefined && log.retry === undefined) openLog(entry, name, log);
     }
-    for (const [name, log] of entry.containers) if (!running.has(name)) closeLog(log);
+    // A container that ended before it was ever seen running (a short run of a Job goes from Pending to Succeeded
+    // between two events) is read once, whole: its lines are the run's output. One of a pod the agent before this one
+    // saw was that agent's to read.
+    if (!entry.preexisting && !terminating) {
+      for (const status of entry.pod.status?.containerStatuses ?? []) {
+        if (status.state?.terminated === undefined || entry.containers.has(status.name)) continue;
+        const log: ContainerLog = { cursor: undefined, active: undefined, retry: undefined, failures: 0, told: false, once: true };
+        entry.containers.set(status.name, log);
+        openLog(entry, status.name, log);
+      }
+    }
+    for (const [name, log] of entry.containers) if (!running.has(name) && !log.once) closeLog(log);
   }
 
   function closeLog(log: ContainerLog): void {
@@ -470,8 +420,7 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
     async stop() {
       if (stopped) return;
       stopped = true;
-      watching?.abort();
-      wakeWatcher?.();
+      podWatch.stop();
       const endings: Promise<void>[] = [];
       for (const entry of pods.values()) {
         for (const log of entry.containers.values()) {
@@ -482,7 +431,7 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
       for (const state of health.values()) if (state.recovery !== undefined) clearTimeout(state.recovery);
       // Every stream was aborted and ends at once; the bound only keeps a connection that never answers from holding stop.
       let bound: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all([watchLoop, ...endings]), new Promise((resolve) => (bound = setTimeout(resolve, 5_000)))]).catch(() => undefined);
+      await Promise.race([Promise.all([podWatch.ended, ...endings]), new Promise((resolve) => (bound = setTimeout(resolve, 5_000)))]).catch(() => undefined);
       clearTimeout(bound);
       pods.clear();
       await batcher.close();

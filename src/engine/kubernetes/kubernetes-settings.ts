@@ -50,6 +50,8 @@ export const WorkloadSettings = Type.Object({
   /** CONTAINER: the image in the organization's registry. */
   image_name: Type.Optional(Type.String()),
   tag: Type.Optional(Type.String()),
+  /** Every advanced setting of the kind, defaults included (src/engine/advanced-settings.ts reads them). */
+  advanced_settings: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 export type WorkloadSettings = Static<typeof WorkloadSettings>;
 
@@ -83,12 +85,25 @@ export function databaseSettingsOf(settings: unknown): DatabaseSettings {
   return settings as DatabaseSettings;
 }
 
+/** What an APPLICATION's image build reads of its settings (services.kind-application.ts): where its Dockerfile is. */
+export const ApplicationBuildSettings = Type.Object({
+  dockerfile_path: Type.Optional(Nullable(Type.String())),
+  docker_target_build_stage: Type.Optional(Nullable(Type.String())),
+});
+export type ApplicationBuildSettings = Static<typeof ApplicationBuildSettings>;
+
+export function applicationBuildSettingsOf(settings: unknown): ApplicationBuildSettings {
+  const problem = schemaProblem(ApplicationBuildSettings, settings);
+  if (problem !== undefined) throw new ProtocolViolation(`the application's build settings are not what the Kubernetes driver builds: ${problem}`);
+  return settings as ApplicationBuildSettings;
+}
+
 /** A job's command as the services module stores it: the image's entrypoint replaced when set, its arguments. */
 const JobCommand = Type.Object({ arguments: Type.Array(Type.String()), entrypoint: Nullable(Type.String()) });
 
 /**
  * What the driver reads of a JOB's settings (services.kind-job.ts, JobSettings): its source (an image of a registry,
- * or a Dockerfile in git, which needs a build this driver does not do yet), and its schedule, a cron job or the
+ * or a Dockerfile in git, built in the cluster: kubernetes-build.ts), and its schedule, a cron job or the
  * commands of lifecycle events.
  */
 export const JobSettings = Type.Object({
@@ -98,7 +113,12 @@ export const JobSettings = Type.Object({
   max_duration_seconds: Type.Integer({ minimum: 1 }),
   source: Type.Union([
     Type.Object({ kind: Type.Literal('image'), image_name: Type.String(), tag: Type.String(), registry_id: Type.String() }),
-    Type.Object({ kind: Type.Literal('docker') }),
+    Type.Object({
+      kind: Type.Literal('docker'),
+      dockerfile_path: Type.Optional(Nullable(Type.String())),
+      dockerfile_raw: Type.Optional(Nullable(Type.String())),
+      docker_target_build_stage: Type.Optional(Nullable(Type.String())),
+    }),
   ]),
   schedule: Type.Union([
     Type.Object({

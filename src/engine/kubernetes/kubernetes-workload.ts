@@ -1,11 +1,9 @@
-import type { Deployment, StatefulSet } from 'kubernetes-types/apps/v1.js';
+import type { Deployment, DeploymentStrategy, StatefulSet } from 'kubernetes-types/apps/v1.js';
 import type { HorizontalPodAutoscaler } from 'kubernetes-types/autoscaling/v2.js';
-import type { Container, Namespace, PersistentVolumeClaim, PodTemplateSpec, Probe as KubeProbe, Secret, Service, Volume, VolumeMount } from 'kubernetes-types/core/v1.js';
-import type { Ingress } from 'kubernetes-types/networking/v1.js';
+import type { Container, Namespace, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Probe as KubeProbe, Secret, Service, Volume, VolumeMount } from 'kubernetes-types/core/v1.js';
 import type { PodDisruptionBudget } from 'kubernetes-types/policy/v1.js';
 import {
   ANNOTATION_CONFIG_HASH,
-  ANNOTATION_DEPLOYMENT,
   ANNOTATION_RESTARTED_AT,
   contentHash,
   LABEL_ENVIRONMENT,
@@ -20,6 +18,8 @@ import {
   type ServiceIdentity,
 } from './kubernetes-names.ts';
 import type { Probe, WorkloadSettings } from './kubernetes-settings.ts';
+import { renderIngress } from './kubernetes-ingress.ts';
+import { advancedBoolean, advancedInteger, advancedLabels, advancedString, advancedStrings } from '../advanced-settings.ts';
 
 /**
  * A long-running workload (CONTAINER, and an APPLICATION once built into an image) as Kubernetes objects, rendered
@@ -69,6 +69,8 @@ export interface WorkloadRender {
   versions: ServedVersions;
   /** The Ingress class to use (SLIPWAY_KUBERNETES_INGRESS_CLASS); the cluster's default class when undefined. */
   ingressClass: string | undefined;
+  /** The cert-manager ClusterIssuer of the public hostnames' certificates (--cert-manager-issuer); none: plain HTTP. */
+  clusterIssuer?: string | undefined;
   /** Set by a restart: rolls the pods without any other change. */
   restartedAt: string | undefined;
 }
@@ -143,7 +145,7 @@ export function renderConfig(render: Pick<WorkloadRender, 'service' | 'deploymen
   const name = workloadNameOf(service);
   const namespace = namespaceOf(service.environmentId);
   const labels = serviceLabels(service);
-  const metadata = (objectName: string) => ({ name: objectName, namespace, labels, annotations: { [ANNOTATION_DEPLOYMENT]: render.deploymentId } });
+  const metadata = (objectName: string) => ({ name: objectName, namespace, labels });
   const objects: KubeObject[] = [];
   const environment = render.variables.filter((variable) => variable.mountPath === null);
   const files = render.variables.filter((variable) => variable.mountPath !== null);
@@ -180,12 +182,52 @@ export function renderConfig(render: Pick<WorkloadRender, 'service' | 'deploymen
   };
 }
 
+/** deployment.update_strategy.*: rolling (with its surge and unavailability) or recreate. */
+function updateStrategyOf(settings: WorkloadSettings): DeploymentStrategy {
+  if (advancedString(settings, 'deployment.update_strategy.type') === 'Recreate') return { type: 'Recreate' };
+  const percent = (key: string, fallback: number) => `${advancedInteger(settings, `deployment.update_strategy.rolling_update.${key}`) ?? fallback}%`;
+  return { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: percent('max_unavailable_percent', 25), maxSurge: percent('max_surge_percent', 25) } };
+}
+
+/** hpa.*: the CPU target (60 % unless set), and a memory target when one is set. */
+function autoscalingMetricsOf(settings: WorkloadSettings): NonNullable<NonNullable<HorizontalPodAutoscaler['spec']>['metrics']> {
+  const target = (name: 'cpu' | 'memory', utilization: number) => ({ type: 'Resource', resource: { name, target: { type: 'Utilization', averageUtilization: utilization } } });
+  const memory = advancedInteger(settings, 'hpa.memory.average_utilization_percent');
+  return [target('cpu', advancedInteger(settings, 'hpa.cpu.average_utilization_percent') ?? 60), ...(memory === undefined ? [] : [target('memory', memory)])];
+}
+
+/**
+ * Where and as whom the pods run, from the advanced settings: the termination grace period, the service account
+ * (its token mounted only when asked), required node labels, spreading replicas over nodes (anti-affinity) and zones.
+ */
+function podPlacementOf(settings: WorkloadSettings, serviceId: string): Partial<PodSpec> {
+  const spec: Partial<PodSpec> = { automountServiceAccountToken: advancedBoolean(settings, 'security.automount_service_account_token') ?? false };
+  const grace = advancedInteger(settings, 'deployment.termination_grace_period_seconds');
+  if (grace !== undefined) spec.terminationGracePeriodSeconds = grace;
+  const account = advancedString(settings, 'security.service_account_name');
+  if (account !== undefined && account !== '') spec.serviceAccountName = account;
+  const required = advancedLabels(settings, 'deployment.affinity.node.required');
+  if (required !== undefined && Object.keys(required).length > 0) spec.nodeSelector = required;
+  const selector = { matchLabels: podSelector(serviceId) };
+  const antiAffinity = advancedString(settings, 'deployment.antiaffinity.pod');
+  if (antiAffinity === 'Requirred') {
+    spec.affinity = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: selector, topologyKey: 'kubernetes.io/hostname' }] } };
+  } else if (antiAffinity === 'Preferred') {
+    spec.affinity = { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: selector, topologyKey: 'kubernetes.io/hostname' } }] } };
+  }
+  const zone = advancedString(settings, 'deployment.topology_spread.zone');
+  if (zone === 'ScheduleAnyway' || zone === 'DoNotSchedule') {
+    spec.topologySpreadConstraints = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: zone, labelSelector: selector }];
+  }
+  return spec;
+}
+
 export function renderWorkload(render: WorkloadRender): KubeObject[] {
   const { service, settings } = render;
   const name = workloadNameOf(service);
   const namespace = namespaceOf(service.environmentId);
   const labels = serviceLabels(service);
-  const metadata = (objectName: string) => ({ name: objectName, namespace, labels, annotations: { [ANNOTATION_DEPLOYMENT]: render.deploymentId } });
+  const metadata = (objectName: string) => ({ name: objectName, namespace, labels });
   const config = renderConfig(render);
   const objects: KubeObject[] = [...config.objects];
   const { configHash, volumes } = config;
@@ -214,6 +256,15 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
   const liveness = probeOf(settings.healthchecks.liveness_probe);
   if (readiness !== undefined) container.readinessProbe = readiness;
   if (liveness !== undefined) container.livenessProbe = liveness;
+  const postStart = advancedStrings(settings, 'deployment.lifecycle.post_start_exec_command') ?? [];
+  const preStop = advancedStrings(settings, 'deployment.lifecycle.pre_stop_exec_command') ?? [];
+  if (postStart.length > 0 || preStop.length > 0) {
+    container.lifecycle = {
+      ...(postStart.length === 0 ? {} : { postStart: { exec: { command: postStart } } }),
+      ...(preStop.length === 0 ? {} : { preStop: { exec: { command: preStop } } }),
+    };
+  }
+  if (advancedBoolean(settings, 'security.read_only_root_filesystem') === true) container.securityContext = { readOnlyRootFilesystem: true };
   const template: PodTemplateSpec = {
     metadata: {
       labels,
@@ -225,7 +276,7 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
       ...(config.pullSecretName === undefined ? {} : { imagePullSecrets: [{ name: config.pullSecretName }] }),
       // Variables go through envFrom only: no service links of every Service in the namespace into its environment.
       enableServiceLinks: false,
-      automountServiceAccountToken: false,
+      ...podPlacementOf(settings, service.id),
     },
   };
   const autoscaled = settings.min_running_instances !== settings.max_running_instances;
@@ -244,7 +295,7 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: metadata(name),
-      spec: { ...replicas, progressDeadlineSeconds: 600, selector: { matchLabels: podSelector(service.id) }, template },
+      spec: { ...replicas, progressDeadlineSeconds: 600, strategy: updateStrategyOf(settings), selector: { matchLabels: podSelector(service.id) }, template },
     };
     objects.push(deployment);
   }
@@ -262,19 +313,15 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
   }
   const publicPort = settings.ports.find((port) => port.publicly_accessible);
   if (publicPort !== undefined && render.hostnames.length > 0) {
-    const ingress: Ingress & KubeObject = {
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'Ingress',
-      metadata: metadata(name),
-      spec: {
-        ...(render.ingressClass === undefined ? {} : { ingressClassName: render.ingressClass }),
-        rules: render.hostnames.map((host) => ({
-          host,
-          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name, port: { number: publicPort.internal_port } } } }] },
-        })),
-      },
-    };
-    objects.push(ingress);
+    objects.push(
+      renderIngress({
+        service,
+        hostnames: render.hostnames,
+        backend: { serviceName: name, port: publicPort.internal_port },
+        options: { className: render.ingressClass, clusterIssuer: render.clusterIssuer },
+        settings,
+      }),
+    );
   }
   if (autoscaled) {
     // v2beta2 has the same shape as v2 for resource metrics: one type serves both.
@@ -286,7 +333,7 @@ export function renderWorkload(render: WorkloadRender): KubeObject[] {
         scaleTargetRef: { apiVersion: 'apps/v1', kind: settings.storage.length > 0 ? 'StatefulSet' : 'Deployment', name },
         minReplicas: Math.max(1, settings.min_running_instances),
         maxReplicas: Math.max(1, settings.max_running_instances),
-        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }],
+        metrics: autoscalingMetricsOf(settings),
       },
     };
     objects.push(autoscaler);

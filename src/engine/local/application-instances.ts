@@ -33,6 +33,8 @@ export interface ApplicationInstanceSpec {
   readiness?: ReadinessCheck;
   /** Where the proxy routes from; empty for a service without a public port. */
   hostnames: readonly string[];
+  /** false: plain HTTP is not redirected to HTTPS (network.ingress.force_ssl_redirect); absent: it is. */
+  httpsRedirect?: boolean;
   /** Where the other services reach it (PLATFORM_APPLICATION_<NAME>_HOSTNAME and its internal ports). */
   internal?: InternalEndpoint | undefined;
   memoryLimitMb?: number;
@@ -155,7 +157,7 @@ export class LocalApplications {
     const previousRoute = this.deps.proxy.route(spec.serviceKey);
     try {
       await this.exposeInternally(spec, next.port);
-      if (spec.hostnames.length > 0) this.deps.proxy.setRoute(spec.serviceKey, { hostnames: spec.hostnames, target });
+      if (spec.hostnames.length > 0) this.deps.proxy.setRoute(spec.serviceKey, { hostnames: spec.hostnames, target, ...(spec.httpsRedirect === false ? { httpsRedirect: false } : {}) });
       else this.deps.proxy.removeRoute(spec.serviceKey);
     } catch (error) {
       // A hostname taken by another service: the new instance must not replace the one that still serves.

@@ -193,7 +193,7 @@ class AppsProxyClient implements AppsProxy {
   setRoute(key: string, route: ProxyRoute): void {
     this.table.set(key, route);
     const routed = this.table.get(key);
-    if (routed !== undefined) void this.send({ type: 'set', key, hostnames: [...routed.hostnames], target: { ...routed.target } });
+    if (routed !== undefined) void this.send({ type: 'set', key, hostnames: [...routed.hostnames], target: { ...routed.target }, ...(routed.httpsRedirect === false ? { httpsRedirect: false } : {}) });
   }
 
   removeRoute(key: string): ProxyRoute | undefined {

@@ -291,7 +291,7 @@ export async function runAppsProxyProcess(): Promise<void> {
       switch (message.type) {
         case 'set':
           if (typeof message.key !== 'string' || !isTarget(message.target) || !Array.isArray(message.hostnames)) throw new Error('set needs key, hostnames and target');
-          proxy.table.set(message.key, { hostnames: message.hostnames as string[], target: message.target }, { evict: true });
+          proxy.table.set(message.key, { hostnames: message.hostnames as string[], target: message.target, ...(message.httpsRedirect === false ? { httpsRedirect: false } : {}) }, { evict: true });
           answer(socket, { id, type: 'done' });
           return;
         case 'remove':

@@ -92,7 +92,7 @@ export interface AppsProxyTls {
 }
 
 export type AppsProxyRequest =
-  | { id: number; type: 'set'; key: string; hostnames: string[]; target: ProxyTarget }
+  | { id: number; type: 'set'; key: string; hostnames: string[]; target: ProxyTarget; httpsRedirect?: false }
   | { id: number; type: 'remove'; key: string }
   | ({ id: number; type: 'expose' } & KeyedEndpoint)
   | { id: number; type: 'unexpose'; key: string }

@@ -25,6 +25,8 @@ export interface ApplicationRecord {
   cpuMillicores?: number | undefined;
   /** How long a stop waits after SIGTERM (deployment.termination_grace_period_seconds); absent: the supervisor's. */
   stopTimeoutMs?: number | undefined;
+  /** false: plain HTTP to its names is not redirected to HTTPS (network.ingress.force_ssl_redirect). */
+  httpsRedirect?: boolean | undefined;
 }
 
 export interface DatabaseRecord {

@@ -29,7 +29,7 @@ import { CommandRegistry } from './command-registry.ts';
 import { runCommand } from './run-command.ts';
 import type { ResourceLimits, WorkloadCgroups } from './workload-cgroups.ts';
 import type { WorkloadSandbox } from './workload-sandbox.ts';
-import { advancedInteger } from '../advanced-settings.ts';
+import { advancedBoolean, advancedInteger } from '../advanced-settings.ts';
 
 /**
  * The local driver of the cluster agent: carries out service tasks on this host with the local engine
@@ -207,6 +207,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       ...(record.readiness === undefined ? {} : { readiness: record.readiness }),
       ...(record.memoryLimitMb === undefined ? {} : { memoryLimitMb: record.memoryLimitMb }),
       ...(record.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: record.stopTimeoutMs }),
+      ...(record.httpsRedirect === false ? { httpsRedirect: false } : {}),
     };
   }
 
@@ -242,6 +243,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       memoryLimitMb: limits.memoryMb,
       cpuMillicores: limits.cpuMillicores,
       stopTimeoutMs: gracePeriodMs(spec.settings),
+      httpsRedirect: advancedBoolean(spec.settings, 'network.ingress.force_ssl_redirect'),
     };
     const processName = LocalApplications.processName(spec.serviceId, record.instanceId);
     owners.set(processName, spec.serviceId);
@@ -474,7 +476,17 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     try {
       if (record?.kind === 'APPLICATION') await stopApplication(serviceId, record.application);
       if (record?.kind === 'DATABASE' && record.database !== undefined) await databaseServices.destroy(serviceId, record.database);
-      if (record?.kind === 'JOB') await stopJob(session, record, 'on_delete', undefined);
+      if (record?.kind === 'JOB') {
+        // on_delete runs with the last deployment's variables when the control plane still serves its spec, else the
+        // non-secret ones. A failure is told and the removal goes on, as on Kubernetes: the service's record is gone,
+        // so nothing would ever retry a teardown that a failing hook held up.
+        const spec = await session.spec().then(placedSpecOf, () => undefined);
+        const env = spec?.serviceId === serviceId ? workloadEnvironment(session, spec).env : undefined;
+        await stopJob(session, record, 'on_delete', env).catch((error: unknown) => {
+          if (error instanceof TaskCanceled) throw error;
+          session.log('system', `${error instanceof Error ? error.message : String(error)}: the service is removed all the same`);
+        });
+      }
     } finally {
       // The service is gone whatever its on_delete did: nothing of it stays on this host.
       workspaces.removeWorkspace(serviceId);
@@ -508,7 +520,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       if (busy.has(serviceId) || route === undefined || record?.application === undefined || hostnames.length === 0) continue;
       if (sameHostnames(route.hostnames, hostnames)) continue;
       try {
-        proxy.setRoute(serviceId, { hostnames, target: route.target });
+        proxy.setRoute(serviceId, { ...route, hostnames });
       } catch (error) {
         note(serviceId, `could not route ${hostnames.join(', ')} to ${record.name}: ${messageOf(error)}`);
         continue;

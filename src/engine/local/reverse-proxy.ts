@@ -333,7 +333,7 @@ export class LocalReverseProxy implements AppsRouting {
       return true;
     }
     const hostname = requestHostname(req.headers.host);
-    if (this.httpsAddress === undefined || hostname === undefined || this.contextFor(hostname) === undefined) return false;
+    if (this.httpsAddress === undefined || hostname === undefined || this.contextFor(hostname) === undefined || !this.table.redirectsToHttps(hostname)) return false;
     const port = this.httpsAddress.port === 443 ? '' : `:${this.httpsAddress.port}`;
     const method = req.method ?? 'GET';
     // 301 lets browsers cache it; a method with a body must keep it across the redirect: 308.

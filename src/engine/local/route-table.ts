@@ -11,6 +11,11 @@ export interface ProxyTarget {
 export interface ProxyRoute {
   hostnames: readonly string[];
   target: ProxyTarget;
+  /**
+   * Whether plain HTTP for a name with a certificate is redirected to HTTPS (the service's advanced setting
+   * `network.ingress.force_ssl_redirect`); absent: it is.
+   */
+  httpsRedirect?: boolean;
 }
 
 /** One row of a table, as listed and as carried over the apps proxy's control channel. */
@@ -90,7 +95,7 @@ export class RouteTable {
     for (const hostname of previous?.hostnames ?? []) this.keyByHostname.delete(hostname);
     const normalised = hostnames as string[];
     for (const hostname of normalised) this.keyByHostname.set(hostname, key);
-    this.routesByKey.set(key, { hostnames: normalised, target: { host: route.target.host, port: route.target.port } });
+    this.routesByKey.set(key, { hostnames: normalised, target: { host: route.target.host, port: route.target.port }, ...(route.httpsRedirect === false ? { httpsRedirect: false } : {}) });
   }
 
   remove(key: string): ProxyRoute | undefined {
@@ -105,6 +110,12 @@ export class RouteTable {
     return this.routesByKey.get(key);
   }
 
+  /** Whether plain HTTP for `hostname` may be redirected to HTTPS (its service did not turn that off). */
+  redirectsToHttps(hostname: string): boolean {
+    const key = this.keyByHostname.get(hostname);
+    return key === undefined || this.routesByKey.get(key)?.httpsRedirect !== false;
+  }
+
   /** Where a request for `hostname` goes now. */
   resolve(hostname: string): ProxyTarget | undefined {
     const name = requestHostname(hostname);
@@ -113,14 +124,14 @@ export class RouteTable {
   }
 
   entries(): KeyedRoute[] {
-    return [...this.routesByKey].map(([key, route]) => ({ key, hostnames: [...route.hostnames], target: { ...route.target } }));
+    return [...this.routesByKey].map(([key, route]) => ({ key, ...route, hostnames: [...route.hostnames], target: { ...route.target } }));
   }
 
   /** The whole table at once: what `routes` lists, nothing else. */
   replaceAll(routes: readonly KeyedRoute[]): void {
     this.routesByKey.clear();
     this.keyByHostname.clear();
-    for (const { key, hostnames, target } of routes) this.set(key, { hostnames, target }, { evict: true });
+    for (const { key, ...route } of routes) this.set(key, route, { evict: true });
   }
 
   get size(): number {

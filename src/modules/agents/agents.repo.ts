@@ -100,6 +100,9 @@ export async function upsertAgentPresence(db: Queryable, row: AgentPresenceRow):
         hostname: row.hostname,
         started_at: row.started_at,
         last_seen_at: row.last_seen_at,
+        kubernetes_version: row.kubernetes_version,
+        node_count: row.node_count,
+        missing_permissions: row.missing_permissions,
       }),
     )
     .execute();

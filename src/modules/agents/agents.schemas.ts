@@ -32,6 +32,16 @@ export const ClusterAgentStatus = Type.Object(
     driver: Nullable(Type.String()),
     hostname: Nullable(Type.String()),
     open_tasks: Type.Integer({ description: 'Tasks dispatched to the cluster and not yet settled.' }),
+    cluster: Type.Optional(
+      Type.Object(
+        {
+          kubernetes_version: Nullable(Type.String()),
+          node_count: Nullable(Type.Integer({ description: 'Null when the agent may not list the nodes.' })),
+          missing_permissions: Type.Array(Type.String(), { description: 'The permissions the agent needs and lacks, as `verb resource scope`.' }),
+        },
+        { description: 'What a Kubernetes agent last reported of its cluster; absent for an agent that reports none.' },
+      ),
+    ),
   },
   { $id: 'ClusterAgentStatus' },
 );

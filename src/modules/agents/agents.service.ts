@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { AgentProgressEvent, AgentSubjectType, ServiceDeploymentSpec } from '../../protocol/agent-protocol.ts';
+import type { AgentHeartbeat, AgentProgressEvent, AgentSubjectType, ServiceDeploymentSpec } from '../../protocol/agent-protocol.ts';
 import type { DialectName } from '../../db/db.client.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { readJson, writeJson } from '../../db/db.json.ts';
@@ -103,6 +103,11 @@ export interface AgentsDeps {
   };
   /** Wakes this process's job worker after a task settles (its dispatching job can finish at once). */
   wakeWorkers(): void;
+  /**
+   * The permissions a Kubernetes agent reported missing, for the cluster's status message (the clusters module's
+   * noteAgentPermissions: the message is the cluster's to write).
+   */
+  agentPermissions?: ((clusterId: string, missing: readonly string[]) => Promise<void>) | undefined;
   /** How long a lease lasts without a report (default 60 s); every accepted report renews it. */
   leaseMs?: number | undefined;
   /** How often agents are asked to heartbeat (default 15 s); three missed beats make the cluster unreachable. */
@@ -429,7 +434,7 @@ export function createAgentsService(deps: AgentsDeps) {
       return { routes: await deps.workloads.routesOf(clusterId, serviceIds) };
     },
 
-    async recordHeartbeat(clusterId: string, beat: { agent_version: string; driver: string; hostname?: string | undefined; started_at: string }) {
+    async recordHeartbeat(clusterId: string, beat: AgentHeartbeat) {
       const now = clock.now().toISOString();
       await upsertAgentPresence(db, {
         cluster_id: clusterId,
@@ -438,7 +443,11 @@ export function createAgentsService(deps: AgentsDeps) {
         hostname: beat.hostname ?? null,
         started_at: beat.started_at,
         last_seen_at: now,
+        kubernetes_version: beat.cluster?.kubernetes_version ?? null,
+        node_count: beat.cluster?.node_count ?? null,
+        missing_permissions: beat.cluster === undefined ? null : writeJson(beat.cluster.missing_permissions),
       });
+      if (beat.cluster !== undefined) await deps.agentPermissions?.(clusterId, beat.cluster.missing_permissions);
       return heartbeatAnswer();
     },
 
@@ -456,6 +465,7 @@ export function createAgentsService(deps: AgentsDeps) {
       if (presence === undefined) {
         return { connected: false, reachable: false, last_seen_at: null, agent_version: null, driver: null, hostname: null, open_tasks: openTasks };
       }
+      const missing = presence.missing_permissions === null ? undefined : readJson<string[]>(presence.missing_permissions);
       const silentFor = clock.now().getTime() - Date.parse(presence.last_seen_at);
       return {
         connected: true,
@@ -465,6 +475,7 @@ export function createAgentsService(deps: AgentsDeps) {
         driver: presence.driver,
         hostname: presence.hostname,
         open_tasks: openTasks,
+        ...(missing === undefined ? {} : { cluster: { kubernetes_version: presence.kubernetes_version, node_count: presence.node_count, missing_permissions: missing } }),
       };
     },
   };

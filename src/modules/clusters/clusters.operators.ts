@@ -16,6 +16,7 @@ import {
   insertCluster,
   insertEnrollment,
   recordOperatorReport,
+  replaceAgentStatusMessage,
   replaceOperator,
 } from './clusters.repo.ts';
 import { DEFAULT_KUBERNETES_VERSION, nameTaken, type ClusterRecords } from './clusters.records.ts';
@@ -28,6 +29,8 @@ import type { ClustersDeps } from './clusters.service.ts';
  */
 
 const ENROLLMENT_TTL_MS = 24 * 60 * 60 * 1000;
+/** How the cluster's status message starts when it is the agent's report of missing permissions. */
+const AGENT_PERMISSIONS_MESSAGE = 'the agent lacks Kubernetes permissions: ';
 
 export function createClusterOperators(deps: ClustersDeps, records: ClusterRecords) {
   const { db, clock } = deps;
@@ -42,22 +45,41 @@ export function createClusterOperators(deps: ClustersDeps, records: ClusterRecor
     return { clusterId: cluster.id, organizationId: cluster.organization_id };
   }
 
+  /**
+   * Mints a one-time enrollment token for the cluster's operator or agent (24 hours; earlier unused tokens stop
+   * working). 404 for a cluster the organization does not have; 400 for one that runs no operator (a LOCAL cluster's
+   * agent is the server's own, a managed cluster's is Slipway's).
+   */
+  async function mintEnrollment(organizationId: string, clusterId: string, what: string): Promise<{ token: string; expiresAt: string }> {
+    const cluster = await requireCluster(db, organizationId, clusterId);
+    if (cluster.kubernetes !== 'SELF_MANAGED') throw badRequest(`only self-managed clusters run ${what}; this cluster is ${cluster.kubernetes}`);
+    const token = mintToken('enrollment');
+    const now = clock.now();
+    const expiresAt = new Date(now.getTime() + ENROLLMENT_TTL_MS).toISOString();
+    await db.transaction().execute(async (trx) => {
+      await expireEnrollments(trx, clusterId, now.toISOString());
+      await insertEnrollment(trx, { id: newId(), cluster_id: clusterId, token_hash: token.hash, expires_at: expiresAt, created_at: now.toISOString() });
+    });
+    return { token: token.value, expiresAt };
+  }
+
   return {
-    /**
-     * Mints a one-time enrollment token for the cluster's operator (24 hours; earlier unused tokens stop working)
-     * and answers what installs the operator with it.
-     */
+    mintEnrollment,
+
+    /** Mints a one-time enrollment token and answers what installs the operator with it. */
     async getClusterOperatorBootstrap(organizationId: string, clusterId: string) {
-      const cluster = await requireCluster(db, organizationId, clusterId);
-      if (cluster.kubernetes !== 'SELF_MANAGED') throw badRequest(`only self-managed clusters run the Slipway operator; this cluster is ${cluster.kubernetes}`);
-      const token = mintToken('enrollment');
-      const now = clock.now();
-      const expiresAt = new Date(now.getTime() + ENROLLMENT_TTL_MS).toISOString();
-      await db.transaction().execute(async (trx) => {
-        await expireEnrollments(trx, clusterId, now.toISOString());
-        await insertEnrollment(trx, { id: newId(), cluster_id: clusterId, token_hash: token.hash, expires_at: expiresAt, created_at: now.toISOString() });
-      });
-      return bootstrapView(deps.publicUrl, clusterId, token.value, expiresAt);
+      const enrollment = await mintEnrollment(organizationId, clusterId, 'the Slipway operator');
+      return bootstrapView(deps.publicUrl, clusterId, enrollment.token, enrollment.expiresAt);
+    },
+
+    /**
+     * What a Kubernetes agent found missing of the permissions it needs, as the cluster's status message. The
+     * message is the agent's only while it holds it: one an action left (a failed deploy's reason) is not replaced,
+     * and the agent's own is cleared once nothing is missing.
+     */
+    async noteAgentPermissions(clusterId: string, missing: readonly string[]): Promise<void> {
+      const message = missing.length === 0 ? null : `${AGENT_PERMISSIONS_MESSAGE}${missing.join(', ')}`.slice(0, 4000);
+      await replaceAgentStatusMessage(db, clusterId, AGENT_PERMISSIONS_MESSAGE, message, clock.now().toISOString());
     },
 
     /** For createSelfManagedCluster: the cluster and its first enrollment, inside the caller's transaction. */
@@ -181,3 +203,5 @@ function bootstrapView(publicUrl: string, clusterId: string, enrollmentToken: st
       `--set enrollmentToken=${enrollmentToken}`,
   };
 }
+
+export type ClusterOperators = ReturnType<typeof createClusterOperators>;

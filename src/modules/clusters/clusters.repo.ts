@@ -53,6 +53,20 @@ export async function updateCluster(db: Queryable, id: string, changes: Updateab
   return result.numUpdatedRows > 0n;
 }
 
+/**
+ * Sets a cluster's status message to an agent's report, only when the message is empty or an earlier report of the
+ * same agent (it starts with `prefix`), and only when it changes.
+ */
+export async function replaceAgentStatusMessage(db: Queryable, id: string, prefix: string, message: string | null, now: string): Promise<void> {
+  await db
+    .updateTable('clusters')
+    .set({ status_message: message, updated_at: now })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('status_message', 'is', null), eb('status_message', 'like', `${prefix}%`)]))
+    .where((eb) => (message === null ? eb('status_message', 'is not', null) : eb.or([eb('status_message', 'is', null), eb('status_message', '!=', message)])))
+    .execute();
+}
+
 export async function deleteClusterRow(db: Queryable, id: string): Promise<void> {
   await db.deleteFrom('clusters').where('id', '=', id).execute();
 }

@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { OPERATOR_SECURITY } from '../../http/openapi.ts';
@@ -251,6 +252,47 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
       config: { access: { permission: 'clusters:operator-bootstrap', target: 'organization' } },
     },
     async (request) => clusters.getClusterOperatorBootstrap(request.params.organizationId, request.params.clusterId),
+  );
+
+  // The agent's install (docs/kubernetes.md, "Installing the agent"): YAML text with a new one-time enrollment token,
+  // never cached. getInstallationHelmValues is the reference's; getInstallationManifests is Slipway's own.
+  const yamlAnswer = (description: string) => ({ description, content: { 'application/x-yaml': { schema: Type.String() } } });
+  app.get(
+    '/organization/:organizationId/cluster/:clusterId/installationHelmValues',
+    {
+      schema: {
+        operationId: 'getInstallationHelmValues',
+        description:
+          "Mints a one-time enrollment token (24 hours) and answers the values of the charts/slipway-agent Helm chart that install the cluster's Kubernetes agent with it. Self-managed clusters only (400 otherwise).",
+        tags: TAGS,
+        params: ClusterParams,
+        response: { 200: yamlAnswer('The chart values (YAML)'), ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'clusters:operator-bootstrap', target: 'organization' } },
+    },
+    async (request, reply) => {
+      const values = await clusters.getInstallationHelmValues(request.params.organizationId, request.params.clusterId);
+      return reply.header('cache-control', 'no-store').type('application/x-yaml').send(values);
+    },
+  );
+
+  app.get(
+    '/organization/:organizationId/cluster/:clusterId/installationManifests',
+    {
+      schema: {
+        operationId: 'getInstallationManifests',
+        description:
+          "Slipway's own: mints a one-time enrollment token (24 hours) and answers the Kubernetes objects that install the cluster's agent with it, as one multi-document YAML for kubectl apply. Self-managed clusters only (400 otherwise).",
+        tags: TAGS,
+        params: ClusterParams,
+        response: { 200: yamlAnswer('The install manifests (multi-document YAML)'), ...authenticatedErrors() },
+      },
+      config: { access: { permission: 'clusters:operator-bootstrap', target: 'organization' } },
+    },
+    async (request, reply) => {
+      const manifests = await clusters.getInstallationManifests(request.params.organizationId, request.params.clusterId);
+      return reply.header('cache-control', 'no-store').type('application/x-yaml').send(manifests);
+    },
   );
 
   // The operator's side: authenticated by its enrollment token, then by its own credential, not by a user's — in

@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { EventPublisher } from '../webhooks/webhooks.events.ts';
 import { createClusterActions } from './clusters.actions.ts';
 import { createClusterDefinitions } from './clusters.definitions.ts';
+import { createClusterInstallation } from './clusters.installation.ts';
 import { createClusterLocks } from './clusters.locks.ts';
 import { createClusterLookups } from './clusters.lookups.ts';
 import { createClusterOperators } from './clusters.operators.ts';
@@ -48,6 +49,7 @@ export function createClustersService(deps: ClustersDeps) {
   const lookups = createClusterLookups(deps, records);
   const actions = createClusterActions(deps, records, locks);
   const operators = createClusterOperators(deps, records);
+  const installation = createClusterInstallation(deps, operators);
 
   return {
     listOrganizationCluster: definitions.listOrganizationCluster,
@@ -78,6 +80,9 @@ export function createClustersService(deps: ClustersDeps) {
     checkEnrollmentToken: operators.checkEnrollmentToken,
     enrollOperator: operators.enrollOperator,
     recordOperatorReport: operators.recordOperatorReport,
+    noteAgentPermissions: operators.noteAgentPermissions,
+    getInstallationHelmValues: installation.getInstallationHelmValues,
+    getInstallationManifests: installation.getInstallationManifests,
   };
 }
 

@@ -21,7 +21,7 @@ export interface AgentSubjectsDeps {
     | 'appendWorkloadLog'
     | 'recordWorkloadHealth'
   >;
-  specs: Pick<ServiceAgentSpecs, 'serviceTaskSpec' | 'routesOf'>;
+  specs: Pick<ServiceAgentSpecs, 'serviceTaskSpec' | 'teardownTaskSpec' | 'routesOf'>;
   log: { warn(object: object, message: string): void };
 }
 
@@ -57,6 +57,9 @@ export function createAgentSubjects(deps: AgentSubjectsDeps): Pick<AgentsDeps, '
         },
         statusOf: async () => 'DELETING',
         deploymentOpen: async () => true,
+        // A lifecycle job's on_delete runs with its last deployment, kept by the teardown job (the deployment id of
+        // a teardown task is its job's id); any other teardown has no spec (404).
+        specOf: (serviceId, jobId) => specs.teardownTaskSpec(serviceId, jobId),
       },
     },
     workloads: {

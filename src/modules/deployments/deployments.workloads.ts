@@ -1,9 +1,10 @@
 import type { Transaction } from 'kysely';
 import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import type { DB } from '../../db/db.schema.ts';
+import { readJson, writeJson } from '../../db/db.json.ts';
 import { Type, type Static } from 'typebox';
-import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
-import { cancelQueuedJob } from '../../jobs/job-queue.ts';
+import { enqueueJobOf, jobKind, payloadOf } from '../../jobs/job-kinds.ts';
+import { cancelQueuedJob, findJob } from '../../jobs/job-queue.ts';
 import { notFound } from '../../lib/errors.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
@@ -31,9 +32,42 @@ export const ServiceTeardownPayload = Type.Object({
   /** The deployment that last ran (its id names the workload the agent started). */
   deployedDeploymentId: Type.Union([Type.String(), Type.Null()]),
   requestedAt: Type.String(),
+  /**
+   * A lifecycle JOB with an on_delete command: that deployment's snapshot (as stored: secrets sealed) and its
+   * environment, kept here because both records go with the service, so that the teardown's task spec can still be
+   * served (to the lease holder only, secrets opened then) for the command to run with.
+   */
+  onDelete: Type.Optional(
+    Type.Object({
+      snapshot: Type.String(),
+      environment: Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String(), projectId: Type.String() }),
+    }),
+  ),
 });
 export type ServiceTeardownPayload = Static<typeof ServiceTeardownPayload>;
 export const SERVICE_TEARDOWN = jobKind(SERVICE_TEARDOWN_JOB, ServiceTeardownPayload);
+
+/** A deployment's snapshot as the agent's task spec carries it: every variable opened (for the lease holder only). */
+function agentSnapshotOf(snapshot: DeploymentSnapshot, openValue: (variable: SnapshotVariable) => string) {
+  return {
+    service: snapshot.service,
+    git_commit_id: snapshot.git_commit_id,
+    image_tag: snapshot.image_tag,
+    variables: (snapshot.variables?.variables ?? []).map((variable) => ({
+      key: variable.key,
+      value: openValue(variable),
+      mount_path: variable.mount_path,
+      scope: variable.scope,
+      secret: variable.sealed !== undefined,
+    })),
+  };
+}
+
+/** Whether a deployed service is a lifecycle JOB with an on_delete command (its teardown runs it: docs/service-kinds.md). */
+function hasOnDelete(service: DeploymentSnapshot['service']): boolean {
+  const schedule = service.settings.schedule as { kind?: unknown; on_delete?: unknown } | undefined;
+  return service.kind === 'JOB' && schedule?.kind === 'LIFECYCLE' && schedule.on_delete !== null && schedule.on_delete !== undefined;
+}
 
 /** The states in which a deployed workload runs as its last action left it (a health report applies to it). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['DEPLOYED', 'RESTARTED']);
@@ -103,19 +137,18 @@ export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db
     async deploymentSpecForAgent(serviceId: string, deploymentId: string, openValue: (variable: SnapshotVariable) => string) {
       const record = await findServiceDeployment(db, deploymentId);
       if (record === undefined || record.service_id !== serviceId) throw notFound(`deployment ${deploymentId} of service ${serviceId} not found`);
-      const snapshot = snapshotOf(record);
-      return {
-        service: snapshot.service,
-        git_commit_id: snapshot.git_commit_id,
-        image_tag: snapshot.image_tag,
-        variables: (snapshot.variables?.variables ?? []).map((variable) => ({
-          key: variable.key,
-          value: openValue(variable),
-          mount_path: variable.mount_path,
-          scope: variable.scope,
-          secret: variable.sealed !== undefined,
-        })),
-      };
+      return agentSnapshotOf(snapshotOf(record), openValue);
+    },
+
+    /**
+     * A deleted lifecycle JOB's last deployment as its teardown (job `jobId`) carries it out: what the teardown job
+     * kept of it for on_delete (refuseBusyService), with its environment as it was. A 404 for any other teardown.
+     */
+    async teardownSpecForAgent(serviceId: string, jobId: string, openValue: (variable: SnapshotVariable) => string) {
+      const job = await findJob(db, jobId);
+      const payload = job === undefined || job.kind !== SERVICE_TEARDOWN_JOB ? undefined : payloadOf(SERVICE_TEARDOWN, { id: job.id, payload: readJson<Record<string, unknown>>(job.payload) });
+      if (payload === undefined || payload.serviceId !== serviceId || payload.onDelete === undefined) throw notFound(`the teardown of service ${serviceId} has no spec`);
+      return { ...agentSnapshotOf(readJson<DeploymentSnapshot>(payload.onDelete.snapshot), openValue), environment: payload.onDelete.environment };
     },
 
     /**
@@ -142,6 +175,13 @@ export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db
           deployedDeploymentId: deployed.id,
           requestedAt: clock.now().toISOString(),
         };
+        if (hasOnDelete(service)) {
+          // The environment row may go in the same transaction (an environment's deletion): read it while it is there.
+          const environment = await trx.selectFrom('environments').select(['id', 'name', 'mode', 'project_id']).where('id', '=', service.environmentId).executeTakeFirst();
+          if (environment !== undefined) {
+            payload.onDelete = { snapshot: writeJson(snapshotOf(deployed)), environment: { id: environment.id, name: environment.name, mode: environment.mode, projectId: environment.project_id } };
+          }
+        }
         await enqueueJobOf(trx, clock, SERVICE_TEARDOWN, payload, { serialKey: `service:${serviceId}` });
       }
     },

@@ -57,6 +57,13 @@ export interface HelmRepositoryInput {
 
 type ConfigInput = NonNullable<HelmRepositoryInput['config']>;
 
+export interface HelmChartSource {
+  repository_url: string;
+  kind: 'HTTPS' | 'OCI';
+  credentials: { username: string; password: string } | null;
+  skip_tls_verification: boolean;
+}
+
 interface PublicConfig {
   username?: string;
   region?: string;
@@ -270,6 +277,19 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
   }
 
 
+  /**
+   * Where a HELM service's agent takes a chart of the repository from: its URL, whether it is an OCI registry, and
+   * its login opened (an ECR login is asked of AWS now: it lasts hours). Undefined once the repository is gone.
+   */
+  async function chartSourceOf(organizationId: string, repositoryId: string): Promise<HelmChartSource | undefined> {
+    const row = await findHelmRepository(db, organizationId, repositoryId);
+    if (row === undefined) return undefined;
+    const skipTls = row.skip_tls_verification === 1;
+    if (row.kind === 'HTTPS') return { repository_url: row.url, kind: 'HTTPS', credentials: basicCredentials(row) ?? null, skip_tls_verification: skipTls };
+    const credentials = row.kind === 'OCI_ECR' ? (await ociLocation(row)).endpoint.credentials : basicCredentials(row);
+    return { repository_url: row.url, kind: 'OCI', credentials: credentials ?? null, skip_tls_verification: skipTls };
+  }
+
   /** Names of the helm repositorys that sign in with an AWS credential (the credentials module refuses to delete it). */
   async function repositoriesUsingAwsCredentials(organizationId: string, credentialsId: string): Promise<string[]> {
     const rows = await listHelmRepositories(db, organizationId);
@@ -278,6 +298,7 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
       .map((row) => `helm repository "${row.name}"`);
   }
   return {
+    chartSourceOf,
     repositoriesUsingAwsCredentials,
     listHelmRepository,
     getHelmRepository,

@@ -1,6 +1,6 @@
 import type { GitCredentials } from '../../git/git-access.ts';
 import { notFound } from '../../lib/errors.ts';
-import type { ServiceDeploymentSpec, SpecImage } from '../../protocol/agent-protocol.ts';
+import type { ServiceDeploymentSpec, SpecHelmChart, SpecImage } from '../../protocol/agent-protocol.ts';
 import type { SnapshotVariable } from '../variables/variables.service.ts';
 import type { DeploymentsService as ServiceDeploymentsService } from '../deployments/deployments.service.ts';
 import { ADVANCED_SETTINGS_KINDS, advancedSettingsOf, type AdvancedSettingsKind } from './services.advanced-settings.ts';
@@ -18,13 +18,15 @@ import type { DatabaseConnection } from './services.service.ts';
  * names lead is the driver's placement.
  */
 export interface ServiceAgentSpecDeps {
-  deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent' | 'runningServiceOn' | 'runningService'>;
+  deployments: Pick<ServiceDeploymentsService, 'deploymentSpecForAgent' | 'teardownSpecForAgent' | 'runningServiceOn' | 'runningService'>;
   kinds: readonly ServiceKindDefinition[];
   databaseConnection(serviceId: string): Promise<DatabaseConnection | undefined>;
   environmentOf(environmentId: string): Promise<{ id: string; name: string; mode: string; projectId: string } | undefined>;
   /** A container image's full reference and the registry's login, from the organization's container registry. */
   imageOf(organizationId: string, registryId: string, imageName: string, tag: string): Promise<SpecImage>;
   gitCredentialsOf(organizationId: string, gitTokenId: string): Promise<GitCredentials | undefined>;
+  /** A Helm repository's URL, kind (HTTPS or OCI) and opened login, for a HELM service's chart; undefined once it is gone. */
+  helmChartOf?(organizationId: string, repositoryId: string): Promise<Omit<SpecHelmChart, 'chart_name' | 'chart_version'> | undefined>;
   /** The service's custom domains whose DNS check passed. */
   verifiedDomainsOf(serviceId: string): Promise<string[]>;
   /** The service's public hostname, chosen by the services module (services.hostnames.ts); undefined once it is gone. */
@@ -65,50 +67,83 @@ export function createServiceAgentSpecs(deps: ServiceAgentSpecDeps) {
     return deps.imageOf(service.organizationId, registryId, imageName, tag);
   }
 
-  return {
+  /** The chart a HELM service installs from a Helm repository (services.kind-helm.ts stores `source.kind: repository`). */
+  async function helmChartOfService(service: { kind: string; name: string; organizationId: string; settings: Record<string, unknown> }): Promise<SpecHelmChart | null> {
+    const source = service.settings.source as { kind?: unknown; repository_id?: unknown; chart_name?: unknown; chart_version?: unknown } | undefined;
+    if (service.kind !== 'HELM' || source?.kind !== 'repository') return null;
+    const { repository_id: repositoryId, chart_name: chartName, chart_version: chartVersion } = source;
+    if (typeof repositoryId !== 'string' || typeof chartName !== 'string' || typeof chartVersion !== 'string') return null;
+    const repository = await deps.helmChartOf?.(service.organizationId, repositoryId);
+    if (repository === undefined) throw notFound(`helm repository ${repositoryId} of service ${service.name} no longer exists`);
+    return { ...repository, chart_name: chartName, chart_version: chartVersion };
+  }
+
+  const taskSpecs = {
     async serviceTaskSpec(serviceId: string, deploymentId: string): Promise<ServiceDeploymentSpec> {
       const snapshot = await deps.deployments.deploymentSpecForAgent(serviceId, deploymentId, deps.openValue);
-      const { service } = snapshot;
-      const environment = await deps.environmentOf(service.environmentId);
-      if (environment === undefined) throw notFound(`environment ${service.environmentId} not found`);
-      const source = storedGitSourceOf(service.settings);
-      let credentials: GitCredentials | null = null;
-      if (source?.git_token_id !== null && source?.git_token_id !== undefined) {
-        credentials = (await deps.gitCredentialsOf(service.organizationId, source.git_token_id)) ?? null;
-        if (credentials === null) throw notFound(`git token ${source.git_token_id} of service ${service.name} no longer exists`);
-      }
-      const database = await deps.databaseConnection(serviceId);
-      const internal = await deps.internalEndpointOf(serviceId);
-      return {
-        ...snapshot,
-        // Every advanced setting of the kind, defaults included: a driver reads keys and keeps no default of its own.
-        service: ADVANCED_SETTINGS_KINDS.includes(service.kind as AdvancedSettingsKind)
-          ? { ...service, settings: { ...service.settings, advanced_settings: advancedSettingsOf(service.kind as AdvancedSettingsKind, service.settings) } }
-          : service,
-        environment: { id: environment.id, name: environment.name, mode: environment.mode, project_id: environment.projectId },
-        image: await imageOfService(service),
-        git:
-          source === null
-            ? null
-            : { url: source.url, branch: source.branch, commit_id: snapshot.git_commit_id, root_path: source.root_path, credentials },
-        database:
-          database === undefined
-            ? null
-            : {
-                type: database.type,
-                version: database.version,
-                username: database.username,
-                password: database.password,
-                database_name: database.databaseName,
-                shared: database.shared,
-              },
-        routing: {
-          hostnames: await hostnamesOf(service),
-          internal: internal ?? null,
-          peers: (await deps.internalPeersOf(service.environmentId)).map((peer) => ({ service_id: peer.serviceId, hostname: peer.hostname })),
-        },
-      };
+      const environment = await deps.environmentOf(snapshot.service.environmentId);
+      if (environment === undefined) throw notFound(`environment ${snapshot.service.environmentId} not found`);
+      return specOf(serviceId, snapshot, environment);
     },
+
+    /**
+     * The spec of a deleted lifecycle JOB's teardown (job `jobId`), for its on_delete: its last deployment as the
+     * teardown job kept it, with its environment as it was (both records may be gone). A 404 for other teardowns.
+     */
+    async teardownTaskSpec(serviceId: string, jobId: string): Promise<ServiceDeploymentSpec> {
+      const { environment, ...snapshot } = await deps.deployments.teardownSpecForAgent(serviceId, jobId, deps.openValue);
+      return specOf(serviceId, snapshot, environment);
+    },
+  };
+
+  async function specOf(
+    serviceId: string,
+    snapshot: Awaited<ReturnType<ServiceAgentSpecDeps['deployments']['deploymentSpecForAgent']>>,
+    environment: { id: string; name: string; mode: string; projectId: string },
+  ): Promise<ServiceDeploymentSpec> {
+    const { service } = snapshot;
+    const source = storedGitSourceOf(service.settings);
+    let credentials: GitCredentials | null = null;
+    if (source?.git_token_id !== null && source?.git_token_id !== undefined) {
+      credentials = (await deps.gitCredentialsOf(service.organizationId, source.git_token_id)) ?? null;
+      if (credentials === null) throw notFound(`git token ${source.git_token_id} of service ${service.name} no longer exists`);
+    }
+    const database = await deps.databaseConnection(serviceId);
+    const internal = await deps.internalEndpointOf(serviceId);
+    return {
+      ...snapshot,
+      // Every advanced setting of the kind, defaults included: a driver reads keys and keeps no default of its own.
+      service: ADVANCED_SETTINGS_KINDS.includes(service.kind as AdvancedSettingsKind)
+        ? { ...service, settings: { ...service.settings, advanced_settings: advancedSettingsOf(service.kind as AdvancedSettingsKind, service.settings) } }
+        : service,
+      environment: { id: environment.id, name: environment.name, mode: environment.mode, project_id: environment.projectId },
+      image: await imageOfService(service),
+      helm_chart: await helmChartOfService(service),
+      git:
+        source === null
+          ? null
+          : { url: source.url, branch: source.branch, commit_id: snapshot.git_commit_id, root_path: source.root_path, credentials },
+      database:
+        database === undefined
+          ? null
+          : {
+              type: database.type,
+              version: database.version,
+              username: database.username,
+              password: database.password,
+              database_name: database.databaseName,
+              shared: database.shared,
+            },
+      routing: {
+        hostnames: await hostnamesOf(service),
+        internal: internal ?? null,
+        peers: (await deps.internalPeersOf(service.environmentId)).map((peer) => ({ service_id: peer.serviceId, hostname: peer.hostname })),
+      },
+    };
+  }
+
+  return {
+    ...taskSpecs,
 
     /**
      * The service's own public host name while its running deployment routes one (it has a public port), and the
