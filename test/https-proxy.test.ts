@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer as createHttpServer, request as httpRequest, type Server as HttpServer } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect as netConnect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { appsProxyPidPath, appsProxySocketPath, readJsonLines, writeJsonLine } f
 import { slipwayCommandPath } from '../src/engine/local/apps-proxy.spawn.ts';
 import { freePort } from './support/identity-app.ts';
 import { killProcessesUnder } from './support/sample-apps.ts';
+import { httpRequestTo, httpsGet } from './support/tls-client.ts';
 
 /**
  * The apps proxy process's HTTPS (docs/https.md), without a CA: self-signed certificates made with openssl stand for
@@ -44,33 +44,6 @@ function handshake(port: number, servername: string, ca: string): Promise<{ auth
       socket.destroy();
     });
     socket.once('error', reject);
-  });
-}
-
-/** The answer over HTTPS, with its Strict-Transport-Security header (undefined when it has none). */
-function getHttps(port: number, hostname: string, ca: string, requestPath = '/'): Promise<{ status: number; body: string; hsts: string | undefined }> {
-  return new Promise((resolve, reject) => {
-    const sent = httpsRequest({ host: '127.0.0.1', port, servername: hostname, headers: { host: hostname }, path: requestPath, ca, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, hsts: response.headers['strict-transport-security'] }));
-    });
-    sent.on('error', reject);
-    sent.end();
-  });
-}
-
-function plain(port: number, hostname: string, requestPath: string, method = 'GET'): Promise<{ status: number; location: string | undefined; body: string; hsts: string | undefined }> {
-  return new Promise((resolve, reject) => {
-    const sent = httpRequest({ host: '127.0.0.1', port, method, headers: { host: hostname }, path: requestPath, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, location: response.headers.location, body, hsts: response.headers['strict-transport-security'] }));
-    });
-    sent.on('error', reject);
-    sent.end();
   });
 }
 
@@ -135,19 +108,19 @@ describe('the apps proxy serves HTTPS', () => {
     await link.setCertificates([{ hostnames: ['shop.example.com'], ...shop }]);
     expect(await handshake(https, 'shop.example.com', shop.chain)).toEqual({ authorized: true, subject: 'CN=shop.example.com' });
     await expect(handshake(https, 'blog.example.com', blog.chain)).rejects.toThrow();
-    expect(await getHttps(https, 'shop.example.com', shop.chain)).toEqual({ status: 200, body: 'shop.example.com https', hsts: HSTS });
-    expect((await getHttps(https, 'shop.example.com', shop.chain, '/own-hsts')).hsts).toBe('max-age=5');
+    expect(await httpsGet(https, 'shop.example.com', shop.chain)).toMatchObject({ status: 200, body: 'shop.example.com https', hsts: HSTS });
+    expect((await httpsGet(https, 'shop.example.com', shop.chain, '/own-hsts')).hsts).toBe('max-age=5');
 
     const apps = agent.address.port;
     await link.setChallenge('token-1', 'token-1.thumbprint');
-    expect(await plain(apps, 'shop.example.com', '/.well-known/acme-challenge/token-1')).toMatchObject({ status: 200, body: 'token-1.thumbprint' });
-    expect(await plain(apps, 'shop.example.com', '/x?y=1')).toMatchObject({ status: 301, location: `https://shop.example.com:${https}/x?y=1` });
-    expect(await plain(apps, 'shop.example.com', '/form', 'POST')).toMatchObject({ status: 308 });
+    expect(await httpRequestTo(apps, 'shop.example.com', '/.well-known/acme-challenge/token-1')).toMatchObject({ status: 200, body: 'token-1.thumbprint' });
+    expect(await httpRequestTo(apps, 'shop.example.com', '/x?y=1')).toMatchObject({ status: 301, location: `https://shop.example.com:${https}/x?y=1` });
+    expect(await httpRequestTo(apps, 'shop.example.com', '/form', 'POST')).toMatchObject({ status: 308 });
     // No certificate for blog yet: plain HTTP serves it.
-    expect(await plain(apps, 'blog.example.com', '/')).toMatchObject({ status: 200, body: 'blog.example.com http', hsts: undefined });
+    expect(await httpRequestTo(apps, 'blog.example.com', '/')).toMatchObject({ status: 200, body: 'blog.example.com http', hsts: undefined });
     await link.setChallenge('token-1', undefined);
     // The challenge path is never redirected (a CA follows redirects, but need not): unanswered, it reaches the service.
-    expect(await plain(apps, 'shop.example.com', '/.well-known/acme-challenge/token-1')).toMatchObject({ status: 200, body: 'shop.example.com http' });
+    expect(await httpRequestTo(apps, 'shop.example.com', '/.well-known/acme-challenge/token-1')).toMatchObject({ status: 200, body: 'shop.example.com http' });
 
     // A new set replaces the old one for the next handshakes.
     await link.setCertificates([{ hostnames: ['shop.example.com'], ...shop }, { hostnames: ['blog.example.com'], ...blog }]);
@@ -157,11 +130,11 @@ describe('the apps proxy serves HTTPS', () => {
     const target = { host: '127.0.0.1', port: (service.address() as AddressInfo).port };
     agent.setRoute('shop', { hostnames: ['shop.example.com', 'blog.example.com'], target, httpsRedirect: false });
     await agent.applied();
-    expect(await plain(apps, 'shop.example.com', '/x')).toMatchObject({ status: 200, body: 'shop.example.com http' });
-    expect(await getHttps(https, 'shop.example.com', shop.chain)).toMatchObject({ status: 200, body: 'shop.example.com https' });
+    expect(await httpRequestTo(apps, 'shop.example.com', '/x')).toMatchObject({ status: 200, body: 'shop.example.com http' });
+    expect(await httpsGet(https, 'shop.example.com', shop.chain)).toMatchObject({ status: 200, body: 'shop.example.com https' });
     agent.setRoute('shop', { hostnames: ['shop.example.com', 'blog.example.com'], target });
     await agent.applied();
-    expect(await plain(apps, 'shop.example.com', '/x')).toMatchObject({ status: 301 });
+    expect(await httpRequestTo(apps, 'shop.example.com', '/x')).toMatchObject({ status: 301 });
   });
 
   it('keeps HTTPS on the same port through a handover and through a restart of the proxy process', async () => {
@@ -173,8 +146,8 @@ describe('the apps proxy serves HTTPS', () => {
     // The successor serves the same socket with the same certificates and challenges, before anyone sends them again.
     await vi.waitFor(async () => expect((await readFile(appsProxyPidPath(stateDir), 'utf8')).trim()).not.toBe(before), { timeout: 20_000, interval: 100 });
     expect(await handshake(https, 'shop.example.com', shop.chain)).toEqual({ authorized: true, subject: 'CN=shop.example.com' });
-    expect((await getHttps(https, 'shop.example.com', shop.chain)).hsts).toBe(HSTS);
-    expect(await plain(agent.address.port, 'shop.example.com', '/.well-known/acme-challenge/token-2')).toMatchObject({ status: 200, body: 'token-2.thumbprint' });
+    expect((await httpsGet(https, 'shop.example.com', shop.chain)).hsts).toBe(HSTS);
+    expect(await httpRequestTo(agent.address.port, 'shop.example.com', '/.well-known/acme-challenge/token-2')).toMatchObject({ status: 200, body: 'token-2.thumbprint' });
     const successor = Number((await readFile(appsProxyPidPath(stateDir), 'utf8')).trim());
 
     // Killed: its agent starts it again, the link reconnects and sends the HTTPS port, certificates and challenges again.
@@ -187,6 +160,6 @@ describe('the apps proxy serves HTTPS', () => {
       },
       { timeout: 30_000, interval: 200 },
     );
-    expect(await plain(agent.address.port, 'shop.example.com', '/.well-known/acme-challenge/token-2')).toMatchObject({ status: 200, body: 'token-2.thumbprint' });
+    expect(await httpRequestTo(agent.address.port, 'shop.example.com', '/.well-known/acme-challenge/token-2')).toMatchObject({ status: 200, body: 'token-2.thumbprint' });
   }, 60_000);
 });
