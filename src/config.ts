@@ -112,6 +112,15 @@ export interface Config {
    */
   appsHsts: string | undefined;
   /**
+   * A Kubernetes-driver agent's tools (docs/kubernetes.md; `slipway agent` flags override them):
+   * SLIPWAY_HELM_BINARY (the helm HELM services are rendered with; `helm` on the PATH when unset),
+   * SLIPWAY_KUBERNETES_BUILDER (kaniko or buildkit, checked by the agent command) and
+   * SLIPWAY_WORKFLOW_RUNNER_IMAGE (the image AGENTIC_WORKFLOWs run; none: they fail saying so).
+   */
+  helmBinary: string | undefined;
+  kubernetesBuilder: string | undefined;
+  workflowRunnerImage: string | undefined;
+  /**
    * SLIPWAY_AGENT_CONCURRENCY (default 4, 1 to 20): how many tasks an agent of this installation (the in-process one,
    * `slipway agent` unless given --concurrency) runs at once — builds, database starts, teardowns of different services.
    */
@@ -558,6 +567,9 @@ export function loadConfig(env: Env = process.env): Config {
     httpsServiceHostnames: parseChoice(env, 'SLIPWAY_HTTPS_SERVICE_HOSTNAMES', ['on', 'off'] as const, 'on'),
     httpsPrivateNames: parseChoice(env, 'SLIPWAY_HTTPS_PRIVATE_NAMES', HTTPS_PRIVATE_NAMES, 'installation-ca'),
     appsHsts: parseAppsHsts(env),
+    helmBinary: read(env, 'SLIPWAY_HELM_BINARY'),
+    kubernetesBuilder: read(env, 'SLIPWAY_KUBERNETES_BUILDER'),
+    workflowRunnerImage: read(env, 'SLIPWAY_WORKFLOW_RUNNER_IMAGE'),
     agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),
     workloadIsolation: parseChoice(env, 'SLIPWAY_WORKLOAD_ISOLATION', WORKLOAD_ISOLATIONS, 'strict'),

@@ -103,6 +103,9 @@ describe('loadConfig', () => {
       SLIPWAY_HTTPS_SERVICE_HOSTNAMES: 'off',
       SLIPWAY_HTTPS_PRIVATE_NAMES: 'acme',
       SLIPWAY_APPS_HSTS: 'max-age=300',
+      SLIPWAY_HELM_BINARY: '/opt/helm/helm',
+      SLIPWAY_KUBERNETES_BUILDER: 'buildkit',
+      SLIPWAY_WORKFLOW_RUNNER_IMAGE: 'registry.example.com/runner:1',
       SLIPWAY_ACME_EMAIL: 'ops@example.com',
       SLIPWAY_ACME_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
     });
@@ -137,6 +140,9 @@ describe('loadConfig', () => {
       httpsServiceHostnames: 'off',
       httpsPrivateNames: 'acme',
       appsHsts: 'max-age=300',
+      helmBinary: '/opt/helm/helm',
+      kubernetesBuilder: 'buildkit',
+      workflowRunnerImage: 'registry.example.com/runner:1',
       acmeCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     });
   });

@@ -233,6 +233,9 @@ export interface DriverHostOptions {
   certManagerIssuer?: string | undefined;
   /** The Kubernetes driver's in-cluster image builds (APPLICATION, JOB from git): builder and registry; none without --build-registry. */
   imageBuild?: ImageBuildOptions | undefined;
+  /** The Kubernetes driver's helm (HELM services) and workflow runner image (AGENTIC_WORKFLOWs). */
+  helmBinary?: string | undefined;
+  workflowRunnerImage?: string | undefined;
 }
 
 /** A driver, started on this host with what it needs, that an agent runtime runs over. */

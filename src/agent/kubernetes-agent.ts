@@ -34,7 +34,7 @@ export async function startKubernetesDriverHost(options: DriverHostOptions): Pro
   } catch (error) {
     throw new Error(`the Kubernetes API of ${config.getCurrentCluster()?.server ?? describeSource(source)} cannot be reached: ${kubernetesErrorMessage(error)}`, { cause: error });
   }
-  const driver = createKubernetesDriver({ cluster, served, ingressClass: options.ingressClass, certManagerIssuer: options.certManagerIssuer, build: options.imageBuild, git: options.git, onTrouble: options.onTrouble });
+  const driver = createKubernetesDriver({ cluster, served, ingressClass: options.ingressClass, certManagerIssuer: options.certManagerIssuer, helmBinary: options.helmBinary, workflowRunnerImage: options.workflowRunnerImage, build: options.imageBuild, git: options.git, onTrouble: options.onTrouble });
   const server = config.getCurrentCluster()?.server ?? 'in-cluster';
   const serverVersion = version;
 

@@ -37,6 +37,8 @@ export interface AgentCommandOptions {
   context?: string | undefined;
   ingressClass?: string | undefined;
   certManagerIssuer?: string | undefined;
+  helmBinary?: string | undefined;
+  workflowRunnerImage?: string | undefined;
   /** The Kubernetes driver's image builds: the registry (host/path), its dockerconfigjson file, the builder, the clone's image. */
   buildRegistry?: string | undefined;
   buildRegistryAuth?: string | undefined;
@@ -134,8 +136,8 @@ async function startHealthServer(address: { host: string; port: number }, ready:
 }
 
 /** The in-cluster image build's options; none without --build-registry (APPLICATIONs then fail naming it). */
-async function imageBuildOf(options: AgentCommandOptions): Promise<ImageBuildOptions | undefined> {
-  const builder = options.buildImageBuilder ?? process.env.SLIPWAY_KUBERNETES_BUILDER ?? 'kaniko';
+async function imageBuildOf(options: AgentCommandOptions, configured: string | undefined): Promise<ImageBuildOptions | undefined> {
+  const builder = options.buildImageBuilder ?? configured ?? 'kaniko';
   if (!(IMAGE_BUILDERS as readonly string[]).includes(builder)) throw new CliError(`--build-image-builder ${builder} is not one of: ${IMAGE_BUILDERS.join(', ')}`);
   if (options.buildRegistry === undefined) return undefined;
   if (!/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/.test(options.buildRegistry.replace(/\/+$/, ''))) {
@@ -176,7 +178,9 @@ export async function runAgentCommand(config: Config, options: AgentCommandOptio
     ...(options.kubeconfig === undefined ? {} : { kubeconfig: { kind: 'file', path: path.resolve(options.kubeconfig), context: options.context } }),
     ingressClass: options.ingressClass,
     certManagerIssuer: options.certManagerIssuer,
-    imageBuild: await imageBuildOf(options),
+    imageBuild: await imageBuildOf(options, config.kubernetesBuilder),
+    helmBinary: options.helmBinary ?? config.helmBinary,
+    workflowRunnerImage: options.workflowRunnerImage ?? config.workflowRunnerImage,
   });
   const concurrency = options.concurrency ?? config.agentConcurrency;
   const agent = runAgentOnHost(host, { client, version: SLIPWAY_VERSION, onTrouble, ...(concurrency === undefined ? {} : { concurrency }) });

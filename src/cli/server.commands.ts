@@ -29,10 +29,12 @@ export function registerServerCommands(program: Command): void {
     .option('--build-registry <host/path>', 'kubernetes: where APPLICATION and git JOB images built in the cluster are pushed, as <host/path>/<service>:<commit>')
     .option('--build-registry-auth <file>', "kubernetes: a dockerconfigjson with the build registry's login (push, and the workloads' pull)")
     .option('--build-image-builder <builder>', 'kubernetes: kaniko or buildkit (rootless) (default: $SLIPWAY_KUBERNETES_BUILDER, kaniko)')
+    .option('--helm-binary <file>', 'kubernetes: the helm that renders HELM services (default: $SLIPWAY_HELM_BINARY, else helm on the PATH)')
+    .option('--workflow-runner-image <image>', 'kubernetes: the image AGENTIC_WORKFLOW services run (default: $SLIPWAY_WORKFLOW_RUNNER_IMAGE)')
     .option('--build-git-image <image>', 'kubernetes: the image that clones the commit of a build (it runs sh and git)')
     .option('--state-dir <dir>', 'where workloads, data and the credential live (default: $SLIPWAY_DATA_DIR/agent)')
     .option('--concurrency <n>', 'how many tasks (builds, database starts, teardowns) run at once, 1 to 20 (default: $SLIPWAY_AGENT_CONCURRENCY, 4)', wholeNumber(1, 20))
-    .action(async (options: { controlPlane: string; enrollmentToken?: string; enrollmentTokenFile?: string; healthAddress?: string; driver: string; stateDir?: string; concurrency?: number; kubeconfig?: string; context?: string; ingressClass?: string; certManagerIssuer?: string; buildRegistry?: string; buildRegistryAuth?: string; buildImageBuilder?: string; buildGitImage?: string }) => {
+    .action(async (options: { controlPlane: string; enrollmentToken?: string; enrollmentTokenFile?: string; healthAddress?: string; driver: string; stateDir?: string; concurrency?: number; kubeconfig?: string; context?: string; ingressClass?: string; certManagerIssuer?: string; helmBinary?: string; workflowRunnerImage?: string; buildRegistry?: string; buildRegistryAuth?: string; buildImageBuilder?: string; buildGitImage?: string }) => {
       const { loadConfigOrExit } = await import('../config.ts');
       const { runAgentCommand } = await import('./agent-command.ts');
       try {

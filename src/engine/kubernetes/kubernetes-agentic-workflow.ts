@@ -20,7 +20,7 @@ import { base64, cpuQuantity, memoryQuantity, namespaceObject, renderConfig, typ
  *   Secret <name>-workflow-git    the git login, when the workspace repository has one
  *   CronJob <name> | Job <name>-run
  *
- * Slipway has no workflow runner of its own: the image is the agent's setting (the driver's `workflowRunnerImage`, else
+ * Slipway has no workflow runner of its own: the image is the agent's setting (`--workflow-runner-image`, or
  * SLIPWAY_WORKFLOW_RUNNER_IMAGE), and without one a deployment fails saying so. The contract a runner implements: read SLIPWAY_WORKFLOW_CONFIG (the JSON: model
  * provider, name and base URL, instructions, tools, max_steps, the workspace directory or null), the API key from
  * SLIPWAY_MODEL_API_KEY — given by a secretKeyRef to the service's secret named `api_key_variable`, never as a value
@@ -29,7 +29,7 @@ import { base64, cpuQuantity, memoryQuantity, namespaceObject, renderConfig, typ
  */
 
 export const WORKFLOW_RUNNER_MESSAGE =
-  'AGENTIC_WORKFLOW services run the workflow runner image the agent is configured with, and this agent has none (set SLIPWAY_WORKFLOW_RUNNER_IMAGE): Slipway ships no runner of its own';
+  'AGENTIC_WORKFLOW services run the workflow runner image the agent is configured with, and this agent has none (start it with --workflow-runner-image, or set SLIPWAY_WORKFLOW_RUNNER_IMAGE): Slipway ships no runner of its own';
 
 export const WORKFLOW_CONFIG_PATH = '/slipway/workflow/workflow.json';
 export const MODEL_API_KEY_ENV = 'SLIPWAY_MODEL_API_KEY';
@@ -154,7 +154,7 @@ export interface WorkflowDeployContext {
   cluster: KubernetesCluster;
   service: ServiceIdentity;
   variables: readonly WorkloadVariable[];
-  /** The agent's workflowRunnerImage; else SLIPWAY_WORKFLOW_RUNNER_IMAGE. */
+  /** The agent's runner image (--workflow-runner-image, SLIPWAY_WORKFLOW_RUNNER_IMAGE). */
   runnerImage: string | undefined;
   cronJobVersion: ServedKinds['cronJob'];
   gitImage?: string | undefined;
@@ -168,7 +168,7 @@ export interface WorkflowDeployContext {
  */
 export async function deployAgenticWorkflow(context: WorkflowDeployContext, session: TaskSession, spec: ServiceDeploymentSpec): Promise<void> {
   const { cluster, service } = context;
-  const runnerImage = context.runnerImage ?? process.env.SLIPWAY_WORKFLOW_RUNNER_IMAGE;
+  const runnerImage = context.runnerImage;
   if (runnerImage === undefined || runnerImage === '') throw new Error(WORKFLOW_RUNNER_MESSAGE);
   const rendered = renderAgenticWorkflow({
     service,

@@ -56,9 +56,9 @@ export interface KubernetesDriverOptions {
   build?: ImageBuildOptions | undefined;
   /** Reads the head of a branch for a deployment that names no commit (the agent's git access). */
   git?: GitAccess | undefined;
-  /** The helm binary HELM services are rendered with; else SLIPWAY_HELM_BINARY, else `helm` on the PATH. */
+  /** The helm binary HELM services are rendered with (--helm-binary, SLIPWAY_HELM_BINARY); else `helm` on the PATH. */
   helmBinary?: string | undefined;
-  /** The image AGENTIC_WORKFLOWs run (kubernetes-agentic-workflow.ts); else SLIPWAY_WORKFLOW_RUNNER_IMAGE; else they fail saying so. */
+  /** The image AGENTIC_WORKFLOWs run (kubernetes-agentic-workflow.ts); without one they fail saying so. */
   workflowRunnerImage?: string | undefined;
   /** How long a rollout may take (default 10 min, the original's floor). */
   rolloutTimeoutMs?: number;

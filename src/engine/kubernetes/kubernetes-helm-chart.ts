@@ -16,9 +16,9 @@ import type { KubeObject } from './kubernetes-workload.ts';
 
 export const HELM_MISSING_MESSAGE = 'no helm binary on this agent: install helm (version 3 or 4) on its PATH or set SLIPWAY_HELM_BINARY to its path';
 
-/** SLIPWAY_HELM_BINARY, else `helm` on the PATH. */
+/** The agent's helm (--helm-binary, SLIPWAY_HELM_BINARY), else `helm` on the PATH. */
 export function helmBinaryOf(configured: string | undefined): string {
-  return configured ?? process.env.SLIPWAY_HELM_BINARY ?? 'helm';
+  return configured ?? 'helm';
 }
 
 export interface ValuesOverride {
