@@ -3,6 +3,7 @@ import type { ClustersService } from './modules/clusters/clusters.service.ts';
 import type { ServicesService } from './modules/services/services.service.ts';
 import { requireAccessDeclarations } from './http/security.ts';
 import { registerClusterRoutes } from './modules/clusters/clusters.routes.ts';
+import { registerClusterAdvancedSettingsRoutes } from './modules/clusters/clusters.advanced-settings.routes.ts';
 import { registerBillingRoutes } from './modules/billing/billing.routes.ts';
 import { registerAnnotationsGroupRoutes } from './modules/annotations-groups/annotations-groups.routes.ts';
 import { registerContainerRegistryRoutes } from './modules/container-registries/container-registries.routes.ts';
@@ -26,16 +27,33 @@ import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
 import { registerEnvironmentRoutes } from './modules/environments/environments.routes.ts';
 import { registerAgentRoutes } from './modules/agents/agents.routes.ts';
 import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, registerServiceVariableRoutes } from './modules/variables/variables.routes.ts';
+import { registerServiceImportRoute, registerUnifiedVariableRoutes, type UnifiedVariableRouteDeps } from './modules/variables/variables.unified-routes.ts';
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
 import { registerServiceRoutes } from './modules/services/services.routes.ts';
 import { registerServiceLinkRoutes } from './modules/services/services.links.routes.ts';
 import { registerAdvancedSettingsRoutes } from './modules/services/services.advanced-settings.routes.ts';
+import { registerServiceCloneRoutes } from './modules/services/services.clone.routes.ts';
+import { registerNetworkSettingsRoutes } from './modules/services/services.network-settings.routes.ts';
 import { registerServiceDeploymentRoutes } from './modules/deployments/deployments.service-routes.ts';
+import { registerServiceUninstallRoutes } from './modules/deployments/deployments.uninstall-routes.ts';
 import { registerEnvironmentDeploymentRoutes } from './modules/deployments/deployments.environment-routes.ts';
 import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
+import { registerDeploymentStageRoutes } from './modules/deployment-stages/deployment-stages.routes.ts';
+import { registerDeploymentRuleRoutes } from './modules/deployment-rules/deployment-rules.routes.ts';
 import { registerCustomDomainRoutes } from './modules/custom-domains/custom-domains.routes.ts';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
 import { registerDeploymentStatusRoutes } from './modules/deployments/deployments.routes.ts';
+import { registerDeploymentQueueRoutes } from './modules/deployments/deployments.queue-routes.ts';
+import { registerEnvironmentBulkRoutes } from './modules/deployments/deployments.bulk-routes.ts';
+import { registerEnvironmentOverviewRoutes } from './modules/environments/environments.overview-routes.ts';
+import { registerOrganizationListingsRoutes } from './modules/organization-listings/organization-listings.routes.ts';
+import { registerCatalogRoutes } from './modules/organization-listings/organization-listings.catalog-routes.ts';
+import { registerServiceCommitRoutes } from './modules/services/services.commits-routes.ts';
+import { registerDatabaseLinkRoutes } from './modules/services/services.database-links.routes.ts';
+import { registerHelmExtrasRoutes } from './modules/services/services.helm-extras.routes.ts';
+import { registerIngressStatusRoutes } from './modules/services/services.ingress-status.routes.ts';
+import { registerEnvironmentCheckRoutes } from './modules/environments/environments.checks.routes.ts';
+import { registerAccountRoutes } from './modules/users/users.account.routes.ts';
 
 /**
  * Every API route, registered over the services app.ts built: the one table of what the API serves. Each route
@@ -66,14 +84,29 @@ export interface ApiRouteServices {
   environments: Parameters<typeof registerEnvironmentRoutes>[1];
   agents: Parameters<typeof registerAgentRoutes>[1]['agents'];
   variables: Parameters<typeof registerProjectVariableRoutes>[1] & Parameters<typeof registerEnvironmentVariableRoutes>[1] & Parameters<typeof registerServiceVariableRoutes>[1];
+  /** The authorizer, for routes whose target is not in their path (the unified /variable operations). */
+  authorize: UnifiedVariableRouteDeps['authorize'];
   environmentServices: Parameters<typeof registerServiceRoutes>[1] & Parameters<typeof registerAdvancedSettingsRoutes>[1] & Pick<ServicesService, 'requireService'>;
   deployments: Parameters<typeof registerServiceDeploymentRoutes>[1] & Parameters<typeof registerEnvironmentDeploymentRoutes>[1];
   deploymentStatuses: Parameters<typeof registerDeploymentStatusRoutes>[1];
+  deploymentQueue: Parameters<typeof registerDeploymentQueueRoutes>[1];
+  environmentLogs: Parameters<typeof registerDeploymentQueueRoutes>[2];
+  environmentBulkActions: Parameters<typeof registerEnvironmentBulkRoutes>[1];
+  environmentOverview: Parameters<typeof registerEnvironmentOverviewRoutes>[1];
   deploymentRestrictions: Parameters<typeof registerDeploymentRestrictionRoutes>[1];
+  deploymentStages: Parameters<typeof registerDeploymentStageRoutes>[1];
+  deploymentRules: Parameters<typeof registerDeploymentRuleRoutes>[1];
   customDomains: Parameters<typeof registerCustomDomainRoutes>[1];
   serviceLinks: Parameters<typeof registerServiceLinkRoutes>[1];
   webhooks: Parameters<typeof registerWebhookRoutes>[1];
   organizationEvents: Parameters<typeof registerOrganizationEventRoutes>[1];
+  organizationListings: Parameters<typeof registerOrganizationListingsRoutes>[1];
+  serviceCommits: Parameters<typeof registerServiceCommitRoutes>[1];
+  databaseLinks: Parameters<typeof registerDatabaseLinkRoutes>[1];
+  helmExtras: Parameters<typeof registerHelmExtrasRoutes>[1];
+  ingressStatus: Parameters<typeof registerIngressStatusRoutes>[1];
+  environmentChecks: Parameters<typeof registerEnvironmentCheckRoutes>[1];
+  account: Parameters<typeof registerAccountRoutes>[1];
 }
 
 export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices): void {
@@ -97,6 +130,7 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
     registerPlatformTemplateRoutes(api, wired.platformTemplates);
     registerBillingRoutes(api, wired.billing);
     registerClusterRoutes(api, wired.clusters);
+    registerClusterAdvancedSettingsRoutes(api, wired.clusters);
     registerSelfManagedClusterRoutes(api, wired.selfManagedClusters);
     registerEnvironmentRoutes(api, wired.environments);
     registerEnvironmentDeploymentRoutes(api, wired.deployments);
@@ -109,20 +143,43 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
     registerEnvironmentVariableRoutes(api, wired.variables);
     registerServiceRoutes(api, wired.environmentServices, SERVICE_KIND_DEFINITIONS);
     registerAdvancedSettingsRoutes(api, wired.environmentServices);
+    registerServiceCloneRoutes(api, wired.environmentServices);
+    registerNetworkSettingsRoutes(api, wired.environmentServices);
     // Databases have no variables of their own: they provide built-ins to the other services (docs/variables.md).
     for (const kind of SERVICE_KIND_DEFINITIONS.filter((definition) => definition.kind !== 'DATABASE')) {
       registerServiceVariableRoutes(api, wired.variables, {
         noun: kind.operationNoun,
         item: kind.item,
         idParam: kind.idParam,
+        prose: kind.prose,
         locate: (serviceId) => wired.environmentServices.requireService(kind.kind, serviceId),
       });
     }
+    const locateService: UnifiedVariableRouteDeps['locateService'] = (kind, serviceId) => wired.environmentServices.requireService(kind, serviceId);
+    registerUnifiedVariableRoutes(api, { variables: wired.variables, authorize: wired.authorize, locateService });
+    for (const kind of SERVICE_KIND_DEFINITIONS) {
+      if (kind.kind === 'DATABASE') continue;
+      registerServiceImportRoute(api, { variables: wired.variables, locateService }, { kind: kind.kind, noun: kind.operationNoun, item: kind.item, idParam: kind.idParam });
+    }
     registerServiceDeploymentRoutes(api, wired.deployments, SERVICE_KIND_DEFINITIONS);
+    registerServiceUninstallRoutes(api, wired.deployments);
     registerDeploymentStatusRoutes(api, wired.deploymentStatuses);
+    registerDeploymentQueueRoutes(api, wired.deploymentQueue, wired.environmentLogs);
+    registerEnvironmentBulkRoutes(api, wired.environmentBulkActions);
+    registerEnvironmentOverviewRoutes(api, wired.environmentOverview, SERVICE_KIND_DEFINITIONS);
     registerDeploymentRestrictionRoutes(api, wired.deploymentRestrictions);
+    registerDeploymentStageRoutes(api, wired.deploymentStages);
+    registerDeploymentRuleRoutes(api, wired.deploymentRules);
     registerCustomDomainRoutes(api, wired.customDomains);
     registerServiceLinkRoutes(api, wired.serviceLinks);
     registerWebhookRoutes(api, wired.webhooks);
     registerOrganizationEventRoutes(api, wired.organizationEvents);
+    registerOrganizationListingsRoutes(api, wired.organizationListings);
+    registerCatalogRoutes(api);
+    registerServiceCommitRoutes(api, wired.serviceCommits);
+    registerDatabaseLinkRoutes(api, wired.databaseLinks);
+    registerHelmExtrasRoutes(api, wired.helmExtras);
+    registerIngressStatusRoutes(api, wired.ingressStatus);
+    registerEnvironmentCheckRoutes(api, wired.environmentChecks);
+    registerAccountRoutes(api, wired.account);
 }

@@ -5,7 +5,7 @@ import type { Principal } from './auth/principal.ts';
 import type { Database } from './db/db.client.ts';
 import { createSystemGitAccess } from './git/system-git.ts';
 import { createAuthenticator } from './http/authenticate.ts';
-import { createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
+import { accessIn, createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { recordOpenApiRoutes, registerOpenApiDocuments } from './http/openapi.ts';
 import { registerConsole } from './http/console.ts';
@@ -43,6 +43,8 @@ import { createContainerRegistriesService } from './modules/container-registries
 import { createAwsAccess } from './aws/aws-access.ts';
 
 import { createCloudCredentialsService } from './modules/cloud-credentials/cloud-credentials.service.ts';
+import { createOrganizationListingsService } from './modules/organization-listings/organization-listings.service.ts';
+import { createServiceCommits } from './modules/services/services.commits.ts';
 
 import { createSelfManagedClustersService } from './modules/self-managed-clusters/self-managed-clusters.service.ts';
 
@@ -73,6 +75,10 @@ import { createAgentSubjects } from './modules/deployments/deployments.agent-sub
 import { createDeploymentStatuses } from './modules/deployments/deployments.statuses.ts';
 import { createDeploymentDispatch } from './modules/deployments/deployments.dispatch.ts';
 import { createDeploymentsService } from './modules/deployments/deployments.service.ts';
+import { createDeploymentQueue } from './modules/deployments/deployments.queue.ts';
+import { createEnvironmentLogs } from './modules/deployments/deployments.environment-logs.ts';
+import { createEnvironmentBulkActions } from './modules/deployments/deployments.bulk-actions.ts';
+import { createEnvironmentOverview } from './modules/environments/environments.overview.ts';
 
 import { createAgentsService } from './modules/agents/agents.service.ts';
 import { createServiceAgentSpecs } from './modules/services/services.agent-spec.ts';
@@ -83,12 +89,22 @@ import { createVariablesService, variablesFingerprintKey } from './modules/varia
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
 
 import { createServiceLinks } from './modules/services/services.links.ts';
+import { createDatabaseLinks } from './modules/services/services.database-links.ts';
+import { createGitFiles } from './modules/services/services.git-files.ts';
+import { createHelmExtras } from './modules/services/services.helm-extras.ts';
+import { createIngressStatus } from './modules/services/services.ingress-status.ts';
+import { createEnvironmentChecks } from './modules/environments/environments.checks.ts';
+import { createAccountService } from './modules/users/users.account.ts';
 
 import { createNodeDomainResolver } from './modules/custom-domains/custom-domains.dns.ts';
 
 import { createCustomDomainsService } from './modules/custom-domains/custom-domains.service.ts';
+import { createClusterCertificateReports } from './modules/certificates/certificates.cluster-reports.ts';
 import { createHttpsWiring } from './modules/certificates/certificates.wiring.ts';
 import { createDeploymentRestrictionsService } from './modules/deployment-restrictions/deployment-restrictions.service.ts';
+import { createDeploymentStagesService } from './modules/deployment-stages/deployment-stages.service.ts';
+import { createDeploymentRulesService } from './modules/deployment-rules/deployment-rules.service.ts';
+import { deploymentRulesSchedule } from './modules/deployment-rules/deployment-rules.schedule.ts';
 import { createServiceReferences } from './modules/services/services.references.ts';
 import { createServicesService, existsThrough, linkedRecordsThrough, missingThrough } from './modules/services/services.service.ts';
 import type { EventPublisher } from './modules/webhooks/webhooks.events.ts';
@@ -108,7 +124,8 @@ export interface AppDeps {
     Partial<Pick<Config, 'logFormat'>> &
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
     Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>> &
-    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle' | 'httpsServiceHostnames' | 'httpsPrivateNames' | 'appsHsts'>>;
+    Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle' | 'httpsServiceHostnames' | 'httpsPrivateNames' | 'appsHsts'>> &
+    Partial<Pick<Config, 'helmBinary'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false; scheduled work runs only with it) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -217,7 +234,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     cluster: clusters.placementOf,
     environment: (environmentId) => environments.placementOf(environmentId),
     service: (serviceId) => environmentServices.placementOf(serviceId),
+    deployment_stage: (stageId) => deploymentStages.placementOf(stageId),
+    deployment_request: (deploymentRequestId) => deploymentQueue.placementOfDeploymentRequest(deploymentRequestId),
   };
+  // Kept for the routes whose target is in their body, query or a stored row: they authorize once they have found it.
+  const authorizationPorts: AuthorizationPorts = {
+    membership: services.members.membershipOf,
+    customRoleGrants: services.roles.customRoleGrants,
+    placementOf,
+    policyVerdict: services.policyTokens.policyVerdict,
+  };
+  const authorize = createAuthorizer(authorizationPorts);
   installSecurity(app, {
     authenticate: createAuthenticator({
       resolveApiToken: services.apiTokens.resolveApiToken,
@@ -230,12 +257,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
               return { kind: 'user', userId: user.id, email: user.email, name: user.name };
             },
     }),
-    authorize: createAuthorizer({
-      membership: services.members.membershipOf,
-      customRoleGrants: services.roles.customRoleGrants,
-      placementOf,
-      policyVerdict: services.policyTokens.policyVerdict,
-    }),
+    authorize,
   });
 
   // Which services use a token, a registry, a repository or a group: a reading of the services module's own tables,
@@ -330,6 +352,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       servicesRemoved: (serviceIds) => environmentServices.servicesRemoved(serviceIds),
     },
     deployments: { refuseBusyEnvironment: (trx, environmentId) => deployments.refuseBusyEnvironment(trx, environmentId) },
+    stages: { copyEnvironmentStages: (trx, fromEnvironmentId, toEnvironmentId) => deploymentStages.copyEnvironmentStages(trx, fromEnvironmentId, toEnvironmentId) },
+    deploymentRules: {
+      placementFor: (projectId, environmentName) => deploymentRules.placementFor(projectId, environmentName),
+      environmentCreated: (trx, environment) => deploymentRules.environmentCreated(trx, environment),
+    },
+  });
+  // Deployment rules (docs/deployment-rules.md): a project's rules place new environments; each environment's
+  // schedule stops and deploys it again through the deployments module's own actions.
+  const deploymentRules = createDeploymentRulesService({
+    db: deps.database.db,
+    clock,
+    clusters,
+    deployments: {
+      findEnvironmentState: (environmentId) => deployments.findEnvironmentState(environmentId),
+      stopEnvironment: (principal, environmentId) => deployments.stopEnvironment(principal, environmentId),
+      deployEnvironment: (principal, environmentId) => deployments.deployEnvironment(principal, environmentId),
+    },
+    log: app.log,
   });
   // The seven kinds of services (docs/services.md); what their settings name is checked with the owning modules.
   const environmentServices = createServicesService({
@@ -358,6 +398,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       refuseBusy: (trx, serviceId, options) => deployments.refuseBusyService(trx, serviceId, options),
       serviceRemoved: (serviceId) => deployments.serviceRemoved(serviceId),
       outOfDate: (serviceIds) => deployments.outOfDate(serviceIds),
+    },
+    clone: {
+      copyServiceVariables: (trx, fromServiceId, to) => variables.copyServiceVariables(trx, fromServiceId, to),
+      copyDeploymentRestrictions: (trx, fromServiceId, toServiceId) => deploymentRestrictions.copyDeploymentRestrictions(trx, fromServiceId, toServiceId),
     },
     sharedPostgres: deps.config.localPostgresUrl !== undefined,
     appsDomain: deps.config.appsDomain ?? 'localhost',
@@ -400,8 +444,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     log: app.log,
     ...(deps.certificates?.checkIntervalMs === undefined ? {} : { checkIntervalMs: deps.certificates.checkIntervalMs }),
   });
+  // Certificates Kubernetes clusters obtain themselves through cert-manager, as their agents report them (docs/https.md).
+  const clusterCertificates = createClusterCertificateReports({ db: deps.database.db, clock, appsDomain: deps.config.appsDomain ?? 'localhost', log: app.log });
   const customDomains = createCustomDomainsService({
     certificates: https.certificates,
+    clusterCertificates,
     db: deps.database.db,
     dialect: deps.database.dialect,
     clock,
@@ -429,6 +476,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     variables,
     deploymentGate: (organizationId, clusterId) => clusters.admitDeployment(organizationId, clusterId),
     metering: billing.metering,
+    stages: { startOrderOf: (environmentId) => deploymentStages.startOrderOf(environmentId) },
     wakeWorkers: wakeup.wake,
     serviceDeployed: (serviceId) => https.certificates.requestServiceCertificate(serviceId),
     events: {
@@ -452,6 +500,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       }),
     },
   });
+  // The deployment queue, an environment's logs, bulk actions and overviews, over the deployments (docs/deployment-queue.md).
+  const deploymentQueue = createDeploymentQueue({ db: deps.database.db, services: environmentServices, environments, deployments });
+  const environmentLogs = createEnvironmentLogs({ db: deps.database.db, services: environmentServices, environments });
+  const environmentBulkActions = createEnvironmentBulkActions({ db: deps.database.db, clock, environments, services: environmentServices, deployments });
+  const environmentOverview = createEnvironmentOverview({ environments, services: environmentServices, deployments, kinds: SERVICE_KIND_DEFINITIONS });
+  // The stages an environment's deploy starts its services in (docs/deployment-stages.md).
+  const deploymentStages = createDeploymentStagesService({ db: deps.database.db, clock, environments, services: environmentServices, deployments });
   // What a service task's agent reads: the deployment's snapshot plus git token, database credentials and routes.
   const serviceAgentSpecs = createServiceAgentSpecs({
     deployments,
@@ -477,6 +532,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
     pollMs: deps.agents?.pollMs,
     agentPermissions: clusters.noteAgentPermissions,
+    certificateReports: clusterCertificates,
     ...createAgentSubjects({ deployments, specs: serviceAgentSpecs, log: app.log }),
   });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.
@@ -516,6 +572,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       https.schedule,
       organizationEventsSweepSchedule(organizationEvents),
       idempotencySweepSchedule(services.idempotency),
+      deploymentRulesSchedule(deploymentRules),
     ],
   });
 
@@ -555,6 +612,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   });
   wakeup.connect(worker);
 
+  // Files of a git source read before a service exists (environment checks, a git chart's default values).
+  const gitFiles = createGitFiles({ git, gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId) });
+  const organizationOfEnvironment = async (environmentId: string) => (await environments.findEnvironmentSummary(environmentId))?.organizationId;
+  // A database's users, versions and credentials; a Helm chart's links, Services and default values (docs/service-extras.md).
+  const databaseLinks = createDatabaseLinks({
+    services: environmentServices,
+    variables,
+  });
+  const helmExtras = createHelmExtras({
+    services: environmentServices,
+    verifiedDomainsOf: (serviceId) => customDomains.validatedDomainsOf(serviceId),
+    appsPort: () => appsPort ?? deps.config.appsPort ?? 8000,
+    https: { port: () => https.httpsPort(), servedHostnames: (hostnames) => https.certificates.servedHostnames(hostnames) },
+    organizationOf: organizationOfEnvironment,
+    chartSourceOf: (organizationId, repositoryId) => helmRepositories.chartSourceOf(organizationId, repositoryId),
+    gitFiles,
+    helmBinary: deps.config.helmBinary,
+  });
+  const environmentChecks = createEnvironmentChecks({ organizationOf: organizationOfEnvironment, registries: containerRegistries, gitFiles });
+  const ingressStatus = createIngressStatus({ kinds: SERVICE_KIND_DEFINITIONS, services: environmentServices, deployments });
+
   const documentedRoutes = recordOpenApiRoutes(app);
   await app.register(async (api) => {
     registerApiRoutes(api, {
@@ -574,14 +652,44 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       environments,
       agents,
       variables,
+      authorize,
       environmentServices,
       deployments,
       deploymentStatuses: createDeploymentStatuses({ environments, services: environmentServices, deployments }),
+      deploymentQueue,
+      environmentLogs,
+      environmentBulkActions,
+      environmentOverview,
       deploymentRestrictions,
+      deploymentRules,
+      deploymentStages,
       customDomains,
       serviceLinks,
       webhooks,
       organizationEvents,
+      organizationListings: {
+        listings: createOrganizationListingsService({
+          db: deps.database.db,
+          // The authorizer's own rule, asked where each listed environment lives.
+          grantsAt: async (principal, placement) => (await accessIn(authorizationPorts, principal, placement))?.grants,
+          requireContainerRegistry: containerRegistries.getContainerRegistry,
+          requireHelmRepository: helmRepositories.getHelmRepository,
+        }),
+        credentials: cloudCredentials,
+        events: organizationEvents,
+        webhooks,
+      },
+      serviceCommits: createServiceCommits({
+        db: deps.database.db,
+        kinds: SERVICE_KIND_DEFINITIONS,
+        git,
+        gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
+      }),
+      databaseLinks,
+      helmExtras,
+      ingressStatus,
+      environmentChecks,
+      account: createAccountService({ db: deps.database.db, clock }),
     });
   });
   await builtInIdentity?.registerRoutes(app);

@@ -167,6 +167,15 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * A value from the environment as an error message shows it: JSON-quoted, so a newline or a terminal escape in it
+ * cannot split the one-line message or forge another line of the log, and cut short, so a pasted file does not flood it.
+ */
+function shown(raw: string): string {
+  const limit = 80;
+  return JSON.stringify(raw.length > limit ? `${raw.slice(0, limit)}…` : raw);
+}
+
 function read(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
@@ -176,7 +185,7 @@ function parsePort(env: Env): number {
   const raw = read(env, 'SLIPWAY_PORT');
   if (raw === undefined) return 8080;
   if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
-    throw new ConfigError('SLIPWAY_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+    throw new ConfigError('SLIPWAY_PORT', `must be an integer from 0 to 65535, got ${shown(raw)}`);
   }
   return Number(raw);
 }
@@ -185,7 +194,7 @@ function parseAppsPort(env: Env): number {
   const raw = read(env, 'SLIPWAY_APPS_PORT');
   if (raw === undefined) return 8000;
   if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
-    throw new ConfigError('SLIPWAY_APPS_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+    throw new ConfigError('SLIPWAY_APPS_PORT', `must be an integer from 0 to 65535, got ${shown(raw)}`);
   }
   return Number(raw);
 }
@@ -194,7 +203,7 @@ function parseAppsHttpsPort(env: Env): number | undefined {
   const raw = read(env, 'SLIPWAY_APPS_HTTPS_PORT');
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
-    throw new ConfigError('SLIPWAY_APPS_HTTPS_PORT', `must be an integer from 0 to 65535, got "${raw}"`);
+    throw new ConfigError('SLIPWAY_APPS_HTTPS_PORT', `must be an integer from 0 to 65535, got ${shown(raw)}`);
   }
   return Number(raw);
 }
@@ -212,17 +221,17 @@ function parseAcmeDirectoryUrl(env: Env): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError('SLIPWAY_ACME_DIRECTORY_URL', `must be an https URL such as ${LETS_ENCRYPT_DIRECTORY_URL}, got "${raw}"`);
+    throw new ConfigError('SLIPWAY_ACME_DIRECTORY_URL', `must be an https URL such as ${LETS_ENCRYPT_DIRECTORY_URL}, got ${shown(raw)}`);
   }
   // RFC 8555 §6.1: ACME is HTTPS only; a private CA or a test server on loopback is https too (SLIPWAY_ACME_CA_BUNDLE).
-  if (url.protocol !== 'https:') throw new ConfigError('SLIPWAY_ACME_DIRECTORY_URL', `must be an https URL, got "${raw}"`);
+  if (url.protocol !== 'https:') throw new ConfigError('SLIPWAY_ACME_DIRECTORY_URL', `must be an https URL, got ${shown(raw)}`);
   return url.toString();
 }
 
 function parseAcmeEmail(env: Env): string | undefined {
   const raw = read(env, 'SLIPWAY_ACME_EMAIL');
   if (raw === undefined) return undefined;
-  if (!/^[^\s@<>,;:"]+@[^\s@<>,;:"]+\.[^\s@<>,;:"]+$/.test(raw)) throw new ConfigError('SLIPWAY_ACME_EMAIL', `must be an e-mail address, got "${raw}"`);
+  if (!/^[^\s@<>,;:"]+@[^\s@<>,;:"]+\.[^\s@<>,;:"]+$/.test(raw)) throw new ConfigError('SLIPWAY_ACME_EMAIL', `must be an e-mail address, got ${shown(raw)}`);
   return raw;
 }
 
@@ -234,7 +243,7 @@ function parseAppsHsts(env: Env): string | undefined {
   const maxAge = directives.filter((part) => /^max-age=\d{1,10}$/i.test(part));
   const others = directives.filter((part) => !/^max-age=/i.test(part));
   if (maxAge.length !== 1 || others.some((part) => !/^(includeSubDomains|preload)$/i.test(part)) || new Set(others.map((part) => part.toLowerCase())).size !== others.length) {
-    throw new ConfigError('SLIPWAY_APPS_HSTS', `must be a Strict-Transport-Security value such as "max-age=31536000; includeSubDomains", got ${JSON.stringify(raw)}`);
+    throw new ConfigError('SLIPWAY_APPS_HSTS', `must be a Strict-Transport-Security value such as "max-age=31536000; includeSubDomains", got ${shown(raw)}`);
   }
   return directives.join('; ');
 }
@@ -246,9 +255,9 @@ function parseAcmeCaBundle(env: Env): string | undefined {
   try {
     text = readFileSync(raw, 'utf8');
   } catch (error) {
-    throw new ConfigError('SLIPWAY_ACME_CA_BUNDLE', `cannot read ${raw}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ConfigError('SLIPWAY_ACME_CA_BUNDLE', `cannot read ${shown(raw)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('SLIPWAY_ACME_CA_BUNDLE', `${raw} holds no PEM certificate`);
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('SLIPWAY_ACME_CA_BUNDLE', `${shown(raw)} holds no PEM certificate`);
   return path.resolve(raw);
 }
 
@@ -256,7 +265,7 @@ function parseAgentConcurrency(env: Env): number {
   const raw = read(env, 'SLIPWAY_AGENT_CONCURRENCY');
   if (raw === undefined) return 4;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) {
-    throw new ConfigError('SLIPWAY_AGENT_CONCURRENCY', `must be an integer from 1 to 20, got "${raw}"`);
+    throw new ConfigError('SLIPWAY_AGENT_CONCURRENCY', `must be an integer from 1 to 20, got ${shown(raw)}`);
   }
   return Number(raw);
 }
@@ -271,7 +280,7 @@ function parseLocalPostgresUrl(env: Env): string | undefined {
     throw new ConfigError('SLIPWAY_LOCAL_POSTGRES_URL', 'must be a URL such as postgres://admin@127.0.0.1:5432/postgres');
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError('SLIPWAY_LOCAL_POSTGRES_URL', `must use postgres:// or postgresql://, got "${url.protocol}//"`);
+    throw new ConfigError('SLIPWAY_LOCAL_POSTGRES_URL', `must use postgres:// or postgresql://, got ${shown(`${url.protocol}//`)}`);
   }
   return raw;
 }
@@ -286,7 +295,7 @@ function parseDatabaseUrl(env: Env): string | undefined {
     throw new ConfigError('SLIPWAY_DATABASE_URL', 'must be a URL such as postgres://user@host:5432/db');
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError('SLIPWAY_DATABASE_URL', `must use postgres:// or postgresql://, got "${url.protocol}//"`);
+    throw new ConfigError('SLIPWAY_DATABASE_URL', `must use postgres:// or postgresql://, got ${shown(`${url.protocol}//`)}`);
   }
   return raw;
 }
@@ -315,7 +324,7 @@ function parseOidc(env: Env): Config['oidc'] {
   try {
     url = new URL(issuer);
   } catch {
-    throw new ConfigError('SLIPWAY_OIDC_ISSUER', `must be an absolute URL, got "${issuer}"`);
+    throw new ConfigError('SLIPWAY_OIDC_ISSUER', `must be an absolute URL, got ${shown(issuer)}`);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     throw new ConfigError('SLIPWAY_OIDC_ISSUER', 'must be an https:// URL (http:// is accepted only on loopback)');
@@ -334,7 +343,7 @@ function parseOptionalChoice<T extends string>(env: Env, name: string, choices: 
   const raw = read(env, name);
   if (raw === undefined) return undefined;
   const choice = choices.find((candidate) => candidate === raw.toLowerCase());
-  if (choice === undefined) throw new ConfigError(name, `must be one of ${choices.join(', ')}, got "${raw}"`);
+  if (choice === undefined) throw new ConfigError(name, `must be one of ${choices.join(', ')}, got ${shown(raw)}`);
   return choice;
 }
 
@@ -352,7 +361,7 @@ function parseEgressIps(env: Env): string[] {
     .filter((ip) => ip !== '');
   for (const ip of ips) {
     // A zone id (`fe80::1%eth0`) names an interface of this host, meaningless in a list published to customers.
-    if (isIP(ip) === 0 || ip.includes('%')) throw new ConfigError('SLIPWAY_EGRESS_IPS', `"${ip}" is not an IPv4 or IPv6 address`);
+    if (isIP(ip) === 0 || ip.includes('%')) throw new ConfigError('SLIPWAY_EGRESS_IPS', `${shown(ip)} is not an IPv4 or IPv6 address`);
   }
   return ips;
 }
@@ -360,7 +369,7 @@ function parseEgressIps(env: Env): string[] {
 function parseLogLevel(env: Env): LogLevel {
   const raw = read(env, 'SLIPWAY_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
-    throw new ConfigError('SLIPWAY_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+    throw new ConfigError('SLIPWAY_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got ${shown(raw)}`);
   }
   return raw as LogLevel;
 }
@@ -372,7 +381,7 @@ function parseHost(env: Env): string {
   const raw = read(env, 'SLIPWAY_HOST');
   if (raw === undefined) return '127.0.0.1';
   if (isIP(raw) === 0 && !HOSTNAME.test(raw)) {
-    throw new ConfigError('SLIPWAY_HOST', `must be an IP address (IPv6 without brackets) or a host name, got "${raw}"`);
+    throw new ConfigError('SLIPWAY_HOST', `must be an IP address (IPv6 without brackets) or a host name, got ${shown(raw)}`);
   }
   return raw;
 }
@@ -384,7 +393,7 @@ function parsePublicUrl(env: Env, host: string, port: number): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError('SLIPWAY_PUBLIC_URL', `must be an absolute http(s) URL, got "${raw}"`);
+    throw new ConfigError('SLIPWAY_PUBLIC_URL', `must be an absolute http(s) URL, got ${shown(raw)}`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
     throw new ConfigError('SLIPWAY_PUBLIC_URL', 'must be an http(s) URL without query, fragment or credentials');
@@ -402,7 +411,7 @@ function parseSmtpUrl(env: Env): string | undefined {
     throw new ConfigError('SLIPWAY_SMTP_URL', 'must be a URL such as smtp://user:password@host:587');
   }
   if (protocol !== 'smtp:' && protocol !== 'smtps:') {
-    throw new ConfigError('SLIPWAY_SMTP_URL', `must use smtp:// or smtps://, got "${protocol}//"`);
+    throw new ConfigError('SLIPWAY_SMTP_URL', `must use smtp:// or smtps://, got ${shown(`${protocol}//`)}`);
   }
   return raw;
 }
@@ -412,7 +421,7 @@ const MAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
 function parseMailFrom(env: Env): string {
   const raw = read(env, 'SLIPWAY_MAIL_FROM') ?? 'Slipway <slipway@localhost>';
   const address = /<([^>]*)>\s*$/.exec(raw)?.[1] ?? raw;
-  if (!MAIL_ADDRESS.test(address)) throw new ConfigError('SLIPWAY_MAIL_FROM', `must be an e-mail address, got "${raw}"`);
+  if (!MAIL_ADDRESS.test(address)) throw new ConfigError('SLIPWAY_MAIL_FROM', `must be an e-mail address, got ${shown(raw)}`);
   return raw;
 }
 
@@ -433,7 +442,7 @@ function parseBoolean(env: Env, name: string, fallback = false): boolean {
   if (raw === undefined) return fallback;
   if (raw === 'true') return true;
   if (raw === 'false') return false;
-  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+  throw new ConfigError(name, `must be true or false, got ${shown(raw)}`);
 }
 
 const HOST_PATTERN = /^(\*\.)?([a-z0-9]([a-z0-9-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
@@ -447,7 +456,7 @@ function parseGitAllowedHosts(env: Env): string[] {
     .filter((host) => host !== '');
   for (const host of hosts) {
     if (!HOST_PATTERN.test(host) || host.length > 253) {
-      throw new ConfigError('SLIPWAY_GIT_ALLOWED_HOSTS', `"${host}" is not a host name or a *.domain pattern`);
+      throw new ConfigError('SLIPWAY_GIT_ALLOWED_HOSTS', `${shown(host)} is not a host name or a *.domain pattern`);
     }
   }
   return hosts;
@@ -457,7 +466,7 @@ function parseAppsDomain(env: Env): string {
   const raw = read(env, 'SLIPWAY_APPS_DOMAIN')?.toLowerCase().replace(/\.$/, '');
   if (raw === undefined) return 'localhost';
   if (raw.startsWith('*.') || !HOST_PATTERN.test(raw) || raw.length > 200) {
-    throw new ConfigError('SLIPWAY_APPS_DOMAIN', `"${raw}" is not a domain name such as apps.example.com`);
+    throw new ConfigError('SLIPWAY_APPS_DOMAIN', `${shown(raw)} is not a domain name such as apps.example.com`);
   }
   return raw;
 }
@@ -475,7 +484,7 @@ function parseDnsServers(env: Env): string[] {
     const address = match?.[1] ?? server;
     const port = match?.[2];
     if (isIP(address) === 0 || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
-      throw new ConfigError('SLIPWAY_DNS_SERVERS', `"${server}" is not an IP address with an optional :port`);
+      throw new ConfigError('SLIPWAY_DNS_SERVERS', `${shown(server)} is not an IP address with an optional :port`);
     }
   }
   return servers;
@@ -484,7 +493,7 @@ function parseDnsServers(env: Env): string[] {
 function parseRateLimit(env: Env): number {
   const raw = read(env, 'SLIPWAY_RATE_LIMIT_PER_MINUTE');
   if (raw === undefined) return 1200;
-  if (!/^\d{1,9}$/.test(raw)) throw new ConfigError('SLIPWAY_RATE_LIMIT_PER_MINUTE', `must be a whole number (0 turns limiting off), got "${raw}"`);
+  if (!/^\d{1,9}$/.test(raw)) throw new ConfigError('SLIPWAY_RATE_LIMIT_PER_MINUTE', `must be a whole number (0 turns limiting off), got ${shown(raw)}`);
   return Number(raw);
 }
 
@@ -513,7 +522,7 @@ function parseTemplateCatalogUrl(env: Env): string | undefined {
     throw new ConfigError('SLIPWAY_TEMPLATE_CATALOG_URL', 'must be an absolute https://, http:// or file:// URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'file:') {
-    throw new ConfigError('SLIPWAY_TEMPLATE_CATALOG_URL', `must use https://, http:// or file://, got "${url.protocol}//"`);
+    throw new ConfigError('SLIPWAY_TEMPLATE_CATALOG_URL', `must use https://, http:// or file://, got ${shown(`${url.protocol}//`)}`);
   }
   if (url.hash !== '' || url.username !== '' || url.password !== '') {
     throw new ConfigError('SLIPWAY_TEMPLATE_CATALOG_URL', 'must not carry a fragment or credentials');

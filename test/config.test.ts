@@ -190,6 +190,21 @@ describe('loadConfig', () => {
     }
   });
 
+  it('shows a refused value JSON-quoted and cut short, so it cannot split the one-line message or flood it', () => {
+    const injected = configErrorOf({ SLIPWAY_PORT: '80\n{"level":50,"msg":"forged"}' });
+    expect(injected.message).toBe('SLIPWAY_PORT: must be an integer from 0 to 65535, got "80\\n{\\"level\\":50,\\"msg\\":\\"forged\\"}"');
+    expect(injected.message).not.toContain('\n');
+    const escape = configErrorOf({ SLIPWAY_LOG_LEVEL: 'info\u001b[2J' });
+    expect(escape.message).not.toContain('\u001b');
+    expect(escape.message).toContain('\\u001b[2J');
+    const pasted = configErrorOf({ SLIPWAY_APPS_DOMAIN: 'x'.repeat(5000) });
+    expect(pasted.message.length).toBeLessThan(200);
+    expect(pasted.message).toContain(`"${'x'.repeat(80)}…"`);
+    for (const variable of ['SLIPWAY_EGRESS_IPS', 'SLIPWAY_GIT_ALLOWED_HOSTS', 'SLIPWAY_DNS_SERVERS', 'SLIPWAY_SMTP_URL', 'SLIPWAY_MAIL_FROM']) {
+      expect(configErrorOf({ [variable]: 'a\nb' }).message, variable).not.toContain('\n');
+    }
+  });
+
   it('runs the job worker unless SLIPWAY_RUN_JOBS is false', () => {
     expect(loadConfig({}).runJobs).toBe(true);
     expect(loadConfig({ SLIPWAY_RUN_JOBS: 'false' }).runJobs).toBe(false);

@@ -224,6 +224,49 @@ describeEachDatabase(
       expect(await ctx().database.db.selectFrom('service_custom_domains').selectAll().where('id', '=', domain.id).execute()).toEqual([]);
     });
 
+    it('serves Helm charts under the reference’s Helm Custom Domain ids: a domain is read as stored, checked through DNS', async () => {
+      const organizationId = (await ctx().database.db.selectFrom('environments').select('organization_id').where('id', '=', environmentId).executeTakeFirstOrThrow()).organization_id;
+      const charts = await ok<{ id: string }>('POST', `/organization/${organizationId}/helmRepository`, { name: uniqueName('charts'), kind: 'HTTPS', url: 'https://charts.example.com/stable' }, 201);
+      const helmBody = (ports: unknown[]) => ({ name: uniqueName('chart'), source: { helm_repository: { repository: charts.id, chart_name: 'nginx', chart_version: '1.2.3' } }, ports });
+      const helm = await ok<{ id: string }>('POST', `/environment/${environmentId}/helm`, helmBody([{ service_name: 'web', internal_port: 80, protocol: 'HTTP' }]), 201);
+      const base = `/helm/${helm.id}/customDomain`;
+
+      const domain = `${uniqueName('chart')}.example.com`.toLowerCase();
+      const created = await ok<DomainView>('POST', base, { domain, generate_certificate: false }, 201);
+      expect(created).toMatchObject({ domain, status: 'VALIDATION_PENDING', last_check: null });
+      expect(created.validation_domain.endsWith(`.${APPS_DOMAIN}`)).toBe(true);
+      expect((await ok<{ results: DomainView[] }>('GET', base, undefined, 200)).results.map((item) => item.id)).toEqual([created.id]);
+      // Read as stored: no DNS query, so no check yet.
+      expect(await ok<DomainView>('GET', `${base}/${created.id}`, undefined, 200)).toEqual(created);
+
+      dns.zone.set(domain, { cname: created.validation_domain });
+      const checked = await ok<{ results: { domain_name: string; status: string }[] }>('GET', `/helm/${helm.id}/checkCustomDomain`, undefined, 200);
+      expect(checked.results).toEqual([{ domain_name: domain, status: 'MATCHES_LOAD_BALANCER_HOST', error_details: null }]);
+      expect(await ok<DomainView>('GET', `${base}/${created.id}`, undefined, 200)).toMatchObject({ status: 'VALIDATED', last_check: { status: 'MATCHES_LOAD_BALANCER_HOST' } });
+
+      const moved = await ok<DomainView>('PUT', `${base}/${created.id}`, { domain: `www.${domain}`, generate_certificate: false }, 200);
+      expect(moved).toMatchObject({ domain: `www.${domain}`, status: 'VALIDATION_PENDING', last_check: null });
+      // The status operation is the application's and the container's; a Helm chart's domain is under its own path only.
+      expect((await call('GET', `${base}/${created.id}/status`)).statusCode).toBe(404);
+      expectErrorBody(await call('GET', `/application/${helm.id}/customDomain`), 404);
+      expectErrorBody(await call('GET', `/helm/${applicationId}/customDomain`), 404);
+      expectErrorBody(await call('GET', `${base}/${crypto.randomUUID()}`), 404);
+      const outsider = await ctx().signUp(uniqueName('outsider'));
+      expectErrorBody(await call('GET', `${base}/${created.id}`, undefined, outsider.auth), 404);
+      expectErrorBody(await call('POST', base, { domain: `x.${domain}`, generate_certificate: false }, outsider.auth), 404);
+
+      // A chart declaring no port routes nothing: a domain would reach nothing.
+      const portless = await ok<{ id: string }>('POST', `/environment/${environmentId}/helm`, helmBody([]), 201);
+      expectErrorBody(await call('POST', `/helm/${portless.id}/customDomain`, { domain: `none.${domain}`, generate_certificate: false }), 400);
+      // A domain another service uses is refused here too.
+      expectErrorBody(await call('POST', base, { domain: `www.${domain}`, generate_certificate: false }), 409);
+
+      const removed = await call('DELETE', `${base}/${created.id}`);
+      expect(removed.statusCode, removed.body).toBe(204);
+      expectErrorBody(await call('GET', `${base}/${created.id}`), 404);
+      expectErrorBody(await call('DELETE', `${base}/${created.id}`), 404);
+    });
+
     it('hides a service from people outside its organization (404) and writes nothing for them', async () => {
       const outsider = await ctx().signUp(uniqueName('outsider'));
       const before = await ctx().database.db.selectFrom('service_custom_domains').selectAll().execute();

@@ -397,7 +397,6 @@ describe('a HELM chart made Slipway\'s', () => {
     const chart = prepareChart(rendered, { service, namespace: namespaceOf(service.environmentId), allowClusterWide: false, upgrade: false, namespaced: () => true });
     const ingress = renderHelmIngress({
       service,
-      deploymentId: randomUUID(),
       ports: [{ internal_port: 80, service_name: 'shop-web', namespace: null, protocol: 'HTTP', is_default: true }],
       hostnames: ['shop.example.com'],
       options: { className: 'nginx', clusterIssuer: 'letsencrypt' },

@@ -92,7 +92,7 @@ const SPEC_OPERATION_IDS = [
   'editHelmRepository',
   'deleteHelmRepository',
   'getHelmCharts',
-  'checkHelmRepository',
+  'checkOrganizationHelmRepository',
   'listOrganizationLabelsGroup',
   'createOrganizationLabelsGroup',
   'getOrganizationLabelssGroup',
@@ -406,6 +406,18 @@ describeEachDatabase('route security', (ctx) => {
     secretId: string;
     clusterId: string;
     environmentId: string;
+    /** The unified /variable API addresses the project's variable by this name. */
+    variableId: string;
+    /** An application of the environment, under every name a service is addressed by. */
+    applicationId: string;
+    serviceId: string;
+    targetApplicationId: string;
+    /** Two deployment stages of the environment (the moves name the second), and a deployment rule of the project. */
+    deploymentStageId: string;
+    stageId: string;
+    deploymentRuleId: string;
+    /** A deployment request (a service deployment record) of the application. */
+    deploymentRequestId: string;
   };
   let revokedPolicyTokenAuth: string;
   let expiredPolicyTokenAuth: string;
@@ -496,6 +508,61 @@ describeEachDatabase('route security', (ctx) => {
       payload: { name: uniqueName('victim-environment'), cluster: cluster.json<{ id: string }>().id },
     });
     expect(environment.statusCode).toBe(201);
+    const environmentId = environment.json<{ id: string }>().id;
+    // An application, two stages and a deployment rule: the routes nested under them get the real ones too.
+    const application = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/environment/${environmentId}/application`,
+      payload: { name: uniqueName('victim-app'), git_repository: { url: 'https://github.com/acme/victim', provider: 'GITHUB', branch: 'main' }, healthchecks: {} },
+    });
+    expect(application.statusCode, application.body).toBe(201);
+    const stageIds: string[] = [];
+    for (const name of ['victim-stage', 'victim-other-stage']) {
+      const response = await testApp.call(victim.auth, { method: 'POST', url: `/environment/${environmentId}/deploymentStage`, payload: { name: uniqueName(name) } });
+      expect(response.statusCode, response.body).toBe(200);
+      stageIds.push(response.json<{ id: string }>().id);
+    }
+    const [stage, otherStage] = stageIds;
+    const rule = await testApp.call(victim.auth, {
+      method: 'POST',
+      url: `/project/${project.json<{ id: string }>().id}/deploymentRule`,
+      payload: {
+        name: uniqueName('victim-rule'),
+        mode: 'DEVELOPMENT',
+        cluster_id: cluster.json<{ id: string }>().id,
+        timezone: 'UTC',
+        start_time: '08:00',
+        stop_time: '19:00',
+        weekdays: ['MONDAY'],
+        wildcard: 'victim-*',
+      },
+    });
+    expect(rule.statusCode, rule.body).toBe(201);
+    // A deployment record of the application that ended before any agent took it, written directly: a deploy through
+    // the API would leave a job the worker keeps working on while the sweeps compare the victim's rows.
+    const deploymentRequestId = randomUUID();
+    const now = testApp.clock.now().toISOString();
+    await testApp.database.db
+      .insertInto('service_deployments')
+      .values({
+        id: deploymentRequestId,
+        service_id: application.json<{ id: string }>().id,
+        action: 'DEPLOY',
+        status: 'CANCELED',
+        message: 'canceled before the agent took it',
+        origin: 'API',
+        triggered_by: 'route-security fixture',
+        job_id: randomUUID(),
+        git_commit_id: null,
+        image_tag: null,
+        settings_hash: '0'.repeat(64),
+        variables_hash: null,
+        snapshot: JSON.stringify({ service: { id: application.json<{ id: string }>().id } }),
+        created_at: now,
+        updated_at: now,
+        finished_at: now,
+      })
+      .execute();
     victimIds = {
       organizationId,
       projectId: project.json<{ id: string }>().id,
@@ -504,7 +571,15 @@ describeEachDatabase('route security', (ctx) => {
       environmentVariableId: variable.json<{ id: string }>().id,
       secretId: secret.json<{ id: string }>().id,
       clusterId: cluster.json<{ id: string }>().id,
-      environmentId: environment.json<{ id: string }>().id,
+      environmentId,
+      variableId: variable.json<{ id: string }>().id,
+      applicationId: application.json<{ id: string }>().id,
+      serviceId: application.json<{ id: string }>().id,
+      targetApplicationId: application.json<{ id: string }>().id,
+      deploymentStageId: stage as string,
+      stageId: otherStage as string,
+      deploymentRuleId: rule.json<{ id: string }>().id,
+      deploymentRequestId,
     };
 
     intruder = await testApp.signUp();

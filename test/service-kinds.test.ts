@@ -477,8 +477,9 @@ describe('HELM', () => {
       timeout_sec: 600,
       source: { repository: { repository: { id: first(known.helmRepositories), name: 'charts', url: 'https://charts.example.com' }, chart_name: 'redis', chart_version: '19.6.1' } },
       values_override: { set: [['replica.replicaCount', '2']], set_string: [], file: { raw: { values: [{ name: 'override.yaml' }] } } },
-      ports: [{ service_name: 'cache-master', internal_port: 6379, external_port: 16379, is_default: true, namespace: null }],
+      ports: [{ port_type: 'SERVICE_NAME', service_name: 'cache-master', internal_port: 6379, external_port: 16379, is_default: true }],
     });
+    expect((answer(service).ports as unknown[])[0]).not.toHaveProperty('namespace');
     expect(kindDefinition('HELM').references(service.settings)).toMatchObject({ helmRepositoryId: first(known.helmRepositories), publiclyReachable: true, gitTokenId: null });
     const fromGit = created(await create('HELM', { name: 'charts', source: { git_repository: { ...git, root_path: '/charts/app' } } }));
     expect(kindDefinition('HELM').references(fromGit.settings)).toMatchObject({ branch: 'main', helmRepositoryId: null, publiclyReachable: false });

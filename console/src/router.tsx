@@ -31,6 +31,9 @@ import { SignInPage } from './pages/SignInPage.tsx';
  *       /api-tokens                        API tokens (create: shown once; delete)
  *       /git-tokens                        git tokens (create, edit or replace, delete; the services using each)
  *       /container-registries              container registries (add, check the connection, delete)
+ *       /helm-repositories                 Helm repositories (add, edit, check the connection, delete)
+ *       /webhooks                          webhooks (create, edit, delete) with each one's delivery log and redelivery
+ *       /labels-annotations                labels groups and annotations groups (create, edit, where used, delete)
  *       /billing                           plan, cost, billing status, credit code, billing information, invoices
  *       /audit-log                         the organization's events, filtered and paged
  *
@@ -155,6 +158,21 @@ const settingsRegistriesRoute = createRoute({
   path: 'container-registries',
   component: lazyRouteComponent(() => import('./pages/settings/RegistriesSettings.tsx'), 'RegistriesSettings'),
 });
+const settingsHelmRepositoriesRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'helm-repositories',
+  component: lazyRouteComponent(() => import('./pages/settings/HelmRepositoriesSettings.tsx'), 'HelmRepositoriesSettings'),
+});
+const settingsWebhooksRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'webhooks',
+  component: lazyRouteComponent(() => import('./pages/settings/WebhooksSettings.tsx'), 'WebhooksSettings'),
+});
+const settingsLabelsAnnotationsRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'labels-annotations',
+  component: lazyRouteComponent(() => import('./pages/settings/LabelsAnnotationsSettings.tsx'), 'LabelsAnnotationsSettings'),
+});
 const settingsBillingRoute = createRoute({
   getParentRoute: () => settingsRoute,
   path: 'billing',
@@ -169,7 +187,7 @@ const settingsAuditLogRoute = createRoute({
 const routeTree = rootRoute.addChildren([
   signInRoute,
   callbackRoute,
-  signedInRoute.addChildren([homeRoute, newOrganizationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsGitTokensRoute, settingsRegistriesRoute, settingsBillingRoute, settingsAuditLogRoute])]),
+  signedInRoute.addChildren([homeRoute, newOrganizationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsGitTokensRoute, settingsRegistriesRoute, settingsHelmRepositoriesRoute, settingsWebhooksRoute, settingsLabelsAnnotationsRoute, settingsBillingRoute, settingsAuditLogRoute])]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

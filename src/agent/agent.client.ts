@@ -1,4 +1,5 @@
 import {
+  AgentCertificateReportAnswer,
   AgentEnrollment,
   AgentHeartbeatAnswer,
   AgentLogAnswer,
@@ -11,6 +12,7 @@ import {
   ControlPlaneRefusal,
   parseProtocol,
   ProtocolViolation,
+  type AgentCertificateReport,
   type AgentControlPlane,
   type AgentHeartbeat,
   type AgentLogBatch,
@@ -46,7 +48,8 @@ export async function enrollAgent(controlPlaneUrl: string, enrollmentToken: stri
   return parseProtocol(AgentEnrollment, body, 'enrollment answer');
 }
 
-export function createAgentClient(options: AgentClientOptions): AgentControlPlane {
+/** The HTTP client makes every call, those only some agents make (certificate reports) included. */
+export function createAgentClient(options: AgentClientOptions): AgentControlPlane & Required<Pick<AgentControlPlane, 'reportCertificates'>> {
   const attempts = options.attempts ?? 6;
   const retryBaseMs = options.retryBaseMs ?? 250;
 
@@ -85,6 +88,7 @@ export function createAgentClient(options: AgentClientOptions): AgentControlPlan
     reportWorkloadHealth: (serviceId: string, report: AgentWorkloadHealth) =>
       call(AgentWorkloadHealthAnswer, 'POST', `/operator/v1/workloads/${serviceId}/health`, report),
     resolveRoutes: (serviceIds: readonly string[]) => call(AgentRoutes, 'POST', '/operator/v1/routes', { service_ids: serviceIds }),
+    reportCertificates: (report: AgentCertificateReport) => call(AgentCertificateReportAnswer, 'POST', '/operator/v1/certificates', report),
     heartbeat: (beat: AgentHeartbeat) => call(AgentHeartbeatAnswer, 'POST', '/operator/v1/heartbeat', beat),
   };
 }

@@ -12,6 +12,7 @@ import {
   type AgentLogLine,
   type AgentProgressEvent,
   type AgentTask,
+  type AgentCertificateReport,
   type AgentWorkloadHealth,
   type AgentWorkloadLogLine,
   type ServiceDeploymentSpec,
@@ -225,6 +226,10 @@ export interface DriverHostOptions {
   onTrouble(message: string): void;
   workloadLogs?: (serviceId: string, lines: AgentWorkloadLogLine[]) => Promise<void>;
   workloadHealth?: (serviceId: string, report: AgentWorkloadHealth) => Promise<void>;
+  /** Where the certificates a cluster obtains itself stand (the Kubernetes driver with --cert-manager-issuer). */
+  certificateReports?: ((report: AgentCertificateReport) => Promise<unknown>) | undefined;
+  /** How often the cluster's certificates are looked at for changes to report (default 15 s). */
+  certificateReportMs?: number | undefined;
   /** The Kubernetes driver's cluster: a kubeconfig file (and context); unset, $KUBECONFIG or ~/.kube/config, or in a pod its service account. */
   kubeconfig?: KubeconfigSource | undefined;
   /** The Kubernetes driver's Ingress class for public hostnames; the cluster's default class when unset. */

@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { createKubernetesCluster, kubernetesErrorMessage, loadKubeconfig, type KubeconfigSource } from '../engine/kubernetes/kubernetes-cluster.ts';
 import { createKubernetesDriver } from '../engine/kubernetes/kubernetes-driver.ts';
 import { reviewPermissions } from '../engine/kubernetes/kubernetes-permissions.ts';
+import { startCertificateReports } from '../engine/kubernetes/kubernetes-certificates.ts';
 import { startJobRunReports } from '../engine/kubernetes/kubernetes-job-runs.ts';
 import { startKubernetesRuntime } from '../engine/kubernetes/kubernetes-runtime.ts';
 import type { AgentClusterFacts } from '../protocol/agent-protocol.ts';
@@ -46,6 +47,7 @@ export async function startKubernetesDriverHost(options: DriverHostOptions): Pro
       kubernetes_version: serverVersion,
       node_count: nodes.status === 'fulfilled' ? nodes.value : null,
       missing_permissions: review.status === 'fulfilled' ? review.value.missing : [],
+      ...(options.certManagerIssuer === undefined ? {} : { cert_manager_issuer: options.certManagerIssuer }),
     };
   }
   let facts: { at: number; value: AgentClusterFacts } = { at: Date.now(), value: await readFacts() };
@@ -57,6 +59,11 @@ export async function startKubernetesDriverHost(options: DriverHostOptions): Pro
       : startKubernetesRuntime({ config, workloadLogs: options.workloadLogs, workloadHealth: options.workloadHealth, onTrouble: options.onTrouble });
   // Each cron run's start and end with its exit code, in the same logs (kubernetes-job-runs.ts).
   const jobRuns = options.workloadLogs === undefined ? undefined : startJobRunReports({ config, workloadLogs: options.workloadLogs, onTrouble: options.onTrouble });
+  // Where cert-manager's certificates of the Ingresses' hostnames stand, for the domains' certificate state (kubernetes-certificates.ts).
+  const certificates =
+    options.certManagerIssuer === undefined || options.certificateReports === undefined
+      ? undefined
+      : startCertificateReports({ config, report: options.certificateReports, onTrouble: options.onTrouble, periodMs: options.certificateReportMs });
   return {
     driver,
     describe: () => `deploying onto Kubernetes ${version} at ${server}`,
@@ -66,7 +73,7 @@ export async function startKubernetesDriverHost(options: DriverHostOptions): Pro
     },
     async stop() {
       // The workloads are the cluster's to run: nothing of them lives in this process, only the streams that follow them.
-      await Promise.all([runtime?.stop(), jobRuns?.stop()]);
+      await Promise.all([runtime?.stop(), jobRuns?.stop(), certificates?.stop()]);
     },
   };
 }

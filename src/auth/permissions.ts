@@ -59,6 +59,9 @@ export const PERMISSIONS = {
   // Catalogs that hold nothing of any organization (the advanced settings' defaults): any signed-in caller may read them.
   'catalogs:read': 'authenticated',
   'invitations:accept': 'person',
+  // A person's own account (getAccountInformation, editAccountInformation): tokens have none.
+  'account:read': 'person',
+  'account:update': 'person',
   // Needs admin to reach the service, which then admits the OWNER alone.
   'ownership:transfer': 'admin',
   // Git tokens are the organization's credentials for its git hosts: anyone who reads the organization may see

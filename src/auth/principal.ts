@@ -45,8 +45,22 @@ export interface Placement {
   clusterId?: string;
 }
 
+/**
+ * Slipway itself acting on a schedule someone set (a deployment rule's stop at night): no request, no one signed in,
+ * nothing to authorize — the schedule acts on what its rule names. It only ever names who did something.
+ */
+export interface ScheduledActor {
+  kind: 'schedule';
+  /** What the history shows as `triggered_by`, e.g. "deployment rule schedule". */
+  name: string;
+}
+
+/** Who an action is recorded as requested by: a caller, or one of Slipway's own schedules. */
+export type Actor = Principal | ScheduledActor;
+
 /** A display name for "who did this", recorded as the creator of tokens and in audit entries. */
-export function principalDisplayName(principal: Principal): string {
+export function principalDisplayName(principal: Actor): string {
+  if (principal.kind === 'schedule') return principal.name;
   if (principal.kind === 'user') return principal.name ?? principal.email ?? principal.userId;
   return `token:${principal.tokenName}`;
 }

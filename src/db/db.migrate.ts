@@ -37,6 +37,11 @@ import * as certificates from './migrations/0033_certificates.ts';
 import * as agentClusterFacts from './migrations/0034_agent_cluster_facts.ts';
 import * as serviceCertificates from './migrations/0036_service_certificates.ts';
 import * as installationCa from './migrations/0037_installation_ca.ts';
+import * as deploymentStages from './migrations/0038_deployment_stages.ts';
+import * as deploymentRules from './migrations/0039_deployment_rules.ts';
+import * as clusterAdvancedSettings from './migrations/0040_cluster_advanced_settings.ts';
+import * as agentCertificates from './migrations/0045_agent_certificates.ts';
+import * as accountSettings from './migrations/0046_account_settings.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -89,6 +94,11 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0034_agent_cluster_facts', agentClusterFacts],
   ['0036_service_certificates', serviceCertificates],
   ['0037_installation_ca', installationCa],
+  ['0038_deployment_stages', deploymentStages],
+  ['0039_deployment_rules', deploymentRules],
+  ['0040_cluster_advanced_settings', clusterAdvancedSettings],
+  ['0045_agent_certificates', agentCertificates],
+  ['0046_account_settings', accountSettings],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,8 +1,10 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { UsersTable, OrganizationsTable, RolesTable, CustomRolesTable, CustomRoleProjectsTable, CustomRoleClustersTable, MembersTable, OnboardingTable, ApiTokensTable, PolicyTokensTable, LocalAccountsTable, IdentityKeysTable, OidcRecordsTable, InvitationsTable, OutboxTable, IdempotencyKeysTable, GitTokensTable, ProjectsTable } from './db.tables.accounts.ts';
+import type { UsersTable, AccountSettingsTable, OrganizationsTable, RolesTable, CustomRolesTable, CustomRoleProjectsTable, CustomRoleClustersTable, MembersTable, OnboardingTable, ApiTokensTable, PolicyTokensTable, LocalAccountsTable, IdentityKeysTable, OidcRecordsTable, InvitationsTable, OutboxTable, IdempotencyKeysTable, GitTokensTable, ProjectsTable } from './db.tables.accounts.ts';
 import type { BillingPlanChangesTable, BillingUsageIntervalsTable, BillingCreditCodesTable, BillingCreditEntriesTable, BillingInvoicesTable, BillingCreditCardsTable, BillingInfosTable, BillingUsageReportsTable } from './db.tables.billing.ts';
 import type { JobsTable, ClustersTable, ClusterLocksTable, LocalClusterGrantsTable, ClusterOperatorEnrollmentsTable, ClusterOperatorsTable, CloudCredentialsTable, ContainerRegistriesTable, HelmRepositoriesTable, LabelsGroupsTable, AnnotationsGroupsTable, ClusterPlatformConfigurationsTable, AgentTasksTable, AgentPresenceTable } from './db.tables.infrastructure.ts';
-import type { AcmeAccountsTable, CertificatesTable, InstallationCaTable } from './db.tables.certificates.ts';
+import type { AcmeAccountsTable, AgentCertificatesTable, CertificatesTable, InstallationCaTable } from './db.tables.certificates.ts';
+import type { ProjectDeploymentRulesTable, EnvironmentDeploymentRulesTable } from './db.tables.deployment-rules.ts';
+import type { DeploymentStagesTable, DeploymentStageServicesTable } from './db.tables.deployment-stages.ts';
 import type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';
 
 /**
@@ -16,6 +18,7 @@ export interface DB {
   agent_presence: AgentPresenceTable;
   idempotency_keys: IdempotencyKeysTable;
   users: UsersTable;
+  account_settings: AccountSettingsTable;
   organizations: OrganizationsTable;
   roles: RolesTable;
   members: MembersTable;
@@ -70,13 +73,20 @@ export interface DB {
   acme_accounts: AcmeAccountsTable;
   certificates: CertificatesTable;
   installation_ca: InstallationCaTable;
+  agent_certificates: AgentCertificatesTable;
+  project_deployment_rules: ProjectDeploymentRulesTable;
+  environment_deployment_rules: EnvironmentDeploymentRulesTable;
+  deployment_stages: DeploymentStagesTable;
+  deployment_stage_services: DeploymentStageServicesTable;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */
 export type Queryable = Kysely<DB> | Transaction<DB>;
 
-export type { UsersTable, OrganizationsTable, RolesTable, CustomRolesTable, CustomRoleProjectsTable, CustomRoleClustersTable, MembersTable, OnboardingTable, ApiTokensTable, PolicyTokensTable, LocalAccountsTable, IdentityKeysTable, OidcRecordsTable, InvitationsTable, OutboxTable, IdempotencyKeysTable, GitTokensTable, ProjectsTable } from './db.tables.accounts.ts';
+export type { UsersTable, AccountSettingsTable, OrganizationsTable, RolesTable, CustomRolesTable, CustomRoleProjectsTable, CustomRoleClustersTable, MembersTable, OnboardingTable, ApiTokensTable, PolicyTokensTable, LocalAccountsTable, IdentityKeysTable, OidcRecordsTable, InvitationsTable, OutboxTable, IdempotencyKeysTable, GitTokensTable, ProjectsTable } from './db.tables.accounts.ts';
 export type { BillingPlanChangesTable, BillingUsageIntervalsTable, BillingCreditCodesTable, BillingCreditEntriesTable, BillingInvoicesTable, BillingCreditCardsTable, BillingInfosTable, BillingUsageReportsTable } from './db.tables.billing.ts';
 export type { JobsTable, ClustersTable, ClusterLocksTable, LocalClusterGrantsTable, ClusterOperatorEnrollmentsTable, ClusterOperatorsTable, CloudCredentialsTable, ContainerRegistriesTable, HelmRepositoriesTable, LabelsGroupsTable, AnnotationsGroupsTable, ClusterPlatformConfigurationsTable, AgentTasksTable, AgentPresenceTable } from './db.tables.infrastructure.ts';
-export type { AcmeAccountsTable, CertificatesTable, InstallationCaTable } from './db.tables.certificates.ts';
+export type { AcmeAccountsTable, AgentCertificatesTable, CertificatesTable, InstallationCaTable } from './db.tables.certificates.ts';
+export type { ProjectDeploymentRulesTable, EnvironmentDeploymentRulesTable } from './db.tables.deployment-rules.ts';
+export type { DeploymentStagesTable, DeploymentStageServicesTable } from './db.tables.deployment-stages.ts';
 export type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';

@@ -18,6 +18,14 @@ export interface UsersTable {
   updated_at: string;
 }
 
+/** What a person set on their own account (migrations/0046_account_settings.ts); no row: nothing set yet. */
+export interface AccountSettingsTable {
+  user_id: string;
+  /** Where the person wants to be written to (editAccountInformation). */
+  communication_email: string;
+  updated_at: string;
+}
+
 export interface OrganizationsTable {
   id: string;
   name: string;

@@ -45,3 +45,17 @@ export interface InstallationCaTable {
   not_after: string;
   created_at: string;
 }
+
+/**
+ * What a cluster that obtains its own certificates (a Kubernetes agent with `--cert-manager-issuer`) last reported of
+ * one of its hostnames (migrations/0045_agent_certificates.ts); the row goes with the cluster.
+ */
+export interface AgentCertificatesTable {
+  cluster_id: string;
+  hostname: string;
+  /** PENDING, ISSUED (with expires_at) or ERROR (with error). */
+  status: string;
+  error: string | null;
+  expires_at: string | null;
+  reported_at: string;
+}

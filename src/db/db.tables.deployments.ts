@@ -231,6 +231,11 @@ export interface ServiceDeploymentsTable {
   created_at: string;
   updated_at: string;
   finished_at: string | null;
+  /** The environment action whose fan-out requested it, if one did (migrations/0038_deployment_stages.ts). */
+  environment_deployment_id: string | null;
+  /** The deployment stage its service was in when it was requested: name and position (0 first). */
+  deployment_stage_name: string | null;
+  deployment_stage_order: number | null;
 }
 
 /** One line of a deployment's log, in order. */

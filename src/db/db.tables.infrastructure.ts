@@ -55,6 +55,8 @@ export interface ClustersTable {
   /** Bumped by every edit; deployment_status compares it with the revision last deployed. */
   config_revision: Generated<number>;
   deployed_revision: number | null;
+  /** The advanced settings the cluster sets away from their defaults (clusters.advanced-settings.ts), JSON; null: none. */
+  advanced_settings: unknown;
   last_execution_id: string | null;
   last_deployment_date: string | null;
   created_at: string;
@@ -237,4 +239,6 @@ export interface AgentPresenceTable {
   node_count: number | null;
   /** JSON array of the permissions it lacks (`verb resource scope`). */
   missing_permissions: unknown;
+  /** The cert-manager ClusterIssuer its Ingresses name (0045_agent_certificates); null without one. */
+  cert_manager_issuer: string | null;
 }

@@ -14,6 +14,8 @@ import { conflict } from '../lib/errors.ts';
  *           agent reaches its next step
  *   delete: from any state in which no agent is working on it ─▶ DELETED (the row goes at once; a service that may
  *           have a workload leaves a teardown job for the agent)
+ *   uninstall: from any settled state ─▶ READY at once, never deployed again until a deploy (the service's record
+ *           stays; what it ran is left to a teardown job for the agent: deployments.uninstall.ts)
  *
  * QUEUED is one state for every action: the deployment record says which action waits. Until the cluster's agent
  * takes the job, nothing leaves QUEUED except a cancel or a delete. DELETING and DELETE_ERROR are the reference's
@@ -43,12 +45,12 @@ export const DEPLOYMENT_STATES = [
 export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
 
 /** What a user asks for. */
-export type DeploymentAction = 'deploy' | 'redeploy' | 'stop' | 'restart' | 'cancel' | 'delete';
+export type DeploymentAction = 'deploy' | 'redeploy' | 'stop' | 'restart' | 'cancel' | 'delete' | 'uninstall';
 /** What the cluster's agent reports while carrying an action out. */
 export type DeploymentProgress = 'take_deploy' | 'take_stop' | 'take_restart' | 'built' | 'succeed' | 'fail' | 'cancel_done';
 export type DeploymentEvent = DeploymentAction | DeploymentProgress;
 
-/** Actions that queue work for the agent; cancel and delete act at once. */
+/** Actions that queue work for the agent; cancel, delete and uninstall act at once. */
 export const QUEUED_ACTIONS = ['deploy', 'redeploy', 'stop', 'restart'] as const satisfies readonly DeploymentAction[];
 export type QueuedAction = (typeof QUEUED_ACTIONS)[number];
 
@@ -61,10 +63,10 @@ export type QueuedAction = (typeof QUEUED_ACTIONS)[number];
 export const STARTING_ACTIONS: readonly QueuedAction[] = ['deploy', 'redeploy', 'restart'];
 
 /** After a settled outcome, everything may be asked again (stop and restart only of what was deployed). */
-const SETTLED = { deploy: 'QUEUED', redeploy: 'QUEUED', stop: 'QUEUED', restart: 'QUEUED', delete: 'DELETED' } as const;
+const SETTLED = { deploy: 'QUEUED', redeploy: 'QUEUED', stop: 'QUEUED', restart: 'QUEUED', delete: 'DELETED', uninstall: 'READY' } as const;
 
 export const DEPLOYMENT_TRANSITIONS: Readonly<Record<DeploymentState, Partial<Record<DeploymentEvent, DeploymentState>>>> = {
-  READY: { deploy: 'QUEUED', delete: 'DELETED' },
+  READY: { deploy: 'QUEUED', delete: 'DELETED', uninstall: 'READY' },
   QUEUED: { take_deploy: 'BUILDING', take_stop: 'STOPPING', take_restart: 'RESTARTING', cancel: 'CANCELED', delete: 'DELETED' },
 
   BUILDING: { built: 'DEPLOYING', fail: 'BUILD_ERROR', cancel: 'CANCELING' },
@@ -76,7 +78,7 @@ export const DEPLOYMENT_TRANSITIONS: Readonly<Record<DeploymentState, Partial<Re
   CANCELED: SETTLED,
 
   STOPPING: { succeed: 'STOPPED', fail: 'STOP_ERROR' },
-  STOPPED: { deploy: 'QUEUED', redeploy: 'QUEUED', delete: 'DELETED' },
+  STOPPED: { deploy: 'QUEUED', redeploy: 'QUEUED', delete: 'DELETED', uninstall: 'READY' },
   STOP_ERROR: SETTLED,
 
   RESTARTING: { succeed: 'RESTARTED', fail: 'RESTART_ERROR' },

@@ -38,6 +38,26 @@ export interface CheckoutRequest {
   signal?: AbortSignal | undefined;
 }
 
+export interface CommitListingRequest {
+  /** The repository's HTTPS clone URL. */
+  url: string;
+  branch: string;
+  /** How many commits, newest first, from the head of `branch`. */
+  maxCount: number;
+  /** Absent for a public repository. */
+  credentials?: GitCredentials | undefined;
+}
+
+/** One commit of a branch's history. */
+export interface GitCommit {
+  id: string;
+  authorName: string;
+  /** The author date, ISO 8601 with the author's offset. */
+  authoredAt: string;
+  /** The whole message: subject, blank line, body. */
+  message: string;
+}
+
 export interface GitAccess {
   /**
    * The names of the immediate subdirectories at `rootPath` on `branch`, sorted. Every failure the caller can fix
@@ -51,6 +71,11 @@ export interface GitAccess {
    * listDirectories; the credentials never reach the destination's git configuration.
    */
   checkout(request: CheckoutRequest): Promise<string>;
+  /**
+   * The last `maxCount` commits of `branch`, newest first, fetched without file contents. Failures the user can fix
+   * are bad-request AppErrors as for listDirectories.
+   */
+  listCommits(request: CommitListingRequest): Promise<GitCommit[]>;
   /**
    * Refuses (a bad-request AppError naming `/url`) a URL this access would refuse before reaching the network: not
    * http(s), credentials in it, http:// or a host outside the allowed list where the installation does not allow

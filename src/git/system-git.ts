@@ -3,7 +3,15 @@ import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { badRequest } from '../lib/errors.ts';
-import { TOKEN_USER_NAME, type CheckoutRequest, type DirectoryListingRequest, type GitAccess, type GitCredentials } from './git-access.ts';
+import {
+  TOKEN_USER_NAME,
+  type CheckoutRequest,
+  type CommitListingRequest,
+  type DirectoryListingRequest,
+  type GitAccess,
+  type GitCommit,
+  type GitCredentials,
+} from './git-access.ts';
 import { resolveGitHost } from './git-addresses.ts';
 import { checkRepositoryUrl } from './git-urls.ts';
 
@@ -327,9 +335,46 @@ export function createSystemGitAccess(options: SystemGitOptions): GitAccess {
     }
   }
 
+  async function listCommits(request: CommitListingRequest): Promise<GitCommit[]> {
+    const { branch, credentials } = request;
+    if (!isBranchShaped(branch)) {
+      throw badRequest(`branch ${JSON.stringify(branch)} is not a valid branch name`, [{ field: '/branch', message: 'invalid branch name' }]);
+    }
+    const target = await targetOf(request.url, options.allowPrivateHosts, options.allowedHosts ?? []);
+    const workDir = await mkdtemp(path.join(tmpdir(), 'slipway-git-'));
+    try {
+      const localEnv = gitEnvironment(workDir, [], false);
+      await checkBranch(branch, workDir, localEnv);
+      const repository = path.join(workDir, 'repository.git');
+      const init = await runGit(['init', '--bare', '--quiet', repository], workDir, localEnv);
+      if (init.code !== 0) throw new Error(`git init failed: ${init.stderr.trim()}`);
+      // The history without a single file: commits and trees only (blob:none), as deep as the listing needs.
+      const fetch = await runGit(
+        ['fetch', '--quiet', '--no-tags', `--depth=${request.maxCount}`, '--filter=blob:none', '--', target.url, `refs/heads/${branch}`],
+        repository,
+        gitEnvironment(workDir, remoteConfigOf(target, credentials), true),
+      );
+      if (fetch.code !== 0) throw fetchFailure(fetch, target, branch, credentials);
+      // One record per commit (-z ends each with NUL), fields separated by the unit separator; the message last, whole.
+      const log = await runGit(['log', '-z', `--max-count=${request.maxCount}`, '--format=%H%x1f%an%x1f%aI%x1f%B', 'FETCH_HEAD'], repository, localEnv);
+      if (log.outputTooLarge) throw badRequest(`the last ${request.maxCount} commits of ${describeBranch(branch)} are too large to list`);
+      if (log.code !== 0) throw new Error(`git log failed: ${log.stderr.trim()}`);
+      return log.stdout
+        .split('\0')
+        .filter((record) => record !== '')
+        .map((record) => {
+          const [id = '', authorName = '', authoredAt = '', ...message] = record.split('\x1f');
+          return { id, authorName, authoredAt, message: message.join('\x1f').replace(/\n+$/, '') };
+        });
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
   return {
     listDirectories,
     checkout,
+    listCommits,
     checkUrl: (url: string) => {
       checkRepositoryUrl(url, { allowPrivateHosts: options.allowPrivateHosts, allowedHosts: options.allowedHosts ?? [] });
     },

@@ -14,7 +14,7 @@ import { TARGET_PARAMS } from './route-access.ts';
 
 /**
  * The audit hook (docs/audit-log.md): every write request (POST, PUT, PATCH, DELETE) under an organization becomes
- * one organization event.
+ * one organization event, and so does a read whose route declares `audited` (one revealing a secret: EXPORT).
  *
  *   preHandler  once authorization has established the organization, the handler runs with the request's event as
  *               a commit participant (db/db.commit-participants.ts): the first transaction the handler commits
@@ -105,7 +105,8 @@ function authorOf(principal: Principal): { type: AuthorType; id: string } {
 
 function isAuditedRoute(request: FastifyRequest): boolean {
   const access = request.routeOptions.config.access;
-  return WRITE_METHODS.has(request.method) && access !== undefined && !('public' in access) && request.principal !== undefined;
+  const recorded = WRITE_METHODS.has(request.method) || request.routeOptions.config.audited === true;
+  return recorded && access !== undefined && !('public' in access) && request.principal !== undefined;
 }
 
 /** The route's path parameters in the order its URL names them. */
@@ -179,7 +180,9 @@ async function addressesOwnOrganization(request: FastifyRequest, organizationId:
   const access = request.routeOptions.config.access;
   if (access === undefined || 'public' in access) return false;
   const params = (request.params ?? {}) as Record<string, unknown>;
-  if (access.target === 'none') return params.organizationId === undefined || params.organizationId === organizationId;
+  if (access.target === 'none') {
+    return access.ownerFoundByHandler !== true && (params.organizationId === undefined || params.organizationId === organizationId);
+  }
   const id = TARGET_PARAMS[access.target].map((name) => params[name]).find((value) => value !== undefined);
   if (typeof id !== 'string' || !isUuid(id)) return false;
   if (access.target === 'organization') return id === organizationId;

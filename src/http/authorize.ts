@@ -5,7 +5,7 @@ import { badRequest, forbidden, notFound } from '../lib/errors.ts';
 import { isUuid } from '../lib/ids.ts';
 import type { PolicyVerdict } from '../policy/policy.engine.ts';
 import { policyInputOf, type PolicyInput, type RevealQueryInput } from './policy-input.ts';
-import { asksToReveal, TARGET_PARAMS, type AccessTarget, type OwnedTarget, type RevealDeclaration, type RouteAccess } from './route-access.ts';
+import { asksToReveal, QUERY_ADDRESSED_TARGETS, TARGET_PARAMS, type AccessTarget, type OwnedTarget, type RevealDeclaration, type RouteAccess } from './route-access.ts';
 
 /**
  * The one authorizer. It finds the organization a request acts on, establishes what the principal may do there
@@ -47,6 +47,8 @@ const TARGET_NOUNS: Record<Exclude<AccessTarget, 'none'>, string> = {
   cluster: 'cluster',
   environment: 'environment',
   service: 'service',
+  deployment_request: 'deployment request',
+  deployment_stage: 'deployment stage',
 };
 
 function isGrant(requirement: string): requirement is Grant {
@@ -61,7 +63,8 @@ function intersection(a: ReadonlySet<Grant>, b: ReadonlySet<Grant>): ReadonlySet
   return new Set([...a].filter((grant) => b.has(grant)));
 }
 
-async function accessIn(ports: AuthorizationPorts, principal: Principal, placement: Placement): Promise<Access | undefined> {
+/** What the principal may do where `placement` lives; undefined when it does not reach that organization. */
+export async function accessIn(ports: AuthorizationPorts, principal: Principal, placement: Placement): Promise<Access | undefined> {
   const organizationId = placement.organizationId;
   if (principal.kind === 'api_token') {
     if (principal.organizationId !== organizationId) return undefined;
@@ -108,7 +111,17 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     if (!verdict.allow) throw forbidden(`the policy of policy API token "${token.tokenName}" denied this request: ${verdict.reason}`);
   }
 
-  return async function authorize(request: FastifyRequest, principal: Principal, access: Exclude<RouteAccess, { public: true }>): Promise<Access | undefined> {
+  /**
+   * `targetId`, when given, names the target instead of the path: for routes whose target is in their body, query or a
+   * stored row (the unified /variable operations), which call this from a route-level pre-validation hook once they
+   * have found it.
+   */
+  return async function authorize(
+    request: FastifyRequest,
+    principal: Principal,
+    access: Exclude<RouteAccess, { public: true }>,
+    targetId?: string,
+  ): Promise<Access | undefined> {
     const requirement = requirementOf(access.permission);
     if (requirement === 'person' && principal.kind !== 'user') {
       throw forbidden(`${access.permission} is for signed-in people, not tokens`);
@@ -127,11 +140,14 @@ export function createAuthorizer(ports: AuthorizationPorts) {
     }
 
     const noun = TARGET_NOUNS[access.target];
-    const params = (request.params ?? {}) as Record<string, unknown>;
+    const pathParams = (request.params ?? {}) as Record<string, unknown>;
+    // Only a target declared query-addressed reads the query: no other route may be authorized on an id it does not act on.
+    const params = QUERY_ADDRESSED_TARGETS.has(access.target) ? { ...((request.query ?? {}) as Record<string, unknown>), ...pathParams } : pathParams;
     const param = TARGET_PARAMS[access.target].find((name) => params[name] !== undefined) ?? TARGET_PARAMS[access.target][0];
-    const id = param === undefined ? undefined : params[param];
+    const id = targetId ?? (param === undefined ? undefined : params[param]);
     if (typeof id !== 'string' || !isUuid(id)) {
-      throw badRequest(`invalid path parameters`, [{ field: `/${param ?? ''}`, message: 'must be a uuid' }]);
+      const inPath = param === undefined || pathParams[param] !== undefined || !QUERY_ADDRESSED_TARGETS.has(access.target);
+      throw badRequest(inPath ? 'invalid path parameters' : 'invalid query string', [{ field: `/${param ?? ''}`, message: 'must be a uuid' }]);
     }
     const found = access.target === 'organization' ? { organizationId: id } : await ports.placementOf[access.target](id);
     const clusterId = clusterIdOf(access.target, id, params);

@@ -41,10 +41,65 @@ export const ErrorBody = Type.Object(
   { $id: 'ErrorBody', additionalProperties: false },
 );
 
+/**
+ * What an error status means, written under every operation that may answer it in the API description
+ * (`x-response-description` is the generator's field for a response's description; it is not part of the schema),
+ * with an example body. Generic on purpose: an operation's own description says which of its rules answer which
+ * status.
+ */
+const ERROR_DOCUMENTATION: Record<AppErrorKind, { meaning: string; exampleMessage: string; exampleDetails?: FieldProblem[] }> = {
+  bad_request: {
+    meaning:
+      'The request is not valid: a path parameter, query parameter or body field is malformed or breaks a rule; `details` names each field and what is wrong with it.',
+    exampleMessage: 'invalid request body',
+    exampleDetails: [{ field: '/name', message: 'is required' }],
+  },
+  unauthenticated: { meaning: 'No credential, or one that is not valid: unknown, expired or revoked.', exampleMessage: 'missing or invalid credential' },
+  payment_required: { meaning: "The organization's plan or billing does not allow it.", exampleMessage: "the organization's billing is not valid: an invoice is unpaid" },
+  forbidden: {
+    meaning: 'The credential is valid but may not do this: its role, its scope or its policy does not grant the permission.',
+    exampleMessage: 'this role does not grant projects:create',
+  },
+  not_found: {
+    meaning: 'No such resource in an organization you belong to (ids of other organizations answer 404 too, never 403).',
+    exampleMessage: 'project 9a1e7c44-2b8d-4f36-8c51-6d0e3b2a7f18 not found',
+  },
+  method_not_allowed: { meaning: 'This path does not take this method.', exampleMessage: 'method not allowed' },
+  conflict: {
+    meaning: 'Conflicts with the current state: a name already taken, or a resource in a state that does not allow this now; `message` says which.',
+    exampleMessage: 'a project named "web-shop" already exists in this organization',
+  },
+  payload_too_large: { meaning: 'The request body is too large.', exampleMessage: 'the request body is too large' },
+  unsupported_media_type: { meaning: 'The request body is not application/json.', exampleMessage: 'unsupported content type; send application/json' },
+  unprocessable: { meaning: 'The request is well formed but cannot be carried out as asked; `message` says why.', exampleMessage: 'the request cannot be carried out' },
+  rate_limited: {
+    meaning: 'Too many requests: wait for the time the `retry-after` header gives.',
+    exampleMessage: 'too many requests: at most 600 a minute; retry in 12 seconds',
+  },
+  internal: {
+    meaning: "Slipway failed; the body's request_id identifies the failure in the server log.",
+    exampleMessage: 'internal error; the request id identifies it in the server log',
+  },
+  unavailable: {
+    meaning: 'A service Slipway depends on is not reachable now; try again later.',
+    exampleMessage: 'the invitation e-mail could not be sent; nothing was saved, try again later',
+  },
+};
+
+const EXAMPLE_REQUEST_ID = '0195a3c2-7d41-7e8b-9f20-4c6d8e1a2b3f';
+
+const DESCRIBED_ERROR_BODIES = Object.fromEntries(
+  Object.entries(ERROR_DOCUMENTATION).map(([kind, { meaning, exampleMessage, exampleDetails }]) => {
+    const status = STATUS_OF[kind as AppErrorKind];
+    const example = payload(status, exampleMessage, EXAMPLE_REQUEST_ID, exampleDetails);
+    return [kind, Type.Object(ErrorBody.properties, { additionalProperties: false, 'x-response-description': meaning, examples: [example] })];
+  }),
+) as Record<AppErrorKind, typeof ErrorBody>;
+
 /** The error statuses a route may answer, by the kinds it can raise; used to declare response schemas. */
 export function errorResponses(...kinds: AppErrorKind[]): Record<number, typeof ErrorBody> {
   const out: Record<number, typeof ErrorBody> = {};
-  for (const kind of kinds) out[STATUS_OF[kind]] = ErrorBody;
+  for (const kind of kinds) out[STATUS_OF[kind]] = DESCRIBED_ERROR_BODIES[kind];
   return out;
 }
 

@@ -2,6 +2,7 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { ErrorBody } from './errors.ts';
 import type { FastifyTypeBox } from './fastify.types.ts';
+import { API_TAGS } from './openapi.tags.ts';
 import { markRoutesPublic } from './security.ts';
 
 /**
@@ -45,7 +46,19 @@ const GENERATOR_OPTIONS: SwaggerOptions = {
     info: {
       title: 'Slipway API',
       version: API_VERSION,
-      description: 'Self-hostable deployment platform control plane.',
+      description: [
+        'Slipway deploys applications, containers, databases, jobs, Helm charts and Terraform services onto your clusters.',
+        'The operations below are grouped in the order you meet them: an organization and its people, projects and',
+        'environments, the services in them and their deployments, then the infrastructure they run on, billing and the',
+        'audit log.',
+        '',
+        '**Authentication.** Send `Authorization: Bearer <token>` with a token from your identity provider or an API',
+        "token (`slw_…`), or `Authorization: Token <API token>`; clusters' agents use their own credential on",
+        '`/operator/v1/*`.',
+        '',
+        '**Errors.** Every error answers `{ status, error, message, request_id, details? }`; `details` names the fields of',
+        "a 400. Ids of another organization's resources answer 404, as ids that do not exist do.",
+      ].join('\n'),
     },
     components: {
       securitySchemes: {
@@ -55,9 +68,13 @@ const GENERATOR_OPTIONS: SwaggerOptions = {
       },
     },
     security: [{ bearerAuth: [] }, { ApiKeyAuth: [] }],
+    // The documentation page groups operations under these, in this order (src/http/openapi.tags.ts).
+    tags: API_TAGS.map((tag) => ({ ...tag })),
   },
   transformObject: (document) =>
-    'openapiObject' in document ? shareResponseSchema(document.openapiObject as OpenApiShape, 'ErrorBody', ErrorBody) : document.swaggerObject,
+    'openapiObject' in document
+      ? describeSuccesses(keepUsedTags(shareResponseSchema(document.openapiObject as OpenApiShape, 'ErrorBody', ErrorBody)))
+      : document.swaggerObject,
 };
 
 /**
@@ -85,8 +102,44 @@ const DOCS_PREFIX = '/docs';
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date', 'content-length']);
 
 interface OpenApiShape {
-  paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>;
+  paths?: Record<
+    string,
+    Record<string, { tags?: string[]; responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }> }>
+  >;
   components?: { schemas?: Record<string, unknown> };
+  tags?: { name: string }[];
+}
+
+/** What the generator writes for a response whose schema has no description of its own. */
+const GENERATED_DESCRIPTION = 'Default Response';
+/** What a success status means, for the responses whose routes say nothing more (errors say it in errors.ts). */
+const SUCCESS_MEANING: Record<string, string> = {
+  '200': 'Success.',
+  '201': 'Created: the new resource.',
+  '202': 'Accepted: the work is queued and carried out in the background.',
+  '204': 'Done; no body.',
+};
+
+function describeSuccesses(document: OpenApiShape): OpenApiShape {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const meaning = SUCCESS_MEANING[status];
+        if (meaning !== undefined && response.description === GENERATED_DESCRIPTION) response.description = meaning;
+      }
+    }
+  }
+  return document;
+}
+
+/**
+ * The tag list names groups ahead of their routes (src/http/openapi.tags.ts); the documentation page would show a
+ * named group with no operation as an empty section, so the document lists only the tags some operation carries.
+ */
+function keepUsedTags(document: OpenApiShape): OpenApiShape {
+  const used = new Set(Object.values(document.paths ?? {}).flatMap((operations) => Object.values(operations).flatMap((operation) => operation.tags ?? [])));
+  if (document.tags !== undefined) document.tags = document.tags.filter((tag) => used.has(tag.name));
+  return document;
 }
 
 /** JSON with object keys in one order, so two schemas written in different key orders compare equal. */

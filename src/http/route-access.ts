@@ -14,9 +14,14 @@ import { actingUserId, type Access, type Principal } from '../auth/principal.ts'
  *   cluster       the owner of the cluster named by the `clusterId` path parameter (`/cluster/{clusterId}/…`)
  *   environment   the owner of the environment named by the `environmentId` path parameter
  *   service       the owner of the service named by the first of `applicationId`, `containerId`, `databaseId`,
- *                 `jobId`, `helmId`, `terraformId`, `agenticWorkflowId` the path has (every kind lives in one table)
+ *                 `jobId`, `helmId`, `terraformId`, `agenticWorkflowId`, `serviceId` the path has (every kind lives
+ *                 in one table)
+ *   deployment_request  the owner of the environment whose deployment request (an environment's or a service's
+ *                 deployment record) the `deploymentRequestId` path parameter names, or else the query parameter of
+ *                 that name (GET /environment/deploymentStatus addresses it in the query)
+ *   deployment_stage  the owner of the environment whose deployment stage the `deploymentStageId` path parameter names
  */
-export type AccessTarget = 'none' | 'organization' | 'project' | 'cluster' | 'environment' | 'service';
+export type AccessTarget = 'none' | 'organization' | 'project' | 'cluster' | 'environment' | 'service' | 'deployment_request' | 'deployment_stage';
 
 /**
  * A route whose answer masks secret values unless the boolean query parameter `query` asks for them in plain text.
@@ -31,7 +36,19 @@ export interface RevealDeclaration {
 /** `?reveal=true` on the variable listings and explanations: hidden built-ins (database credentials, hostnames). */
 export const REVEAL_SECRETS: RevealDeclaration = { query: 'reveal', permission: 'secrets:reveal' };
 
-export type RouteAccess = { public: true } | { permission: Permission; target: AccessTarget; reveal?: RevealDeclaration };
+export type RouteAccess =
+  | { public: true }
+  | {
+      permission: Permission;
+      target: AccessTarget;
+      reveal?: RevealDeclaration;
+      /**
+       * With target `none`: the route finds the owner it acts on itself (in the query, the body or a stored row: the
+       * unified `/variable` API) and authorizes there, so until it did the request addresses no organization of the
+       * caller's — a refused probe of another organization's id is not the caller's organization's record either.
+       */
+      ownerFoundByHandler?: true;
+    };
 
 /** Resources that belong to an organization and are addressed without it in the path. */
 export type OwnedTarget = Exclude<AccessTarget, 'none' | 'organization'>;
@@ -41,12 +58,19 @@ export const TARGET_PARAMS: Record<Exclude<AccessTarget, 'none'>, readonly strin
   project: ['projectId'],
   cluster: ['clusterId'],
   environment: ['environmentId'],
-  service: ['applicationId', 'containerId', 'databaseId', 'jobId', 'helmId', 'terraformId', 'agenticWorkflowId'],
+  service: ['applicationId', 'containerId', 'databaseId', 'jobId', 'helmId', 'terraformId', 'agenticWorkflowId', 'serviceId'],
+  deployment_request: ['deploymentRequestId'],
+  deployment_stage: ['deploymentStageId'],
 };
+
+/** Targets whose id may also come from the query string when the path does not name it. */
+export const QUERY_ADDRESSED_TARGETS: ReadonlySet<AccessTarget> = new Set(['deployment_request']);
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: RouteAccess;
+    /** A read recorded in the audit log as writes are (audit.ts): one that reveals a secret. */
+    audited?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | undefined;

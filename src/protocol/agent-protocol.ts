@@ -46,6 +46,12 @@ export const ServiceTaskPayload = Type.Object({
   deployment_id: Uuid,
   action: Type.String(),
   requested_at: Type.Optional(Timestamp),
+  /**
+   * The position of the service's deployment stage in its environment (0 first): a start is offered only after the
+   * starts of earlier stages requested before it are done (docs/deployment-stages.md). Absent in tasks written before
+   * stages existed, which count databases as 0 and the rest as 1.
+   */
+  deployment_stage_order: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type ServiceTaskPayload = Static<typeof ServiceTaskPayload>;
 
@@ -162,6 +168,50 @@ export type AgentWorkloadLogLine = Static<typeof AgentWorkloadLogLine>;
 
 export const AgentWorkloadLogBatch = Type.Object({ lines: Type.Array(AgentWorkloadLogLine, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
 
+// ---------------------------------------------------------------- certificates a cluster obtains itself
+
+/** Where a hostname's certificate stands on a cluster that certifies its own Ingresses (cert-manager). */
+export const AGENT_CERTIFICATE_STATES = ['PENDING', 'ISSUED', 'ERROR'] as const;
+
+/** The longest certificate error an agent sends (cert-manager's messages can quote whole ACME answers). */
+export const AGENT_CERTIFICATE_ERROR_MAX = 1000;
+
+export const AgentCertificateState = Type.Object(
+  {
+    hostname: Type.String({ minLength: 1, maxLength: 253 }),
+    status: Type.Enum(AGENT_CERTIFICATE_STATES),
+    /** Why it is not issued: set with ERROR only. */
+    error: Nullable(Type.String({ maxLength: AGENT_CERTIFICATE_ERROR_MAX })),
+    /** When the certificate serving the hostname expires: set with ISSUED (cert-manager's `status.notAfter`). */
+    expires_at: Nullable(Timestamp),
+  },
+  { additionalProperties: false },
+);
+export type AgentCertificateState = Static<typeof AgentCertificateState>;
+
+/**
+ * Changes of the certificates of the cluster's hostnames (docs/kubernetes.md, "Ingress and HTTPS"): `certificates`
+ * says where each listed hostname stands now, `gone` lists hostnames the cluster no longer certifies. An agent sends
+ * every state it knows after it starts or reconnects, then what changes.
+ */
+export const AgentCertificateReport = Type.Object(
+  {
+    certificates: Type.Array(AgentCertificateState, { maxItems: 500 }),
+    gone: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 500 })),
+  },
+  { additionalProperties: false },
+);
+export type AgentCertificateReport = Static<typeof AgentCertificateReport>;
+
+export const AgentCertificateReportAnswer = Type.Object(
+  {
+    recorded: Type.Integer({ description: 'Hostnames whose state was written (or removed, for `gone`).' }),
+    ignored: Type.Integer({ description: "Hostnames that are no service's of this cluster: nothing was written for them." }),
+  },
+  { $id: 'AgentCertificateReportAnswer' },
+);
+export type AgentCertificateReportAnswer = Static<typeof AgentCertificateReportAnswer>;
+
 export const ServiceRoute = Type.Object({ service_id: Uuid, hostnames: Type.Array(Type.String()) }, { additionalProperties: false });
 export type ServiceRoute = Static<typeof ServiceRoute>;
 
@@ -182,6 +232,11 @@ export const AgentClusterFacts = Type.Object(
     kubernetes_version: Nullable(Type.String({ maxLength: 64 })),
     node_count: Nullable(Type.Integer({ minimum: 0 })),
     missing_permissions: Type.Array(Type.String({ maxLength: 200 }), { maxItems: 200 }),
+    /**
+     * The cert-manager ClusterIssuer its Ingresses name (`--cert-manager-issuer`): the cluster obtains its hostnames'
+     * certificates itself and reports their state (AgentCertificateReport). Absent without one.
+     */
+    cert_manager_issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
   },
   { additionalProperties: false },
 );
@@ -343,6 +398,8 @@ export interface AgentControlPlane {
   appendWorkloadLogs(serviceId: string, lines: AgentWorkloadLogLine[]): Promise<AgentLogAnswer>;
   reportWorkloadHealth(serviceId: string, report: AgentWorkloadHealth): Promise<AgentWorkloadHealthAnswer>;
   resolveRoutes(serviceIds: readonly string[]): Promise<AgentRoutes>;
+  /** Only agents whose cluster certifies its own hostnames (Kubernetes with cert-manager) report certificates. */
+  reportCertificates?(report: AgentCertificateReport): Promise<AgentCertificateReportAnswer>;
   heartbeat(beat: AgentHeartbeat): Promise<AgentHeartbeatAnswer>;
 }
 

@@ -78,6 +78,14 @@ export const CONTRACT_EXCEPTIONS: readonly ContractException[] = [
     amend: (schema) => ({ ...schema, enum: [...enumOf(schema), 'ACCEPTED'] }),
   },
   {
+    pointer: '#/components/schemas/HelmPortProtocolEnum',
+    reason:
+      'A chart may expose a TCP or UDP service (a database, a broker) on an external port of its own, as an ' +
+      'application or a container does (docs/service-kinds.md, HELM); the reference’s Helm ports are HTTP and GRPC ' +
+      'only. HTTP and GRPC ports answer as the reference does.',
+    amend: (schema) => ({ ...schema, enum: [...enumOf(schema), 'TCP', 'UDP'] }),
+  },
+  {
     pointer: '#/components/schemas/CustomDomainStatusEnum',
     reason:
       'The reference’s enum has VALIDATION_PENDING only, so it cannot say that a domain was verified or failed its ' +
@@ -181,7 +189,8 @@ export interface ReferenceContract {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
-const DEFINITIONS_ID = 'reference';
+/** The Ajv schema id the converted `#/components/schemas/*` live under: toJsonSchema's `$ref`s point into it. */
+export const DEFINITIONS_ID = 'reference';
 
 interface ReferenceOperation {
   operationId: string;

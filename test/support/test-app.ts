@@ -88,6 +88,8 @@ export interface TestAppOptions {
   gitAllowPrivateHosts?: boolean;
   customDomains?: AppDeps['customDomains'];
   webhooks?: AppDeps['webhooks'];
+  /** SLIPWAY_HELM_BINARY of the app: the helm the control plane reads charts with (createHelmDefaultValues). */
+  helmBinary?: string;
 }
 
 export async function startTestApp(dialect: TestDialect, options: TestAppOptions = {}): Promise<TestApp> {
@@ -103,6 +105,7 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
       ...(options.dnsServers === undefined ? {} : { dnsServers: options.dnsServers }),
       ...(options.appsDomain === undefined ? {} : { appsDomain: options.appsDomain }),
       ...(options.gitAllowPrivateHosts === undefined ? {} : { gitAllowPrivateHosts: options.gitAllowPrivateHosts }),
+      ...(options.helmBinary === undefined ? {} : { helmBinary: options.helmBinary }),
     },
     database: testDatabase.database,
     clock,

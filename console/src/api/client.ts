@@ -7,7 +7,7 @@ import { currentSession, expireSession } from '../auth/session.ts';
  * The API, typed from the checked-in OpenAPI description (the CLI's generated types: one file for both, regenerated
  * by `npm run openapi:snapshot`). Same origin: the API keeps its paths at the root, the console lives under /console.
  */
-export type { components };
+export type { components, paths };
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type Organization = components['schemas']['Organization'];
 export type Project = components['schemas']['Project'];

@@ -119,7 +119,6 @@ async function servedApiVersions(cluster: KubernetesCluster): Promise<string[]> 
 
 export interface HelmIngressRender {
   service: ServiceIdentity;
-  deploymentId: string;
   ports: HelmSettings['ports'];
   hostnames: readonly string[];
   options: IngressOptions;
@@ -255,7 +254,6 @@ export async function deployHelm(deployment: HelmDeployment): Promise<void> {
   }
   const ingress = renderHelmIngress({
     service,
-    deploymentId: session.task.deployment_id,
     ports: settings.ports,
     hostnames: spec.routing.hostnames,
     options: deployment.ingress,

@@ -62,6 +62,9 @@ export const AGENT_PERMISSIONS: readonly NeededPermission[] = [
   { scope: 'namespace', group: 'rbac.authorization.k8s.io', resource: 'roles', verbs: MANAGE },
   { scope: 'namespace', group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verbs: MANAGE },
   { scope: 'namespace', group: 'coordination.k8s.io', resource: 'leases', verbs: [...MANAGE, 'update'] },
+  // With --cert-manager-issuer, where cert-manager's Certificates of Slipway's Ingresses stand is reported to the
+  // control plane (kubernetes-certificates.ts); granting it on a cluster without cert-manager is harmless.
+  { scope: 'cluster', group: 'cert-manager.io', resource: 'certificates', verbs: ['list'] },
 ];
 
 export interface PolicyRule {

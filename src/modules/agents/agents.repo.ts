@@ -24,14 +24,23 @@ function offerOrder(row: AgentTaskRow): string {
 }
 
 /**
+ * The position of a service task's deployment stage (its payload's `deployment_stage_order`); a task written before
+ * stages existed counts as the default stages did: databases 0, the rest 1.
+ */
+function stageOrder(table: 'earlier' | 'candidate') {
+  const task = sql.ref(table);
+  return sql`coalesce(cast(${task}.payload->>'deployment_stage_order' as integer), case when ${task}.payload->>'service_type' = 'DATABASE' then 0 else 1 end)`;
+}
+
+/**
  * Leases up to `max` tasks of a cluster, in the order of their requests: those offered (PENDING) and those whose lease ran out (the
  * agent holding them went silent). One statement, so two agents polling at once never lease the same task.
  *
- * An agent runs the tasks it holds side by side, so the order that matters is kept here, as stages within an
- * environment (docs/agent-protocol.md, "Order"): a task that starts a non-database service is not offered while a
- * database of its environment requested before it is still being started (the application's first connection would
- * fail), and an environment's own task is not offered while any task of its environment requested before it — its
- * fan-out — is unfinished. Two tasks of one service never meet here: the service's action jobs run one at a time.
+ * An agent runs the tasks it holds side by side, so the order that matters is kept here, as the deployment stages of
+ * an environment (docs/agent-protocol.md, "Order"; docs/deployment-stages.md): a task that starts a service is not
+ * offered while a service of an earlier stage of its environment (by default: a database, whose first connection an
+ * application would otherwise miss) requested before it is still being started, and an environment's own task is not
+ * offered while any task of its environment requested before it — its fan-out — is unfinished. Two tasks of one service never meet here: the service's action jobs run one at a time.
  */
 export async function leaseAgentTasks(
   db: Queryable,
@@ -57,9 +66,8 @@ export async function leaseAgentTasks(
                     or (coalesce(earlier.requested_at, earlier.created_at) = coalesce(candidate.requested_at, candidate.created_at) and earlier.id < candidate.id))
                and (candidate.subject_type = 'ENVIRONMENT'
                     or (candidate.subject_type = 'SERVICE' and candidate.action in (${sql.join(STARTING_ACTIONS)})
-                        and candidate.payload->>'service_type' <> 'DATABASE'
                         and earlier.subject_type = 'SERVICE' and earlier.action in (${sql.join(STARTING_ACTIONS)})
-                        and earlier.payload->>'service_type' = 'DATABASE')))
+                        and ${stageOrder('earlier')} < ${stageOrder('candidate')})))
         order by coalesce(candidate.requested_at, candidate.created_at), candidate.id
         limit ${input.max}
         ${lock})
@@ -103,6 +111,7 @@ export async function upsertAgentPresence(db: Queryable, row: AgentPresenceRow):
         kubernetes_version: row.kubernetes_version,
         node_count: row.node_count,
         missing_permissions: row.missing_permissions,
+        cert_manager_issuer: row.cert_manager_issuer,
       }),
     )
     .execute();

@@ -5,6 +5,8 @@ import { OPERATOR_SECURITY } from '../../http/openapi.ts';
 import { notFound } from '../../lib/errors.ts';
 import { ClusterParams } from '../clusters/clusters.schemas.ts';
 import {
+  AgentCertificateReport,
+  AgentCertificateReportAnswer,
   AgentHeartbeat,
   AgentHeartbeatAnswer,
   AgentLogAnswer,
@@ -47,7 +49,11 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'leaseAgentTasks',
-        description: 'Long-poll: leases the oldest tasks of the cluster, waiting up to wait_seconds for one when there is none.',
+        summary: 'Lease the next tasks',
+        description:
+          'Long-poll: leases the oldest tasks of the cluster (deploy, stop, delete, ...), waiting up to wait_seconds for ' +
+          'one when there is none; each comes with a lease_id to send back with every report. 400 for an invalid query; ' +
+          "401 without the cluster's agent credential.",
         tags: AGENT_TAGS,
         security: OPERATOR_SECURITY,
         querystring: LeaseAgentTasksQuery,
@@ -74,6 +80,11 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'getAgentTask',
+        summary: "Get a task's state",
+        description:
+          'Where a task of the cluster stands: its status (PENDING, LEASED, DONE), its outcome, and where its environment ' +
+          "or service stands (CANCELING asks the agent to stop). 401 without the cluster's agent credential; 404 for a " +
+          'task of another cluster or none.',
         tags: AGENT_TAGS,
         security: OPERATOR_SECURITY,
         params: AgentTaskParams,
@@ -90,7 +101,11 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'getAgentTaskSpec',
-        description: 'The deployment to carry out, with its variables (secrets opened) — for the holder of the live lease only.',
+        summary: "Get a task's deployment spec",
+        description:
+          'The deployment to carry out, with its variables (secrets opened), for the holder of the live lease only. 401 ' +
+          "without the cluster's agent credential; 404 for an unknown task, or one whose kind has no spec; 409 when the " +
+          'task ended or lease_id is no longer its lease.',
         tags: AGENT_TAGS,
         security: OPERATOR_SECURITY,
         params: AgentTaskParams,
@@ -108,7 +123,11 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'reportAgentTaskProgress',
-        description: 'Reports one phase (take, built, succeed, fail, cancel_done) under the lease; seq numbers reports from 1, retries are no-ops.',
+        summary: "Report a task's progress",
+        description:
+          'Reports one phase (take, built, succeed, fail, cancel_done) under the lease; seq numbers reports from 1, and a ' +
+          "retried report is a no-op. 400 for a report that skips ahead; 401 without the cluster's agent credential; 404 " +
+          'for an unknown task; 409 when the task ended or the lease was lost (lease it again).',
         tags: AGENT_TAGS,
         security: OPERATOR_SECURITY,
         params: AgentTaskParams,
@@ -126,6 +145,11 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'appendAgentTaskLogs',
+        summary: "Send a task's log lines",
+        description:
+          "Appends log lines of a deployment under way (build and deploy output) to its deployment's log, which users " +
+          "read with the service's log operations. 400 for a task kind that keeps no logs; 401 without the cluster's " +
+          'agent credential; 404 for an unknown task; 409 when the lease was lost.',
         tags: AGENT_TAGS,
         security: OPERATOR_SECURITY,
         params: AgentTaskParams,
@@ -143,7 +167,11 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'appendAgentWorkloadLogs',
-        description: "Output of a deployed workload of the cluster (its processes, a cron job's runs), kept with the service's running deployment.",
+        summary: "Send a workload's log lines",
+        description:
+          "Output of a deployed workload of the cluster (its processes, a cron job's runs), kept with the service's " +
+          "running deployment. 400 for an invalid batch; 401 without the cluster's agent credential; 404 for a service " +
+          'not on this cluster.',
         tags: AGENT_TAGS,
         security: OPERATOR_SECURITY,
         params: AgentWorkloadParams,
@@ -161,7 +189,11 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'reportAgentWorkloadHealth',
-        description: "How a deployed workload of the cluster runs: RUNNING, RESTARTING after a crash, or FAILED; shown in the service's status.",
+        summary: "Report a workload's health",
+        description:
+          'How a deployed workload of the cluster runs: RUNNING, RESTARTING after a crash, or FAILED; shown in the ' +
+          "service's status. 400 for an invalid report; 401 without the cluster's agent credential; 404 for a service not " +
+          'on this cluster.',
         tags: AGENT_TAGS,
         security: OPERATOR_SECURITY,
         params: AgentWorkloadParams,
@@ -175,10 +207,34 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
   );
 
   app.post(
+    '/operator/v1/certificates',
+    {
+      schema: {
+        operationId: 'reportAgentCertificates',
+        summary: "Report the cluster's certificates",
+        description:
+          "Where the certificates a cluster obtains itself stand (a Kubernetes agent with a cert-manager issuer): PENDING, " +
+          "ISSUED with when it expires, or ERROR with cert-manager's message, per hostname; `gone` lists hostnames the " +
+          "cluster no longer certifies. The custom domains of the cluster's services show them as their certificate. " +
+          "Hostnames that are no service's of this cluster are ignored and counted. 400 for an invalid report; 401 " +
+          "without the cluster's agent credential.",
+        tags: AGENT_TAGS,
+        security: OPERATOR_SECURITY,
+        body: AgentCertificateReport,
+        response: { 200: AgentCertificateReportAnswer, ...AGENT_ERRORS },
+      },
+      config: { access: { public: true } },
+      onRequest,
+    },
+    async (request) => agents.recordCertificates(authenticatedClusterId(request), request.body),
+  );
+
+  app.post(
     '/operator/v1/routes',
     {
       schema: {
         operationId: 'resolveAgentRoutes',
+        summary: 'Resolve routed hostnames',
         description:
           "The hostnames the cluster's routed services are reached by now: the service's own and its verified custom domains (a read, as POST for the list of ids).",
         tags: AGENT_TAGS,
@@ -197,6 +253,11 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'recordAgentHeartbeat',
+        summary: 'Send a heartbeat',
+        description:
+          "Tells Slipway the agent is alive, with its version, its driver and what it sees of the cluster; the cluster's " +
+          "agent status reads connected while heartbeats keep coming. 400 for an invalid body; 401 without the cluster's " +
+          'agent credential.',
         tags: AGENT_TAGS,
         security: OPERATOR_SECURITY,
         body: AgentHeartbeat,
@@ -213,7 +274,10 @@ export function registerAgentRoutes(app: FastifyTypeBox, deps: AgentRoutesDeps):
     {
       schema: {
         operationId: 'getClusterAgentStatus',
-        description: "Whether the cluster's agent is connected and heartbeating, and how much work waits for it.",
+        summary: "Get a cluster agent's status",
+        description:
+          "Whether the cluster's agent is connected and heartbeating, and how much work waits for it. 404 when there is " +
+          'no such cluster in the organization.',
         tags: ['Clusters'],
         params: ClusterParams,
         response: { 200: ClusterAgentStatus, ...authenticatedErrors() },

@@ -4,7 +4,7 @@ import type { DialectName } from '../../db/db.client.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
-import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
+import type { AgentCertificateReport, AgentCertificateReportAnswer, WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import { expediteJob, findJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
@@ -101,6 +101,11 @@ export interface AgentsDeps {
     /** The hostnames each of these services running on the cluster is reached by now; the others are left out. */
     routesOf(clusterId: string, serviceIds: readonly string[]): Promise<Array<{ service_id: string; hostnames: string[] }>>;
   };
+  /**
+   * What agents of clusters that obtain their own certificates (Kubernetes with cert-manager) say of their hostnames'
+   * certificates (the certificates module's cluster reports); 404 without it.
+   */
+  certificateReports?: { record(clusterId: string, report: AgentCertificateReport): Promise<AgentCertificateReportAnswer> } | undefined;
   /** Wakes this process's job worker after a task settles (its dispatching job can finish at once). */
   wakeWorkers(): void;
   /**
@@ -425,6 +430,12 @@ export function createAgentsService(deps: AgentsDeps) {
       return { recorded: true };
     },
 
+    /** Where the certificates of the cluster's hostnames stand, as its cert-manager says (not part of any task). */
+    async recordCertificates(clusterId: string, report: AgentCertificateReport): Promise<AgentCertificateReportAnswer> {
+      if (deps.certificateReports === undefined) throw notFound('this control plane keeps no certificate reports');
+      return deps.certificateReports.record(clusterId, report);
+    },
+
     /**
      * Where the cluster's routed services are reached now (docs/agent-protocol.md, "Routes"): a custom domain
      * verified or removed after a deployment reaches the proxy without a new deployment.
@@ -446,6 +457,7 @@ export function createAgentsService(deps: AgentsDeps) {
         kubernetes_version: beat.cluster?.kubernetes_version ?? null,
         node_count: beat.cluster?.node_count ?? null,
         missing_permissions: beat.cluster === undefined ? null : writeJson(beat.cluster.missing_permissions),
+        cert_manager_issuer: beat.cluster?.cert_manager_issuer ?? null,
       });
       if (beat.cluster !== undefined) await deps.agentPermissions?.(clusterId, beat.cluster.missing_permissions);
       return heartbeatAnswer();

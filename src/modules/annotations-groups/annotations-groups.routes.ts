@@ -21,6 +21,8 @@ export function registerAnnotationsGroupRoutes(app: FastifyTypeBox, groups: Anno
     {
       schema: {
         operationId: 'listOrganizationAnnotationsGroup',
+        summary: 'List annotations groups',
+        description: "The organization's annotations groups with their annotations and scopes. 404 when the caller is not a member.",
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: OrganizationAnnotationsGroupResponseList, ...authenticatedErrors() },
@@ -35,7 +37,11 @@ export function registerAnnotationsGroupRoutes(app: FastifyTypeBox, groups: Anno
     {
       schema: {
         operationId: 'createOrganizationAnnotationsGroup',
-        description: 'Creates an annotations group; keys are checked as Kubernetes annotation keys, values total at most 256 KiB. 409 when the name is taken.',
+        summary: 'Create an annotations group',
+        description:
+          'Creates a named group of Kubernetes annotations and the kinds of objects they go on (deployments, services, ' +
+          'ingresses, ...). Keys are checked as Kubernetes annotation keys and the values total at most 256 KiB: 400 ' +
+          'naming the field otherwise; 409 when a group of that name exists.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationAnnotationsGroupCreateRequest,
@@ -51,6 +57,8 @@ export function registerAnnotationsGroupRoutes(app: FastifyTypeBox, groups: Anno
     {
       schema: {
         operationId: 'getOrganizationAnnotationsGroup',
+        summary: 'Get an annotations group',
+        description: 'One annotations group with its annotations and scopes. 404 when there is no such group in the organization.',
         tags: TAGS,
         params: AnnotationsGroupParams,
         response: { 200: OrganizationAnnotationsGroupResponse, ...authenticatedErrors() },
@@ -65,7 +73,10 @@ export function registerAnnotationsGroupRoutes(app: FastifyTypeBox, groups: Anno
     {
       schema: {
         operationId: 'editOrganizationAnnotationsGroup',
-        description: 'Replaces an annotations group (name, every annotation and the scopes).',
+        summary: 'Edit an annotations group',
+        description:
+          'Replaces an annotations group (name, every annotation and the scopes). 400 for an invalid annotation; 404 for ' +
+          'an unknown group; 409 when the name is taken.',
         tags: TAGS,
         params: AnnotationsGroupParams,
         body: OrganizationAnnotationsGroupCreateRequest,
@@ -81,7 +92,8 @@ export function registerAnnotationsGroupRoutes(app: FastifyTypeBox, groups: Anno
     {
       schema: {
         operationId: 'deleteOrganizationAnnotationsGroup',
-        description: 'Deletes an annotations group; 409 naming the clusters and services it is still attached to.',
+        summary: 'Delete an annotations group',
+        description: 'Deletes an annotations group nothing carries. 404 for an unknown group; 409 naming the clusters and services it is still attached to.',
         tags: TAGS,
         params: AnnotationsGroupParams,
         response: { 204: NoContent, ...authenticatedErrors('conflict') },
@@ -99,6 +111,8 @@ export function registerAnnotationsGroupRoutes(app: FastifyTypeBox, groups: Anno
     {
       schema: {
         operationId: 'getOrganizationAnnotationsGroupAssociatedItems',
+        summary: 'List what carries an annotations group',
+        description: 'The clusters and services the annotations group is attached to. 404 for an unknown group.',
         tags: TAGS,
         params: AnnotationsGroupParams,
         response: { 200: GroupAssociatedItemList, ...authenticatedErrors() },

@@ -34,7 +34,20 @@ export const OrganizationAnnotationsGroupCreateRequest = Type.Object(
     annotations: Type.Array(AnnotationRequest, { maxItems: 200 }),
     scopes: Type.Array(OrganizationAnnotationsGroupScopeEnum, { minItems: 1, uniqueItems: true }),
   },
-  { $id: 'OrganizationAnnotationsGroupCreateRequest', additionalProperties: false },
+  {
+    $id: 'OrganizationAnnotationsGroupCreateRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'prometheus-scraping',
+        annotations: [
+          { key: 'prometheus.io/scrape', value: 'true' },
+          { key: 'prometheus.io/port', value: '9090' },
+        ],
+        scopes: ['PODS', 'SERVICES'],
+      },
+    ],
+  },
 );
 
 export const OrganizationAnnotationsGroupResponse = Type.Object(

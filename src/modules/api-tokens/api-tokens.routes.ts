@@ -19,6 +19,10 @@ export function registerApiTokenRoutes(app: FastifyTypeBox, tokens: ApiTokensSer
     {
       schema: {
         operationId: 'listOrganizationApiTokens',
+        summary: 'List API tokens',
+        description:
+          "The organization's API tokens, with their role or scope, creator and expiry; never their value (token_start " +
+          'identifies one). name and creatorName filter by a part of the name. 404 when the caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         querystring: ApiTokenListQuery,
@@ -36,6 +40,13 @@ export function registerApiTokenRoutes(app: FastifyTypeBox, tokens: ApiTokensSer
     {
       schema: {
         operationId: 'createOrganizationApiToken',
+        summary: 'Create an API token',
+        description:
+          'Creates a token for scripts and CI, sent as `Authorization: Token <value>`. It carries a role (role_id, any ' +
+          'but OWNER), a scope (ADMIN, WRITE, DEPLOY, READ), or both, and may do only what both allow, never more than ' +
+          'its creator. The value is answered here once and never again. 400 without a role_id or a scope, or with an ' +
+          'unknown role or the OWNER role; 403 when the token would have rights its creator lacks, or outlive the token ' +
+          'creating it; 409 when a token of that name exists.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationApiTokenCreateRequest,
@@ -54,6 +65,8 @@ export function registerApiTokenRoutes(app: FastifyTypeBox, tokens: ApiTokensSer
     {
       schema: {
         operationId: 'deleteOrganizationApiToken',
+        summary: 'Revoke an API token',
+        description: 'Deletes the token; requests made with it answer 401 from then on. 404 when there is no such token in the organization.',
         tags: TAGS,
         params: ApiTokenParams,
         response: { 204: NoContent, ...authenticatedErrors() },

@@ -16,7 +16,11 @@ export const OrganizationApiTokenCreateRequest = Type.Object(
     role_id: Type.Optional(Nullable(Uuid)),
     expires_at: Type.Optional(Nullable(Timestamp)),
   },
-  { $id: 'OrganizationApiTokenCreateRequest', additionalProperties: false },
+  {
+    $id: 'OrganizationApiTokenCreateRequest',
+    additionalProperties: false,
+    examples: [{ name: 'ci-deployer', description: 'Deploys from the CI pipeline', scope: 'DEPLOY', expires_at: '2027-03-01T00:00:00.000Z' }],
+  },
 );
 
 const tokenFields = {
@@ -35,7 +39,22 @@ const tokenFields = {
 export const OrganizationApiToken = Type.Object(tokenFields, { $id: 'OrganizationApiToken' });
 export const OrganizationApiTokenCreate = Type.Object(
   { ...tokenFields, token: Type.String() },
-  { $id: 'OrganizationApiTokenCreate' },
+  {
+    $id: 'OrganizationApiTokenCreate',
+    examples: [
+      {
+        id: 'c2d8f1a7-6e4b-4f09-a3c5-8b7e2d1f0a96',
+        created_at: '2026-03-02T10:04:51.230Z',
+        name: 'ci-deployer',
+        description: 'Deploys from the CI pipeline',
+        scope: 'DEPLOY',
+        expires_at: '2027-03-01T00:00:00.000Z',
+        creator_name: 'Ada Lovelace',
+        token_start: 'slw_k3Qx9v',
+        token: 'slw_k3Qx9vT2mWb7LzR4pN8sHc1YdE6uJa0fG7hK2q',
+      },
+    ],
+  },
 );
 export const OrganizationApiTokenResponseList = ListOf(OrganizationApiToken, 'OrganizationApiTokenResponseList');
 

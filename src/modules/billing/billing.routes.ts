@@ -43,7 +43,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'getOrganizationCurrentCost',
-        description: 'The plan, the days of trial left, when the period renews and the cost of the period so far.',
+        summary: "Get the current period's cost",
+        description:
+          'The plan, the days of trial left, when the period renews and the cost of the period so far; readable by anyone ' +
+          'who reads the organization. 404 when the caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: OrganizationCurrentCost, ...authenticatedErrors() },
@@ -58,7 +61,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'addCreditCode',
-        description: 'Redeems a credit code once; an unknown, expired or used code answers 400.',
+        summary: 'Redeem a credit code',
+        description:
+          "Adds a credit code's amount to the organization's credits; each code is redeemed once. Answers 200 with no " +
+          'body. 400 for an unknown, expired or already used code; 403 below ADMIN.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationCreditCodeRequest,
@@ -78,6 +84,11 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'changePlan',
+        summary: 'Change the plan',
+        description:
+          'Moves the organization to another plan (COMMUNITY, STARTUP, ...) and answers the organization. The first move ' +
+          'onto a paid plan starts its trial; coming back later does not start another. 400 for a missing or unknown ' +
+          'plan; 403 below ADMIN.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationChangePlanRequest,
@@ -93,7 +104,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'getClusterCurrentCost',
-        description: 'The monthly cost range of a cluster from its node range and instance type; its cost never exceeds the maximum.',
+        summary: "Estimate a cluster's monthly cost",
+        description:
+          'The monthly cost range of a cluster from its node range and instance type (nodes x price x 730 hours); what it ' +
+          'is charged never exceeds the maximum. 404 when there is no such cluster in the organization.',
         tags: TAGS,
         params: ClusterCostParams,
         response: { 200: CostRange, ...authenticatedErrors() },
@@ -106,7 +120,14 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
   app.get(
     '/organization/:organizationId/billingInfo',
     {
-      schema: { operationId: 'getOrganizationBillingInfo', tags: TAGS, params: OrganizationParams, response: { 200: BillingInfo, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'getOrganizationBillingInfo',
+        summary: 'Get the billing details',
+        description: 'Who is billed: names, e-mail, address, country and VAT number (null until set). 403 below ADMIN.',
+        tags: TAGS,
+        params: OrganizationParams,
+        response: { 200: BillingInfo, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'billing:read', target: 'organization' } },
     },
     async (request) => billing.getOrganizationBillingInfo(request.params.organizationId),
@@ -117,6 +138,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'editOrganizationBillingInfo',
+        summary: 'Edit the billing details',
+        description:
+          'Replaces who is billed: first and last name, e-mail, address, city, zip and country code are required; ' +
+          'invoices and their mails go to this e-mail. 400 naming invalid fields; 403 below ADMIN.',
         tags: TAGS,
         params: OrganizationParams,
         body: BillingInfoRequest,
@@ -132,7 +157,11 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'getOrganizationBillingStatus',
-        description: 'Startup: invalid once an invoice is unpaid for a week. Community: invalid when no credit is left.',
+        summary: 'Get the billing status',
+        description:
+          "Whether the organization's billing is valid, and a message saying why not; while it is invalid, deployments " +
+          'are refused. Startup (invoiced plans): invalid once an invoice is unpaid for a week. Community (credit plans): ' +
+          'invalid when no credit is left. 404 when the caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: BillingStatus, ...authenticatedErrors() },
@@ -147,7 +176,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'generateBillingUsageReport',
-        description: 'A CSV of metered usage between from and to, at a signed URL until report_expiration_in_seconds pass.',
+        summary: 'Generate a usage report',
+        description:
+          'A CSV of metered usage between from and to, at a signed URL until report_expiration_in_seconds pass, and a URL ' +
+          'to delete it sooner. 400 for an invalid range or expiry; 403 below ADMIN.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationBillingUsageReportRequest,
@@ -163,6 +195,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'getOrganizationBillingExternalId',
+        summary: 'Get the billing customer id',
+        description:
+          "The organization's customer id for billing systems: `cus_` and 24 hex digits derived from the organization id, " +
+          'stable for its life. 403 below ADMIN.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: BillingExternalId, ...authenticatedErrors() },
@@ -175,7 +211,14 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
   app.get(
     '/organization/:organizationId/invoice',
     {
-      schema: { operationId: 'listOrganizationInvoice', tags: TAGS, params: OrganizationParams, response: { 200: InvoiceResponseList, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'listOrganizationInvoice',
+        summary: 'List invoices',
+        description: "The organization's monthly invoices, newest first, with their period, amount and status (paid or not). 403 below ADMIN.",
+        tags: TAGS,
+        params: OrganizationParams,
+        response: { 200: InvoiceResponseList, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'billing:read', target: 'organization' } },
     },
     async (request) => ({ results: await billing.listOrganizationInvoice(request.params.organizationId) }),
@@ -184,7 +227,14 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
   app.get(
     '/organization/:organizationId/invoice/:invoiceId',
     {
-      schema: { operationId: 'getOrganizationInvoice', tags: TAGS, params: InvoiceParams, response: { 200: Invoice, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'getOrganizationInvoice',
+        summary: 'Get an invoice',
+        description: 'One invoice with its period, amount, status and when it was paid. 403 below ADMIN; 404 when there is no such invoice in the organization.',
+        tags: TAGS,
+        params: InvoiceParams,
+        response: { 200: Invoice, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'billing:read', target: 'organization' } },
     },
     async (request) => billing.getOrganizationInvoice(request.params.organizationId, request.params.invoiceId),
@@ -195,7 +245,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'getOrganizationInvoicePDF',
-        description: 'A signed link to the invoice PDF, valid for an hour.',
+        summary: "Get a link to an invoice's PDF",
+        description:
+          'A signed link to the invoice PDF, valid for an hour (url and expires_at); the link needs no credential. 403 ' +
+          'below ADMIN; 404 for an unknown invoice.',
         tags: TAGS,
         params: InvoiceParams,
         response: { 200: InvoiceLink, ...authenticatedErrors() },
@@ -210,7 +263,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'organizationDownloadAllInvoices',
-        description: 'Mails every invoice as a PDF attachment to the billing e-mail (else the owner).',
+        summary: 'Mail all invoices',
+        description:
+          "Mails every invoice as a PDF attachment to the billing e-mail (else the owner's verified e-mail), in the " +
+          'background: the answer is 202. 403 below ADMIN.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 202: NoContent, ...authenticatedErrors() },
@@ -228,6 +284,8 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'listOrganizationCreditCards',
+        summary: 'List credit cards',
+        description: "The organization's cards: brand, last four digits and expiry only. 403 below ADMIN.",
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: CreditCardResponseList, ...authenticatedErrors() },
@@ -242,7 +300,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'addCreditCard',
-        description: 'Checks the card (Luhn, network, cvv, expiry) and keeps only its brand, last four digits and expiry.',
+        summary: 'Add a credit card',
+        description:
+          'Checks the card (Luhn, network, cvv, expiry) and keeps only its brand, last four digits and expiry; the number ' +
+          'and cvv are never stored. 400 naming what is wrong with the card; 403 below ADMIN.',
         tags: TAGS,
         params: OrganizationParams,
         body: CreditCardRequest,
@@ -256,7 +317,14 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
   app.delete(
     '/organization/:organizationId/creditCard/:creditCardId',
     {
-      schema: { operationId: 'deleteCreditCard', tags: TAGS, params: CreditCardParams, response: { 204: NoContent, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'deleteCreditCard',
+        summary: 'Delete a credit card',
+        description: 'Removes a card. 403 below ADMIN; 404 when there is no such card in the organization.',
+        tags: TAGS,
+        params: CreditCardParams,
+        response: { 204: NoContent, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'billing:update', target: 'organization' } },
     },
     async (request, reply) => {
@@ -272,7 +340,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'downloadInvoicePdfBySignedLink',
-        description: 'The invoice PDF behind a link answered by getOrganizationInvoicePDF.',
+        summary: 'Download an invoice PDF',
+        description:
+          'The invoice PDF behind a link answered by getOrganizationInvoicePDF; the signature in the link is the ' +
+          'credential. 403 when the link expired (ask for a new one); 404 for a link Slipway never signed.',
         tags: DOWNLOAD_TAGS,
         security: [],
         params: DownloadParams,
@@ -300,7 +371,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'downloadBillingUsageReportBySignedLink',
-        description: 'The CSV usage report behind a report_url.',
+        summary: 'Download a usage report',
+        description:
+          'The CSV usage report behind a report_url; the signature in the link is the credential. 403 when the link ' +
+          'expired; 404 for a link Slipway never signed or a deleted report.',
         tags: DOWNLOAD_TAGS,
         security: [],
         params: DownloadParams,
@@ -328,7 +402,10 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     {
       schema: {
         operationId: 'deleteBillingUsageReportBySignedLink',
-        description: 'Deletes a usage report through its delete_report_url.',
+        summary: 'Delete a usage report',
+        description:
+          'Deletes a usage report through its delete_report_url before it expires. 403 when the link expired; 404 for a ' +
+          'link Slipway never signed or a report already deleted.',
         tags: DOWNLOAD_TAGS,
         security: [],
         params: DownloadParams,

@@ -21,7 +21,17 @@ export const OrganizationCurrentCost = Type.Object(
     renewal_at: Nullable(Timestamp),
     cost: Type.Object(Cost),
   },
-  { $id: 'OrganizationCurrentCost' },
+  {
+    $id: 'OrganizationCurrentCost',
+    examples: [
+      {
+        plan: 'PROFESSIONAL',
+        remaining_trial_day: 0,
+        renewal_at: '2026-04-01T00:00:00.000Z',
+        cost: { total_in_cents: 6173, total: 61.73, currency_code: 'USD' },
+      },
+    ],
+  },
 );
 
 /** SPEC.md: a range; no exact cost is given, so the reference's total fields are left out. */
@@ -80,7 +90,12 @@ export const CreditCardRequest = Type.Object(
     expiry_year: Type.Integer({ minimum: 1000, maximum: 9999 }),
     token: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }))),
   },
-  { $id: 'CreditCardRequest', additionalProperties: false },
+  {
+    $id: 'CreditCardRequest',
+    additionalProperties: false,
+    // A test card number: it passes the checks, and no network issues it.
+    examples: [{ number: '4242424242424242', cvv: '123', expiry_month: 9, expiry_year: 2029 }],
+  },
 );
 
 const nullableText = Nullable(Type.String());
@@ -114,7 +129,23 @@ export const BillingInfoRequest = Type.Object(
     company: OptionalLine(255),
     vat_number: Type.Optional(Type.String({ maxLength: 32, pattern: '^[A-Za-z0-9 .-]*$' })),
   },
-  { $id: 'BillingInfoRequest', additionalProperties: false },
+  {
+    $id: 'BillingInfoRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        email: 'billing@acme.example',
+        address: '12 Harbour Street',
+        city: 'Bristol',
+        zip: 'BS1 4RN',
+        country_code: 'GB',
+        company: 'Acme Ltd',
+        vat_number: 'GB123456789',
+      },
+    ],
+  },
 );
 
 export const BillingStatus = Type.Object({ is_valid: Type.Boolean(), message: Type.String() }, { $id: 'BillingStatus' });

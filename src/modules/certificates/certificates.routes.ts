@@ -14,6 +14,12 @@ export function registerCertificateRoutes(app: FastifyTypeBox, certificates: { i
     {
       schema: {
         operationId: 'getInstallationCertificateAuthority',
+        summary: "Download the installation's root certificate",
+        description:
+          "The root certificate (PEM) of the installation's own certificate authority, which signs the HTTPS certificates " +
+          "of the services' private names (`*.localhost`, `.internal`); trust it once and they open without warnings. " +
+          'Public: a root certificate holds nothing secret. 404 when the installation has no authority of its own (it ' +
+          'serves no HTTPS, or an ACME directory issues its private names).',
         tags: ['Certificates'],
         security: [],
         produces: ['application/x-pem-file'],

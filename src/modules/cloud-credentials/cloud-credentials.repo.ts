@@ -60,3 +60,20 @@ export async function clusterNamesUsing(db: Queryable, organizationId: string, c
     .execute();
   return rows.map((row) => row.name);
 }
+
+/** Every credential of the organization, whatever its provider (listOrganizationCredentials). */
+export function listAllCloudCredentials(db: Queryable, organizationId: string): Promise<CloudCredentialsRow[]> {
+  return db.selectFrom('cloud_credentials').selectAll().where('organization_id', '=', organizationId).orderBy('name_key').orderBy('id').execute();
+}
+
+/** The organization's clusters created on any of its credentials. */
+export function listClustersOnCredentials(db: Queryable, organizationId: string) {
+  return db
+    .selectFrom('clusters')
+    .select(['id', 'name', 'cloud_provider', 'credentials_id'])
+    .where('organization_id', '=', organizationId)
+    .where('credentials_id', 'is not', null)
+    .orderBy('name_key')
+    .orderBy('id')
+    .execute();
+}

@@ -5,6 +5,7 @@ import { requireAccess, requirePrincipal } from '../../http/route-access.ts';
 import { NoContent, OrganizationParams } from '../../protocol/wire.ts';
 import {
   AwsCredentialsRequest,
+  AzureCredentialsRequest,
   ClusterCredentials,
   ClusterCredentialsResponseList,
   CredentialsParams,
@@ -17,15 +18,16 @@ import type { CloudCredentialsService, CredentialProvider, CredentialsRequest } 
 const TAGS = ['Cloud Provider Credentials'];
 
 /** Each provider's paths and operation ids, as the reference names them. */
-const PROVIDER_ROUTES: ReadonlyArray<{ provider: CredentialProvider; segment: string; operation: string; body: TSchema }> = [
-  { provider: 'AWS', segment: 'aws', operation: 'AWSCredentials', body: AwsCredentialsRequest },
-  { provider: 'SCW', segment: 'scaleway', operation: 'ScalewayCredentials', body: ScalewayCredentialsRequest },
-  { provider: 'GCP', segment: 'gcp', operation: 'GcpCredentials', body: GcpCredentialsRequest },
-  { provider: 'ON_PREMISE', segment: 'onPremise', operation: 'OnPremiseCredentials', body: OnPremiseCredentialsRequest },
+const PROVIDER_ROUTES: ReadonlyArray<{ provider: CredentialProvider; label: string; segment: string; operation: string; body: TSchema }> = [
+  { provider: 'AWS', label: 'AWS', segment: 'aws', operation: 'AWSCredentials', body: AwsCredentialsRequest },
+  { provider: 'SCW', label: 'Scaleway', segment: 'scaleway', operation: 'ScalewayCredentials', body: ScalewayCredentialsRequest },
+  { provider: 'GCP', label: 'GCP', segment: 'gcp', operation: 'GcpCredentials', body: GcpCredentialsRequest },
+  { provider: 'ON_PREMISE', label: 'on-premise', segment: 'onPremise', operation: 'OnPremiseCredentials', body: OnPremiseCredentialsRequest },
+  { provider: 'AZURE', label: 'Azure', segment: 'azure', operation: 'AzureCredentials', body: AzureCredentialsRequest },
 ];
 
 export function registerCloudCredentialsRoutes(app: FastifyTypeBox, credentials: CloudCredentialsService): void {
-  for (const { provider, segment, operation, body } of PROVIDER_ROUTES) {
+  for (const { provider, label, segment, operation, body } of PROVIDER_ROUTES) {
     const collection = `/organization/:organizationId/${segment}/credentials`;
     const item = `${collection}/:credentialsId`;
 
@@ -34,6 +36,8 @@ export function registerCloudCredentialsRoutes(app: FastifyTypeBox, credentials:
       {
         schema: {
           operationId: `list${operation}`,
+          summary: `List the ${label} credentials`,
+          description: `The organization's ${label} credentials, oldest first, without their secrets.`,
           tags: TAGS,
           params: OrganizationParams,
           response: { 200: ClusterCredentialsResponseList, ...authenticatedErrors() },
@@ -48,7 +52,10 @@ export function registerCloudCredentialsRoutes(app: FastifyTypeBox, credentials:
       {
         schema: {
           operationId: `create${operation}`,
-          description: 'Registers credentials of the provider. Secrets are stored encrypted and never returned.',
+          summary: `Register ${label} credentials`,
+          description:
+            `Registers ${label} credentials; secrets are stored encrypted and never returned. 400 for an invalid body, ` +
+            '409 when a credential of any provider has the name already.',
           tags: TAGS,
           params: OrganizationParams,
           body,
@@ -72,6 +79,8 @@ export function registerCloudCredentialsRoutes(app: FastifyTypeBox, credentials:
       {
         schema: {
           operationId: `get${operation}`,
+          summary: `Get ${label} credentials`,
+          description: `One ${label} credential, without its secrets; 404 for another provider's or another organization's.`,
           tags: TAGS,
           params: CredentialsParams,
           response: { 200: ClusterCredentials, ...authenticatedErrors() },
@@ -86,7 +95,8 @@ export function registerCloudCredentialsRoutes(app: FastifyTypeBox, credentials:
       {
         schema: {
           operationId: `edit${operation}`,
-          description: 'Replaces the credentials, secrets included.',
+          summary: `Replace ${label} credentials`,
+          description: 'Replaces the credentials, secrets included (400 for an invalid body, 409 for a name taken, 404 for unknown ids).',
           tags: TAGS,
           params: CredentialsParams,
           body,
@@ -103,7 +113,8 @@ export function registerCloudCredentialsRoutes(app: FastifyTypeBox, credentials:
       {
         schema: {
           operationId: `delete${operation}`,
-          description: 'Deletes the credentials; 409 naming the clusters that still run on them.',
+          summary: `Delete ${label} credentials`,
+          description: 'Deletes the credentials; 409 naming the clusters (or registries) that still use them.',
           tags: TAGS,
           params: CredentialsParams,
           response: { 204: NoContent, ...authenticatedErrors('conflict') },

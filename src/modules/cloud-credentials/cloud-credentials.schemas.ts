@@ -84,6 +84,24 @@ export const GcpCredentialsRequest = Type.Union([GcpServiceAccountKeyCredentials
 
 export const OnPremiseCredentialsRequest = closed({ name: Name }, 'OnPremiseCredentialsRequest');
 
+/** Azure identifies tenants, subscriptions, applications and their objects by GUID. */
+const AzureGuid = Type.String({ pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$' });
+/**
+ * The reference's AzureCredentialsRequest (name, subscription, tenant) and Slipway's three optional fields: the app
+ * registration the organization created in its tenant for Slipway, and that application's client secret (sealed).
+ */
+export const AzureCredentialsRequest = closed(
+  {
+    name: Name,
+    azure_subscription_id: AzureGuid,
+    azure_tenant_id: AzureGuid,
+    azure_application_id: Type.Optional(AzureGuid),
+    azure_application_object_id: Type.Optional(AzureGuid),
+    azure_client_secret: Type.Optional(SecretValue),
+  },
+  'AzureCredentialsRequest',
+);
+
 const identity = { id: Uuid, name: Type.String() };
 
 export const AwsStaticClusterCredentials = Type.Object(
@@ -114,6 +132,17 @@ export const ScalewayClusterCredentials = Type.Object(
   },
   { $id: 'ScalewayClusterCredentials' },
 );
+export const AzureStaticClusterCredentials = Type.Object(
+  {
+    ...identity,
+    azure_subscription_id: Type.String(),
+    azure_tenant_id: Type.String(),
+    object_type: Type.Literal('AZURE'),
+    azure_application_id: Type.String(),
+    azure_application_object_id: Type.String(),
+  },
+  { $id: 'AzureStaticClusterCredentials' },
+);
 export const GenericClusterCredentials = Type.Object({ ...identity, object_type: Type.Literal('OTHER') }, { $id: 'GenericClusterCredentials' });
 export const GcpStaticClusterCredentials = Type.Object({ ...identity, object_type: Type.Literal('GCP') }, { $id: 'GcpStaticClusterCredentials' });
 export const GcpWorkloadIdentityFederationClusterCredentials = Type.Object(
@@ -135,6 +164,7 @@ export const ClusterCredentials = Type.Union(
     GenericClusterCredentials,
     AwsRoleClusterCredentials,
     EksAnywhereVsphereClusterCredentials,
+    AzureStaticClusterCredentials,
     GcpStaticClusterCredentials,
     GcpWorkloadIdentityFederationClusterCredentials,
   ],

@@ -14,13 +14,15 @@ import {
   deleteCloudCredentials,
   findCloudCredentials,
   insertCloudCredentials,
+  listAllCloudCredentials,
   listCloudCredentials,
+  listClustersOnCredentials,
   updateCloudCredentials,
   type CloudCredentialsRow,
 } from './cloud-credentials.repo.ts';
 
-/** Providers with credential paths (CloudProviderEnum of the reference, without AZURE: see docs/cloud-credentials.md). */
-export const CREDENTIAL_PROVIDERS = ['AWS', 'SCW', 'GCP', 'ON_PREMISE'] as const;
+/** Providers with credential paths: the reference's CloudProviderEnum. */
+export const CREDENTIAL_PROVIDERS = ['AWS', 'SCW', 'GCP', 'ON_PREMISE', 'AZURE'] as const;
 export type CredentialProvider = (typeof CREDENTIAL_PROVIDERS)[number];
 
 /** Any of the reference's credential requests; the provider's TypeBox schema has already checked the shape. */
@@ -42,6 +44,15 @@ export type ClusterCredentialsView =
   | { id: string; name: string; object_type: 'EKS_ANYWHERE_VSPHERE'; vsphere_user: string; access_key_id: string | null; role_arn: string | null }
   | { id: string; name: string; object_type: 'SCW'; scaleway_access_key: string; scaleway_project_id: string; scaleway_organization_id: string }
   | { id: string; name: string; object_type: 'GCP' }
+  | {
+      id: string;
+      name: string;
+      object_type: 'AZURE';
+      azure_subscription_id: string;
+      azure_tenant_id: string;
+      azure_application_id: string;
+      azure_application_object_id: string;
+    }
   | {
       id: string;
       name: string;
@@ -145,6 +156,33 @@ function gcpForm(input: CredentialsRequest): StoredForm {
   };
 }
 
+/**
+ * Azure credentials name the tenant and subscription; the app registration the organization made for Slipway (ids
+ * and client secret) is optional, so a client of the reference, which sends neither, is served. A client secret
+ * belongs to an application, so it is refused without one. GUIDs are kept lower-case, as Azure answers them.
+ */
+function azureForm(input: CredentialsRequest): StoredForm {
+  const optional = (field: string) => (typeof input[field] === 'string' ? (input[field] as string).toLowerCase() : undefined);
+  const applicationId = optional('azure_application_id');
+  const applicationObjectId = optional('azure_application_object_id');
+  const clientSecret = input.azure_client_secret;
+  if (typeof clientSecret === 'string' && applicationId === undefined) {
+    throw badRequest('azure_client_secret is the secret of an application: give azure_application_id with it', [
+      { field: '/azure_application_id', message: 'required with azure_client_secret' },
+    ]);
+  }
+  return {
+    kind: 'AZURE',
+    publicFields: {
+      azure_subscription_id: text(input, 'azure_subscription_id').toLowerCase(),
+      azure_tenant_id: text(input, 'azure_tenant_id').toLowerCase(),
+      azure_application_id: applicationId ?? null,
+      azure_application_object_id: applicationObjectId ?? null,
+    },
+    secrets: typeof clientSecret === 'string' ? { azure_client_secret: clientSecret } : null,
+  };
+}
+
 function storedForm(provider: CredentialProvider, input: CredentialsRequest): StoredForm {
   switch (provider) {
     case 'AWS':
@@ -163,6 +201,8 @@ function storedForm(provider: CredentialProvider, input: CredentialsRequest): St
       return gcpForm(input);
     case 'ON_PREMISE':
       return { kind: 'OTHER', publicFields: {}, secrets: null };
+    case 'AZURE':
+      return azureForm(input);
   }
 }
 
@@ -203,6 +243,16 @@ function view(row: CloudCredentialsRow): ClusterCredentialsView {
       };
     case 'GCP':
       return { ...base, object_type: 'GCP' };
+    case 'AZURE':
+      // Without an app registration the reference's required application ids are answered empty.
+      return {
+        ...base,
+        object_type: 'AZURE',
+        azure_subscription_id: field(fields, 'azure_subscription_id'),
+        azure_tenant_id: field(fields, 'azure_tenant_id'),
+        azure_application_id: field(fields, 'azure_application_id'),
+        azure_application_object_id: field(fields, 'azure_application_object_id'),
+      };
     case 'GCP_WORKLOAD_IDENTITY_FEDERATION':
       return {
         ...base,
@@ -328,6 +378,24 @@ export function createCloudCredentialsService(deps: CloudCredentialsDeps) {
     if (!deleted) throw notFoundError(provider, credentialsId);
   }
 
+  /**
+   * Every credential of the organization, each with the clusters created on it (listOrganizationCredentials). A
+   * cluster's provider is answered as the credential's when the cluster's own is not one credentials exist for.
+   */
+  async function listOrganizationCredentials(organizationId: string) {
+    const [rows, clusters] = await Promise.all([listAllCloudCredentials(db, organizationId), listClustersOnCredentials(db, organizationId)]);
+    return rows.map((row) => ({
+      credential: view(row),
+      clusters: clusters
+        .filter((cluster) => cluster.credentials_id === row.id)
+        .map((cluster) => ({
+          id: cluster.id,
+          name: cluster.name,
+          cloud_provider: ((CREDENTIAL_PROVIDERS as readonly string[]).includes(cluster.cloud_provider) ? cluster.cloud_provider : row.cloud_provider) as CredentialProvider,
+        })),
+    }));
+  }
+
   /** The credential without secrets; undefined when it does not exist in that organization. */
   async function findCredentialsSummary(organizationId: string, credentialsId: string): Promise<CloudCredentialsSummary | undefined> {
     const row = await findCloudCredentials(db, organizationId, credentialsId);
@@ -379,6 +447,7 @@ export function createCloudCredentialsService(deps: CloudCredentialsDeps) {
   return {
     authorizeEcr,
     listCredentials,
+    listOrganizationCredentials,
     getCredentials,
     createCredentials,
     editCredentials,

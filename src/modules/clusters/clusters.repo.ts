@@ -12,7 +12,7 @@ export type ClusterLockRow = Selectable<ClusterLocksTable>;
 export type ClusterOperatorRow = Selectable<ClusterOperatorsTable>;
 export type LocalClusterGrantRow = Selectable<LocalClusterGrantsTable>;
 
-export async function insertCluster(db: Queryable, row: Omit<ClusterRow, 'production' | 'is_deployed' | 'config_revision'> & Partial<ClusterRow>): Promise<void> {
+export async function insertCluster(db: Queryable, row: Omit<ClusterRow, 'production' | 'is_deployed' | 'config_revision' | 'advanced_settings'> & Partial<ClusterRow>): Promise<void> {
   await db.insertInto('clusters').values(row).execute();
 }
 

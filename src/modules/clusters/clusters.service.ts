@@ -3,6 +3,7 @@ import type { DB } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { EventPublisher } from '../webhooks/webhooks.events.ts';
 import { createClusterActions } from './clusters.actions.ts';
+import { createClusterAdvancedSettings } from './clusters.advanced-settings.ts';
 import { createClusterDefinitions } from './clusters.definitions.ts';
 import { createClusterInstallation } from './clusters.installation.ts';
 import { createClusterLocks } from './clusters.locks.ts';
@@ -39,8 +40,8 @@ export interface ClustersDeps {
  * Clusters (docs/clusters.md). The service is assembled from its parts over one deps object: what every part reads
  * (clusters.records.ts), the locks (clusters.locks.ts), the cluster's definition and its views
  * (clusters.definitions.ts), what other modules ask of it (clusters.lookups.ts), the action requests
- * (clusters.actions.ts; clusters.jobs.ts carries them out) and a self-managed cluster's operator
- * (clusters.operators.ts).
+ * (clusters.actions.ts; clusters.jobs.ts carries them out), a self-managed cluster's operator
+ * (clusters.operators.ts) and the cluster's advanced settings (clusters.advanced-settings.ts).
  */
 export function createClustersService(deps: ClustersDeps) {
   const records = createClusterRecords(deps);
@@ -50,6 +51,7 @@ export function createClustersService(deps: ClustersDeps) {
   const actions = createClusterActions(deps, records, locks);
   const operators = createClusterOperators(deps, records);
   const installation = createClusterInstallation(deps, operators);
+  const advancedSettings = createClusterAdvancedSettings(deps, records, locks);
 
   return {
     listOrganizationCluster: definitions.listOrganizationCluster,
@@ -83,6 +85,8 @@ export function createClustersService(deps: ClustersDeps) {
     noteAgentPermissions: operators.noteAgentPermissions,
     getInstallationHelmValues: installation.getInstallationHelmValues,
     getInstallationManifests: installation.getInstallationManifests,
+    getClusterAdvancedSettings: advancedSettings.getClusterAdvancedSettings,
+    editClusterAdvancedSettings: advancedSettings.editClusterAdvancedSettings,
   };
 }
 

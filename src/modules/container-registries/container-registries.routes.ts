@@ -22,6 +22,11 @@ export function registerContainerRegistryRoutes(app: FastifyTypeBox, registries:
     {
       schema: {
         operationId: 'listContainerRegistry',
+        summary: 'List container registries',
+        description:
+          "The organization's container registries (ECR, Docker Hub, GitHub, GitLab, Scaleway, DigitalOcean, Google " +
+          'Artifact Registry, Azure or any OCI registry), with their kind, URL and non-secret settings. 404 when the ' +
+          'caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: ContainerRegistryResponseList, ...authenticatedErrors() },
@@ -36,7 +41,12 @@ export function registerContainerRegistryRoutes(app: FastifyTypeBox, registries:
     {
       schema: {
         operationId: 'createContainerRegistry',
-        description: 'Registers a container registry. Secrets in `config` are stored encrypted and never returned.',
+        summary: 'Add a container registry',
+        description:
+          'Registers a container registry that containers pull their images from. Which `config` fields are needed ' +
+          'depends on the kind (a URL, a username and password, or cloud credentials); secrets in `config` are stored ' +
+          'encrypted and never answered. 400 naming the missing or invalid fields; 409 when a registry of that name ' +
+          'exists.',
         tags: TAGS,
         params: OrganizationParams,
         body: ContainerRegistryRequest,
@@ -52,6 +62,8 @@ export function registerContainerRegistryRoutes(app: FastifyTypeBox, registries:
     {
       schema: {
         operationId: 'getContainerRegistry',
+        summary: 'Get a container registry',
+        description: 'One container registry with its non-secret settings. 404 when there is no such registry in the organization.',
         tags: TAGS,
         params: ContainerRegistryParams,
         response: { 200: ContainerRegistryResponse, ...authenticatedErrors() },
@@ -66,7 +78,10 @@ export function registerContainerRegistryRoutes(app: FastifyTypeBox, registries:
     {
       schema: {
         operationId: 'editContainerRegistry',
-        description: 'Replaces a container registry; a secret config field left out keeps its stored value.',
+        summary: 'Edit a container registry',
+        description:
+          "Replaces a container registry's settings; a secret config field left out keeps its stored value. 400 naming " +
+          'invalid fields; 404 for an unknown registry; 409 when the name is taken.',
         tags: TAGS,
         params: ContainerRegistryParams,
         body: ContainerRegistryRequest,
@@ -82,7 +97,8 @@ export function registerContainerRegistryRoutes(app: FastifyTypeBox, registries:
     {
       schema: {
         operationId: 'deleteContainerRegistry',
-        description: 'Deletes a container registry; 409 while services still use it.',
+        summary: 'Delete a container registry',
+        description: 'Deletes a container registry. 404 for an unknown registry; 409 while services still pull from it.',
         tags: TAGS,
         params: ContainerRegistryParams,
         response: { 204: NoContent, ...authenticatedErrors('conflict') },
@@ -100,6 +116,7 @@ export function registerContainerRegistryRoutes(app: FastifyTypeBox, registries:
     {
       schema: {
         operationId: 'checkContainerRegistry',
+        summary: "Check a container registry's access",
         description:
           'Calls the registry (OCI distribution API `GET /v2/`, answering its Basic or bearer-token challenge with the stored ' +
           'credentials) and reports whether it is reachable and lets the credentials in. A registry that cannot be reached ' +
@@ -118,6 +135,7 @@ export function registerContainerRegistryRoutes(app: FastifyTypeBox, registries:
     {
       schema: {
         operationId: 'getContainerVersions',
+        summary: 'List images and tags',
         description:
           'The tags of `image_name` (`GET /v2/<name>/tags/list`), or without it the repositories of the registry catalog ' +
           '(`GET /v2/_catalog`, those containing `search`, at most 50) with their tags. 400 saying why when the registry ' +

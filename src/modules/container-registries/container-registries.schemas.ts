@@ -59,7 +59,19 @@ export const ContainerRegistryRequest = Type.Object(
     url: Type.Optional(RegistryUrl),
     config: Type.Optional(ContainerRegistryRequestConfig),
   },
-  { $id: 'ContainerRegistryRequest', additionalProperties: false },
+  {
+    $id: 'ContainerRegistryRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'acme-ghcr',
+        kind: 'GITHUB_CR',
+        description: 'Images built by the acme GitHub organization',
+        url: 'https://ghcr.io',
+        config: { username: 'acme-bot', password: 'ghp_EXAMPLEnotARealToken000000000000000' },
+      },
+    ],
+  },
 );
 
 /** The config fields that may be shown; secrets (password, secret keys, JSON keys) never are. */
@@ -86,7 +98,21 @@ export const ContainerRegistryResponse = Type.Object(
     associated_services_count: Type.Integer(),
     config: ContainerRegistryResponseConfig,
   },
-  { $id: 'ContainerRegistryResponse' },
+  {
+    $id: 'ContainerRegistryResponse',
+    examples: [
+      {
+        id: 'b8c4e2a1-9f3d-4a6b-8e7c-1d5f0a2b3c49',
+        created_at: '2026-03-02T10:41:08.903Z',
+        name: 'acme-ghcr',
+        kind: 'GITHUB_CR',
+        description: 'Images built by the acme GitHub organization',
+        url: 'https://ghcr.io',
+        associated_services_count: 0,
+        config: { username: 'acme-bot' },
+      },
+    ],
+  },
 );
 export const ContainerRegistryResponseList = ListOf(ContainerRegistryResponse, 'ContainerRegistryResponseList');
 

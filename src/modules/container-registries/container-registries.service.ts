@@ -90,6 +90,25 @@ interface SecretConfig {
 const PUBLIC_KEYS = ['username', 'region', 'aws_credentials_id', 'scaleway_access_key', 'scaleway_project_id', 'azure_tenant_id', 'azure_subscription_id'] as const;
 const SECRET_KEYS = ['password', 'scaleway_secret_key', 'json_credentials'] as const;
 
+/**
+ * The configuration each kind cannot do without, field → what to give: what validateConfig requires and what
+ * listAvailableContainerRegistry answers (one table for both). The other kinds take an optional username and
+ * password, together.
+ */
+export const REQUIRED_REGISTRY_CONFIG: Readonly<Record<ContainerRegistryKind, Readonly<Partial<Record<keyof ContainerRegistryConfigInput, string>>>>> = {
+  ECR: { aws_credentials_id: 'the id of AWS credentials of the organization', region: 'the AWS region of the registry' },
+  SCALEWAY_CR: { scaleway_secret_key: 'a Scaleway API secret key', region: 'the Scaleway region of the registry' },
+  DOCKER_HUB: {},
+  GITHUB_CR: {},
+  GITHUB_ENTERPRISE_CR: {},
+  GITLAB_CR: {},
+  PUBLIC_ECR: {},
+  DOCR: {},
+  GENERIC_CR: {},
+  GCP_ARTIFACT_REGISTRY: { json_credentials: 'the JSON key of a GCP service account' },
+  AZURE_CR: {},
+};
+
 /** The hosted registry each kind means when no URL is given (the reference's defaults). */
 const DEFAULT_URL: Partial<Record<ContainerRegistryKind, string>> = {
   DOCKER_HUB: 'https://docker.io',
@@ -154,15 +173,12 @@ export function createContainerRegistriesService(deps: ContainerRegistriesDeps) 
     const require = (key: keyof ContainerRegistryConfigInput, present: boolean) => {
       if (!present) problems.push({ field: `/config/${key}`, message: `is required for a ${kind} registry` });
     };
-    if (kind === 'ECR') {
-      require('aws_credentials_id', config.aws_credentials_id !== undefined);
-      require('region', config.region !== undefined);
-    } else if (kind === 'SCALEWAY_CR') {
-      require('scaleway_secret_key', sealed.scaleway_secret_key !== undefined);
-      require('region', config.region !== undefined);
-    } else if (kind === 'GCP_ARTIFACT_REGISTRY') {
-      require('json_credentials', sealed.json_credentials !== undefined);
-    } else {
+    const required = Object.keys(REQUIRED_REGISTRY_CONFIG[kind]) as (keyof ContainerRegistryConfigInput)[];
+    for (const key of required) {
+      // Secrets may be kept from before (an edit that leaves them out): the merged sealed config has them.
+      require(key, (SECRET_KEYS as readonly string[]).includes(key) ? sealed[key as keyof SecretConfig] !== undefined : config[key] !== undefined);
+    }
+    if (required.length === 0) {
       const login = basicLoginProblem(config.username, sealed.password);
       if (login !== undefined) problems.push(login);
     }

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type TObject } from 'typebox';
 import { BaseFields, ListOf, Nullable, Timestamp, Uuid } from '../../protocol/wire.ts';
 import { CERTIFICATE_STATUSES } from '../certificates/certificates.service.ts';
 import { CHECKED_DOMAIN_STATUSES, CUSTOM_DOMAIN_STATUSES } from './custom-domains.verification.ts';
@@ -53,7 +53,7 @@ export const CheckedCustomDomainsResponse = Type.Object(
   { $id: 'CheckedCustomDomainsResponse' },
 );
 
-export const ApplicationParams = Type.Object({ applicationId: Uuid }, { additionalProperties: false });
-export const ApplicationDomainParams = Type.Object({ applicationId: Uuid, customDomainId: Uuid }, { additionalProperties: false });
-export const ContainerParams = Type.Object({ containerId: Uuid }, { additionalProperties: false });
-export const ContainerDomainParams = Type.Object({ containerId: Uuid, customDomainId: Uuid }, { additionalProperties: false });
+/** The path parameters of a domain under its service (`applicationId`, `containerId`, `helmId`). */
+export function customDomainParams(idParam: string): TObject {
+  return Type.Object({ [idParam]: Uuid, customDomainId: Uuid }, { additionalProperties: false });
+}

@@ -32,14 +32,18 @@ import {
 } from './custom-domains.verification.ts';
 
 /**
- * Custom domains of applications and containers (the reference's Application Custom Domain operations, and the
- * same for containers): a domain of the user's pointed at the service's own public host name, verified through DNS
+ * Custom domains of applications, containers and Helm charts (the reference's Application and Helm Custom Domain
+ * operations, and the same for containers): a domain of the user's pointed at the service's own public host name, verified through DNS
  * (custom-domains.verification.ts). Checks run when asked (getCustomDomainStatus, check…CustomDomain) and their
  * verdict is stored, so listings show the last one and the reverse proxy routes only VALIDATED domains.
  */
 
-/** Kinds that serve traffic on ports, hence can answer on a domain. */
-export type DomainServiceKind = 'APPLICATION' | 'CONTAINER';
+/**
+ * Kinds that serve traffic on ports, hence can answer on a domain. A Helm chart does through the ports it declares
+ * (services.kind-helm.ts): the Kubernetes driver routes its hostnames, custom domains included, to the chart's
+ * Service its default HTTP or gRPC port names (kubernetes-helm.ts); the local cluster runs no charts.
+ */
+export type DomainServiceKind = 'APPLICATION' | 'CONTAINER' | 'HELM';
 
 /** Per service: enough for a few environments' worth of names, small enough to check in one request. */
 export const MAX_DOMAINS_PER_SERVICE = 20;
@@ -73,6 +77,12 @@ export interface CustomDomainsDeps {
     requestCertificate(customDomainId: string): Promise<void>;
     forgetDomain(customDomainId: string): Promise<void>;
   };
+  /**
+   * Certificates a cluster obtains itself (Kubernetes with cert-manager: certificates.cluster-reports.ts): the state
+   * of each domain whose service runs on such a cluster, as its agent reported it. Those domains show it whether or
+   * not this installation serves HTTPS itself.
+   */
+  clusterCertificates?: { statesOfDomains(customDomainIds: readonly string[]): Promise<Map<string, CertificateState>> };
 }
 
 export interface CustomDomainBody {
@@ -82,6 +92,9 @@ export interface CustomDomainBody {
 }
 
 const TAKEN = 'this domain is already used by a service';
+
+/** A domain's certificate state, and whether its cluster (not this installation) obtains the certificate. */
+type DomainCertificate = CertificateState & { byCluster?: true };
 
 export function createCustomDomainsService(deps: CustomDomainsDeps) {
   const { db, clock } = deps;
@@ -98,21 +111,29 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
     return hostname;
   }
 
-  /** What a domain shows of its certificate: nothing when it asks for none, PENDING until the first order ends. */
-  function certificateFields(row: CustomDomainRow, state: CertificateState | undefined) {
-    if (row.generate_certificate !== 1 || deps.certificates?.enabled !== true) return { certificate_status: null, certificate_error: null, certificate_expires_at: null };
+  /**
+   * What a domain shows of its certificate: nothing when it asks for none, PENDING until the first order ends. A
+   * domain certified by its cluster has a state whatever this installation serves; the others only when it serves HTTPS.
+   */
+  function certificateFields(row: CustomDomainRow, state: DomainCertificate | undefined) {
+    const certified = state?.byCluster === true || deps.certificates?.enabled === true;
+    if (row.generate_certificate !== 1 || !certified) return { certificate_status: null, certificate_error: null, certificate_expires_at: null };
     return { certificate_status: state?.status ?? ('PENDING' as const), certificate_error: state?.error ?? null, certificate_expires_at: state?.expiresAt ?? null };
   }
 
-  async function statesOf(rows: readonly CustomDomainRow[]): Promise<Map<string, CertificateState>> {
-    return (await deps.certificates?.statesOf(rows.map((row) => row.id))) ?? new Map<string, CertificateState>();
+  /** Each domain's certificate state: its cluster's report where its cluster certifies it, else the installation's own. */
+  async function statesOf(rows: readonly CustomDomainRow[]): Promise<Map<string, DomainCertificate>> {
+    const ids = rows.map((row) => row.id);
+    const states: Map<string, DomainCertificate> = (await deps.certificates?.statesOf(ids)) ?? new Map<string, DomainCertificate>();
+    for (const [id, state] of (await deps.clusterCertificates?.statesOfDomains(ids)) ?? []) states.set(id, { ...state, byCluster: true });
+    return states;
   }
 
   async function viewOne(row: CustomDomainRow, validationDomain: string) {
     return view(row, validationDomain, (await statesOf([row])).get(row.id));
   }
 
-  function view(row: CustomDomainRow, validationDomain: string, certificate: CertificateState | undefined) {
+  function view(row: CustomDomainRow, validationDomain: string, certificate: DomainCertificate | undefined) {
     return {
       id: row.id,
       created_at: row.created_at,
@@ -237,6 +258,14 @@ export function createCustomDomainsService(deps: CustomDomainsDeps) {
       // Its certificate stops being served with it (the row would go with the domain, the proxy's copy would not).
       await deps.certificates?.forgetDomain(customDomainId);
       if (!(await deleteDomain(db, serviceId, customDomainId))) throw notFound(`custom domain ${customDomainId} not found`);
+    },
+
+    /** One domain as stored, with its last check (no DNS query). */
+    async getCustomDomain(kind: DomainServiceKind, serviceId: string, customDomainId: string) {
+      const service = await requireService(kind, serviceId);
+      const row = await findDomain(db, serviceId, customDomainId);
+      if (row === undefined) throw notFound(`custom domain ${customDomainId} not found`);
+      return viewOne(row, await validationDomainOf(service));
     },
 
     /** Checks one domain in DNS now, stores the verdict, and answers the domain with it. */

@@ -17,10 +17,10 @@ import { SERVICE_TEARDOWN } from './deployments.workloads.ts';
  * a service's action, a deleted service's teardown, an environment's action — each putting one task into the
  * cluster's mailbox (agents.jobs.ts) in an order the agent can follow:
  *
- *   environment action ──fan out, once──▶ its services' own actions (databases first: they start before the others)
+ *   environment action ──fan out, once──▶ its services' own actions (stage by stage: docs/deployment-stages.md)
  *         │                                  │ each a service.action job → a SERVICE task
  *         └── its ENVIRONMENT task, only once all of theirs are in the mailbox (the agent meets theirs first)
- *   service action that starts a workload ── waits in the mailbox until the databases requested before it are in
+ *   service action that starts a workload ── waits until those of earlier stages' services requested before it are in
  *
  * The fan-out happens when the environment's job first runs, before its task exists, and is recorded on the
  * environment's deployment record (`services_requested_at`): a job run again after a crash, or by another worker,
@@ -35,7 +35,12 @@ export interface DeploymentDispatchDeps {
   environments: Pick<EnvironmentsService, 'findEnvironmentSummary'>;
   deployments: Pick<
     DeploymentsService,
-    'servicesRequested' | 'markServicesRequested' | 'requestEnvironmentServicesAction' | 'openDeploymentIdsOfEnvironment' | 'findServiceState'
+    | 'servicesRequested'
+    | 'markServicesRequested'
+    | 'requestEnvironmentServicesAction'
+    | 'openDeploymentIdsOfEnvironment'
+    | 'findServiceState'
+    | 'stagePlaceOf'
   >;
   clock: Clock;
   /** How often a waiting job looks at its task when no report wakes it (agents.jobs.ts). */
@@ -58,7 +63,7 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
   async function fanOut(job: ClaimedJob, environmentId: string): Promise<void> {
     const payload = payloadOf(ENVIRONMENT_ACTION, job);
     if ((await deployments.servicesRequested(payload.deploymentId)) || (await agents.taskDispatched(payload.deploymentId))) return;
-    const outcomes = await deployments.requestEnvironmentServicesAction(environmentId, payload.action, payload.triggeredBy ?? 'Slipway', payload.serviceIds);
+    const outcomes = await deployments.requestEnvironmentServicesAction(environmentId, payload.action, payload.triggeredBy ?? 'Slipway', payload.serviceIds, payload.deploymentId);
     await deployments.markServicesRequested(payload.deploymentId);
     for (const skipped of outcomes.filter((outcome) => outcome.skipped !== undefined)) {
       deps.log.info({ environmentId, serviceId: skipped.serviceId }, `${payload.action} of ${skipped.name} skipped: ${skipped.skipped}`);
@@ -70,6 +75,7 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
     locate: async (job) => {
       const payload = payloadOf(SERVICE_ACTION, job);
       if ((await deployments.findServiceState(payload.serviceId)) === undefined) return undefined;
+      const place = await deployments.stagePlaceOf(payload.environmentId, payload.serviceId);
       const task: ServiceTaskPayload = {
         service_id: payload.serviceId,
         service_type: payload.kind,
@@ -77,6 +83,7 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
         deployment_id: payload.deploymentId,
         action: payload.action,
         requested_at: payload.requestedAt,
+        ...(place === undefined ? {} : { deployment_stage_order: place.stage }),
       };
       return {
         clusterId: payload.clusterId,
@@ -89,13 +96,15 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
         payload: task,
       };
     },
-    // Started together with databases requested before it, a service's task follows theirs into the mailbox, where
-    // the lease keeps it until they are up (docs/agent-protocol.md, "Order").
+    // Started together with services of earlier deployment stages requested before it (by default: its environment's
+    // databases), a service's task follows theirs into the mailbox (docs/deployment-stages.md), where the lease keeps
+    // it until they are up (docs/agent-protocol.md, "Order").
     ready: async (request) => {
-      const { environment_id: environmentId, service_type: kind } = request.payload;
-      if (kind === 'DATABASE' || typeof environmentId !== 'string' || request.requestedAt === undefined) return true;
+      const { environment_id: environmentId, service_id: serviceId } = request.payload;
+      if (typeof environmentId !== 'string' || typeof serviceId !== 'string' || request.requestedAt === undefined) return true;
       if (!STARTING_ACTIONS.some((action) => action === request.action)) return true;
-      return allDispatched(await deployments.openDeploymentIdsOfEnvironment(environmentId, { databaseStartsBefore: request.requestedAt }));
+      const earlier = (await deployments.stagePlaceOf(environmentId, serviceId))?.earlierServiceIds ?? [];
+      return allDispatched(await deployments.openDeploymentIdsOfEnvironment(environmentId, { startsBefore: { at: request.requestedAt, serviceIds: earlier } }));
     },
   });
 

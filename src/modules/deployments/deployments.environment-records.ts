@@ -26,12 +26,15 @@ export interface EnvironmentDeploymentState {
   updated_at: string;
 }
 
-/** What a move writes of an environment's row: its state, and the action it describes or the revision it deployed. */
+/**
+ * What a move writes of an environment's row: its state, and the action it describes or the revision it deployed
+ * (null: nothing of it is deployed any more, after an uninstall).
+ */
 export interface EnvironmentStateChanges {
   status: string;
   updated_at: string;
   last_deployment_id?: string;
-  deployed_revision?: number;
+  deployed_revision?: number | null;
 }
 
 /** The environments module's port: its rows, read and moved (a compare-and-set on the state) in the caller's transaction. */

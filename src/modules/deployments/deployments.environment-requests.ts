@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { QUEUED_ACTIONS, waitingMessage, type QueuedAction } from '../../engine/deployment-states.ts';
-import { principalDisplayName, type Principal } from '../../auth/principal.ts';
+import { principalDisplayName, type Actor, type Principal } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
 import { cancelQueuedJob } from '../../jobs/job-queue.ts';
@@ -55,7 +55,7 @@ export function createEnvironmentRequests(
    * Moves an environment into QUEUED for an action and writes its history record and the job that carries it out,
    * in one transaction. The job waits for the cluster's agent; nothing here pretends to do its work.
    */
-  async function requestAction(principal: Principal, environmentId: string, action: QueuedAction, serviceIds?: string[]): Promise<EnvironmentDeploymentState> {
+  async function requestAction(principal: Actor, environmentId: string, action: QueuedAction, serviceIds?: string[]): Promise<EnvironmentDeploymentState> {
     // Clusters and billing read their own tables: asked before the transaction, which on SQLite holds the one connection.
     const before = await requireEnvironment(db, environmentId);
     if ((await deps.clusters.findClusterSummary(before.organization_id, before.cluster_id)) === undefined) {
@@ -94,9 +94,9 @@ export function createEnvironmentRequests(
   }
 
   return {
-    deployEnvironment: async (principal: Principal, environmentId: string) => actionStatusView(await requestAction(principal, environmentId, 'deploy')),
+    deployEnvironment: async (principal: Actor, environmentId: string) => actionStatusView(await requestAction(principal, environmentId, 'deploy')),
     redeployEnvironment: async (principal: Principal, environmentId: string) => statusView(await requestAction(principal, environmentId, 'redeploy')),
-    stopEnvironment: async (principal: Principal, environmentId: string) => statusView(await requestAction(principal, environmentId, 'stop')),
+    stopEnvironment: async (principal: Actor, environmentId: string) => statusView(await requestAction(principal, environmentId, 'stop')),
 
     /**
      * Restarts the environment's services: those named, or all of them. Each id given must name a service of this

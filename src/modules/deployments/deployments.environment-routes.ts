@@ -9,6 +9,7 @@ import {
   DeploymentHistoryV2Query,
   EnvironmentActionStatus,
   EnvironmentStatus,
+  MAX_HISTORY_PAGE_SIZE,
   RebootServicesRequest,
 } from './deployments.schemas.ts';
 import type { DeploymentsService } from './deployments.service.ts';
@@ -19,6 +20,20 @@ const HISTORY_TAGS = ['Environment Deployment History'];
 
 const QUEUED_NOTE = 'The cluster\'s agent carries the action out; until it takes it, the environment stays QUEUED and its status message says so.';
 
+/** Why an environment action is refused, in words: the state machine's and the cluster's 409s, the billing gate's 402. */
+function actionRefusals(action: 'deploy' | 'redeploy' | 'stop' | 'restart'): string {
+  const state =
+    action === 'deploy'
+      ? "409 when the environment's state does not allow it (an action is under way), changed meanwhile"
+      : "409 when the environment was never deployed, its state does not allow it (an action is under way), changed meanwhile";
+  const conflict = `${state}, or its cluster no longer exists`;
+  return action === 'stop' ? `${conflict}.` : `${conflict}; 402 while the organization's billing is not valid.`;
+}
+
+function historyRefusals(cursorField: 'startId' | 'cursor'): string {
+  return `400 for a pageSize outside 1 to ${MAX_HISTORY_PAGE_SIZE}, or a ${cursorField} that names no deployment of this environment.`;
+}
+
 /**
  * An environment's status, actions and deployment history (`/environment/{environmentId}/…`). Registered right after
  * the environments module's routes, in the order the API has always listed them.
@@ -27,7 +42,16 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
   app.get(
     '/environment/:environmentId/status',
     {
-      schema: { operationId: 'getEnvironmentStatus', tags: MAIN_TAGS, params: EnvironmentParams, response: { 200: EnvironmentStatus, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'getEnvironmentStatus',
+        summary: 'Get the status of an environment',
+        description:
+          "The environment's deployment state and status message (QUEUED, DEPLOYING, DEPLOYED, STOPPED, …); OUT_OF_DATE once its mode or " +
+          'the variables its services see changed since it was deployed. Its services each have their own status (getEnvironmentStatuses).',
+        tags: MAIN_TAGS,
+        params: EnvironmentParams,
+        response: { 200: EnvironmentStatus, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'environments:read', target: 'environment' } },
     },
     async (request) => deployments.getEnvironmentStatus(request.params.environmentId),
@@ -38,7 +62,8 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
     {
       schema: {
         operationId: 'deployEnvironment',
-        description: `Queues a deploy. ${QUEUED_NOTE}`,
+        summary: 'Deploy an environment',
+        description: `Queues a deploy of the environment, which the job fans out into a deployment of each of its services (stage by stage). ${QUEUED_NOTE} ${actionRefusals('deploy')}`,
         tags: ACTION_TAGS,
         params: EnvironmentParams,
         response: { 202: EnvironmentActionStatus, ...authenticatedErrors('conflict', 'payment_required') },
@@ -51,8 +76,24 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
 
   // Redeploy and stop answer the environment's status; deploy and rebootServices the reference's Status.
   const statusActions = [
-    { path: 'redeploy', operationId: 'redeployEnvironment', what: 'Queues a redeploy of a deployed environment.', errors: ['conflict', 'payment_required'], run: deployments.redeployEnvironment },
-    { path: 'stop', operationId: 'stopEnvironment', what: 'Queues a stop of a deployed environment.', errors: ['conflict'], run: deployments.stopEnvironment },
+    {
+      path: 'redeploy',
+      action: 'redeploy',
+      operationId: 'redeployEnvironment',
+      summary: 'Redeploy an environment',
+      what: "Queues a redeploy of a deployed environment: each of its services redeploys what ran with today's settings and variables.",
+      errors: ['conflict', 'payment_required'],
+      run: deployments.redeployEnvironment,
+    },
+    {
+      path: 'stop',
+      action: 'stop',
+      operationId: 'stopEnvironment',
+      summary: 'Stop an environment',
+      what: 'Queues a stop of a deployed environment and of its services; nothing is deleted.',
+      errors: ['conflict'],
+      run: deployments.stopEnvironment,
+    },
   ] as const;
   for (const action of statusActions) {
     app.post(
@@ -60,7 +101,8 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
       {
         schema: {
           operationId: action.operationId,
-          description: `${action.what} ${QUEUED_NOTE}`,
+          summary: action.summary,
+          description: `${action.what} ${QUEUED_NOTE} ${actionRefusals(action.action)}`,
           tags: ACTION_TAGS,
           params: EnvironmentParams,
           response: { 202: EnvironmentStatus, ...authenticatedErrors(...action.errors) },
@@ -76,7 +118,10 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
     {
       schema: {
         operationId: 'rebootServices',
-        description: `Queues a restart of a deployed environment's services. ${QUEUED_NOTE}`,
+        summary: "Restart an environment's services",
+        description:
+          "Queues a restart of a deployed environment's services: those the body names (application_ids, database_ids, container_ids), or " +
+          `every one without a body. ${QUEUED_NOTE} 400 naming each id that is not a service of that kind in this environment; ${actionRefusals('restart')}`,
         tags: ACTION_TAGS,
         params: EnvironmentParams,
         body: RebootServicesRequest,
@@ -97,7 +142,10 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
     {
       schema: {
         operationId: 'cancelEnvironmentDeployment',
-        description: 'Cancels the queued action at once, or a deploy under way at the agent\'s next step.',
+        summary: "Cancel an environment's deployment",
+        description:
+          "Cancels the queued action at once, or a deploy under way at the agent's next step. 409 when no cancellable action is under way, " +
+          'or when its state changed meanwhile.',
         tags: ACTION_TAGS,
         params: EnvironmentParams,
         response: { 202: EnvironmentStatus, ...authenticatedErrors('conflict') },
@@ -112,7 +160,10 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
     {
       schema: {
         operationId: 'listEnvironmentDeploymentHistory',
-        description: 'Newest first, pageSize entries (default 20) older than startId; next_cursor is the startId of the next page.',
+        summary: 'List the deployments of an environment',
+        description:
+          "The environment's past actions, newest first, pageSize entries (default 20) older than startId; next_cursor is the startId of the " +
+          `next page. ${historyRefusals('startId')}`,
         tags: HISTORY_TAGS,
         params: EnvironmentParams,
         querystring: DeploymentHistoryQuery,
@@ -128,7 +179,10 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
     {
       schema: {
         operationId: 'listEnvironmentDeploymentHistoryV2',
-        description: 'Newest first, pageSize entries (default 20) older than cursor; next_cursor is the cursor of the next page.',
+        summary: 'List the deployments of an environment, by cursor',
+        description:
+          "The environment's past actions, newest first, pageSize entries (default 20) older than cursor; next_cursor is the cursor of the " +
+          `next page. ${historyRefusals('cursor')}`,
         tags: HISTORY_TAGS,
         params: EnvironmentParams,
         querystring: DeploymentHistoryV2Query,

@@ -11,6 +11,7 @@ import {
   findRuntime,
   listEnvironmentDeploymentsPage,
   listServiceDeploymentsPage,
+  listServiceDeploymentsOfEnvironmentDeployment,
   listOpenDeploymentIdsOfEnvironment,
   type EnvironmentDeploymentRow,
   type ServiceDeploymentRow,
@@ -27,6 +28,61 @@ import { durationSeconds, stateOf, type DeploymentSubject } from './deployments.
  */
 
 const DEFAULT_PAGE_SIZE = 20;
+
+/** One service deployment as the reference's DeploymentHistoryService shows it (a service's history, a stage's entry). */
+function serviceHistoryEntry(r: ServiceDeploymentRow, now: Date) {
+  const status = recordStateOf(r);
+  const snapshot = snapshotOf(r);
+  return {
+    identifier: { name: snapshot.service.name, service_id: r.service_id, service_type: snapshot.service.kind, execution_id: r.job_id },
+    status,
+    auditing_data: { created_at: r.created_at, updated_at: r.updated_at, triggered_by: r.triggered_by, origin: r.origin as 'API' },
+    details: {
+      ...(r.git_commit_id === null ? {} : { commit: { git_commit_id: r.git_commit_id } }),
+      ...(r.image_tag === null ? {} : { tag: r.image_tag }),
+    },
+    status_details: { action: wireAction(r.action), status: actionStatusOf(status), sub_action: 'NONE' as const },
+    icon_uri: `urn:slipway:service-kind:${snapshot.service.kind.toLowerCase()}`,
+    total_duration: `PT${durationSeconds(r, now).toFixed(3)}S`,
+    deployment_id: r.id,
+    message: r.message,
+  };
+}
+
+type StageHistoryStatus = 'QUEUED' | 'ONGOING' | 'DONE' | 'ERROR' | 'SKIPPED' | 'CANCELED';
+
+/** A stage's status in an environment's history: under way while any of its deployments is, else the worst outcome. */
+function stageHistoryStatus(records: ServiceDeploymentRow[]): StageHistoryStatus {
+  const outcomes = new Set(records.map((record) => actionStatusOf(recordStateOf(record))));
+  if (outcomes.has('ONGOING') || outcomes.has('CANCELING')) return 'ONGOING';
+  if (outcomes.has('QUEUED')) return 'QUEUED';
+  if (outcomes.has('ERROR')) return 'ERROR';
+  if (outcomes.has('CANCELED')) return 'CANCELED';
+  return 'DONE';
+}
+
+/**
+ * The stages of an environment action (docs/deployment-stages.md): the service deployments its fan-out requested,
+ * grouped by the stage each service was in then, in the stages' order; a stage's duration runs from its first
+ * request to its last end (now while one is open).
+ */
+function historyStages(records: ServiceDeploymentRow[], now: Date) {
+  const stages = new Map<string, ServiceDeploymentRow[]>();
+  for (const record of records) {
+    const key = `${record.deployment_stage_order ?? ''}:${record.deployment_stage_name ?? ''}`;
+    stages.set(key, [...(stages.get(key) ?? []), record]);
+  }
+  return [...stages.values()].map((group) => {
+    const start = Math.min(...group.map((record) => Date.parse(record.created_at)));
+    const end = Math.max(...group.map((record) => (record.finished_at === null ? now.getTime() : Date.parse(record.finished_at))));
+    return {
+      name: group[0]?.deployment_stage_name ?? '',
+      status: stageHistoryStatus(group),
+      duration: `PT${(Math.max(0, end - start) / 1000).toFixed(3)}S`,
+      services: group.map((record) => serviceHistoryEntry(record, now)),
+    };
+  });
+}
 
 /** One subject's deployment records, as a history page reads them. */
 interface HistorySource<Row extends { id: string }, Subject> {
@@ -48,7 +104,7 @@ async function historyPage<Row extends { id: string }, Subject, View>(
   source: HistorySource<Row, Subject>,
   query: { pageSize?: number | undefined; cursor?: string | undefined },
   cursorField: string,
-  view: (row: Row, subject: Subject) => View,
+  view: (row: Row, subject: Subject) => View | Promise<View>,
 ) {
   const { pageSize, cursor } = query;
   const size = pageSize ?? DEFAULT_PAGE_SIZE;
@@ -66,7 +122,7 @@ async function historyPage<Row extends { id: string }, Subject, View>(
     page: Math.floor(before / size) + 1,
     page_size: size,
     next_cursor: rows.length > size ? (page[page.length - 1]?.id ?? null) : null,
-    results: page.map((row) => view(row, subject)),
+    results: await Promise.all(page.map((row) => view(row, subject))),
   };
 }
 
@@ -126,7 +182,7 @@ export function createDeploymentHistory(deps: Pick<DeploymentsDeps, 'db' | 'cloc
     },
 
     /** The environment's service deployments still queued or under way (an environment's action waits on them). */
-    openDeploymentIdsOfEnvironment(environmentId: string, options: { databaseStartsBefore?: string } = {}): Promise<string[]> {
+    openDeploymentIdsOfEnvironment(environmentId: string, options: { startsBefore?: { at: string; serviceIds: readonly string[] } } = {}): Promise<string[]> {
       return listOpenDeploymentIdsOfEnvironment(db, environmentId, options);
     },
 
@@ -158,24 +214,7 @@ export function createDeploymentHistory(deps: Pick<DeploymentsDeps, 'db' | 'cloc
 
     async listServiceDeploymentHistoryV2(kind: ServiceKind, serviceId: string, query: { cursor?: string | undefined; pageSize?: number | undefined }) {
       const now = clock.now();
-      return historyPage(serviceHistory(kind, serviceId), query, '/cursor', (r, service) => {
-        const status = recordStateOf(r);
-        const snapshot = snapshotOf(r);
-        return {
-          identifier: { name: snapshot.service.name, service_id: service.id, service_type: service.kind, execution_id: r.job_id },
-          status,
-          auditing_data: { created_at: r.created_at, updated_at: r.updated_at, triggered_by: r.triggered_by, origin: r.origin as 'API' },
-          details: {
-            ...(r.git_commit_id === null ? {} : { commit: { git_commit_id: r.git_commit_id } }),
-            ...(r.image_tag === null ? {} : { tag: r.image_tag }),
-          },
-          status_details: { action: wireAction(r.action), status: actionStatusOf(status), sub_action: 'NONE' as const },
-          icon_uri: `urn:slipway:service-kind:${service.kind.toLowerCase()}`,
-          total_duration: `PT${durationSeconds(r, now).toFixed(3)}S`,
-          deployment_id: r.id,
-          message: r.message,
-        };
-      });
+      return historyPage(serviceHistory(kind, serviceId), query, '/cursor', (r) => serviceHistoryEntry(r, now));
     },
 
     /**
@@ -250,7 +289,7 @@ export function createDeploymentHistory(deps: Pick<DeploymentsDeps, 'db' | 'cloc
 
     async listEnvironmentDeploymentHistoryV2(environmentId: string, query: { cursor?: string | undefined; pageSize?: number | undefined }) {
       const now = clock.now();
-      return historyPage(environmentHistory(environmentId), query, '/cursor', (r) => {
+      return historyPage(environmentHistory(environmentId), query, '/cursor', async (r) => {
         const status = stateOf('environment', r.id, r.status);
         return {
           identifier: { execution_id: r.job_id, environment_id: r.environment_id },
@@ -258,7 +297,7 @@ export function createDeploymentHistory(deps: Pick<DeploymentsDeps, 'db' | 'cloc
           status,
           trigger_action: wireAction(r.action),
           total_duration: `PT${durationSeconds(r, now).toFixed(3)}S`,
-          stages: [],
+          stages: historyStages(await listServiceDeploymentsOfEnvironmentDeployment(db, r.id), now),
           action_status: actionStatusOf(status),
           message: r.message,
         };

@@ -50,24 +50,40 @@ export async function updateServiceDeployment(db: Queryable, id: string, changes
 }
 
 /**
- * The deployments of an environment's services that have not ended (queued or under way). With `databaseStartsBefore`:
- * only those that start a DATABASE (deploy, redeploy, restart) requested at or before that time — what an application
- * started then waits for (docs/agent-protocol.md, "Order").
+ * The deployments of an environment's services that have not ended (queued or under way). With `startsBefore`: only
+ * those that start one of `serviceIds` (deploy, redeploy, restart) requested at or before `at` — what a service of a
+ * later deployment stage started then waits for (docs/deployment-stages.md).
  */
-export async function listOpenDeploymentIdsOfEnvironment(db: Queryable, environmentId: string, options: { databaseStartsBefore?: string } = {}): Promise<string[]> {
+export async function listOpenDeploymentIdsOfEnvironment(
+  db: Queryable,
+  environmentId: string,
+  options: { startsBefore?: { at: string; serviceIds: readonly string[] } } = {},
+): Promise<string[]> {
   let query = db
     .selectFrom('service_deployments')
     .innerJoin('services', 'services.id', 'service_deployments.service_id')
     .select('service_deployments.id')
     .where('services.environment_id', '=', environmentId)
     .where('service_deployments.finished_at', 'is', null);
-  if (options.databaseStartsBefore !== undefined) {
+  if (options.startsBefore !== undefined) {
+    if (options.startsBefore.serviceIds.length === 0) return [];
     query = query
-      .where('services.kind', '=', 'DATABASE')
+      .where('service_deployments.service_id', 'in', [...options.startsBefore.serviceIds])
       .where('service_deployments.action', 'in', STARTING_ACTIONS.map((action) => HISTORY_ACTION[action]))
-      .where('service_deployments.created_at', '<=', options.databaseStartsBefore);
+      .where('service_deployments.created_at', '<=', options.startsBefore.at);
   }
   return (await query.execute()).map((row) => row.id);
+}
+
+/** The service deployments an environment action's fan-out requested, in their stages' order, then request order. */
+export function listServiceDeploymentsOfEnvironmentDeployment(db: Queryable, environmentDeploymentId: string): Promise<ServiceDeploymentRow[]> {
+  return db
+    .selectFrom('service_deployments')
+    .selectAll()
+    .where('environment_deployment_id', '=', environmentDeploymentId)
+    .orderBy('deployment_stage_order')
+    .orderBy('id')
+    .execute();
 }
 
 /** The jobs of a service's actions that may still wait (to withdraw them when it is removed). */
@@ -189,4 +205,41 @@ export async function countEnvironmentDeploymentsNewerThan(db: Queryable, enviro
     .where('id', '>', id)
     .executeTakeFirst();
   return Number(row?.count ?? 0);
+}
+
+/** An environment's actions not ended yet (queued or under way), oldest first: its part of the deployment queue. */
+export function listOpenEnvironmentDeployments(db: Queryable, environmentId: string): Promise<EnvironmentDeploymentRow[]> {
+  return db.selectFrom('environment_deployments').selectAll().where('environment_id', '=', environmentId).where('finished_at', 'is', null).orderBy('id').execute();
+}
+
+/** The actions of an environment's services not ended yet, oldest first (one service's only, when `serviceId` is given). */
+export function listOpenServiceDeployments(db: Queryable, scope: { environmentId: string } | { serviceId: string }): Promise<ServiceDeploymentRow[]> {
+  let query = db.selectFrom('service_deployments').innerJoin('services', 'services.id', 'service_deployments.service_id').selectAll('service_deployments');
+  query = 'serviceId' in scope ? query.where('service_deployments.service_id', '=', scope.serviceId) : query.where('services.environment_id', '=', scope.environmentId);
+  return query.where('service_deployments.finished_at', 'is', null).orderBy('service_deployments.id').execute();
+}
+
+/** The newest deployments of an environment's services, newest first, at most `limit`. */
+export function listRecentServiceDeploymentsOfEnvironment(db: Queryable, environmentId: string, limit: number): Promise<ServiceDeploymentRow[]> {
+  return db
+    .selectFrom('service_deployments')
+    .innerJoin('services', 'services.id', 'service_deployments.service_id')
+    .selectAll('service_deployments')
+    .where('services.environment_id', '=', environmentId)
+    .orderBy('service_deployments.id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The environment a deployment request (an environment's deployment record, or a service's) belongs to. */
+export async function findDeploymentRequestEnvironmentId(db: Queryable, deploymentRequestId: string): Promise<string | undefined> {
+  const environment = await db.selectFrom('environment_deployments').select('environment_id').where('id', '=', deploymentRequestId).executeTakeFirst();
+  if (environment !== undefined) return environment.environment_id;
+  const service = await db
+    .selectFrom('service_deployments')
+    .innerJoin('services', 'services.id', 'service_deployments.service_id')
+    .select('services.environment_id')
+    .where('service_deployments.id', '=', deploymentRequestId)
+    .executeTakeFirst();
+  return service?.environment_id;
 }

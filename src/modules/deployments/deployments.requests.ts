@@ -49,13 +49,18 @@ const GIT_KINDS: ReadonlySet<ServiceKind> = new Set(['APPLICATION', 'JOB', 'HELM
 const IMAGE_KINDS: ReadonlySet<ServiceKind> = new Set(['CONTAINER', 'JOB']);
 
 /**
- * The order in which services of one environment start: databases first, so that their tasks reach the agent before
- * those of the services that connect to them (the dispatch holds a starting service's task until the databases
- * requested before it are in the mailbox: deployments.dispatch.ts). An environment's deploy and a service's deploy
- * that brings its never-deployed dependencies along both follow it.
+ * Where each service of an environment starts (docs/deployment-stages.md): the position of its deployment stage (0
+ * first) and whether the environment's deploy skips it. Services of earlier stages start first: their tasks reach the
+ * agent before those of later stages (the dispatch holds a starting service's task until those of the earlier
+ * stages' services requested before it are in the mailbox: deployments.dispatch.ts). An environment's deploy and a
+ * service's deploy that brings its never-deployed dependencies along both follow it.
  */
-function byStartOrder(a: { kind: ServiceKind }, b: { kind: ServiceKind }): number {
-  return Number(b.kind === 'DATABASE') - Number(a.kind === 'DATABASE');
+export type StartOrder = ReadonlyMap<string, { stage: number; stageName: string; skipped: boolean }>;
+
+/** A comparator over services by their stage in `order` (a service it does not know goes last). */
+function byStage(order: StartOrder) {
+  const stageOf = (service: { id: string }) => order.get(service.id)?.stage ?? Number.MAX_SAFE_INTEGER;
+  return (a: { id: string }, b: { id: string }) => stageOf(a) - stageOf(b);
 }
 
 type DeployInput = { git_commit_id?: string | undefined; image_tag?: string | undefined };
@@ -70,6 +75,14 @@ interface PreparedAction {
   settingsHash: string;
   /** What the record's message adds to "waiting for the agent", and its first log lines (dependencies). */
   notes: { message: string | undefined; lines: string[] };
+  /** Where the record was requested from: an environment action's fan-out, and its service's stage then. */
+  origin?: RequestOrigin | undefined;
+}
+
+/** What a service deployment records of the environment action and the deployment stage it was requested in. */
+interface RequestOrigin {
+  environmentDeploymentId?: string | undefined;
+  stage?: { name: string; order: number } | undefined;
 }
 
 /** A commit id as the build fetches it: git hosts serve one commit by its full id only, never by an abbreviation. */
@@ -91,11 +104,24 @@ function refuseDeployInput(service: StoredService, input: DeployInput): void {
 }
 
 export function createServiceRequests(
-  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'environments' | 'variables' | 'deploymentGate' | 'wakeWorkers'>,
+  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'environments' | 'variables' | 'deploymentGate' | 'wakeWorkers' | 'stages'>,
   records: ServiceRecords,
 ) {
   const { db, clock } = deps;
   const { requireService, neverActed, runtimeOf, statusView } = records;
+
+  /** The environment's stage order: the deployment-stages module's, or without it the default stages' (databases first). */
+  async function startOrderOf(environmentId: string): Promise<StartOrder> {
+    if (deps.stages !== undefined) return deps.stages.startOrderOf(environmentId);
+    const services = await deps.services.listEnvironmentServices(environmentId);
+    return new Map(services.map((service) => [service.id, service.kind === 'DATABASE' ? { stage: 0, stageName: 'DATABASE DEFAULT', skipped: false } : { stage: 1, stageName: 'SERVICE DEFAULT', skipped: false }]));
+  }
+
+  /** The stage a service is in, as a deployment records it. */
+  function stageIn(order: StartOrder, serviceId: string): RequestOrigin['stage'] {
+    const place = order.get(serviceId);
+    return place === undefined ? undefined : { name: place.stageName, order: place.stage };
+  }
 
   /** What a deploy or redeploy carries: the service's settings now and its variables resolved now. */
   async function freshSnapshot(service: StoredService, clusterId: string, gitCommitId: string | null, imageTag: string | null): Promise<DeploymentSnapshot> {
@@ -176,6 +202,9 @@ export function createServiceRequests(
       settings_hash: prepared.settingsHash,
       variables_hash: snapshot.variables?.content_hash ?? null,
       snapshot: writeJson(snapshot),
+      environment_deployment_id: prepared.origin?.environmentDeploymentId ?? null,
+      deployment_stage_name: prepared.origin?.stage?.name ?? null,
+      deployment_stage_order: prepared.origin?.stage?.order ?? null,
     });
     const variableCount = snapshot.variables?.variables.length ?? 0;
     await writeLogLines(trx, clock, deploymentId, [
@@ -218,10 +247,17 @@ export function createServiceRequests(
    * Moves a service into QUEUED for an action and writes its deployment record (with its snapshot), its first log
    * lines and the job that carries it out, in one transaction. The job waits for the cluster's agent.
    */
-  async function requestAction(triggeredBy: string, kind: ServiceKind, serviceId: string, action: QueuedAction, input: DeployInput = {}): Promise<StatusView> {
+  async function requestAction(
+    triggeredBy: string,
+    kind: ServiceKind,
+    serviceId: string,
+    action: QueuedAction,
+    input: DeployInput = {},
+    origin?: RequestOrigin,
+  ): Promise<StatusView> {
     // Other modules read their own tables: asked before the transaction, which on SQLite holds the one connection.
     const service = await requireService(serviceId, kind);
-    const prepared = await prepareAction(triggeredBy, service, action, input);
+    const prepared = { ...(await prepareAction(triggeredBy, service, action, input)), origin };
     const [runtime] = await writeActions(action, [prepared]);
     if (runtime === undefined) throw new Error(`no runtime written for service ${serviceId}`);
     return statusView(service, runtime);
@@ -252,14 +288,20 @@ export function createServiceRequests(
     );
     const notes = [...brought, ...warnings];
     const main = { ...prepared, notes: { message: notes.length === 0 ? undefined : notes.join('; '), lines: notes } };
-    const ordered = [...companions, main].sort((a, b) => byStartOrder(a.service, b.service));
+    const order = await startOrderOf(service.environmentId);
+    const inStages = byStage(order);
+    const ordered = [...companions, main]
+      .map((entry) => ({ ...entry, origin: { stage: stageIn(order, entry.service.id) } }))
+      .sort((a, b) => inStages(a.service, b.service));
     const runtimes = await writeActions(action, ordered);
-    const runtime = runtimes[ordered.indexOf(main)];
+    const runtime = runtimes[ordered.findIndex((entry) => entry.service.id === serviceId)];
     if (runtime === undefined) throw new Error(`no runtime written for service ${serviceId}`);
     return statusView(service, runtime);
   }
 
   return {
+    /** Each service's deployment stage in its environment (the deployment queue shows requests by stage: deployments.queue.ts). */
+    startOrderOf,
     deployService: (principal: Principal, kind: ServiceKind, serviceId: string, input: DeployInput) =>
       requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'deploy', input),
     redeployService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'redeploy'),
@@ -267,18 +309,61 @@ export function createServiceRequests(
     restartService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'restart'),
 
     /**
-     * An environment's action carried into its services (docs/service-deployments.md, "Environment actions"): deploy
-     * and redeploy deploy each service (a deployed one is redeployed), databases first so that their tasks reach the
-     * agent before the applications that connect to them; stop and restart act on the deployed ones (restart on
-     * `only` when given). A service whose state refuses its action (busy, already stopped) is skipped with the
-     * reason. Runs from the environment's action job, so a retry after a crash skips what the first run requested.
+     * The position of the service's deployment stage (undefined once it is gone), and the services of the earlier
+     * stages: those whose start, requested before the service's, its own start waits for (deployments.dispatch.ts).
      */
-    async requestEnvironmentServicesAction(environmentId: string, action: QueuedAction, triggeredBy: string, only?: readonly string[]) {
+    async stagePlaceOf(environmentId: string, serviceId: string): Promise<{ stage: number; earlierServiceIds: string[] } | undefined> {
+      const order = await startOrderOf(environmentId);
+      const own = order.get(serviceId)?.stage;
+      if (own === undefined) return undefined;
+      return { stage: own, earlierServiceIds: [...order].filter(([, place]) => place.stage < own).map(([id]) => id) };
+    },
+
+    /**
+     * Several services' own actions asked together (an environment's bulk actions, deployments.bulk-actions.ts): each
+     * is checked and prepared first (its state, billing, the cluster's grant, its deploy input), then all are written
+     * in one transaction in start order, or none is. Answers each service's status, in the order given.
+     */
+    async requestServicesAction(principal: Principal, action: QueuedAction, targets: ReadonlyArray<{ service: StoredService; input?: DeployInput }>) {
+      const triggeredBy = principalDisplayName(principal);
+      const environmentId = targets[0]?.service.environmentId;
+      const order: StartOrder = environmentId === undefined ? new Map() : await startOrderOf(environmentId);
+      const prepared: PreparedAction[] = [];
+      for (const target of targets) {
+        prepared.push({ ...(await prepareAction(triggeredBy, target.service, action, target.input)), origin: { stage: stageIn(order, target.service.id) } });
+      }
+      const inStages = byStage(order);
+      const ordered = [...prepared].sort((a, b) => inStages(a.service, b.service));
+      const runtimes = await writeActions(action, ordered);
+      return Promise.all(
+        prepared.map((entry) => {
+          const runtime = runtimes[ordered.indexOf(entry)];
+          if (runtime === undefined) throw new Error(`no runtime written for service ${entry.service.id}`);
+          return statusView(entry.service, runtime);
+        }),
+      );
+    },
+
+    /**
+     * An environment's action carried into its services (docs/service-deployments.md, "Environment actions"): deploy
+     * and redeploy deploy each service (a deployed one is redeployed) in the order of their deployment stages, so that
+     * the tasks of one stage reach the agent before those of the next (by default databases before the services that
+     * connect to them), leaving out the services their stage marks skipped; stop and restart act on the deployed ones
+     * (restart on `only` when given). A service whose state refuses its action (busy, already stopped) is skipped with
+     * the reason. Runs from the environment's action job, so a retry after a crash skips what the first run requested.
+     */
+    async requestEnvironmentServicesAction(environmentId: string, action: QueuedAction, triggeredBy: string, only?: readonly string[], environmentDeploymentId?: string) {
+      const order = await startOrderOf(environmentId);
       const services = (await deps.services.listEnvironmentServices(environmentId))
         .filter((service) => only === undefined || only.includes(service.id))
-        .sort(byStartOrder);
+        .sort(byStage(order));
       const outcomes: Array<{ serviceId: string; name: string; action: QueuedAction | null; skipped?: string }> = [];
       for (const service of services) {
+        // A service its stage marks skipped stays out of the environment's deploys (not of an action naming it).
+        if (only === undefined && (action === 'deploy' || action === 'redeploy') && order.get(service.id)?.skipped === true) {
+          outcomes.push({ serviceId: service.id, name: service.name, action: null, skipped: 'marked skipped in its deployment stage' });
+          continue;
+        }
         const deployed = (await runtimeOf(db, service.id)).deployed_deployment_id !== null;
         const own: QueuedAction | null = action === 'deploy' || action === 'redeploy' ? (deployed ? 'redeploy' : 'deploy') : deployed ? action : null;
         if (own === null) {
@@ -286,7 +371,7 @@ export function createServiceRequests(
           continue;
         }
         try {
-          await requestAction(triggeredBy, service.kind, service.id, own);
+          await requestAction(triggeredBy, service.kind, service.id, own, {}, { environmentDeploymentId, stage: stageIn(order, service.id) });
           outcomes.push({ serviceId: service.id, name: service.name, action: own });
         } catch (error) {
           // Refusals (a state that does not allow it, billing, a LOCAL cluster's grant withdrawn meanwhile) skip the service.

@@ -1,5 +1,6 @@
 import { authenticatedErrors } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { kindDefinition } from '../services/services.kinds.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import {
   EnvironmentStatsResponseList,
@@ -26,7 +27,8 @@ export function registerDeploymentStatusRoutes(app: FastifyTypeBox, statuses: De
     {
       schema: {
         operationId: 'getEnvironmentStatuses',
-        description: "The environment's status and every service's, grouped by kind.",
+        summary: 'Get the statuses of an environment and its services',
+        description: "The environment's status and every one of its services', grouped by kind, in one call.",
         tags: ['Environment Main Calls'],
         params: EnvironmentStatusParams,
         response: { 200: EnvironmentStatuses, ...authenticatedErrors() },
@@ -42,7 +44,8 @@ export function registerDeploymentStatusRoutes(app: FastifyTypeBox, statuses: De
       {
         schema: {
           operationId: route.operationId,
-          description: `The status of every ${route.path} of the environment.`,
+          summary: `List the statuses of an environment's ${kindDefinition(route.kind).prose.services}`,
+          description: `The deployment state and status message of every one of the environment's ${kindDefinition(route.kind).prose.services}.`,
           tags: [route.tag],
           params: EnvironmentStatusParams,
           response: { 200: ReferenceObjectStatusResponseList, ...authenticatedErrors() },
@@ -58,7 +61,8 @@ export function registerDeploymentStatusRoutes(app: FastifyTypeBox, statuses: De
     {
       schema: {
         operationId: 'getProjectEnvironmentsStatus',
-        description: 'The status of every environment of the project.',
+        summary: "List the statuses of a project's environments",
+        description: 'The status of every environment of the project, as getEnvironmentStatus answers each.',
         tags: ['Environments'],
         params: ProjectStatusParams,
         response: { 200: EnvironmentStatusList, ...authenticatedErrors() },
@@ -73,6 +77,7 @@ export function registerDeploymentStatusRoutes(app: FastifyTypeBox, statuses: De
     {
       schema: {
         operationId: 'getProjectEnvironmentServiceNumber',
+        summary: "Count the services of a project's environments",
         description: 'How many services each environment of the project holds.',
         tags: ['Environments'],
         params: ProjectStatusParams,

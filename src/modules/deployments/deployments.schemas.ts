@@ -125,6 +125,28 @@ export const DeploymentHistoryEnvironmentPaginatedResponseList = Type.Object(
   { $id: 'DeploymentHistoryEnvironmentPaginatedResponseList' },
 );
 
+/** The reference's DeploymentHistoryService: one service deployment, in a service's history and in an environment's stages. */
+const DeploymentHistoryServiceV2 = Type.Object({
+  identifier: Type.Object({ name: Type.String(), service_id: Uuid, service_type: Type.Enum(SERVICE_KINDS), execution_id: Type.String() }),
+  status: DeploymentStateEnum,
+  auditing_data: Type.Object({ created_at: Timestamp, updated_at: Timestamp, triggered_by: Type.String(), origin: OriginEnum }),
+  details: Type.Object({ commit: Type.Optional(Type.Object({ git_commit_id: Type.String() })), tag: Type.Optional(Type.String()) }),
+  status_details: Type.Object({ action: WireActionEnum, status: ActionStatusEnum, sub_action: Type.Literal('NONE') }),
+  icon_uri: Type.String({ format: 'uri' }),
+  total_duration: Type.String({ description: 'ISO-8601 duration' }),
+  /** Slipway's additions: the deployment record's id (getServiceDeployment, log reads) and its message. */
+  deployment_id: Uuid,
+  message: Nullable(Type.String()),
+});
+
+/** The reference's DeploymentHistoryStage: the services one deployment stage started (docs/deployment-stages.md). */
+const DeploymentHistoryStage = Type.Object({
+  name: Type.String(),
+  status: Type.Enum(['QUEUED', 'ONGOING', 'DONE', 'ERROR', 'SKIPPED', 'CANCELED']),
+  duration: Type.String({ description: 'ISO-8601 duration' }),
+  services: Type.Array(DeploymentHistoryServiceV2),
+});
+
 export const DeploymentHistoryEnvironmentPaginatedResponseListV2 = Type.Object(
   {
     ...PaginationFields,
@@ -135,7 +157,8 @@ export const DeploymentHistoryEnvironmentPaginatedResponseListV2 = Type.Object(
         status: DeploymentStateEnum,
         trigger_action: WireActionEnum,
         total_duration: Type.String({ description: 'ISO-8601 duration' }),
-        stages: EmptyList,
+        /** The services the action started, stage by stage, as their stages were when it was requested. */
+        stages: Type.Array(DeploymentHistoryStage),
         action_status: ActionStatusEnum,
         /** Slipway's addition: why it waits or failed. */
         message: Nullable(Type.String()),
@@ -207,20 +230,7 @@ export const DeploymentHistoryPaginatedResponseList = Type.Object(
 export const DeploymentHistoryServicePaginatedResponseListV2 = Type.Object(
   {
     ...PaginationFields,
-    results: Type.Array(
-      Type.Object({
-        identifier: Type.Object({ name: Type.String(), service_id: Uuid, service_type: Type.Enum(SERVICE_KINDS), execution_id: Type.String() }),
-        status: DeploymentStateEnum,
-        auditing_data: Type.Object({ created_at: Timestamp, updated_at: Timestamp, triggered_by: Type.String(), origin: OriginEnum }),
-        details: Type.Object({ commit: Type.Optional(Type.Object({ git_commit_id: Type.String() })), tag: Type.Optional(Type.String()) }),
-        status_details: Type.Object({ action: WireActionEnum, status: ActionStatusEnum, sub_action: Type.Literal('NONE') }),
-        icon_uri: Type.String({ format: 'uri' }),
-        total_duration: Type.String({ description: 'ISO-8601 duration' }),
-        /** Slipway's additions: the deployment record's id (getServiceDeployment, log reads) and its message. */
-        deployment_id: Uuid,
-        message: Nullable(Type.String()),
-      }),
-    ),
+    results: Type.Array(DeploymentHistoryServiceV2),
   },
   { $id: 'DeploymentHistoryServicePaginatedResponseListV2' },
 );

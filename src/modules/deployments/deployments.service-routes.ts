@@ -17,12 +17,26 @@ import {
   DeploymentParams,
   DeployServiceRequest,
   LogResponseList,
+  MAX_HISTORY_PAGE_SIZE,
   ServiceDeployment,
   ServiceLogQuery,
   ServiceStatus,
 } from './deployments.schemas.ts';
 
 const QUEUED_NOTE = 'The cluster\'s agent carries the action out; until it takes it, the service stays QUEUED and its status message says so.';
+
+/** Why an action on a service is refused, in words: the state machine's 409s and, for what starts a workload, the billing gate's 402. */
+function actionRefusals(action: 'deploy' | 'redeploy' | 'stop' | 'restart'): string {
+  const state =
+    action === 'deploy'
+      ? "409 when the service's state does not allow it (an action is under way) or changed meanwhile"
+      : "409 when the service was never deployed, its state does not allow it (an action is under way) or changed meanwhile";
+  return action === 'stop' ? `${state}.` : `${state}; 402 while the organization's billing is not valid.`;
+}
+
+function historyRefusals(cursorField: 'startId' | 'cursor'): string {
+  return `400 for a pageSize outside 1 to ${MAX_HISTORY_PAGE_SIZE}, or a ${cursorField} that names no deployment of this service.`;
+}
 
 function serviceIdOf(request: FastifyRequest, definition: ServiceKindDefinition): string {
   return (request.params as Record<string, string>)[definition.idParam] as string;
@@ -32,6 +46,7 @@ function serviceIdOf(request: FastifyRequest, definition: ServiceKindDefinition)
 function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: DeploymentsService, definition: ServiceKindDefinition, liveStreams: Set<AbortController>): void {
   const kind: ServiceKind = definition.kind;
   const noun = definition.operationNoun;
+  const { aService, theService } = definition.prose;
   const itemUrl = `/${definition.item}/:${definition.idParam}`;
   const params = serviceParams(definition);
   const actionTags = [`${noun} Actions`];
@@ -46,7 +61,11 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
     {
       schema: {
         operationId: `deploy${noun}`,
-        description: `Queues a deploy with the service's settings and variables as they are now (the deployment keeps that snapshot). ${QUEUED_NOTE}`,
+        summary: `Deploy ${aService}`,
+        description:
+          `Queues a deploy of ${theService} with its settings and variables as they are now (the deployment keeps that snapshot); git_commit_id ` +
+          `(a full 40-digit id) and image_tag choose what to deploy where the kind has them. ${QUEUED_NOTE} 400 for a git_commit_id on a kind ` +
+          `not built from git or abbreviated, or an image_tag on a kind without an image of its own; ${actionRefusals('deploy')}`,
         tags: actionTags,
         params,
         body: DeployServiceRequest,
@@ -59,9 +78,23 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
   );
 
   const simpleActions = [
-    { path: 'redeploy', operationId: `redeploy${noun}`, run: deployments.redeployService, what: 'Queues a redeploy: what ran (its commit and tag), with the settings and variables as they are now.' },
-    { path: 'stop', operationId: `stop${noun}`, run: deployments.stopService, what: 'Queues a stop of what runs.' },
-    { path: 'restart-service', operationId: `reboot${noun}`, run: deployments.restartService, what: 'Queues a restart of what runs, with its deployed snapshot (a redeploy applies new configuration).' },
+    {
+      path: 'redeploy',
+      action: 'redeploy',
+      operationId: `redeploy${noun}`,
+      summary: `Redeploy ${aService}`,
+      run: deployments.redeployService,
+      what: 'Queues a redeploy: what ran (its commit and tag), with the settings and variables as they are now.',
+    },
+    { path: 'stop', action: 'stop', operationId: `stop${noun}`, summary: `Stop ${aService}`, run: deployments.stopService, what: 'Queues a stop of what runs.' },
+    {
+      path: 'restart-service',
+      action: 'restart',
+      operationId: `reboot${noun}`,
+      summary: `Restart ${aService}`,
+      run: deployments.restartService,
+      what: 'Queues a restart of what runs, with its deployed snapshot (a redeploy applies new configuration).',
+    },
   ] as const;
   for (const action of simpleActions) {
     app.post(
@@ -69,7 +102,8 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
       {
         schema: {
           operationId: action.operationId,
-          description: `${action.what} ${QUEUED_NOTE}`,
+          summary: action.summary,
+          description: `${action.what} ${QUEUED_NOTE} ${actionRefusals(action.action)}`,
           tags: actionTags,
           params,
           response: { 202: ServiceStatus, ...authenticatedErrors('conflict', 'payment_required') },
@@ -85,7 +119,10 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
     {
       schema: {
         operationId: `cancel${noun}Deployment`,
-        description: 'Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent\'s next step (CANCELING).',
+        summary: `Cancel the deployment of ${aService}`,
+        description:
+          "Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step (CANCELING). " +
+          '409 when no cancellable action is under way, or when its state changed meanwhile.',
         tags: actionTags,
         params,
         response: { 202: ServiceStatus, ...authenticatedErrors('conflict') },
@@ -100,7 +137,10 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
     {
       schema: {
         operationId: `get${noun}Status`,
-        description: 'OUT_OF_DATE when the settings or the resolved variables differ from what the running deployment carries.',
+        summary: `Get the status of ${aService}`,
+        description:
+          `The deployment state of ${theService} and its status message; OUT_OF_DATE when its settings or resolved variables differ from what ` +
+          'the running deployment carries.',
         tags: mainTags,
         params,
         response: { 200: ServiceStatus, ...authenticatedErrors() },
@@ -115,6 +155,8 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
     {
       schema: {
         operationId: `list${noun}DeploymentHistory`,
+        summary: `List the deployments of ${aService}`,
+        description: `The past deployments of ${theService}, newest first, pageSize entries (default 20) older than startId. ${historyRefusals('startId')}`,
         tags: historyTags,
         params,
         querystring: DeploymentHistoryQuery,
@@ -130,6 +172,10 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
     {
       schema: {
         operationId: `list${noun}DeploymentHistoryV2`,
+        summary: `List the deployments of ${aService}, by cursor`,
+        description:
+          `The past deployments of ${theService}, newest first, pageSize entries (default 20) older than cursor; next_cursor is the cursor of ` +
+          `the next page. ${historyRefusals('cursor')}`,
         tags: historyTags,
         params,
         querystring: DeploymentHistoryV2Query,
@@ -145,7 +191,10 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
     {
       schema: {
         operationId: `get${noun}Deployment`,
-        description: 'One deployment with what it carries: the settings as deployed and the variable snapshot (secrets and hidden built-ins only as sealed: true).',
+        summary: `Get one deployment of ${aService}`,
+        description:
+          'One deployment with what it carries: the settings as deployed and the variable snapshot (secrets and hidden built-ins only as ' +
+          `sealed: true). 404 for a deployment that is not one of ${theService}'s.`,
         tags: historyTags,
         params: DeploymentParams(definition.idParam),
         response: { 200: ServiceDeployment, ...authenticatedErrors() },
@@ -161,8 +210,10 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
     {
       schema: {
         operationId: `list${noun}Log`,
+        summary: `Read the log of ${aService}`,
         description:
-          "The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines.",
+          "The log of the newest deployment (or of deploymentId), as JSON or (Accept: text/plain) text lines. With Accept: text/event-stream (SSE) or application/x-ndjson the answer is a live stream that follows the deployment until it settles. With follow=true it is a live stream (SSE, NDJSON or plain text) of the service's output that does not end: the running deployment's lines, then each new deployment's, until the reader leaves. since, tail, instance and stream filter the lines. " +
+          '400 for follow=true without a streaming Accept, or with deploymentId or after (a followed log resumes with cursor or Last-Event-ID), and for a cursor that names a deployment of another service.',
         tags: logTags,
         params,
         querystring: ServiceLogQuery,

@@ -11,9 +11,10 @@ import { createEnvironmentRecords, type EnvironmentStatePort } from './deploymen
 import { createEnvironmentRequests } from './deployments.environment-requests.ts';
 import { createDeploymentHistory } from './deployments.history.ts';
 import { createServiceDeploymentLogs } from './deployments.logs.ts';
-import { createServiceRequests } from './deployments.requests.ts';
+import { createServiceRequests, type StartOrder } from './deployments.requests.ts';
 import { createServiceRecords } from './deployments.service-records.ts';
 import { createDeploymentTransitions } from './deployments.transitions.ts';
+import { createServiceUninstall } from './deployments.uninstall.ts';
 import { createServiceDeploymentWorkloads } from './deployments.workloads.ts';
 
 /**
@@ -84,6 +85,11 @@ export interface DeploymentsDeps {
    */
   deploymentGate: (organizationId: string, clusterId: string) => Promise<void>;
   metering: ServiceMetering;
+  /**
+   * The deployment-stages module (docs/deployment-stages.md): each service's place in its environment's stage order
+   * and whether the environment's deploy skips it. Without it, the default stages' order: databases first.
+   */
+  stages?: { startOrderOf(environmentId: string): Promise<StartOrder> };
   /** Wakes the in-process job worker after a commit (the agent's dispatcher may be waiting). */
   wakeWorkers?: () => void;
   /** A service reached DEPLOYED (its host name may now need a certificate: docs/https.md). Never fails the report. */
@@ -106,6 +112,7 @@ export function createDeploymentsService(deps: DeploymentsDeps) {
     ...createDeploymentTransitions(deps, services, environments),
     ...createServiceDeploymentLogs(deps, services),
     ...createServiceDeploymentWorkloads(deps),
+    ...createServiceUninstall(deps, services),
   };
 }
 

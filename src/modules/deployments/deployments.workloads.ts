@@ -3,6 +3,7 @@ import type { WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { readJson, writeJson } from '../../db/db.json.ts';
 import { Type, type Static } from 'typebox';
+import type { Clock } from '../../lib/clock.ts';
 import { enqueueJobOf, jobKind, payloadOf } from '../../jobs/job-kinds.ts';
 import { cancelQueuedJob, findJob } from '../../jobs/job-queue.ts';
 import { notFound } from '../../lib/errors.ts';
@@ -67,6 +68,34 @@ function agentSnapshotOf(snapshot: DeploymentSnapshot, openValue: (variable: Sna
 function hasOnDelete(service: DeploymentSnapshot['service']): boolean {
   const schedule = service.settings.schedule as { kind?: unknown; on_delete?: unknown } | undefined;
   return service.kind === 'JOB' && schedule?.kind === 'LIFECYCLE' && schedule.on_delete !== null && schedule.on_delete !== undefined;
+}
+
+/**
+ * Queues the removal of what `deployed` put on its cluster, for the cluster's agent, inside the caller's transaction:
+ * a deleted service's teardown (refuseBusyService) and an uninstall's (deployments.uninstall.ts). The payload carries
+ * all the agent needs, as the service's records may be gone when it runs; the job shares the service's serial key,
+ * so an action requested afterwards waits until the teardown ended.
+ */
+export async function queueServiceTeardown(trx: Transaction<DB>, clock: Clock, deployed: ServiceDeploymentRow): Promise<string> {
+  const { service } = snapshotOf(deployed);
+  const payload: ServiceTeardownPayload = {
+    serviceId: service.id,
+    kind: service.kind,
+    name: service.name,
+    organizationId: service.organizationId,
+    environmentId: service.environmentId,
+    clusterId: service.clusterId,
+    deployedDeploymentId: deployed.id,
+    requestedAt: clock.now().toISOString(),
+  };
+  if (hasOnDelete(service)) {
+    // The environment row may go in the same transaction (an environment's deletion): read it while it is there.
+    const environment = await trx.selectFrom('environments').select(['id', 'name', 'mode', 'project_id']).where('id', '=', service.environmentId).executeTakeFirst();
+    if (environment !== undefined) {
+      payload.onDelete = { snapshot: writeJson(snapshotOf(deployed)), environment: { id: environment.id, name: environment.name, mode: environment.mode, projectId: environment.project_id } };
+    }
+  }
+  return enqueueJobOf(trx, clock, SERVICE_TEARDOWN, payload, { serialKey: `service:${service.id}` });
 }
 
 /** The states in which a deployed workload runs as its last action left it (a health report applies to it). */
@@ -163,27 +192,7 @@ export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db
       requestedState('service', serviceStateOf(runtime), 'delete', runtime.deployed_deployment_id !== null);
       for (const jobId of await listServiceDeploymentJobIds(trx, serviceId)) await cancelQueuedJob(trx, clock, jobId);
       const deployed = runtime.deployed_deployment_id === null || !options.teardown ? undefined : await findServiceDeployment(trx, runtime.deployed_deployment_id);
-      if (deployed !== undefined) {
-        const { service } = snapshotOf(deployed);
-        const payload: ServiceTeardownPayload = {
-          serviceId,
-          kind: service.kind,
-          name: service.name,
-          organizationId: service.organizationId,
-          environmentId: service.environmentId,
-          clusterId: service.clusterId,
-          deployedDeploymentId: deployed.id,
-          requestedAt: clock.now().toISOString(),
-        };
-        if (hasOnDelete(service)) {
-          // The environment row may go in the same transaction (an environment's deletion): read it while it is there.
-          const environment = await trx.selectFrom('environments').select(['id', 'name', 'mode', 'project_id']).where('id', '=', service.environmentId).executeTakeFirst();
-          if (environment !== undefined) {
-            payload.onDelete = { snapshot: writeJson(snapshotOf(deployed)), environment: { id: environment.id, name: environment.name, mode: environment.mode, projectId: environment.project_id } };
-          }
-        }
-        await enqueueJobOf(trx, clock, SERVICE_TEARDOWN, payload, { serialKey: `service:${serviceId}` });
-      }
+      if (deployed !== undefined) await queueServiceTeardown(trx, clock, deployed);
     },
 
     /** After a service's removal is committed: its metered running time ends. */

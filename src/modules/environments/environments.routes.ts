@@ -21,7 +21,14 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
   app.get(
     '/project/:projectId/environment',
     {
-      schema: { operationId: 'listEnvironment', tags: TAGS, params: ProjectEnvironmentParams, response: { 200: EnvironmentResponseList, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'listEnvironment',
+        summary: 'List the environments of a project',
+        description: 'Every environment of the project, each with its mode and the cluster it runs on.',
+        tags: TAGS,
+        params: ProjectEnvironmentParams,
+        response: { 200: EnvironmentResponseList, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'environments:read', target: 'project' } },
     },
     async (request) => ({ results: await environments.listEnvironment(request.params.projectId) }),
@@ -32,7 +39,12 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
     {
       schema: {
         operationId: 'createEnvironment',
-        description: 'Creates an environment on a cluster of the organization (the only one when `cluster` is left out). Names are unique per project.',
+        summary: 'Create an environment',
+        description:
+          'Creates an environment of the project on a cluster of the organization: `cluster`, or else the one a deployment rule of the project ' +
+          "chooses for the environment's name, or else the organization's only cluster. `mode` defaults to the rule's, or DEVELOPMENT. It starts " +
+          'READY, with no services and never deployed. 400 without a cluster when the organization has several and no rule chooses one; 404 for ' +
+          'a cluster that is not the organization\'s; 409 when the project has an environment of that name.',
         tags: TAGS,
         params: ProjectEnvironmentParams,
         body: CreateEnvironmentRequest,
@@ -50,7 +62,14 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
   app.get(
     '/environment/:environmentId',
     {
-      schema: { operationId: 'getEnvironment', tags: MAIN_TAGS, params: EnvironmentParams, response: { 200: Environment, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'getEnvironment',
+        summary: 'Get an environment',
+        description: 'The environment with its mode, its project and the cluster it runs on; its deployment state is getEnvironmentStatus\'s answer.',
+        tags: MAIN_TAGS,
+        params: EnvironmentParams,
+        response: { 200: Environment, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'environments:read', target: 'environment' } },
     },
     async (request) => environments.getEnvironment(request.params.environmentId),
@@ -61,7 +80,10 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
     {
       schema: {
         operationId: 'editEnvironment',
-        description: 'Renames an environment or changes its mode; a mode change makes a deployed environment OUT_OF_DATE until its next deploy.',
+        summary: 'Edit an environment',
+        description:
+          'Renames an environment or changes its mode; a field left out keeps its value. A mode change makes a deployed environment OUT_OF_DATE ' +
+          'until its next deploy. 409 when the project has another environment of the new name.',
         tags: MAIN_TAGS,
         params: EnvironmentParams,
         body: EnvironmentEditRequest,
@@ -77,8 +99,9 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
     {
       schema: {
         operationId: 'deleteEnvironment',
+        summary: 'Delete an environment',
         description:
-          "Removes the environment with its services and deployment history (queued actions are withdrawn), and has the cluster's agent tear its workloads down unless skipReconcile; 409 while the agent works on it.",
+          "Removes the environment with its services and deployment history (queued actions are withdrawn), and has the cluster's agent tear its workloads down unless skipReconcile (then what runs on the cluster stays). 409 while the agent works on it or on one of its services.",
         tags: MAIN_TAGS,
         params: EnvironmentParams,
         querystring: SkipReconcileQuery,
@@ -97,7 +120,11 @@ export function registerEnvironmentRoutes(app: FastifyTypeBox, environments: Env
     {
       schema: {
         operationId: 'cloneEnvironment',
-        description: 'Creates a new environment in the same project with this one\'s settings (never its history); clone_variables copies its variables and secrets.',
+        summary: 'Clone an environment',
+        description:
+          "Creates a new environment in the same project with this one's mode, cluster and deployment stages (cluster_id and mode may choose " +
+          'others), never its history; clone_variables copies its environment-scoped variables and secrets. The clone starts READY, never ' +
+          "deployed. 404 for a cluster that is not the organization's; 409 when the project has an environment of that name.",
         tags: MAIN_TAGS,
         params: EnvironmentParams,
         body: CloneEnvironmentRequest,

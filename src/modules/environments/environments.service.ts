@@ -52,6 +52,17 @@ export interface EnvironmentsDeps {
    * environment and withdraws its queued actions.
    */
   deployments: { refuseBusyEnvironment(trx: Transaction<DB>, environmentId: string): Promise<void> };
+  /**
+   * The deployment rules module (docs/deployment-rules.md): the project's rule matching a new environment's name
+   * places it where the request does not, and gives it its schedule in the creation's transaction. Without it, an
+   * environment gets its rule with the defaults when first read.
+   */
+  deploymentRules?: {
+    placementFor(projectId: string, environmentName: string): Promise<{ clusterId: string; mode: EnvironmentMode } | undefined>;
+    environmentCreated(trx: Transaction<DB>, environment: { id: string; projectId: string; name: string }): Promise<void>;
+  };
+  /** The deployment-stages module (docs/deployment-stages.md): a clone gets the source's stages, in its transaction. */
+  stages?: { copyEnvironmentStages(trx: Transaction<DB>, fromEnvironmentId: string, toEnvironmentId: string): Promise<void> };
 }
 
 function modeOf(row: EnvironmentRow): EnvironmentMode {
@@ -187,9 +198,17 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
     },
 
     async createEnvironment(principal: Principal, organizationId: string, projectId: string, body: CreateEnvironmentBody): Promise<EnvironmentView> {
-      const cluster = await placementCluster(organizationId, body.cluster, '/cluster');
-      const row = newEnvironmentRow(principal, { organizationId, projectId, clusterId: cluster.id, name: body.name, mode: body.mode ?? 'DEVELOPMENT' });
-      await insertOrRefuse(() => insertEnvironment(db, row), row.name);
+      const rule = await deps.deploymentRules?.placementFor(projectId, cleanName(body.name));
+      const cluster = await placementCluster(organizationId, body.cluster ?? rule?.clusterId, '/cluster');
+      const row = newEnvironmentRow(principal, { organizationId, projectId, clusterId: cluster.id, name: body.name, mode: body.mode ?? rule?.mode ?? 'DEVELOPMENT' });
+      await insertOrRefuse(
+        () =>
+          db.transaction().execute(async (trx) => {
+            await insertEnvironment(trx, row);
+            await deps.deploymentRules?.environmentCreated(trx, { id: row.id, projectId, name: row.name });
+          }),
+        row.name,
+      );
       return viewOf(await requireEnvironment(db, row.id));
     },
 
@@ -250,6 +269,8 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
         () =>
           db.transaction().execute(async (trx) => {
             await insertEnvironment(trx, row);
+            await deps.deploymentRules?.environmentCreated(trx, { id: row.id, projectId: row.project_id, name: row.name });
+            await deps.stages?.copyEnvironmentStages(trx, source.id, row.id);
             if (body.clone_variables === true) await deps.variables.copyEnvironmentVariables(trx, source.id, row.id);
           }),
         row.name,

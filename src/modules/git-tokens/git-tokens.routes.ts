@@ -23,6 +23,10 @@ export function registerGitTokenRoutes(app: FastifyTypeBox, gitTokens: GitTokens
     {
       schema: {
         operationId: 'listOrganizationGitTokens',
+        summary: 'List git tokens',
+        description:
+          "The organization's git tokens (GitHub, GitLab, Bitbucket) with their provider, expiry and how many services " +
+          'use each; never their value. 404 when the caller is not a member.',
         tags: TOKEN_TAGS,
         params: OrganizationParams,
         response: { 200: GitTokenResponseList, ...authenticatedErrors() },
@@ -37,7 +41,11 @@ export function registerGitTokenRoutes(app: FastifyTypeBox, gitTokens: GitTokens
     {
       schema: {
         operationId: 'createGitToken',
-        description: 'Registers a token for a git host. The value is stored encrypted and never returned.',
+        summary: 'Create a git token',
+        description:
+          'Registers a token for a git host, which services then clone private repositories with. The value is stored ' +
+          'encrypted and never answered. 400 for an invalid body; 409 when a git token of that name exists in the ' +
+          'organization.',
         tags: TOKEN_TAGS,
         params: OrganizationParams,
         body: GitTokenRequest,
@@ -56,6 +64,8 @@ export function registerGitTokenRoutes(app: FastifyTypeBox, gitTokens: GitTokens
     {
       schema: {
         operationId: 'getOrganizationGitToken',
+        summary: 'Get a git token',
+        description: 'One git token, without its value. 404 when there is no such token in the organization.',
         tags: TOKEN_TAGS,
         params: GitTokenParams,
         response: { 200: GitTokenResponse, ...authenticatedErrors() },
@@ -70,7 +80,10 @@ export function registerGitTokenRoutes(app: FastifyTypeBox, gitTokens: GitTokens
     {
       schema: {
         operationId: 'editGitToken',
-        description: 'Updates a git token; without `token` the stored value is kept.',
+        summary: 'Edit a git token',
+        description:
+          "Updates a git token's name, description, provider, workspace and API URL; without `token` the stored value is " +
+          'kept. 404 for an unknown token; 409 when the name is taken.',
         tags: TOKEN_TAGS,
         params: GitTokenParams,
         body: GitTokenEditRequest,
@@ -86,7 +99,10 @@ export function registerGitTokenRoutes(app: FastifyTypeBox, gitTokens: GitTokens
     {
       schema: {
         operationId: 'deleteGitToken',
-        description: 'Deletes a git token; 409 naming the services that still use it.',
+        summary: 'Delete a git token',
+        description:
+          'Deletes a git token nobody uses. 404 for an unknown token; 409 naming the services that still use it (point ' +
+          'them at another token first).',
         tags: TOKEN_TAGS,
         params: GitTokenParams,
         response: { 204: NoContent, ...authenticatedErrors('conflict') },
@@ -104,6 +120,10 @@ export function registerGitTokenRoutes(app: FastifyTypeBox, gitTokens: GitTokens
     {
       schema: {
         operationId: 'getGitTokenAssociatedServices',
+        summary: 'List the services using a git token',
+        description:
+          'Every service of the organization that clones its repository with this token, with its project and ' +
+          'environment. 404 for an unknown token.',
         tags: TOKEN_TAGS,
         params: GitTokenParams,
         response: { 200: GitTokenAssociatedServicesResponseList, ...authenticatedErrors() },
@@ -118,9 +138,12 @@ export function registerGitTokenRoutes(app: FastifyTypeBox, gitTokens: GitTokens
     {
       schema: {
         operationId: 'listDirectoriesFromGitRepository',
+        summary: "List a repository's directories",
         description:
-          'The immediate subdirectories at root_path on a branch of a repository, sorted, read over the git protocol ' +
-          'with the given git token (used to choose the root path of a Terraform service).',
+          'The immediate subdirectories at root_path on a branch of a repository, sorted, read over the git protocol with ' +
+          'the given git token (used to choose the root path of a Terraform service). 400 when the repository or branch ' +
+          'cannot be read, the token is unknown or can no longer be decrypted, or the address may not be reached from ' +
+          'this installation.',
         tags: REPOSITORY_TAGS,
         params: OrganizationParams,
         body: ApplicationGitRepositoryRequest,

@@ -22,7 +22,11 @@ const requestFields = {
 
 export const GitTokenRequest = Type.Object(
   { ...requestFields, token: TokenValue },
-  { $id: 'GitTokenRequest', additionalProperties: false },
+  {
+    $id: 'GitTokenRequest',
+    additionalProperties: false,
+    examples: [{ name: 'acme-github', description: 'Read access to the acme GitHub organization', type: 'GITHUB', token: 'github_pat_11EXAMPLE0000000000_notarealtoken' }],
+  },
 );
 
 /** editGitToken: as GitTokenRequest, except that an absent `token` keeps the stored value. */
@@ -42,7 +46,20 @@ export const GitTokenResponse = Type.Object(
     associated_services_count: Type.Number(),
     git_api_url: Type.String(),
   },
-  { $id: 'GitTokenResponse' },
+  {
+    $id: 'GitTokenResponse',
+    examples: [
+      {
+        id: '6e3a1f9b-2c8d-4b5e-a7f0-9d1c4e2b8a73',
+        created_at: '2026-03-02T10:30:12.551Z',
+        name: 'acme-github',
+        description: 'Read access to the acme GitHub organization',
+        type: 'GITHUB',
+        associated_services_count: 0,
+        git_api_url: 'https://api.github.com',
+      },
+    ],
+  },
 );
 export const GitTokenResponseList = ListOf(GitTokenResponse, 'GitTokenResponseList');
 

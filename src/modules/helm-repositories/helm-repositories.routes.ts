@@ -22,6 +22,10 @@ export function registerHelmRepositoryRoutes(app: FastifyTypeBox, repositories: 
     {
       schema: {
         operationId: 'listHelmRepository',
+        summary: 'List Helm repositories',
+        description:
+          "The organization's Helm repositories (HTTPS chart repositories and OCI registries) with their kind, URL and " +
+          'non-secret settings. 404 when the caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: HelmRepositoryResponseList, ...authenticatedErrors() },
@@ -36,6 +40,7 @@ export function registerHelmRepositoryRoutes(app: FastifyTypeBox, repositories: 
     {
       schema: {
         operationId: 'createHelmRepository',
+        summary: 'Add a Helm repository',
         description: 'Registers a Helm repository (`https://` chart repository or `oci://` registry). Secrets in `config` are stored encrypted and never returned.',
         tags: TAGS,
         params: OrganizationParams,
@@ -52,6 +57,8 @@ export function registerHelmRepositoryRoutes(app: FastifyTypeBox, repositories: 
     {
       schema: {
         operationId: 'getHelmRepository',
+        summary: 'Get a Helm repository',
+        description: 'One Helm repository with its non-secret settings. 404 when there is no such repository in the organization.',
         tags: TAGS,
         params: HelmRepositoryParams,
         response: { 200: HelmRepositoryResponse, ...authenticatedErrors() },
@@ -66,7 +73,10 @@ export function registerHelmRepositoryRoutes(app: FastifyTypeBox, repositories: 
     {
       schema: {
         operationId: 'editHelmRepository',
-        description: 'Replaces a Helm repository; a secret config field left out keeps its stored value.',
+        summary: 'Edit a Helm repository',
+        description:
+          "Replaces a Helm repository's settings; a secret config field left out keeps its stored value. 400 naming " +
+          'invalid fields; 404 for an unknown repository; 409 when the name is taken.',
         tags: TAGS,
         params: HelmRepositoryParams,
         body: HelmRepositoryRequest,
@@ -82,7 +92,8 @@ export function registerHelmRepositoryRoutes(app: FastifyTypeBox, repositories: 
     {
       schema: {
         operationId: 'deleteHelmRepository',
-        description: 'Deletes a Helm repository; 409 while services still use it.',
+        summary: 'Delete a Helm repository',
+        description: 'Deletes a Helm repository. 404 for an unknown repository; 409 while Helm services still install charts from it.',
         tags: TAGS,
         params: HelmRepositoryParams,
         response: { 204: NoContent, ...authenticatedErrors('conflict') },
@@ -100,6 +111,7 @@ export function registerHelmRepositoryRoutes(app: FastifyTypeBox, repositories: 
     {
       schema: {
         operationId: 'getHelmCharts',
+        summary: 'List charts and versions',
         description:
           'The charts of the repository with their versions, read from its index.yaml (HTTPS) or its registry (OCI: catalog and ' +
           'tags, at most 50 charts); `chart_name` narrows to one chart. 400 saying why when the repository cannot be read.',
@@ -119,8 +131,12 @@ export function registerHelmRepositoryRoutes(app: FastifyTypeBox, repositories: 
     `${ITEM}/check`,
     {
       schema: {
-        operationId: 'checkHelmRepository',
-        description: 'Reads the repository once with the stored credentials and reports whether it is reachable and lets them in.',
+        operationId: 'checkOrganizationHelmRepository',
+        summary: "Check a Helm repository's access",
+        description:
+          'Reads the repository once with the stored credentials and reports whether it is reachable and lets them in; a ' +
+          'repository that cannot be reached or refuses is a 200 saying so. 400 when it names cloud credentials this ' +
+          'installation cannot use; 404 for an unknown repository.',
         tags: TAGS,
         params: HelmRepositoryParams,
         response: { 200: RegistryCheckResponse, ...authenticatedErrors() },

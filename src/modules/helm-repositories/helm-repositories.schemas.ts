@@ -49,7 +49,11 @@ export const HelmRepositoryRequest = Type.Object(
     skip_tls_verification: Type.Optional(Type.Boolean({ default: false })),
     config: Type.Optional(HelmRepositoryRequestConfig),
   },
-  { $id: 'HelmRepositoryRequest', additionalProperties: false },
+  {
+    $id: 'HelmRepositoryRequest',
+    additionalProperties: false,
+    examples: [{ name: 'bitnami', kind: 'HTTPS', description: 'Bitnami public charts', url: 'https://charts.bitnami.com/bitnami' }],
+  },
 );
 
 export const HelmRepositoryResponseConfig = Type.Object(

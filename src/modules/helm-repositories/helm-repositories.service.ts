@@ -80,6 +80,22 @@ interface SecretConfig {
 const PUBLIC_KEYS = ['username', 'region', 'aws_credentials_id', 'scaleway_access_key', 'scaleway_project_id'] as const;
 const SECRET_KEYS = ['password', 'scaleway_secret_key'] as const;
 
+/**
+ * The configuration each kind cannot do without, field → what to give: what validateConfig requires and what
+ * listAvailableHelmRepository answers (one table for both). The other kinds take an optional username and password,
+ * together.
+ */
+export const REQUIRED_HELM_REPOSITORY_CONFIG: Readonly<Record<HelmRepositoryKind, Readonly<Partial<Record<keyof ConfigInput, string>>>>> = {
+  HTTPS: {},
+  OCI_ECR: { aws_credentials_id: 'the id of AWS credentials of the organization', region: 'the AWS region of the registry' },
+  OCI_SCALEWAY_CR: { scaleway_secret_key: 'a Scaleway API secret key' },
+  OCI_DOCKER_HUB: {},
+  OCI_PUBLIC_ECR: {},
+  OCI_GENERIC_CR: {},
+  OCI_GITHUB_CR: {},
+  OCI_GITLAB_CR: {},
+};
+
 /** Listing the charts of an OCI registry reads each chart's tags: the listing stops at this many charts. */
 const MAX_LISTED_CHARTS = 50;
 
@@ -127,12 +143,13 @@ export function createHelmRepositoriesService(deps: HelmRepositoriesDeps) {
     for (const key of ['access_key_id', 'secret_access_key'] as const) {
       if (config[key] !== undefined) problems.push({ field: `/config/${key}`, message: 'register the AWS keys as AWS credentials and reference them with aws_credentials_id' });
     }
-    if (kind === 'OCI_ECR') {
-      if (config.aws_credentials_id === undefined) problems.push({ field: '/config/aws_credentials_id', message: 'is required for an OCI_ECR repository' });
-      if (config.region === undefined) problems.push({ field: '/config/region', message: 'is required for an OCI_ECR repository' });
-    } else if (kind === 'OCI_SCALEWAY_CR') {
-      if (sealed.scaleway_secret_key === undefined) problems.push({ field: '/config/scaleway_secret_key', message: 'is required for an OCI_SCALEWAY_CR repository' });
-    } else {
+    const required = Object.keys(REQUIRED_HELM_REPOSITORY_CONFIG[kind]) as (keyof ConfigInput)[];
+    for (const key of required) {
+      // Secrets may be kept from before (an edit that leaves them out): the merged sealed config has them.
+      const present = (SECRET_KEYS as readonly string[]).includes(key) ? sealed[key as keyof SecretConfig] !== undefined : config[key] !== undefined;
+      if (!present) problems.push({ field: `/config/${key}`, message: `is required for an ${kind} repository` });
+    }
+    if (required.length === 0) {
       const login = basicLoginProblem(config.username, sealed.password);
       if (login !== undefined) problems.push(login);
     }

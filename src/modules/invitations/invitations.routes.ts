@@ -13,6 +13,10 @@ export function registerInvitationRoutes(app: FastifyTypeBox, invitations: Invit
     {
       schema: {
         operationId: 'getOrganizationInvitedMembers',
+        summary: 'List pending invitations',
+        description:
+          'The invitations of the organization that were not accepted yet, with their role, inviter and expiry. 404 when ' +
+          'the caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: InviteMemberResponseList, ...authenticatedErrors() },
@@ -27,6 +31,12 @@ export function registerInvitationRoutes(app: FastifyTypeBox, invitations: Invit
     {
       schema: {
         operationId: 'postInviteMember',
+        summary: 'Invite someone',
+        description:
+          'Invites a person by e-mail to join with a role (by role name or role_id), and mails them a link. One ' +
+          'invitation per e-mail address. 400 for an unknown role, or role and role_id naming different ones; 403 to give ' +
+          'a role with rights the caller lacks; 409 when the person is already a member or already invited; 503 when the ' +
+          'e-mail cannot be sent (nothing is saved).',
         tags: TAGS,
         params: OrganizationParams,
         body: InviteMemberRequest,
@@ -47,6 +57,10 @@ export function registerInvitationRoutes(app: FastifyTypeBox, invitations: Invit
     {
       schema: {
         operationId: 'getMemberInvitation',
+        summary: 'Get an invitation',
+        description:
+          'One invitation, for the invited person (signed in with the invited e-mail address) or for a member who may ' +
+          'read invitations. 404 for anyone else, and for an unknown invitation.',
         tags: TAGS,
         params: InvitationParams,
         response: { 200: InviteMember, ...authenticatedErrors() },
@@ -61,6 +75,11 @@ export function registerInvitationRoutes(app: FastifyTypeBox, invitations: Invit
     {
       schema: {
         operationId: 'postAcceptInviteMember',
+        summary: 'Accept an invitation',
+        description:
+          "The invited person joins the organization with the invitation's role. Only the invited person may accept, " +
+          'signed in with the invited, verified e-mail address (403 otherwise). 400 when the invitation expired; 404 when ' +
+          'it does not exist or was withdrawn; 409 when it was already accepted.',
         tags: TAGS,
         params: InvitationParams,
         response: { 201: InviteMember, ...authenticatedErrors('conflict') },
@@ -78,6 +97,8 @@ export function registerInvitationRoutes(app: FastifyTypeBox, invitations: Invit
     {
       schema: {
         operationId: 'deleteInviteMember',
+        summary: 'Withdraw an invitation',
+        description: 'Deletes a pending invitation; its link stops working. 404 when there is no such invitation in the organization.',
         tags: TAGS,
         params: InvitationParams,
         response: { 204: NoContent, ...authenticatedErrors() },

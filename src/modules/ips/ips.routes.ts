@@ -19,6 +19,11 @@ export function registerIpRoutes(app: FastifyTypeBox, egressIps: readonly string
     {
       schema: {
         operationId: 'listPlatformIps',
+        summary: 'List outbound IP addresses',
+        description:
+          "The installation's outbound (egress) IP addresses, to allow-list in firewalls and databases that Slipway's " +
+          'deployments reach: JSON by default, one address per line when the Accept header prefers text/plain. Public: no ' +
+          'credential needed. An empty list when the installation has none configured.',
         tags: ['IPs'],
         security: [],
         produces: MEDIA_TYPES,

@@ -20,6 +20,8 @@ export function registerLabelsGroupRoutes(app: FastifyTypeBox, groups: LabelsGro
     {
       schema: {
         operationId: 'listOrganizationLabelsGroup',
+        summary: 'List labels groups',
+        description: "The organization's labels groups with their labels. 404 when the caller is not a member.",
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: OrganizationLabelsGroupResponseList, ...authenticatedErrors() },
@@ -34,7 +36,10 @@ export function registerLabelsGroupRoutes(app: FastifyTypeBox, groups: LabelsGro
     {
       schema: {
         operationId: 'createOrganizationLabelsGroup',
-        description: 'Creates a labels group; keys and values are checked as Kubernetes labels. 409 when the name is taken.',
+        summary: 'Create a labels group',
+        description:
+          'Creates a named group of Kubernetes labels that clusters and services can carry. 400 when a key or value is ' +
+          'not a valid Kubernetes label (the fields are named); 409 when a group of that name exists.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationLabelsGroupCreateRequest,
@@ -51,6 +56,8 @@ export function registerLabelsGroupRoutes(app: FastifyTypeBox, groups: LabelsGro
       schema: {
         // The reference's own spelling: clients generated from it call the method by this name.
         operationId: 'getOrganizationLabelssGroup',
+        summary: 'Get a labels group',
+        description: 'One labels group with its labels. 404 when there is no such group in the organization.',
         tags: TAGS,
         params: LabelsGroupParams,
         response: { 200: OrganizationLabelsGroupResponse, ...authenticatedErrors() },
@@ -65,7 +72,8 @@ export function registerLabelsGroupRoutes(app: FastifyTypeBox, groups: LabelsGro
     {
       schema: {
         operationId: 'editOrganizationLabelsGroup',
-        description: 'Replaces a labels group (name and every label).',
+        summary: 'Edit a labels group',
+        description: 'Replaces a labels group (name and every label). 400 for an invalid label; 404 for an unknown group; 409 when the name is taken.',
         tags: TAGS,
         params: LabelsGroupParams,
         body: OrganizationLabelsGroupCreateRequest,
@@ -81,7 +89,8 @@ export function registerLabelsGroupRoutes(app: FastifyTypeBox, groups: LabelsGro
     {
       schema: {
         operationId: 'deleteOrganizationLabelsGroup',
-        description: 'Deletes a labels group; 409 naming the clusters and services it is still attached to.',
+        summary: 'Delete a labels group',
+        description: 'Deletes a labels group nothing carries. 404 for an unknown group; 409 naming the clusters and services it is still attached to.',
         tags: TAGS,
         params: LabelsGroupParams,
         response: { 204: NoContent, ...authenticatedErrors('conflict') },
@@ -99,6 +108,8 @@ export function registerLabelsGroupRoutes(app: FastifyTypeBox, groups: LabelsGro
     {
       schema: {
         operationId: 'getOrganizationLabelsGroupAssociatedItems',
+        summary: 'List what carries a labels group',
+        description: 'The clusters and services the labels group is attached to. 404 for an unknown group.',
         tags: TAGS,
         params: LabelsGroupParams,
         response: { 200: GroupAssociatedItemList, ...authenticatedErrors() },

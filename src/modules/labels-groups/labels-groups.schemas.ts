@@ -24,7 +24,19 @@ export const Label = Type.Object(
 
 export const OrganizationLabelsGroupCreateRequest = Type.Object(
   { name: Name, labels: Type.Array(LabelRequest, { maxItems: 200 }) },
-  { $id: 'OrganizationLabelsGroupCreateRequest', additionalProperties: false },
+  {
+    $id: 'OrganizationLabelsGroupCreateRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'cost-allocation',
+        labels: [
+          { key: 'acme.example/team', value: 'checkout', propagate_to_cloud_provider: true },
+          { key: 'acme.example/cost-center', value: 'cc-4120' },
+        ],
+      },
+    ],
+  },
 );
 
 export const OrganizationLabelsGroupResponse = Type.Object(

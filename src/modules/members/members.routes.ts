@@ -13,6 +13,8 @@ export function registerMemberRoutes(app: FastifyTypeBox, members: MembersServic
     {
       schema: {
         operationId: 'getOrganizationMembers',
+        summary: 'List members',
+        description: 'The people of the organization with their role, e-mail and when they last came. 404 when the caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: MemberResponseList, ...authenticatedErrors() },
@@ -27,6 +29,12 @@ export function registerMemberRoutes(app: FastifyTypeBox, members: MembersServic
     {
       schema: {
         operationId: 'editOrganizationMemberRole',
+        summary: "Change a member's role",
+        description:
+          'Gives a member another role of the organization. Nobody grants a role with rights they lack themselves, and ' +
+          'the OWNER role is only given by transferring ownership (403 or 400). 400 for an unknown role; 403 to change ' +
+          "the OWNER's role; 404 when the user is not a member; 409 when the member's role changed or they left " +
+          'meanwhile.',
         tags: TAGS,
         params: OrganizationParams,
         body: MemberRoleUpdateRequest,
@@ -45,6 +53,10 @@ export function registerMemberRoutes(app: FastifyTypeBox, members: MembersServic
     {
       schema: {
         operationId: 'deleteMember',
+        summary: 'Remove a member',
+        description:
+          'Removes a person from the organization; their access ends with their next request. 403 to remove the OWNER ' +
+          '(transfer ownership first); 404 when the user is not a member; 409 when the member changed or left meanwhile.',
         tags: TAGS,
         params: OrganizationParams,
         body: MemberDeleteRequest,
@@ -63,6 +75,11 @@ export function registerMemberRoutes(app: FastifyTypeBox, members: MembersServic
     {
       schema: {
         operationId: 'postOrganizationTransferOwnership',
+        summary: 'Transfer ownership',
+        description:
+          'Makes another member the OWNER; the current OWNER becomes an ADMIN. Only the OWNER may, and only as a person ' +
+          '(not with an API token): 403 otherwise. 400 when user_id is the caller; 404 when the user is not a member; 409 ' +
+          'when their membership changed meanwhile.',
         tags: TAGS,
         params: OrganizationParams,
         body: TransferOwnershipRequest,

@@ -25,7 +25,11 @@ export const MemberResponseList = ListOf(Member, 'MemberResponseList');
 
 export const MemberRoleUpdateRequest = Type.Object(
   { user_id: Uuid, role_id: Uuid },
-  { $id: 'MemberRoleUpdateRequest', additionalProperties: false },
+  {
+    $id: 'MemberRoleUpdateRequest',
+    additionalProperties: false,
+    examples: [{ user_id: '0b6f3d2e-8c1a-4b97-a5e4-3f9c7d1b2e60', role_id: '5d2b9e10-7a4c-4c3e-8f61-0b9a2e4d7c55' }],
+  },
 );
 
 export const MemberDeleteRequest = Type.Object({ user_id: Uuid }, { $id: 'MemberDeleteRequest', additionalProperties: false });

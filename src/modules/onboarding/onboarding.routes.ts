@@ -11,6 +11,11 @@ export function registerOnboardingRoutes(app: FastifyTypeBox, onboarding: Onboar
     {
       schema: {
         operationId: 'getOrganizationOnboarding',
+        summary: 'Get the onboarding status',
+        description:
+          "The use cases chosen when the organization was created and the caller's own onboarding status (IN_PROGRESS " +
+          'until they change it). An API token, acting for no one, reads the status of the person who created the ' +
+          'organization. 404 when the caller is not a member.',
         tags: ['Organization Main Calls'],
         params: OrganizationParams,
         response: { 200: OrganizationOnboardingResponse, ...authenticatedErrors() },
@@ -28,6 +33,10 @@ export function registerOnboardingRoutes(app: FastifyTypeBox, onboarding: Onboar
     {
       schema: {
         operationId: 'updateOrganizationOnboarding',
+        summary: 'Update your onboarding status',
+        description:
+          "Sets the calling user's own onboarding status in this organization; nobody else's changes. Only people have an " +
+          'onboarding: an API token answers 403. 400 for an unknown status.',
         tags: ['Organization Main Calls'],
         params: OrganizationParams,
         body: OrganizationOnboardingPatchRequest,

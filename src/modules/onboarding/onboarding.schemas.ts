@@ -13,5 +13,5 @@ export const OrganizationOnboardingResponse = Type.Object(
 
 export const OrganizationOnboardingPatchRequest = Type.Object(
   { status: OnboardingStatus },
-  { $id: 'OrganizationOnboardingPatchRequest', additionalProperties: false },
+  { $id: 'OrganizationOnboardingPatchRequest', additionalProperties: false, examples: [{ status: 'COMPLETED' }] },
 );

@@ -86,3 +86,29 @@ export async function deleteEventsBefore(db: Queryable, organizationId: string, 
 export async function deleteAllEventsBefore(db: Queryable, before: string): Promise<void> {
   await db.deleteFrom('organization_events').where('created_at', '<', before).execute();
 }
+
+/**
+ * The distinct targets the filtered log has events for (getOrganizationEventTargets): the events' own targets, or at
+ * `level` PROJECT / ENVIRONMENT the projects / environments they happened in. Each id once, with the newest name
+ * recorded for it (null at those levels, where names are today's, looked up by the caller).
+ */
+export async function listEventTargets(db: Queryable, filter: EventFilter, level: 'TARGET' | 'PROJECT' | 'ENVIRONMENT'): Promise<Array<{ id: string; name: string | null }>> {
+  const column = level === 'PROJECT' ? 'project_id' : level === 'ENVIRONMENT' ? 'environment_id' : 'target_id';
+  let query = db.selectFrom('organization_events').select([column, 'target_name']).where('organization_id', '=', filter.organizationId).where(column, 'is not', null);
+  if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
+  if (filter.to !== undefined) query = query.where('created_at', '<=', filter.to);
+  if (filter.eventType !== undefined) query = query.where('event_type', '=', filter.eventType);
+  if (filter.targetType !== undefined) query = query.where('target_type', '=', filter.targetType);
+  if (filter.origin !== undefined) query = query.where('origin', '=', filter.origin);
+  if (filter.projectId !== undefined) query = query.where('project_id', '=', filter.projectId);
+  if (filter.environmentId !== undefined) query = query.where('environment_id', '=', filter.environmentId);
+  const triggeredBy = filter.triggeredBy;
+  if (triggeredBy !== undefined) query = query.where((eb) => eb.or([eb('triggered_by', '=', triggeredBy), eb('author_id', '=', triggeredBy)]));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  const targets = new Map<string, string | null>();
+  for (const row of rows) {
+    const id = row[column];
+    if (id !== null && !targets.has(id)) targets.set(id, level === 'TARGET' ? row.target_name : null);
+  }
+  return [...targets].map(([id, name]) => ({ id, name }));
+}

@@ -12,9 +12,12 @@ export function registerOrganizationEventRoutes(app: FastifyTypeBox, events: Pic
     {
       schema: {
         operationId: 'getOrganizationEvents',
+        summary: 'List audit events',
         description:
-          'The audit log: every write request under the organization (who, what, from where, how it ended), newest ' +
-          'first, secrets masked in `change`. Kept for the plan\'s audit_logs_retention_in_days (docs/audit-log.md).',
+          'The audit log: every write request under the organization (who, what, from where, how it ended), newest first, ' +
+          'with secrets masked in `change`; filter by time, user, target, origin or event type, page with the cursor. ' +
+          "Kept for the plan's audit_logs_retention_in_days (docs/audit-log.md). 400 for an invalid filter; 404 when the " +
+          'caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         querystring: OrganizationEventQuery,

@@ -47,6 +47,27 @@ export const OrganizationEventQuery = Type.Object(
 );
 export type OrganizationEventQueryInput = Static<typeof OrganizationEventQuery>;
 
+/** The reference's getOrganizationEventTargets parameters: the log's filters, and the level of the targets answered. */
+export const OrganizationEventTargetQuery = Type.Object(
+  {
+    fromTimestamp: Type.Optional(EventTime),
+    toTimestamp: Type.Optional(EventTime),
+    eventType: Type.Optional(OrganizationEventType),
+    targetType: Type.Optional(OrganizationEventTargetType),
+    triggeredBy: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    origin: Type.Optional(OrganizationEventOrigin),
+    projectId: Type.Optional(Uuid),
+    environmentId: Type.Optional(Uuid),
+    targetLevelToFetch: Type.Optional(Type.Enum(['PROJECT', 'ENVIRONMENT'])),
+  },
+  { additionalProperties: false },
+);
+export type OrganizationEventTargetQueryInput = Static<typeof OrganizationEventTargetQuery>;
+export const OrganizationEventTargetResponseList = Type.Object(
+  { targets: Type.Array(Type.Object({ id: Uuid, name: Type.String() })) },
+  { $id: 'OrganizationEventTargetResponseList' },
+);
+
 /** The reference's OrganizationEventResponse, plus who exactly, from where, and how it ended (Slipway's). */
 export const OrganizationEventResponse = Type.Object(
   {

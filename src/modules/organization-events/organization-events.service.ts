@@ -11,6 +11,7 @@ import {
   deleteEventsBefore,
   insertEvent,
   listEvents,
+  listEventTargets,
   type EventCursor,
   type OrganizationEventRow,
 } from './organization-events.repo.ts';
@@ -18,6 +19,7 @@ import {
   DEFAULT_EVENT_PAGE_SIZE,
   type OrganizationEventPage,
   type OrganizationEventQueryInput,
+  type OrganizationEventTargetQueryInput,
   type OrganizationEventView,
 } from './organization-events.schemas.ts';
 import type {
@@ -235,6 +237,36 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
           ...(olderExist && last !== undefined ? { next: linkPath(organizationId, query, { name: 'continueToken', value: encodeCursor(last) }) } : {}),
         },
       };
+    },
+
+    /**
+     * What the filtered log has events about (getOrganizationEventTargets), to fill a filter's choices: the events'
+     * targets, or with `targetLevelToFetch` the projects or environments they happened in, under today's names (those
+     * deleted since are left out). Within the plan's retention, like the log itself.
+     */
+    async listEventTargets(organizationId: string, query: OrganizationEventTargetQueryInput): Promise<Array<{ id: string; name: string }>> {
+      const horizon = new Date(clock.now().getTime() - (await deps.retentionDaysOf(organizationId)) * DAY_MS).toISOString();
+      const from = timeParameter('fromTimestamp', query.fromTimestamp);
+      const to = timeParameter('toTimestamp', query.toTimestamp);
+      const level = query.targetLevelToFetch ?? 'TARGET';
+      const targets = await listEventTargets(
+        db,
+        {
+          organizationId,
+          from: from === undefined || from < horizon ? horizon : from,
+          ...(to === undefined ? {} : { to }),
+          ...(query.eventType === undefined ? {} : { eventType: query.eventType }),
+          ...(query.targetType === undefined ? {} : { targetType: query.targetType }),
+          ...(query.triggeredBy === undefined ? {} : { triggeredBy: query.triggeredBy }),
+          ...(query.origin === undefined ? {} : { origin: query.origin }),
+          ...(query.projectId === undefined ? {} : { projectId: query.projectId }),
+          ...(query.environmentId === undefined ? {} : { environmentId: query.environmentId }),
+        },
+        level,
+      );
+      const nameOf = level === 'PROJECT' ? deps.projectName : level === 'ENVIRONMENT' ? deps.environmentName : undefined;
+      const named = await Promise.all(targets.map(async (target) => ({ id: target.id, name: nameOf === undefined ? target.name : ((await nameOf(target.id)) ?? null) })));
+      return named.filter((target): target is { id: string; name: string } => target.name !== null);
     },
 
     /** Removes events older than the longest retention of any plan. */

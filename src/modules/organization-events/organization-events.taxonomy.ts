@@ -147,7 +147,8 @@ const VERBS: ReadonlyArray<[RegExp, OrganizationEventType]> = [
   [/^unlock/, 'UNLOCK'],
 ];
 
-const METHOD_EVENT_TYPES: Record<string, OrganizationEventType> = { POST: 'CREATE', PUT: 'UPDATE', PATCH: 'UPDATE', DELETE: 'DELETE' };
+// An audited read (route config `audited`) reveals something, such as a database's credentials: an export.
+const METHOD_EVENT_TYPES: Record<string, OrganizationEventType> = { GET: 'EXPORT', POST: 'CREATE', PUT: 'UPDATE', PATCH: 'UPDATE', DELETE: 'DELETE' };
 
 export function eventTypeOf(operationId: string, method: string): OrganizationEventType {
   const verb = VERBS.find(([pattern]) => pattern.test(operationId));

@@ -18,6 +18,8 @@ export function registerOrganizationRoutes(app: FastifyTypeBox, organizations: O
     {
       schema: {
         operationId: 'listOrganization',
+        summary: 'List your organizations',
+        description: 'The organizations the caller is a member of; an API token sees only its own organization. 401 without a valid credential.',
         tags: TAGS,
         response: { 200: OrganizationResponseList, ...authenticatedErrors() },
       },
@@ -31,6 +33,11 @@ export function registerOrganizationRoutes(app: FastifyTypeBox, organizations: O
     {
       schema: {
         operationId: 'createOrganization',
+        summary: 'Create an organization',
+        description:
+          'Creates an organization with its built-in roles; the caller becomes its OWNER and its onboarding starts with ' +
+          "the use cases given. The plan defaults to the installation's default plan. 400 for an invalid body; 409 when " +
+          'an organization of that name already exists (names compare case-insensitively).',
         tags: TAGS,
         body: OrganizationRequest,
         response: { 201: Organization, ...authenticatedErrors('conflict') },
@@ -48,6 +55,8 @@ export function registerOrganizationRoutes(app: FastifyTypeBox, organizations: O
     {
       schema: {
         operationId: 'getOrganization',
+        summary: 'Get an organization',
+        description: "The organization's name, details, plan, owner and audit log retention. 404 when it does not exist or the caller is not a member.",
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: Organization, ...authenticatedErrors() },
@@ -62,6 +71,11 @@ export function registerOrganizationRoutes(app: FastifyTypeBox, organizations: O
     {
       schema: {
         operationId: 'editOrganization',
+        summary: 'Edit an organization',
+        description:
+          "Replaces the organization's name and details (description, website, repository, logo, icon, admin e-mails). " +
+          'The plan is not changed here: a plan other than the current one answers 400 (use changePlan). 404 when the ' +
+          'caller is not a member; 409 when the new name is taken.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationEditRequest,
@@ -77,9 +91,15 @@ export function registerOrganizationRoutes(app: FastifyTypeBox, organizations: O
     {
       schema: {
         operationId: 'deleteOrganization',
+        summary: 'Delete an organization',
+        description:
+          'Deletes the organization for everyone at once: its members, invitations and tokens go, its name is free again, ' +
+          "and the workloads of its services are handed to their clusters' agents to tear down before the organization is " +
+          "purged. 403 for a caller below ADMIN; 409, deleting nothing, while an agent works on one of its " +
+          'services.',
         tags: TAGS,
         params: OrganizationParams,
-        response: { 204: NoContent, ...authenticatedErrors() },
+        response: { 204: NoContent, ...authenticatedErrors('conflict') },
       },
       config: { access: { permission: 'organization:delete', target: 'organization' } },
     },

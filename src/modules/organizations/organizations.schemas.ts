@@ -59,7 +59,18 @@ const editableFields = {
  */
 export const OrganizationRequest = Type.Object(
   { name: Name, plan: Type.Optional(Plan), use_cases: Type.Optional(Nullable(Description)), ...editableFields },
-  { $id: 'OrganizationRequest', additionalProperties: false },
+  {
+    $id: 'OrganizationRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Acme',
+        description: 'Web shop and back office of Acme Ltd.',
+        website_url: 'https://acme.example',
+        use_cases: 'Deploy our web applications with their databases',
+      },
+    ],
+  },
 );
 
 /** `plan` is accepted so clients can send back what they read; changing it goes through changePlan. */
@@ -83,7 +94,27 @@ export const Organization = Type.Object(
     billing_deployment_restriction: Nullable(Type.String()),
     organization_plan: Type.Object({ plan: AnsweredPlan, audit_logs_retention_in_days: Type.Number() }),
   },
-  { $id: 'Organization' },
+  {
+    $id: 'Organization',
+    examples: [
+      {
+        id: '3f6c2a8e-5b1d-4c7a-9e2f-1a4b6c8d0e12',
+        created_at: '2026-03-02T09:15:27.412Z',
+        updated_at: '2026-03-02T09:15:27.412Z',
+        name: 'Acme',
+        description: 'Web shop and back office of Acme Ltd.',
+        plan: 'FREE',
+        website_url: 'https://acme.example',
+        repository: null,
+        logo_url: null,
+        icon_url: null,
+        admin_emails: null,
+        owner: '7b9d4e21-0c3f-4a8b-b6d5-2e1f9a7c3d40',
+        billing_deployment_restriction: null,
+        organization_plan: { plan: 'FREE', audit_logs_retention_in_days: 7 },
+      },
+    ],
+  },
 );
 
 export const OrganizationResponseList = ListOf(Organization, 'OrganizationResponseList');

@@ -24,10 +24,12 @@ export function registerPlatformTemplateRoutes(app: FastifyTypeBox, platformTemp
     {
       schema: {
         operationId: 'listPlatformTemplates',
+        summary: 'List platform templates',
         description:
           'The published template releases (deprecated ones included, drafts never) with their layers, components and ' +
           'configuration fields. clusterMode and cloudProvider go together: with both, only the templates, layers and ' +
-          'fields that apply to that cluster context are listed, with their constraints narrowed to it.',
+          'fields that apply to that cluster context are listed, with their constraints narrowed to it. 400 when only one ' +
+          'of clusterMode and cloudProvider is given.',
         tags: TAGS,
         params: OrganizationParams,
         querystring: PlatformTemplateListQuery,
@@ -43,10 +45,12 @@ export function registerPlatformTemplateRoutes(app: FastifyTypeBox, platformTemp
     {
       schema: {
         operationId: 'resolvePlatformTemplateComponentConfiguration',
+        summary: "Preview a component's configuration",
         description:
           'Read-only preview of one component in a cluster context: its fields, its runtime requirements (MISSING or ' +
           'READY for the given profile values, cluster inputs and component outputs), the bindings to other ' +
-          'components’ outputs, and the violations of the given values. Needs no cluster.',
+          'components’ outputs, and the violations of the given values. Needs no cluster. 400 when the template or the ' +
+          'component’s layer is not made for the given context; 404 for an unknown template release or component.',
         tags: TAGS,
         params: ResolveParams,
         querystring: ResolveQuery,
@@ -68,12 +72,14 @@ export function registerPlatformTemplateRoutes(app: FastifyTypeBox, platformTemp
       url: '/organization/:organizationId/cluster/:clusterId/platformConfiguration',
       get: 'getClusterPlatformConfiguration',
       put: 'updateClusterPlatformConfiguration',
+      summary: { get: 'Get a cluster’s platform configuration', put: 'Set a cluster’s platform configuration' },
       deprecation: undefined,
     },
     {
       url: '/organization/:organizationId/cluster/:clusterId/platformBinding',
       get: 'getClusterPlatformBinding',
       put: 'updateClusterPlatformBinding',
+      summary: { get: 'Get a cluster’s platform configuration (deprecated path)', put: 'Set a cluster’s platform configuration (deprecated path)' },
       deprecation: {
         get: 'Deprecated: use getClusterPlatformConfiguration (GET /organization/{organizationId}/cluster/{clusterId}/platformConfiguration), which answers the same. ',
         put: 'Deprecated: use updateClusterPlatformConfiguration (PUT /organization/{organizationId}/cluster/{clusterId}/platformConfiguration), which behaves the same. ',
@@ -87,6 +93,7 @@ export function registerPlatformTemplateRoutes(app: FastifyTypeBox, platformTemp
       {
         schema: {
           operationId: path.get,
+          summary: path.summary.get,
           ...(path.deprecation === undefined ? {} : { deprecated: true }),
           description:
             (path.deprecation?.get ?? '') +
@@ -107,12 +114,14 @@ export function registerPlatformTemplateRoutes(app: FastifyTypeBox, platformTemp
       {
         schema: {
           operationId: path.put,
+          summary: path.summary.put,
           ...(path.deprecation === undefined ? {} : { deprecated: true }),
           description:
             (path.deprecation?.put ?? '') +
             'Selects a template release for the cluster and stores its layer selections, profile values and ' +
             'customer-provided runtime inputs, replacing the previous configuration once it is valid for the cluster’s ' +
-            'context. A sensitive value left out is kept from the stored configuration of the same template.',
+            'context. A sensitive value left out is kept from the stored configuration of the same template. 400 naming ' +
+            'the invalid values, or for a deprecated template release; 404 for an unknown cluster or template release.',
           tags: TAGS,
           params: ClusterParams,
           body: ClusterPlatformBindingRequest,

@@ -20,6 +20,8 @@ export function registerPolicyTokenRoutes(app: FastifyTypeBox, tokens: PolicyTok
     {
       schema: {
         operationId: 'listOrganizationPolicyApiTokens',
+        summary: 'List policy API tokens',
+        description: "The organization's policy API tokens with their policy, creator and expiry; never their value. 404 when the caller is not a member.",
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: OrganizationPolicyApiTokenResponseList, ...authenticatedErrors() },
@@ -34,6 +36,12 @@ export function registerPolicyTokenRoutes(app: FastifyTypeBox, tokens: PolicyTok
     {
       schema: {
         operationId: 'createOrganizationPolicyApiToken',
+        summary: 'Create a policy API token',
+        description:
+          'Creates a token whose every request is decided by the Open Policy Agent (Rego) policy it carries, within its ' +
+          "creator's rights; it has no role. The policy is compiled first. The value is answered here once. 400 when the " +
+          'policy does not compile or a role_id is given; 403 when a policy token tries to create one; 409 when a policy ' +
+          'token of that name exists.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationPolicyApiTokenCreateRequest,
@@ -52,6 +60,7 @@ export function registerPolicyTokenRoutes(app: FastifyTypeBox, tokens: PolicyTok
     {
       schema: {
         operationId: 'evaluateOrganizationPolicyApiTokenPolicy',
+        summary: 'Try a policy',
         description: 'Dry run: the decision a policy would give for an input document, without creating a token.',
         tags: TAGS,
         params: OrganizationParams,
@@ -68,6 +77,8 @@ export function registerPolicyTokenRoutes(app: FastifyTypeBox, tokens: PolicyTok
     {
       schema: {
         operationId: 'deleteOrganizationPolicyApiToken',
+        summary: 'Revoke a policy API token',
+        description: 'Deletes the token; requests made with it answer 401 from then on. 404 when there is no such token in the organization.',
         tags: TAGS,
         params: PolicyTokenParams,
         response: { 204: NoContent, ...authenticatedErrors() },

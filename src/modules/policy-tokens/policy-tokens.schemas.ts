@@ -18,7 +18,20 @@ export const OrganizationPolicyApiTokenCreateRequest = Type.Object(
     role_id: Type.Optional(Nullable(Uuid)),
     expires_at: Type.Optional(Nullable(Timestamp)),
   },
-  { $id: 'OrganizationPolicyApiTokenCreateRequest', additionalProperties: false },
+  {
+    $id: 'OrganizationPolicyApiTokenCreateRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'deploy-bot',
+        description: 'Reads everything but secret values; creates projects named agent-*',
+        opa_policy:
+          'package agent\n\nallow if {\n\tinput.method == "GET"\n\tnot input.query.reveal\n}\n\n' +
+          'allow if {\n\tinput.operation_id == "createProject"\n\tstartswith(input.body.name, "agent-")\n}\n',
+        expires_at: null,
+      },
+    ],
+  },
 );
 
 const tokenFields = {
@@ -44,7 +57,16 @@ export const PolicyTokenParams = Type.Object({ organizationId: Uuid, policyApiTo
 /** A dry run: what a policy decides for a given input document, before any token carries it. */
 export const PolicyEvaluationRequest = Type.Object(
   { opa_policy: OpaPolicy, input: Type.Object({}, { additionalProperties: true }) },
-  { $id: 'PolicyEvaluationRequest', additionalProperties: false },
+  {
+    $id: 'PolicyEvaluationRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        opa_policy: 'package agent\n\nallow if {\n\tinput.operation_id == "createProject"\n\tstartswith(input.body.name, "agent-")\n}\n',
+        input: { method: 'POST', operation_id: 'createProject', body: { name: 'agent-web' } },
+      },
+    ],
+  },
 );
 export const PolicyEvaluationResponse = Type.Object(
   { allow: Type.Boolean(), reason: Type.String() },

@@ -11,6 +11,8 @@ export function registerProjectRoutes(app: FastifyTypeBox, projects: ProjectsSer
     {
       schema: {
         operationId: 'listProject',
+        summary: 'List projects',
+        description: 'The projects of the organization with the number of environments of each. 404 when the caller is not a member of the organization.',
         tags: ['Projects'],
         params: OrganizationParams,
         response: { 200: ProjectResponseList, ...authenticatedErrors() },
@@ -26,6 +28,10 @@ export function registerProjectRoutes(app: FastifyTypeBox, projects: ProjectsSer
     {
       schema: {
         operationId: 'createProject',
+        summary: 'Create a project',
+        description:
+          'Creates an empty project in the organization (answers 200, as the reference does). 400 for an invalid name or ' +
+          'description; 409 when a project of that name already exists in the organization.',
         tags: ['Projects'],
         params: OrganizationParams,
         body: ProjectRequest,
@@ -41,6 +47,10 @@ export function registerProjectRoutes(app: FastifyTypeBox, projects: ProjectsSer
     {
       schema: {
         operationId: 'getOrganizationProjectStats',
+        summary: "Count each project's environments and services",
+        description:
+          'For every project of the organization, how many environments and services it holds. 404 when the caller is not ' +
+          'a member of the organization.',
         tags: ['Projects'],
         params: OrganizationParams,
         response: { 200: ProjectStatsResponseList, ...authenticatedErrors() },
@@ -55,6 +65,8 @@ export function registerProjectRoutes(app: FastifyTypeBox, projects: ProjectsSer
     {
       schema: {
         operationId: 'getProject',
+        summary: 'Get a project',
+        description: "The project's name, description and number of environments. 404 when there is no such project in an organization the caller belongs to.",
         tags: ['Project Main Calls'],
         params: ProjectParams,
         response: { 200: Project, ...authenticatedErrors() },
@@ -69,6 +81,10 @@ export function registerProjectRoutes(app: FastifyTypeBox, projects: ProjectsSer
     {
       schema: {
         operationId: 'editProject',
+        summary: 'Edit a project',
+        description:
+          "Replaces the project's name and description (a description left out is cleared). 404 for an unknown project; " +
+          '409 when another project of the organization has the name.',
         tags: ['Project Main Calls'],
         params: ProjectParams,
         body: ProjectRequest,
@@ -84,9 +100,14 @@ export function registerProjectRoutes(app: FastifyTypeBox, projects: ProjectsSer
     {
       schema: {
         operationId: 'deleteProject',
+        summary: 'Delete a project',
+        description:
+          "Deletes the project with its environments, their services, variables and history; the clusters' agents tear " +
+          'the deployed workloads down. 404 for an unknown project; 409, deleting nothing, while an agent works on one of ' +
+          'its services.',
         tags: ['Project Main Calls'],
         params: ProjectParams,
-        response: { 204: NoContent, ...authenticatedErrors() },
+        response: { 204: NoContent, ...authenticatedErrors('conflict') },
       },
       config: { access: { permission: 'projects:delete', target: 'project' } },
     },

@@ -21,6 +21,7 @@ export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): vo
     {
       schema: {
         operationId: 'listOrganizationAvailableRoles',
+        summary: 'List assignable roles',
         description: 'The built-in roles and the custom roles of the organization.',
         tags: ['Organization Main Calls'],
         params: OrganizationParams,
@@ -39,6 +40,8 @@ export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): vo
     {
       schema: {
         operationId: 'listOrganizationCustomRoles',
+        summary: 'List custom roles',
+        description: "The organization's custom roles with their cluster and project rules. 404 when the caller is not a member.",
         tags: CUSTOM_ROLE_TAGS,
         params: OrganizationParams,
         response: { 200: OrganizationCustomRoleList, ...authenticatedErrors() },
@@ -53,7 +56,11 @@ export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): vo
     {
       schema: {
         operationId: 'createOrganizationCustomRole',
-        description: 'Creates a custom role; its rules are optional (no project access, read on the organization). 409 when the name is taken.',
+        summary: 'Create a custom role',
+        description:
+          'Creates a custom role: rules per cluster and per project and environment type; rules left out mean no access ' +
+          'to projects and read access to the organization. 400 for an unknown project or cluster, or one named twice; ' +
+          '409 when a role of that name exists.',
         tags: CUSTOM_ROLE_TAGS,
         params: OrganizationParams,
         body: OrganizationCustomRoleCreateRequest,
@@ -69,6 +76,8 @@ export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): vo
     {
       schema: {
         operationId: 'getOrganizationCustomRole',
+        summary: 'Get a custom role',
+        description: 'One custom role with its rules. 404 when there is no such role in the organization.',
         tags: CUSTOM_ROLE_TAGS,
         params: CustomRoleParams,
         response: { 200: OrganizationCustomRole, ...authenticatedErrors() },
@@ -83,7 +92,10 @@ export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): vo
     {
       schema: {
         operationId: 'editOrganizationCustomRole',
-        description: "Replaces a custom role's name, description and project and cluster rules; takes effect on the next request of its holders.",
+        summary: 'Edit a custom role',
+        description:
+          "Replaces a custom role's name, description and project and cluster rules; takes effect on the next request of " +
+          'its holders. 400 for an unknown project or cluster; 404 for an unknown role; 409 when the name is taken.',
         tags: CUSTOM_ROLE_TAGS,
         params: CustomRoleParams,
         body: OrganizationCustomRoleUpdateRequest,
@@ -99,7 +111,8 @@ export function registerRoleRoutes(app: FastifyTypeBox, roles: RolesService): vo
     {
       schema: {
         operationId: 'deleteOrganizationCustomRole',
-        description: 'Deletes a custom role nobody holds; 409 while members, API tokens or pending invitations carry it.',
+        summary: 'Delete a custom role',
+        description: 'Deletes a custom role nobody holds. 404 for an unknown role; 409 while members, API tokens or pending invitations carry it.',
         tags: CUSTOM_ROLE_TAGS,
         params: CustomRoleParams,
         response: { 204: NoContent, ...authenticatedErrors('conflict') },

@@ -61,7 +61,27 @@ export const OrganizationCustomRoleCreateRequest = Type.Object(
     cluster_permissions: Type.Optional(Type.Array(ClusterPermissionRequest, { maxItems: MAX_RULES })),
     project_permissions: Type.Optional(Type.Array(ProjectPermissionRequest, { maxItems: MAX_RULES })),
   },
-  { $id: 'OrganizationCustomRoleCreateRequest', additionalProperties: false },
+  {
+    $id: 'OrganizationCustomRoleCreateRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'web-shop-release',
+        description: 'Deploys the web shop to staging and reads production',
+        organization_permission: 'VIEWER',
+        cluster_permissions: [{ cluster_id: '1c7e5a93-4f2b-4d8e-9a06-7b3c2e1d5f84', permission: 'VIEWER' }],
+        project_permissions: [
+          {
+            project_id: '9a1e7c44-2b8d-4f36-8c51-6d0e3b2a7f18',
+            permissions: [
+              { environment_type: 'STAGING', permission: 'DEPLOYER' },
+              { environment_type: 'PRODUCTION', permission: 'VIEWER' },
+            ],
+          },
+        ],
+      },
+    ],
+  },
 );
 
 export const OrganizationCustomRoleUpdateRequest = Type.Object(

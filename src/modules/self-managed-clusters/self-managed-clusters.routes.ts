@@ -11,11 +11,15 @@ export function registerSelfManagedClusterRoutes(app: FastifyTypeBox, selfManage
     {
       schema: {
         operationId: 'createSelfManagedCluster',
+        summary: 'Create a self-managed cluster',
         description:
           'Creates a self-managed AWS cluster on an AWS credential of the organization, after checking the credential ' +
           '(STS caller identity; ECR DescribeRepositories in us-east-1 and in the cluster region) and the platform ' +
           'configuration; then writes the cluster, its default ECR registry, its platform configuration and its operator ' +
-          'enrollment in one transaction. The answer carries a one-time operator enrollment token.',
+          'enrollment in one transaction. The answer carries a one-time operator enrollment token. 400 for a provider ' +
+          'other than AWS, an unknown region, credentials of another provider or region, or an invalid platform ' +
+          'configuration; 403 when the plan does not include self-managed clusters; 404 for unknown credentials; 409 when ' +
+          'a cluster of that name exists; 503 when AWS cannot be reached.',
         tags: ['Clusters'],
         params: OrganizationParams,
         body: SelfManagedClusterRequest,

@@ -23,13 +23,15 @@ export function registerAdvancedSettingsRoutes(app: FastifyTypeBox, services: Pi
     const request = advancedSettingsSchema(route.kind, 'request');
     const response = advancedSettingsSchema(route.kind, 'response');
     const idOf = (params: unknown) => (params as Record<string, string>)[definition.idParam] as string;
+    const { aService, theService, services: servicesNoun } = definition.prose;
 
     app.get(
       `/${route.defaultPath}`,
       {
         schema: {
           operationId: route.defaultId,
-          description: `The advanced settings a ${definition.item} has until it sets its own.`,
+          summary: `Get the default advanced settings of ${servicesNoun}`,
+          description: `Every advanced setting key of ${servicesNoun} with the value ${aService} has until it sets its own.`,
           tags: route.defaultTags,
           response: { 200: response, ...authenticatedErrors() },
         },
@@ -43,7 +45,8 @@ export function registerAdvancedSettingsRoutes(app: FastifyTypeBox, services: Pi
       {
         schema: {
           operationId: route.getId,
-          description: `The ${definition.item}'s advanced settings: every key, its own value or the default.`,
+          summary: `Get the advanced settings of ${aService}`,
+          description: `The advanced settings of ${theService}: every key, with its own value or the default.`,
           tags: route.tags,
           params: serviceParams(definition),
           response: { 200: response, ...authenticatedErrors() },
@@ -58,7 +61,10 @@ export function registerAdvancedSettingsRoutes(app: FastifyTypeBox, services: Pi
       {
         schema: {
           operationId: route.editId,
-          description: `Replaces the ${definition.item}'s advanced settings: a key left out goes back to its default. A deployed ${definition.item} becomes OUT_OF_DATE; its next deployment carries them.`,
+          summary: `Edit the advanced settings of ${aService}`,
+          description:
+            `Replaces the advanced settings of ${theService}: a key left out goes back to its default. A deployed one becomes OUT_OF_DATE; its ` +
+            'next deployment carries them. 400 for a key that does not exist or a value of the wrong type or out of its range.',
           tags: route.tags,
           params: serviceParams(definition),
           body: request,

@@ -1,4 +1,5 @@
-import { Type, type TSchema } from 'typebox';
+import type { TSchema } from 'typebox';
+import { keyedDefaults, keyedOverrides, keyedSettingsSchema, keyedSettingsWith, type KeyedSetting } from '../../lib/keyed-settings.ts';
 
 /**
  * A service's advanced settings (docs/service-kinds.md, "Advanced settings"): the reference's flat maps of dotted
@@ -15,19 +16,8 @@ import { Type, type TSchema } from 'typebox';
 export const ADVANCED_SETTINGS_KINDS = ['APPLICATION', 'CONTAINER', 'JOB', 'HELM', 'TERRAFORM'] as const;
 export type AdvancedSettingsKind = (typeof ADVANCED_SETTINGS_KINDS)[number];
 
-type KeyType =
-  | { type: 'boolean' }
-  | { type: 'integer'; minimum: number; maximum: number; nullable?: true }
-  | { type: 'string'; maxLength?: number; nullable?: true }
-  | { type: 'enum'; values: readonly string[] }
-  | { type: 'strings' }
-  | { type: 'labels' };
-
-interface AdvancedSettingKey {
-  key: string;
+interface AdvancedSettingKey extends KeyedSetting {
   kinds: readonly AdvancedSettingsKind[];
-  value: KeyType;
-  default: unknown;
 }
 
 const A = 'APPLICATION';
@@ -106,28 +96,6 @@ export const ADVANCED_SETTING_KEYS: readonly AdvancedSettingKey[] = [
   { key: 'cronjob.success_jobs_history_limit', kinds: [J], value: { type: 'integer', minimum: 0, maximum: 100 }, default: 1 },
 ];
 
-/** The schema of one key's value, as the reference types it (bounds are Slipway's: what a driver can carry out). */
-function schemaOf(value: KeyType): TSchema {
-  switch (value.type) {
-    case 'boolean':
-      return Type.Boolean();
-    case 'integer': {
-      const integer = Type.Integer({ minimum: value.minimum, maximum: value.maximum });
-      return value.nullable === true ? Type.Union([integer, Type.Null()]) : integer;
-    }
-    case 'string': {
-      const string = Type.String({ maxLength: value.maxLength ?? 4096, pattern: '^[^\\x00]*$' });
-      return value.nullable === true ? Type.Union([string, Type.Null()]) : string;
-    }
-    case 'enum':
-      return Type.Enum([...value.values]);
-    case 'strings':
-      return Type.Array(Type.String({ maxLength: 4096, pattern: '^[^\\x00]*$' }), { maxItems: 64 });
-    case 'labels':
-      return Type.Record(Type.String({ minLength: 1, maxLength: 316, pattern: '^[A-Za-z0-9./_-]+$' }), Type.String({ maxLength: 63, pattern: '^[A-Za-z0-9._-]*$' }), { maxProperties: 32, additionalProperties: false });
-  }
-}
-
 const SCHEMA_NAMES: Record<AdvancedSettingsKind, string> = {
   APPLICATION: 'ApplicationAdvancedSettings',
   CONTAINER: 'ContainerAdvancedSettings',
@@ -143,30 +111,20 @@ export function advancedSettingKeysOf(kind: AdvancedSettingsKind): AdvancedSetti
 
 /** The kind's shape: every key optional in a request (left out: its default), every key present in an answer. */
 export function advancedSettingsSchema(kind: AdvancedSettingsKind, use: 'request' | 'response'): TSchema {
-  const properties = Object.fromEntries(advancedSettingKeysOf(kind).map((entry) => [entry.key, use === 'request' ? Type.Optional(schemaOf(entry.value)) : schemaOf(entry.value)]));
-  return Type.Object(properties, use === 'request' ? { $id: SCHEMA_NAMES[kind], additionalProperties: false } : { additionalProperties: false });
+  return keyedSettingsSchema(advancedSettingKeysOf(kind), use, SCHEMA_NAMES[kind]);
 }
 
 /** The kind's defaults (getDefault…AdvancedSettings), a fresh object. */
 export function defaultAdvancedSettings(kind: AdvancedSettingsKind): Record<string, unknown> {
-  return Object.fromEntries(advancedSettingKeysOf(kind).map((entry) => [entry.key, structuredClone(entry.default)]));
+  return keyedDefaults(advancedSettingKeysOf(kind));
 }
 
 /** What a service's settings keep of a request: the keys that differ from their defaults. */
 export function advancedSettingsOverrides(kind: AdvancedSettingsKind, request: Record<string, unknown>): Record<string, unknown> {
-  const overrides: Record<string, unknown> = {};
-  for (const entry of advancedSettingKeysOf(kind)) {
-    if (!(entry.key in request)) continue;
-    if (JSON.stringify(request[entry.key]) !== JSON.stringify(entry.default)) overrides[entry.key] = request[entry.key];
-  }
-  return overrides;
+  return keyedOverrides(advancedSettingKeysOf(kind), request);
 }
 
 /** The full advanced settings of a service: its defaults, with what its settings keep over them. */
 export function advancedSettingsOf(kind: AdvancedSettingsKind, settings: Record<string, unknown>): Record<string, unknown> {
-  const kept = settings.advanced_settings;
-  const overrides = typeof kept === 'object' && kept !== null && !Array.isArray(kept) ? (kept as Record<string, unknown>) : {};
-  const merged = defaultAdvancedSettings(kind);
-  for (const key of Object.keys(merged)) if (key in overrides) merged[key] = overrides[key];
-  return merged;
+  return keyedSettingsWith(advancedSettingKeysOf(kind), settings.advanced_settings);
 }

@@ -31,7 +31,7 @@ import type { ServiceEnvironment, ServicesDeps } from './services.service.ts';
  */
 const SERVICE_NAME = new RegExp(SERVICE_NAME_PATTERN);
 
-function refuseInvalidName(name: string): void {
+export function refuseInvalidName(name: string): void {
   if (!SERVICE_NAME.test(name)) {
     throw badRequest(`invalid service name "${name}"`, [
       { field: '/name', message: 'letters, digits and dashes (not first or last), 1 to 63 characters: it becomes part of hostnames and variable names' },
@@ -39,7 +39,7 @@ function refuseInvalidName(name: string): void {
   }
 }
 
-function nameTaken(name: string): string {
+export function nameTaken(name: string): string {
   return `a service named "${name}" already exists in this environment`;
 }
 

@@ -88,7 +88,33 @@ const workflowFields = {
   icon_uri: Type.Optional(IconUri),
 };
 
-export const AgenticWorkflowRequest = Type.Object({ name: ServiceName, ...workflowFields }, { $id: 'AgenticWorkflowRequest', additionalProperties: false });
+export const AgenticWorkflowRequest = Type.Object(
+  { name: ServiceName, ...workflowFields },
+  {
+    $id: 'AgenticWorkflowRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'issue-triage',
+        description: 'Labels new issues every morning',
+        model: { provider: 'ANTHROPIC', model: 'claude-sonnet-4', api_key_variable: 'ANTHROPIC_API_KEY' },
+        instructions: 'Read the issues opened since yesterday and label each one bug, feature or question.',
+        tools: [
+          {
+            name: 'issues',
+            type: 'HTTP',
+            description: 'The issue tracker',
+            url: 'https://tracker.acme.com/api/issues',
+            method: 'GET',
+          },
+        ],
+        schedule: { scheduled_at: '0 7 * * 1-5', timezone: 'Europe/Paris' },
+        max_steps: 20,
+        max_duration_seconds: 300,
+      },
+    ],
+  },
+);
 type WorkflowBody = Static<typeof AgenticWorkflowRequest>;
 const AgenticWorkflowEditRequest = Type.Object({ name: ServiceName, ...withoutDefaults(workflowFields) }, { $id: 'AgenticWorkflowEditRequest', additionalProperties: false });
 type WorkflowEditBody = Static<typeof AgenticWorkflowEditRequest>;
@@ -109,7 +135,39 @@ export const AgenticWorkflowResponse = Type.Object(
     icon_uri: Type.String(),
     service_type: Type.Literal('AGENTIC_WORKFLOW'),
   },
-  { $id: 'AgenticWorkflowResponse' },
+  {
+    $id: 'AgenticWorkflowResponse',
+    examples: [
+      {
+        id: '8b2f6d4a-0c9e-4d57-b1a8-6e3c9f5d2b74',
+        created_at: '2026-03-02T11:27:11.452Z',
+        updated_at: '2026-03-02T11:27:11.452Z',
+        environment: { id: '7c2e9a41-3b6d-4f18-a5c0-2e8d1b4f6a93' },
+        name: 'issue-triage',
+        description: 'Labels new issues every morning',
+        model: { provider: 'ANTHROPIC', model: 'claude-sonnet-4', base_url: null, api_key_variable: 'ANTHROPIC_API_KEY' },
+        instructions: 'Read the issues opened since yesterday and label each one bug, feature or question.',
+        tools: [
+          {
+            name: 'issues',
+            type: 'HTTP',
+            description: 'The issue tracker',
+            url: 'https://tracker.acme.com/api/issues',
+            method: 'GET',
+          },
+        ],
+        git_repository: null,
+        schedule: { scheduled_at: '0 7 * * 1-5', timezone: 'Europe/Paris' },
+        max_steps: 20,
+        max_duration_seconds: 300,
+        cpu: 500,
+        memory: 512,
+        auto_deploy: true,
+        icon_uri: 'app://slipway-console/agentic-workflow',
+        service_type: 'AGENTIC_WORKFLOW',
+      },
+    ],
+  },
 );
 export const AgenticWorkflowResponseList = ListOf(AgenticWorkflowResponse, 'AgenticWorkflowResponseList');
 
@@ -222,6 +280,13 @@ export const agenticWorkflowKind: ServiceKindDefinition = {
   },
   operationNoun: 'AgenticWorkflow',
   tags: ['Agentic Workflows'],
+  prose: {
+    aService: 'an agentic workflow',
+    theService: 'the agentic workflow',
+    services: 'agentic workflows',
+    what: "An agentic workflow runs an LLM agent: its instructions, a model of a provider (the API key is read from the workflow's secret named by api_key_variable, never from this body), the HTTP and MCP tools it may call, an optional git repository as its workspace, and a cron schedule or none (it then runs when deployed).",
+    checks: "400 for a model without the base_url its provider needs (OLLAMA, OPENAI_COMPATIBLE) or without an api_key_variable (every provider but OLLAMA), two tools of one name, a method on an MCP tool, or a cron expression or time zone that is not valid; 404 for a git token that is not the organization's.",
+  },
   createBody: AgenticWorkflowRequest,
   editBody: AgenticWorkflowEditRequest,
   response: AgenticWorkflowResponse,

@@ -39,7 +39,24 @@ const buildFields = {
 
 export const ApplicationRequest = Type.Object(
   { name: ServiceName, git_repository: GitRepositoryRequest, ...buildFields, ...WorkloadRequestFields },
-  { $id: 'ApplicationRequest', additionalProperties: false },
+  {
+    $id: 'ApplicationRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'shop-api',
+        description: 'The shop API',
+        git_repository: { url: 'https://github.com/acme/web-shop', provider: 'GITHUB', branch: 'main', root_path: '/api' },
+        dockerfile_path: 'Dockerfile',
+        cpu: 500,
+        memory: 512,
+        min_running_instances: 1,
+        max_running_instances: 3,
+        ports: [{ internal_port: 8080, publicly_accessible: true, name: 'http', protocol: 'HTTP' }],
+        healthchecks: { readiness_probe: { type: { http: { path: '/healthz', port: 8080 } }, period_seconds: 10, timeout_seconds: 2 } },
+      },
+    ],
+  },
 );
 export type ApplicationBody = Static<typeof ApplicationRequest>;
 
@@ -65,7 +82,70 @@ export const Application = Type.Object(
     ...WorkloadResponseFields,
     service_type: Type.Literal('APPLICATION'),
   },
-  { $id: 'Application' },
+  {
+    $id: 'Application',
+    examples: [
+      {
+        id: 'a3f5c1e8-2d7b-4c94-8e06-1f9b5d2a7c34',
+        created_at: '2026-03-02T11:27:08.541Z',
+        updated_at: '2026-03-02T11:27:08.541Z',
+        environment: { id: '7c2e9a41-3b6d-4f18-a5c0-2e8d1b4f6a93' },
+        name: 'shop-api',
+        description: 'The shop API',
+        git_repository: {
+          provider: 'GITHUB',
+          owner: 'acme',
+          url: 'https://github.com/acme/web-shop',
+          name: 'web-shop',
+          branch: 'main',
+          root_path: '/api',
+          git_token_id: null,
+        },
+        build_mode: 'DOCKER',
+        dockerfile_path: 'Dockerfile',
+        docker_target_build_stage: null,
+        cpu: 500,
+        memory: 512,
+        gpu: 0,
+        cpu_architecture: 'AMD64',
+        min_running_instances: 1,
+        max_running_instances: 3,
+        healthchecks: {
+          readiness_probe: {
+            type: { tcp: null, http: { path: '/healthz', scheme: 'HTTP', port: 8080 }, exec: null, grpc: null },
+            initial_delay_seconds: 30,
+            period_seconds: 10,
+            timeout_seconds: 2,
+            success_threshold: 1,
+            failure_threshold: 9,
+          },
+          liveness_probe: null,
+        },
+        auto_preview: true,
+        ports: [
+          {
+            id: 'e7b2d9f4-1a6c-4d83-b5e0-8c3f2a9d6b17',
+            name: 'http',
+            internal_port: 8080,
+            publicly_accessible: true,
+            is_default: true,
+            protocol: 'HTTP',
+            external_port: 443,
+          },
+        ],
+        storage: [],
+        arguments: [],
+        auto_deploy: true,
+        annotations_groups: [],
+        labels_groups: [],
+        icon_uri: 'app://slipway-console/application',
+        maximum_cpu: 64000,
+        maximum_memory: 262144,
+        maximum_gpu: 16,
+        service_type: 'APPLICATION',
+      },
+    ],
+  },
 );
 export const ApplicationResponseList = ListOf(Application, 'ApplicationResponseList');
 
@@ -112,6 +192,13 @@ export const applicationKind: ServiceKindDefinition = {
   operations: { list: 'listApplication', create: 'createApplication', get: 'getApplication', edit: 'editApplication', delete: 'deleteApplication' },
   operationNoun: 'Application',
   tags: ['Applications'],
+  prose: {
+    aService: 'an application',
+    theService: 'the application',
+    services: 'applications',
+    what: 'An application is built by Slipway from a branch of a git repository (git_repository, with the git token of a private one) and its Dockerfile, then run with its ports, resources and instance counts.',
+    checks: "400 for a dockerfile_path or root_path outside the repository, a branch that is not a valid git branch name, ports or probes that do not fit together, storage that is not valid, or max_running_instances below min_running_instances; 404 for a git token or a labels or annotations group that is not the organization's.",
+  },
   createBody: ApplicationRequest,
   editBody: ApplicationEditRequest,
   response: Application,

@@ -76,7 +76,23 @@ export const DatabaseRequest = Type.Object(
     mode: Type.Enum(DATABASE_MODES),
     ...editableFields,
   },
-  { $id: 'DatabaseRequest', additionalProperties: false },
+  {
+    $id: 'DatabaseRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'orders-db',
+        description: 'Orders and customers',
+        type: 'POSTGRESQL',
+        version: '16',
+        mode: 'CONTAINER',
+        accessibility: 'PRIVATE',
+        cpu: 500,
+        memory: 1024,
+        storage: 20,
+      },
+    ],
+  },
 );
 type DatabaseBody = Static<typeof DatabaseRequest>;
 
@@ -103,7 +119,31 @@ export const Database = Type.Object(
     icon_uri: Type.String(),
     service_type: Type.Literal('DATABASE'),
   },
-  { $id: 'Database' },
+  {
+    $id: 'Database',
+    examples: [
+      {
+        id: 'c8a4f2d6-0e9b-4b71-8d3a-5f2e7c1a9b40',
+        created_at: '2026-03-02T11:27:09.606Z',
+        updated_at: '2026-03-02T11:27:09.606Z',
+        environment: { id: '7c2e9a41-3b6d-4f18-a5c0-2e8d1b4f6a93' },
+        name: 'orders-db',
+        description: 'Orders and customers',
+        type: 'POSTGRESQL',
+        version: '16',
+        mode: 'CONTAINER',
+        accessibility: 'PRIVATE',
+        cpu: 500,
+        memory: 1024,
+        storage: 20,
+        port: 5432,
+        annotations_groups: [],
+        labels_groups: [],
+        icon_uri: 'app://slipway-console/database',
+        service_type: 'DATABASE',
+      },
+    ],
+  },
 );
 export const DatabaseResponseList = ListOf(Database, 'DatabaseResponseList');
 
@@ -178,6 +218,13 @@ export const databaseKind: ServiceKindDefinition = {
   operations: { list: 'listDatabase', create: 'createDatabase', get: 'getDatabase', edit: 'editDatabase', delete: 'deleteDatabase' },
   operationNoun: 'Database',
   tags: ['Databases'],
+  prose: {
+    aService: 'a database',
+    theService: 'the database',
+    services: 'databases',
+    what: 'A database runs a PostgreSQL, MySQL, MongoDB or Redis server of the version asked, in the environment (mode CONTAINER, sized by cpu and memory) or as a managed instance (MANAGED, sized by its instance_type); its credentials are generated, and the other services of the environment receive them as built-in variables.',
+    checks: "400 for a version its type does not support, an instance_type in CONTAINER mode or none in MANAGED mode, and on an edit a version older than the stored one or a storage that shrinks; 404 for a labels or annotations group that is not the organization's.",
+  },
   createBody: DatabaseRequest,
   editBody: DatabaseEditRequest,
   response: Database,

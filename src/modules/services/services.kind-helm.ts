@@ -117,7 +117,24 @@ const helmFields = {
   icon_uri: Type.Optional(IconUri),
 };
 
-export const HelmRequest = Type.Object({ name: ServiceName, ...helmFields }, { $id: 'HelmRequest', additionalProperties: false });
+export const HelmRequest = Type.Object(
+  { name: ServiceName, ...helmFields },
+  {
+    $id: 'HelmRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'search',
+        description: 'Meilisearch for the catalogue',
+        source: {
+          git_repository: { url: 'https://github.com/acme/web-shop', provider: 'GITHUB', branch: 'main', root_path: '/charts/search' },
+        },
+        values_override: { set: [['replicaCount', '2']] },
+        arguments: ['--wait'],
+      },
+    ],
+  },
+);
 type HelmBody = Static<typeof HelmRequest>;
 const HelmEditRequest = Type.Object({ name: ServiceName, ...withoutDefaults(helmFields) }, { $id: 'HelmEditRequest', additionalProperties: false });
 type HelmEditBody = Static<typeof HelmEditRequest>;
@@ -152,14 +169,17 @@ export const HelmResponse = Type.Object(
       set_json: Pairs,
       file: Nullable(Type.Object({ raw: Type.Object({ values: Type.Array(Type.Object({ name: Type.String(), content: Type.String() })) }) })),
     }),
+    // The reference's HelmPortResponseWithServiceName (`port_type` its discriminator); Slipway's ports always name a
+    // service. A port of the environment's own namespace carries no `namespace` (the reference's is not nullable).
     ports: Type.Array(
       Type.Object({
         id: Uuid,
+        port_type: Type.Literal('SERVICE_NAME'),
         name: Type.String(),
         internal_port: Type.Integer(),
         external_port: Type.Integer(),
         service_name: Type.String(),
-        namespace: Nullable(Type.String()),
+        namespace: Type.Optional(Type.String()),
         protocol: Type.Enum(PORT_PROTOCOLS),
         is_default: Type.Boolean(),
       }),
@@ -169,7 +189,43 @@ export const HelmResponse = Type.Object(
     icon_uri: Type.String(),
     service_type: Type.Literal('HELM'),
   },
-  { $id: 'HelmResponse' },
+  {
+    $id: 'HelmResponse',
+    examples: [
+      {
+        id: 'f6d3a8c1-7b4e-4f92-a0c5-3d9e1b6f8a25',
+        created_at: '2026-03-02T11:27:10.501Z',
+        updated_at: '2026-03-02T11:27:10.501Z',
+        environment: { id: '7c2e9a41-3b6d-4f18-a5c0-2e8d1b4f6a93' },
+        name: 'search',
+        description: 'Meilisearch for the catalogue',
+        timeout_sec: 600,
+        auto_preview: true,
+        auto_deploy: true,
+        source: {
+          git: {
+            git_repository: {
+              provider: 'GITHUB',
+              owner: 'acme',
+              url: 'https://github.com/acme/web-shop',
+              name: 'web-shop',
+              branch: 'main',
+              root_path: '/charts/search',
+              git_token_id: null,
+            },
+          },
+        },
+        allow_cluster_wide_resources: false,
+        arguments: ['--wait'],
+        values_override: { set: [['replicaCount', '2']], set_string: [], set_json: [], file: null },
+        ports: [],
+        annotations_groups: [],
+        labels_groups: [],
+        icon_uri: 'app://slipway-console/helm',
+        service_type: 'HELM',
+      },
+    ],
+  },
 );
 export const HelmResponseList = ListOf(HelmResponse, 'HelmResponseList');
 
@@ -324,6 +380,13 @@ export const helmKind: ServiceKindDefinition = {
   operations: { list: 'listHelms', create: 'createHelm', get: 'getHelm', edit: 'editHelm', delete: 'deleteHelm' },
   operationNoun: 'Helm',
   tags: ['Helms'],
+  prose: {
+    aService: 'a Helm chart',
+    theService: 'the Helm chart',
+    services: 'Helm charts',
+    what: "A Helm chart is installed from one of the organization's Helm repositories (source.helm_repository: chart name and version) or from a git repository (source.git_repository), with its values overrides and arguments.",
+    checks: "400 for both sources or neither, reserved helm arguments, values overrides or ports that are not valid; 404 for a Helm repository, a git token or a labels or annotations group that is not the organization's.",
+  },
   createBody: HelmRequest,
   editBody: HelmEditRequest,
   response: HelmResponse,
@@ -357,7 +420,7 @@ export const helmKind: ServiceKindDefinition = {
         set_json: settings.values_override.set_json,
         file: settings.values_override.files.length > 0 ? { raw: { values: settings.values_override.files } } : null,
       },
-      ports: settings.ports,
+      ports: settings.ports.map(({ namespace, ...port }) => ({ ...port, port_type: 'SERVICE_NAME' as const, ...(namespace === null ? {} : { namespace }) })),
       annotations_groups: annotationsGroupsResponse(settings.annotations_groups, linked),
       labels_groups: labelsGroupsResponse(settings.labels_groups, linked),
       icon_uri: settings.icon_uri,

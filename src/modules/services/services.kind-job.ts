@@ -118,7 +118,27 @@ const jobFields = {
  * The reference's JobRequest requires only name and healthchecks; a job without a source or a schedule cannot run,
  * so both are required here too.
  */
-export const JobRequest = Type.Object({ name: ServiceName, ...jobFields }, { $id: 'JobRequest', additionalProperties: false });
+export const JobRequest = Type.Object(
+  { name: ServiceName, ...jobFields },
+  {
+    $id: 'JobRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'nightly-report',
+        description: 'Mails the sales report',
+        source: {
+          docker: {
+            git_repository: { url: 'https://github.com/acme/web-shop', provider: 'GITHUB', branch: 'main', root_path: '/jobs/report' },
+            dockerfile_path: 'Dockerfile',
+          },
+        },
+        schedule: { cronjob: { scheduled_at: '0 3 * * *', timezone: 'Europe/Paris', arguments: ['node', 'report.js'] } },
+        healthchecks: {},
+      },
+    ],
+  },
+);
 type JobBody = Static<typeof JobRequest>;
 
 /** editJob takes a JobRequest; optional fields left out keep their value. */
@@ -166,7 +186,54 @@ export const JobResponse = Type.Object(
     icon_uri: Type.String(),
     service_type: Type.Literal('JOB'),
   },
-  { $id: 'JobResponse' },
+  {
+    $id: 'JobResponse',
+    examples: [
+      {
+        id: '4e1b7f9c-5d2a-4c68-b3e9-0a6d8f2c5e17',
+        created_at: '2026-03-02T11:27:09.742Z',
+        updated_at: '2026-03-02T11:27:09.742Z',
+        environment: { id: '7c2e9a41-3b6d-4f18-a5c0-2e8d1b4f6a93' },
+        name: 'nightly-report',
+        description: 'Mails the sales report',
+        job_type: 'CRON',
+        maximum_cpu: 64000,
+        maximum_memory: 262144,
+        maximum_gpu: 16,
+        cpu: 500,
+        memory: 512,
+        gpu: 0,
+        cpu_architecture: 'AMD64',
+        max_nb_restart: 0,
+        max_duration_seconds: 300,
+        auto_preview: true,
+        port: null,
+        source: {
+          docker: {
+            git_repository: {
+              provider: 'GITHUB',
+              owner: 'acme',
+              url: 'https://github.com/acme/web-shop',
+              name: 'web-shop',
+              branch: 'main',
+              root_path: '/jobs/report',
+              git_token_id: null,
+            },
+            dockerfile_path: 'Dockerfile',
+            dockerfile_raw: null,
+            docker_target_build_stage: null,
+          },
+        },
+        healthchecks: { readiness_probe: null, liveness_probe: null },
+        schedule: { cronjob: { arguments: ['node', 'report.js'], timezone: 'Europe/Paris', scheduled_at: '0 3 * * *' } },
+        auto_deploy: true,
+        annotations_groups: [],
+        labels_groups: [],
+        icon_uri: 'app://slipway-console/job',
+        service_type: 'JOB',
+      },
+    ],
+  },
 );
 export const JobResponseList = ListOf(JobResponse, 'JobResponseList');
 
@@ -368,6 +435,13 @@ export const jobKind: ServiceKindDefinition = {
   operations: { list: 'listJobs', create: 'createJob', get: 'getJob', edit: 'editJob', delete: 'deleteJob' },
   operationNoun: 'Job',
   tags: ['Jobs'],
+  prose: {
+    aService: 'a job',
+    theService: 'the job',
+    services: 'jobs',
+    what: "A job runs to completion: on a cron schedule (schedule.cronjob: five fields and an IANA time zone) or at its environment's lifecycle events (on_start, on_stop, on_delete), from an image of a container registry (source.image) or built from a git repository's Dockerfile (source.docker).",
+    checks: "400 for a cron expression that does not parse or never fires, a time zone that is not an IANA one, both kinds of schedule or neither, both sources or neither, or a Dockerfile given both by path and inline; 404 for a container registry, a git token or a labels or annotations group that is not the organization's.",
+  },
   createBody: JobRequest,
   editBody: JobEditRequest,
   response: JobResponse,

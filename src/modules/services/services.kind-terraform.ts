@@ -37,6 +37,18 @@ const MAX_VARS = 200;
 const MAX_VAR_FILES = 20;
 
 export const TERRAFORM_ENGINES = ['TERRAFORM', 'OPEN_TOFU'] as const;
+export type TerraformEngine = (typeof TERRAFORM_ENGINES)[number];
+
+/**
+ * The engine versions an explicit `provider_version` may name, newest first: the releases whose official images
+ * (hashicorp/terraform, ghcr.io/opentofu/opentofu) the Kubernetes driver runs, one per minor line. listTerraformVersions
+ * answers this table and the Terraform kind refuses any other version, so a service never names an image that the
+ * driver cannot pull.
+ */
+export const TERRAFORM_VERSIONS: Readonly<Record<TerraformEngine, readonly string[]>> = {
+  TERRAFORM: ['1.12.2', '1.11.4', '1.10.5', '1.9.8', '1.8.5', '1.7.5', '1.6.6', '1.5.7'],
+  OPEN_TOFU: ['1.9.1', '1.9.0', '1.8.2', '1.7.3', '1.6.2'],
+};
 const ACTIONS = ['plan', 'apply', 'destroy'] as const;
 
 /** Terraform's identifier rule for variable names. */
@@ -98,7 +110,23 @@ const terraformFields = {
   icon_uri: Type.Optional(IconUri),
 };
 
-export const TerraformRequest = Type.Object({ name: ServiceName, ...terraformFields }, { $id: 'TerraformRequest', additionalProperties: false });
+export const TerraformRequest = Type.Object(
+  { name: ServiceName, ...terraformFields },
+  {
+    $id: 'TerraformRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'cdn',
+        description: 'The CDN in front of the shop',
+        terraform_files_source: {
+          git_repository: { url: 'https://github.com/acme/web-shop', provider: 'GITHUB', branch: 'main', root_path: '/infra/cdn' },
+        },
+        terraform_variables_source: { tf_var_file_paths: ['production.tfvars'], tf_vars: [{ key: 'domain', value: 'shop.acme.com' }] },
+      },
+    ],
+  },
+);
 type TerraformBody = Static<typeof TerraformRequest>;
 const TerraformEditRequest = Type.Object({ name: ServiceName, ...withoutDefaults(terraformFields) }, { $id: 'TerraformEditRequest', additionalProperties: false });
 type TerraformEditBody = Static<typeof TerraformEditRequest>;
@@ -121,7 +149,41 @@ export const TerraformResponse = Type.Object(
     icon_uri: Type.String(),
     service_type: Type.Literal('TERRAFORM'),
   },
-  { $id: 'TerraformResponse' },
+  {
+    $id: 'TerraformResponse',
+    examples: [
+      {
+        id: '1d9c5e7a-3f6b-4a08-9c2d-8e4f0b7a3d61',
+        created_at: '2026-03-02T11:27:10.828Z',
+        updated_at: '2026-03-02T11:27:10.828Z',
+        environment: { id: '7c2e9a41-3b6d-4f18-a5c0-2e8d1b4f6a93' },
+        name: 'cdn',
+        description: 'The CDN in front of the shop',
+        auto_deploy: true,
+        terraform_files_source: {
+          git_repository: {
+            provider: 'GITHUB',
+            owner: 'acme',
+            url: 'https://github.com/acme/web-shop',
+            name: 'web-shop',
+            branch: 'main',
+            root_path: '/infra/cdn',
+            git_token_id: null,
+          },
+        },
+        terraform_variables_source: { tf_var_file_paths: ['production.tfvars'], tf_vars: [{ key: 'domain', value: 'shop.acme.com' }] },
+        backend: { kubernetes: {} },
+        engine: 'TERRAFORM',
+        provider_version: { read_from_terraform_block: true },
+        timeout_sec: 1800,
+        job_resources: { cpu_milli: 500, ram_mib: 512, gpu: 0, storage_gib: 1 },
+        use_cluster_credentials: false,
+        action_extra_arguments: { plan: [], apply: [], destroy: [] },
+        icon_uri: 'app://slipway-console/terraform',
+        service_type: 'TERRAFORM',
+      },
+    ],
+  },
 );
 export const TerraformResponseList = ListOf(TerraformResponse, 'TerraformResponseList');
 
@@ -163,13 +225,31 @@ function backendFrom(backend: TerraformEditBody['backend'] | undefined, current:
   return chosen[0] as TerraformSettings['backend'];
 }
 
-function engineVersionFrom(version: TerraformEditBody['provider_version'] | undefined, current: string | null | undefined): string | null {
-  if (version === undefined) return current ?? null;
+function engineVersionFrom(
+  engine: TerraformEngine,
+  version: TerraformEditBody['provider_version'] | undefined,
+  current: { engine: TerraformEngine; engine_version: string | null } | undefined,
+): string | null {
+  if (version === undefined) {
+    const kept = current?.engine_version ?? null;
+    // A version kept across a change of engine must be one the new engine has.
+    if (kept !== null && current?.engine !== engine && !TERRAFORM_VERSIONS[engine].includes(kept)) {
+      throw badRequest(`${engine} has no version ${kept}: give provider_version with the engine`, [
+        { field: '/provider_version/explicit_version', message: `one of ${TERRAFORM_VERSIONS[engine].join(', ')}` },
+      ]);
+    }
+    return kept;
+  }
   if (version.read_from_terraform_block) {
     if (version.explicit_version !== undefined) throw badRequest('the version is read from the terraform block or given, not both', [{ field: '/provider_version/explicit_version', message: 'only when read_from_terraform_block is false' }]);
     return null;
   }
   if (version.explicit_version === undefined) throw badRequest('give explicit_version or read it from the terraform block', [{ field: '/provider_version/explicit_version', message: 'required when read_from_terraform_block is false' }]);
+  if (!TERRAFORM_VERSIONS[engine].includes(version.explicit_version)) {
+    throw badRequest(`${engine} ${version.explicit_version} is not a version Slipway runs (listTerraformVersions lists them)`, [
+      { field: '/provider_version/explicit_version', message: `one of ${TERRAFORM_VERSIONS[engine].join(', ')}` },
+    ]);
+  }
   return version.explicit_version;
 }
 
@@ -198,7 +278,7 @@ async function terraformSettings(body: TerraformEditBody, current: TerraformSett
     tf_vars: variables?.tf_vars ?? current?.tf_vars ?? [],
     backend: backendFrom(body.backend, current?.backend),
     engine: body.engine ?? current?.engine ?? 'TERRAFORM',
-    engine_version: engineVersionFrom(body.provider_version, current?.engine_version),
+    engine_version: engineVersionFrom(body.engine ?? current?.engine ?? 'TERRAFORM', body.provider_version, current),
     timeout_sec: body.timeout_sec ?? current?.timeout_sec ?? 1800,
     job_resources: {
       cpu_milli: resources?.cpu_milli ?? current?.job_resources.cpu_milli ?? 500,
@@ -220,6 +300,14 @@ export const terraformKind: ServiceKindDefinition = {
   operations: { list: 'listTerraforms', create: 'createTerraform', get: 'getTerraform', edit: 'editTerraform', delete: 'deleteTerraform' },
   operationNoun: 'Terraform',
   tags: ['Terraforms'],
+  prose: {
+    aService: 'a Terraform service',
+    theService: 'the Terraform service',
+    services: 'Terraform services',
+    what: 'A Terraform service plans and applies the Terraform (or OpenTofu: engine) files of a git repository (terraform_files_source), its state kept on a backend: kubernetes, the default, or user_provided.',
+    checks:
+      "400 for two backends, a provider_version both read from the terraform block and given, or not one Slipway runs (listTerraformVersions lists them), a tf_var_file_path outside the root path or a tf_var set twice, or reserved Terraform arguments; 404 for a git token that is not the organization's.",
+  },
   createBody: TerraformRequest,
   editBody: TerraformEditRequest,
   response: TerraformResponse,

@@ -138,6 +138,12 @@ export interface ServiceKindDefinition {
   /** The noun the action and sub-resource operation ids use: deploy<Noun>, stop<Noun>, get<Noun>Status, … */
   operationNoun: string;
   tags: string[];
+  /**
+   * The API documentation's prose about the kind: how it is named ("an application", "the application",
+   * "applications"), what such a service is (`what`), and the 400s and 404s its create and edit checks answer
+   * (`checks`), in words.
+   */
+  prose: { aService: string; theService: string; services: string; what: string; checks: string };
   createBody: TSchema;
   editBody: TSchema;
   response: TSchema;

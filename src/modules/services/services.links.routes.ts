@@ -1,5 +1,6 @@
 import { authenticatedErrors } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { kindDefinition } from './services.kinds.ts';
 import type { LinkServiceKind, ServiceLinks } from './services.links.ts';
 import { Type } from 'typebox';
 import { Uuid } from '../../protocol/wire.ts';
@@ -18,6 +19,7 @@ export function registerServiceLinkRoutes(app: FastifyTypeBox, links: ServiceLin
       {
         schema: {
           operationId: route.operationId,
+          summary: `List the links of ${kindDefinition(route.kind).prose.aService}`,
           description:
             'Where the service is reached from outside: its public hostname (kept for its life, renames included), then its verified custom domains. Empty without a public port.',
           tags: route.tags,
@@ -35,6 +37,7 @@ export function registerServiceLinkRoutes(app: FastifyTypeBox, links: ServiceLin
     {
       schema: {
         operationId: 'listEnvironmentServicesLinks',
+        summary: "List the links of an environment's services",
         description: 'The links of every application and container of the environment, as each one\'s link operation answers them.',
         tags: ['Environment'],
         params: Type.Object({ environmentId: Uuid }),

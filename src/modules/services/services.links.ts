@@ -38,7 +38,7 @@ function routedPort(service: StoredService): StoredPort | undefined {
   return published.find((port) => port.is_default) ?? published[0];
 }
 
-function urlOf(scheme: 'http' | 'https', host: string, port: number): string {
+export function urlOf(scheme: 'http' | 'https', host: string, port: number): string {
   return port === (scheme === 'http' ? 80 : 443) ? `${scheme}://${host}` : `${scheme}://${host}:${port}`;
 }
 

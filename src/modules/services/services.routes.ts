@@ -24,7 +24,7 @@ const ListServicesQuery = Type.Object(
 
 /** One kind's five operations: list and create under its environment, get, edit and delete by its own id. */
 function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, definition: ServiceKindDefinition): void {
-  const { kind, operations, tags } = definition;
+  const { kind, operations, tags, prose } = definition;
   const collectionUrl = `/environment/:environmentId/${definition.collection}`;
   const itemUrl = `/${definition.item}/:${definition.idParam}`;
   const params = serviceParams(definition);
@@ -34,6 +34,8 @@ function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, defi
     {
       schema: {
         operationId: operations.list,
+        summary: `List the ${prose.services} of an environment`,
+        description: `The ${prose.services} of the environment, each with its settings as stored; toUpdate=true keeps the deployed ones whose settings or variables changed since their deployment (OUT_OF_DATE).`,
         tags,
         params: ServiceEnvironmentParams,
         querystring: ListServicesQuery,
@@ -49,7 +51,10 @@ function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, defi
     {
       schema: {
         operationId: operations.create,
-        description: 'Names are unique per environment across every kind of service (409), and are DNS labels: letters, digits and inner dashes.',
+        summary: `Create ${prose.aService}`,
+        description:
+          `${prose.what} It starts READY, never deployed: deploy${definition.operationNoun} deploys it. Its name is a DNS label (letters, digits and ` +
+          `inner dashes; 400 otherwise), unique in the environment across every kind of service (409 otherwise). ${prose.checks}`,
         tags,
         params: ServiceEnvironmentParams,
         body: definition.createBody,
@@ -63,7 +68,14 @@ function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, defi
   app.get(
     itemUrl,
     {
-      schema: { operationId: operations.get, tags, params, response: { 200: definition.response, ...authenticatedErrors() } },
+      schema: {
+        operationId: operations.get,
+        summary: `Get ${prose.aService}`,
+        description: `Reads ${prose.theService} with its settings as stored; what runs, and whether it is up to date, get${definition.operationNoun}Status answers.`,
+        tags,
+        params,
+        response: { 200: definition.response, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'services:read', target: 'service' } },
     },
     async (request) => services.getService(kind, serviceIdOf(request, definition)),
@@ -74,7 +86,11 @@ function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, defi
     {
       schema: {
         operationId: operations.edit,
-        description: 'A deployed service whose settings change reads OUT_OF_DATE until its next deploy.',
+        summary: `Edit ${prose.aService}`,
+        description:
+          `Changes the settings of ${prose.theService}: the fields the body requires are required, an optional field left out keeps its stored value. ` +
+          'A deployed service whose settings change reads OUT_OF_DATE until its next deploy. A new name must be a DNS label (400) that no other ' +
+          `service of the environment has (409). ${prose.checks}`,
         tags,
         params,
         body: definition.editBody,
@@ -90,8 +106,10 @@ function registerKindRoutes(app: FastifyTypeBox, services: ServicesService, defi
     {
       schema: {
         operationId: operations.delete,
+        summary: `Delete ${prose.aService}`,
         description:
-          "Removes the service with its variables, secrets and history, and has the cluster's agent tear its workload down unless skipReconcile; 409 while an action on it is under way.",
+          `Removes ${prose.theService} with its variables, secrets and history, and has the cluster's agent tear its workload down unless skipReconcile ` +
+          '(then what runs on the cluster stays). 409 while an action on it is under way.',
         tags,
         params,
         querystring: SkipReconcileQuery,

@@ -6,6 +6,7 @@ import { AppError } from '../../lib/errors.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import type { DatabaseType } from '../variables/variables.builtins.ts';
 import { createServiceAddresses, createServiceClaims } from './services.addresses.ts';
+import { createServiceClone, type ServiceCloneCopiers } from './services.clone.ts';
 import { createServiceCrud } from './services.crud.ts';
 import type { LinkedAnnotationsGroup, LinkedContainerRegistry, LinkedHelmRepository, LinkedLabelsGroup, LinkedRecords, ServiceKindDefinition } from './services.kinds.ts';
 import { createServiceRecords } from './services.records.ts';
@@ -95,6 +96,8 @@ export interface ServicesDeps {
   /** The variables module removes a service's own variables and secrets in the removal's transaction. */
   variables: { deleteServiceVariables(trx: Transaction<DB>, serviceId: string): Promise<void> };
   runtime: ServiceRuntimePort;
+  /** What a clone copies of other modules' tables (services.clone.ts): the variables' and the deployment restrictions'. */
+  clone: ServiceCloneCopiers;
   /**
    * Whether the installation has a shared PostgreSQL server for databases (SLIPWAY_LOCAL_POSTGRES_URL): PostgreSQL
    * databases are then named uniquely, so that a driver may put them there.
@@ -109,8 +112,10 @@ export interface ServicesDeps {
 export function createServicesService(deps: ServicesDeps) {
   const records = createServiceRecords(deps);
   const claims = createServiceClaims(deps);
+  const crud = createServiceCrud(deps, records, claims);
   return {
-    ...createServiceCrud(deps, records, claims),
+    ...crud,
+    ...createServiceClone(deps, records, claims, crud.getService),
     ...createServiceAddresses(deps, records, claims),
     ...createServiceReferences(deps),
   };

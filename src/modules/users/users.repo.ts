@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Queryable, UsersTable } from '../../db/db.schema.ts';
+import type { AccountSettingsTable, Queryable, UsersTable } from '../../db/db.schema.ts';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -49,4 +49,19 @@ export async function claimUnlinkedUser(
 ): Promise<boolean> {
   const result = await db.updateTable('users').set(fields).where('id', '=', id).where('issuer', 'is', null).executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+export type AccountSettingsRow = Selectable<AccountSettingsTable>;
+
+export function findAccountSettings(db: Queryable, userId: string): Promise<AccountSettingsRow | undefined> {
+  return db.selectFrom('account_settings').selectAll().where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** Sets the person's communication e-mail, in one statement whether or not they set one before. */
+export async function upsertAccountSettings(db: Queryable, row: AccountSettingsRow): Promise<void> {
+  await db
+    .insertInto('account_settings')
+    .values(row)
+    .onConflict((conflict) => conflict.column('user_id').doUpdateSet({ communication_email: row.communication_email, updated_at: row.updated_at }))
+    .execute();
 }

@@ -29,11 +29,14 @@ import {
   type VariableRequestBody,
 } from './variables.schemas.ts';
 import type { VariableOwner, VariablesService } from './variables.service.ts';
+import { MAX_VARIABLES_PER_SCOPE } from './variables.writes.ts';
 
 /** One scope's twelve operations (variables and secrets: list, create, edit, delete, override, alias). */
 interface ScopeRoutes {
   /** `Project`, `Environment` or a service kind's noun (`Application`, `Container`, `Job`, …), as operation ids spell it. */
   noun: string;
+  /** How the documentation names the scope's owner: "a project", "the project"; and who sees what is set there. */
+  prose: { anOwner: string; theOwner: string; seenBy: string };
   base: string;
   target: Extract<AccessTarget, 'project' | 'environment' | 'service'>;
   params: TObject;
@@ -58,6 +61,21 @@ function idParam(request: FastifyRequest, name: 'environmentVariableId' | 'secre
   return (request.params as Record<string, string>)[name] as string;
 }
 
+/** Why a write is refused, in words (variables.writes.ts); a secret's value is opaque, so only a variable's can alias. */
+const SECRET_WRITE_REFUSALS =
+  'Built-in names (PLATFORM_…) are refused (400; override a built-in instead), as are a mount_path with . or .. segments and a new name ' +
+  `on a scope that already holds ${MAX_VARIABLES_PER_SCOPE} variables and secrets.`;
+const WRITE_REFUSALS = `${SECRET_WRITE_REFUSALS} So is a value \`$NAME\` when NAME is not visible here, or when the alias closes a cycle.`;
+
+const OVERRIDE_REFUSALS =
+  'One of that name already set here is replaced. 400 when what is named is set at this scope or a narrower one (edit it instead) or the ' +
+  'value aliases a variable not visible here; 404 for an id this scope does not see (or of the other kind: variable or secret); 409 when ' +
+  'that name is held here by the other kind.';
+
+const ALIAS_REFUSALS =
+  `400 for a built-in name (PLATFORM_…), or a new name on a scope that already holds ${MAX_VARIABLES_PER_SCOPE} variables and secrets; 404 ` +
+  'for an id this scope does not see; 409 when that name is held here by the other kind (variable or secret).';
+
 function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: ScopeRoutes): void {
   const variablesUrl = `${scope.base}/environmentVariable`;
   const variableUrl = `${variablesUrl}/:environmentVariableId`;
@@ -70,12 +88,20 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     access: { permission, target: scope.target, ...(reveal === undefined ? {} : { reveal }) },
   });
   const noun = scope.noun;
+  const { anOwner, theOwner, seenBy } = scope.prose;
+  const builtInsListed = scope.revealable
+    ? ', the built-ins (PLATFORM_…) included; hidden built-in values only with reveal=true and the secrets:reveal permission'
+    : '';
 
   app.get(
     variablesUrl,
     {
       schema: {
         operationId: `list${noun}EnvironmentVariable`,
+        summary: `List the environment variables of ${anOwner}`,
+        description:
+          `Every plain variable ${theOwner} sees, by name and from the broadest scope to the narrowest: those set on it and those of the ` +
+          `scopes above it${builtInsListed}. Secrets are listed apart (list${noun}Secrets).`,
         tags: scope.variableTags,
         params: scope.params,
         ...(scope.revealable ? { querystring: RevealQuery } : {}),
@@ -96,6 +122,11 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `create${noun}EnvironmentVariable`,
+        summary: `Create an environment variable of ${anOwner}`,
+        description:
+          `Sets a plain variable on ${theOwner}, seen by ${seenBy}; one of the same name set there is replaced. A value \`$NAME\` makes it an ` +
+          `alias of the variable NAME; mount_path makes it a file mounted at that path. Deployed services that see it become OUT_OF_DATE. ${WRITE_REFUSALS} ` +
+          '409 when a secret of that name is set there.',
         tags: scope.variableTags,
         params: scope.params,
         body: EnvironmentVariableRequest,
@@ -114,6 +145,12 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `edit${noun}EnvironmentVariable`,
+        summary: `Edit an environment variable of ${anOwner}`,
+        description:
+          `Changes the name, value, description or mount path of a plain variable set on ${theOwner}; a field left out keeps its value. ` +
+          '400 for a built-in name (PLATFORM_…), a new name for an override (it keeps the name of what it overrides), a mount_path with . or .. ' +
+          `segments, or a value \`$NAME\` when NAME is not visible here or the alias closes a cycle; 404 for a variable not set on ${theOwner}; ` +
+          '409 when the new name is taken there.',
         tags: scope.variableTags,
         params: scope.variableParams,
         body: EnvironmentVariableEditRequest,
@@ -129,6 +166,8 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `delete${noun}EnvironmentVariable`,
+        summary: `Delete an environment variable of ${anOwner}`,
+        description: `Removes a plain variable set on ${theOwner} (an override removed uncovers what it overrode). 404 for a variable not set on ${theOwner}.`,
         tags: scope.variableTags,
         params: scope.variableParams,
         response: { 204: NoContent, ...authenticatedErrors() },
@@ -146,7 +185,9 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `create${noun}EnvironmentVariableOverride`,
-        description: 'Sets, at this scope, the value of a variable of a broader scope (a built-in included).',
+        summary: `Override an environment variable on ${anOwner}`,
+        description:
+          `Sets, on ${theOwner}, the value of a variable of a broader scope (a built-in included), keeping its name. ${OVERRIDE_REFUSALS}`,
         tags: scope.variableTags,
         params: scope.variableParams,
         body: OverrideRequest,
@@ -166,7 +207,8 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `create${noun}EnvironmentVariableAlias`,
-        description: 'Creates, at this scope, a variable of another name whose value is `$NAME` of the named variable.',
+        summary: `Alias an environment variable on ${anOwner}`,
+        description: `Creates, on ${theOwner}, a variable of another name whose value is \`$NAME\` of the named variable. ${ALIAS_REFUSALS}`,
         tags: scope.variableTags,
         params: scope.variableParams,
         body: AliasRequest,
@@ -186,7 +228,10 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `list${noun}Secrets`,
-        description: 'Secrets are write-only: listings show their names, never their values.',
+        summary: `List the secrets of ${anOwner}`,
+        description:
+          `Every secret ${theOwner} sees, by name and from the broadest scope to the narrowest. Secrets are write-only: listings show their ` +
+          'names, never their values.',
         tags: scope.secretTags,
         params: scope.params,
         response: { 200: SecretResponseList, ...authenticatedErrors() },
@@ -201,6 +246,10 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `create${noun}Secret`,
+        summary: `Create a secret of ${anOwner}`,
+        description:
+          `Sets a secret on ${theOwner}, seen by ${seenBy}; one of the same name set there is replaced. Its value is encrypted and never ` +
+          `answered again; mount_path makes it a file mounted at that path. ${SECRET_WRITE_REFUSALS} 409 when a plain variable of that name is set there.`,
         tags: scope.secretTags,
         params: scope.params,
         body: SecretRequest,
@@ -219,7 +268,11 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `edit${noun}Secret`,
-        description: 'Without `value`, the sealed value is kept.',
+        summary: `Edit a secret of ${anOwner}`,
+        description:
+          `Changes the name, value or description of a secret set on ${theOwner} (its mount path stays); without \`value\` the sealed value ` +
+          `is kept. 400 for a built-in name (PLATFORM_…), or a new name for an override; 404 for a secret not set on ${theOwner}; 409 when ` +
+          'the new name is taken there.',
         tags: scope.secretTags,
         params: scope.secretParams,
         body: SecretEditRequest,
@@ -235,6 +288,8 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `delete${noun}Secret`,
+        summary: `Delete a secret of ${anOwner}`,
+        description: `Removes a secret set on ${theOwner} (an override removed uncovers what it overrode). 404 for a secret not set on ${theOwner}.`,
         tags: scope.secretTags,
         params: scope.secretParams,
         response: { 204: NoContent, ...authenticatedErrors() },
@@ -252,6 +307,8 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `create${noun}SecretOverride`,
+        summary: `Override a secret on ${anOwner}`,
+        description: `Sets, on ${theOwner}, the value of a secret of a broader scope, keeping its name. ${OVERRIDE_REFUSALS}`,
         tags: scope.secretTags,
         params: scope.secretParams,
         body: OverrideRequest,
@@ -270,6 +327,8 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
     {
       schema: {
         operationId: `create${noun}SecretAlias`,
+        summary: `Alias a secret on ${anOwner}`,
+        description: `Creates, on ${theOwner}, a secret of another name with the value of the named secret. ${ALIAS_REFUSALS}`,
         tags: scope.secretTags,
         params: scope.secretParams,
         body: AliasRequest,
@@ -287,6 +346,7 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
 export function registerProjectVariableRoutes(app: FastifyTypeBox, variables: VariablesService): void {
   registerScope(app, variables, {
     noun: 'Project',
+    prose: { anOwner: 'a project', theOwner: 'the project', seenBy: 'every service of its environments' },
     base: '/project/:projectId',
     target: 'project',
     params: VariablesProjectParams,
@@ -302,6 +362,7 @@ export function registerProjectVariableRoutes(app: FastifyTypeBox, variables: Va
 export function registerEnvironmentVariableRoutes(app: FastifyTypeBox, variables: VariablesService): void {
   registerScope(app, variables, {
     noun: 'Environment',
+    prose: { anOwner: 'an environment', theOwner: 'the environment', seenBy: 'every service of the environment' },
     base: '/environment/:environmentId',
     target: 'environment',
     params: VariablesEnvironmentParams,
@@ -318,6 +379,7 @@ export function registerEnvironmentVariableRoutes(app: FastifyTypeBox, variables
     {
       schema: {
         operationId: 'listEnvironmentResolvedVariables',
+        summary: "Explain an environment's final variables",
         description:
           'Every final variable of the environment: the scope that set it, the alias chain that produced its value and what it overrides. ' +
           'Secret values never appear; hidden built-in values only with `reveal=true` and the secrets:reveal permission. ' +
@@ -343,6 +405,8 @@ export interface ServiceVariableScope {
   noun: string;
   item: string;
   idParam: string;
+  /** The kind's prose (services.kinds.ts): "an application", "the application". */
+  prose: { aService: string; theService: string };
   /** The service the path names, with its environment; 404 when it names no service of this kind. */
   locate(serviceId: string): Promise<{ id: string; environmentId: string }>;
 }
@@ -357,6 +421,7 @@ export function registerServiceVariableRoutes(app: FastifyTypeBox, variables: Va
   const serviceIdOf = (request: FastifyRequest) => (request.params as Record<string, string>)[scope.idParam] as string;
   registerScope(app, variables, {
     noun: scope.noun,
+    prose: { anOwner: scope.prose.aService, theOwner: scope.prose.theService, seenBy: `${scope.prose.theService} alone` },
     base: `/${scope.item}/:${scope.idParam}`,
     target: 'service',
     params,
@@ -376,6 +441,7 @@ export function registerServiceVariableRoutes(app: FastifyTypeBox, variables: Va
     {
       schema: {
         operationId: `list${scope.noun}ResolvedVariables`,
+        summary: `Explain the final variables of ${scope.prose.aService}`,
         description:
           'Every final variable of the service: the scope that set it (its own, the environment, the project or built-in), the alias chain ' +
           'that produced its value and what it overrides. Secret values never appear; hidden built-in values only with `reveal=true` and the ' +

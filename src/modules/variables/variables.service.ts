@@ -8,6 +8,7 @@ import type { EnvironmentForVariables, ServiceForVariables } from './variables.b
 import { createVariableDefinitions, type Owner } from './variables.definitions.ts';
 import type { VariableScope } from './variables.resolver.ts';
 import type { AliasBody, OverrideBody, SecretEditBody, VariableRequestBody } from './variables.schemas.ts';
+import { findVariable } from './variables.repo.ts';
 import { createVariableSnapshots } from './variables.snapshot.ts';
 import { createVariableViews } from './variables.views.ts';
 import { createVariableWrites } from './variables.writes.ts';
@@ -105,10 +106,14 @@ export function createVariablesService(deps: VariablesDeps) {
     overrideSecret: (owner: Owner, id: string, body: OverrideBody) => writes.override(owner, 'secret', id, body),
     aliasVariable: (owner: Owner, id: string, body: AliasBody) => writes.alias(owner, 'variable', id, body),
     aliasSecret: (owner: Owner, id: string, body: AliasBody) => writes.alias(owner, 'secret', id, body),
+    importVariables: writes.importRows,
+    /** The stored row of an id (any organization's: callers check access to its owner), for the unified /variable API. */
+    findVariableRow: (id: string) => findVariable(deps.db, id),
     explain: views.explain,
     resolveForDeployment: snapshots.resolveForDeployment,
     openSnapshotValue: snapshots.openSnapshotValue,
     copyEnvironmentVariables: writes.copyEnvironmentVariables,
+    copyServiceVariables: writes.copyServiceVariables,
     deleteServiceVariables: writes.removeServiceVariables,
   };
 }

@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { isoTimestamp } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { isBuiltInShapedName, RESERVED_PREFIX, type BuiltInVariable } from './variables.builtins.ts';
 import {
@@ -41,6 +41,21 @@ import type { VariableViews } from './variables.views.ts';
  */
 
 export const MAX_VARIABLES_PER_SCOPE = 1000;
+
+/** One row of an import, resolved to the owner its scope names; `index` is its place in the request's `vars`. */
+export interface ImportEntry {
+  index: number;
+  owner: Owner;
+  key: string;
+  kind: Kind;
+  value: string;
+}
+
+export interface ImportOutcome {
+  created: ImportEntry[];
+  overwritten: ImportEntry[];
+  skipped: ImportEntry[];
+}
 
 function flagOf(value: boolean | null | undefined): number | null {
   return value === undefined || value === null ? null : value ? 1 : 0;
@@ -83,7 +98,7 @@ export function createVariableWrites(
    * built-ins never alias, so only stored rows can close a cycle, and an environment or service without rows of its
    * own sees exactly what the project alone sees.
    */
-  function consumersReached(rows: VariableRow[], owner: Owner): Definition[][] {
+  function consumersReached(rows: VariableRow[], owner: Pick<Owner, 'scope' | 'ownerId'>): Definition[][] {
     const project: Definition[] = [];
     const byEnvironment = new Map<string, Definition[]>();
     const byService = new Map<string, { environmentId: string; definitions: Definition[] }>();
@@ -112,7 +127,7 @@ export function createVariableWrites(
     return consumers;
   }
 
-  async function refuseCycles(trx: Transaction<DB>, owner: Owner): Promise<void> {
+  async function refuseCycles(trx: Transaction<DB>, owner: Pick<Owner, 'scope' | 'ownerId' | 'projectId'>): Promise<void> {
     const rows = await listProjectVariables(trx, owner.projectId);
     for (const consumer of consumersReached(rows, owner)) {
       const cycle = findAliasCycle(consumer);
@@ -347,6 +362,79 @@ export function createVariableWrites(
     });
   }
 
+  /**
+   * One .env import: every row at its own owner (the service, its environment or its project), in one transaction
+   * serialised on the project, so an error anywhere writes nothing. A name that exists at its row's scope is skipped,
+   * or with `overwrite` given the row's value in place (its id, description, mount and override stay); a secret and a
+   * plain variable never replace each other (409). `writeOwner` is the broadest owner written: the cycle check and
+   * the change announcement cover every consumer it reaches, which includes the narrower owners'.
+   */
+  async function importRows(writeOwner: Owner, entries: readonly ImportEntry[], overwrite: boolean): Promise<ImportOutcome> {
+    const builtInsByOwner = new Map<string, BuiltInVariable[]>();
+    for (const entry of entries) {
+      if (!builtInsByOwner.has(entry.owner.ownerId)) builtInsByOwner.set(entry.owner.ownerId, await builtInsOf(entry.owner));
+    }
+    return write(writeOwner, 'variables were written at the same time by another request; retry the import', async (trx) => {
+      const outcome: ImportOutcome = { created: [], overwritten: [], skipped: [] };
+      const counts = new Map<string, number>();
+      for (const entry of entries) {
+        const existing = await findVariableByKey(trx, entry.owner.ownerId, entry.key);
+        if (existing === undefined) {
+          const count = counts.get(entry.owner.ownerId) ?? (await countOwnerVariables(trx, entry.owner.ownerId));
+          if (count >= MAX_VARIABLES_PER_SCOPE) {
+            throw badRequest(`vars[${entry.index}] (${entry.key}): the ${entry.owner.scope} scope already holds ${MAX_VARIABLES_PER_SCOPE} variables and secrets`, [
+              { field: `/vars/${entry.index}`, message: 'scope full' },
+            ]);
+          }
+          counts.set(entry.owner.ownerId, count + 1);
+          const aliasOf = entry.kind === 'variable' ? aliasTargetOf(entry.value) : undefined;
+          const row = rowFor(entry.owner, {
+            key: entry.key,
+            kind: entry.kind,
+            value: entry.value,
+            aliasOf,
+            override: false,
+            mountPath: null,
+            description: null,
+            enableInterpolationInFile: null,
+          });
+          await insertVariables(trx, [row]);
+          outcome.created.push(entry);
+          continue;
+        }
+        if (!overwrite) {
+          outcome.skipped.push(entry);
+          continue;
+        }
+        if ((existing.is_secret === 1) !== (entry.kind === 'secret')) {
+          const held = existing.is_secret === 1 ? 'a secret' : 'a plain variable';
+          throw conflict(`vars[${entry.index}] (${entry.key}): already ${held} at the ${entry.owner.scope} scope; delete it before importing a ${kindNoun(entry.kind)} of that name`);
+        }
+        const aliasOf = entry.kind === 'variable' ? aliasTargetOf(entry.value) : undefined;
+        await updateVariable(trx, existing.id, {
+          value: entry.kind === 'secret' ? null : entry.value,
+          value_envelope: entry.kind === 'secret' ? secrets.seal(entry.value, associatedData(existing)) : null,
+          alias_of: aliasOf ?? null,
+          variable_type: variableTypeOf({ override: existing.variable_type === 'OVERRIDE', aliasOf, mountPath: existing.mount_path }),
+          updated_at: isoTimestamp(clock),
+        });
+        outcome.overwritten.push(entry);
+      }
+      // After every row is in, so that an alias may name a variable of the same import.
+      for (const entry of [...outcome.created, ...outcome.overwritten]) {
+        const target = entry.kind === 'variable' ? aliasTargetOf(entry.value) : undefined;
+        if (target === undefined) continue;
+        try {
+          await refuseUnknownAliasTarget(trx, entry.owner, entry.key, target, builtInsByOwner.get(entry.owner.ownerId) ?? []);
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          throw new AppError(error.kind, `vars[${entry.index}] (${entry.key}): ${error.message}`, [{ field: `/vars/${entry.index}/value`, message: error.message }]);
+        }
+      }
+      return outcome;
+    });
+  }
+
   // ---- for other modules, inside their transaction ------------------------------------------------------------
 
   /**
@@ -373,6 +461,37 @@ export function createVariableWrites(
     if (projectId !== undefined) await bumpVariablesRevision(trx, projectId);
   }
 
+  /**
+   * For the services module's clone, inside its transaction: the source service's own rows become the clone's, in
+   * the clone's environment and project, under the same names and scope. A secret is opened and sealed again for its
+   * new row (an envelope is bound to its row) and never leaves this function. Aliases keep the names they follow, so
+   * they resolve against what the clone's environment holds; one that would close a cycle there refuses the clone.
+   */
+  async function copyServiceVariables(trx: Transaction<DB>, fromServiceId: string, to: { serviceId: string; environmentId: string; projectId: string }): Promise<void> {
+    const rows = await listOwnerVariables(trx, fromServiceId);
+    const [first] = rows;
+    if (first === undefined) return;
+    await lockProjectVariables(trx, deps.dialect, to.projectId);
+    const now = isoTimestamp(clock);
+    const copies = rows.map((row): VariableRow => {
+      const id = newId();
+      return {
+        ...row,
+        id,
+        project_id: to.projectId,
+        environment_id: to.environmentId,
+        service_id: to.serviceId,
+        owner_id: to.serviceId,
+        value_envelope: row.value_envelope === null ? null : secrets.seal(openSecret(secrets, row), associatedData({ id, organization_id: row.organization_id })),
+        created_at: now,
+        updated_at: now,
+      };
+    });
+    await insertVariables(trx, copies);
+    await refuseCycles(trx, { scope: first.scope as Owner['scope'], ownerId: to.serviceId, projectId: to.projectId });
+    await bumpVariablesRevision(trx, to.projectId);
+  }
+
   /** For the services module: a deleted service's own rows go with it (no foreign key until services exist). */
   async function removeServiceVariables(trx: Transaction<DB>, serviceId: string): Promise<void> {
     const rows = await listOwnerVariables(trx, serviceId);
@@ -381,5 +500,5 @@ export function createVariableWrites(
     if (projectId !== undefined) await bumpVariablesRevision(trx, projectId);
   }
 
-  return { create, edit, remove, override, alias, copyEnvironmentVariables, removeServiceVariables };
+  return { create, edit, remove, override, alias, importRows, copyEnvironmentVariables, copyServiceVariables, removeServiceVariables };
 }

@@ -85,3 +85,17 @@ export function listDeliveriesPage(db: Queryable, webhookId: string, limit: numb
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);
   return query.orderBy('id', 'desc').limit(limit).execute();
 }
+
+/** The newest attempts of the given event types, each with the message it sent (listWebhookEvent). */
+export function listDeliveriesWithMessages(db: Queryable, webhookId: string, eventTypes: readonly string[], limit: number) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhook_messages', 'webhook_messages.id', 'webhook_deliveries.message_id')
+    .selectAll('webhook_deliveries')
+    .select('webhook_messages.body as message_body')
+    .where('webhook_deliveries.webhook_id', '=', webhookId)
+    .where('webhook_deliveries.event_type', 'in', [...eventTypes])
+    .orderBy('webhook_deliveries.id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -23,6 +23,10 @@ export function registerWebhookRoutes(app: FastifyTypeBox, webhooks: WebhooksSer
     {
       schema: {
         operationId: 'listOrganizationWebHooks',
+        summary: 'List webhooks',
+        description:
+          "The organization's webhooks with their target, events, filters and whether they are enabled; never their " +
+          'secret. 404 when the caller is not a member.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: OrganizationWebhookResponseList, ...authenticatedErrors() },
@@ -37,9 +41,13 @@ export function registerWebhookRoutes(app: FastifyTypeBox, webhooks: WebhooksSer
     {
       schema: {
         operationId: 'createOrganizationWebhook',
+        summary: 'Create a webhook',
         description:
-          'Registers an endpoint for deployment events. Without target_secret a secret is generated; either way it is ' +
-          'answered here only, and sealed at rest. Deliveries are signed as Standard Webhooks (docs/webhooks.md).',
+          'Registers an HTTPS endpoint for deployment events (started, successful, failed, cancelled) and audit events, ' +
+          'optionally only for projects whose names match project_names_filter or for some environment types. Without ' +
+          'target_secret a secret is generated; either way it is answered here only, and sealed at rest. Deliveries are ' +
+          'signed as Standard Webhooks (docs/webhooks.md). 400 when target_url is not an absolute https URL, carries ' +
+          'credentials or resolves to a private address.',
         tags: TAGS,
         params: OrganizationParams,
         body: OrganizationWebhookCreateRequest,
@@ -58,6 +66,10 @@ export function registerWebhookRoutes(app: FastifyTypeBox, webhooks: WebhooksSer
     {
       schema: {
         operationId: 'getOrganizationWebhook',
+        summary: 'Get a webhook',
+        description:
+          'One webhook without its secret; disabled_reason says why Slipway disabled it after failed deliveries. 404 when ' +
+          'there is no such webhook in the organization.',
         tags: TAGS,
         params: WebhookParams,
         response: { 200: OrganizationWebhookResponse, ...authenticatedErrors() },
@@ -72,7 +84,10 @@ export function registerWebhookRoutes(app: FastifyTypeBox, webhooks: WebhooksSer
     {
       schema: {
         operationId: 'editOrganizationWebhook',
-        description: 'Replaces the settings; without target_secret the stored secret is kept. Enabling a disabled webhook clears its failure count.',
+        summary: 'Edit a webhook',
+        description:
+          'Replaces the settings; without target_secret the stored secret is kept. Enabling a disabled webhook clears its ' +
+          'failure count. 400 for an invalid target_url; 404 for an unknown webhook.',
         tags: TAGS,
         params: WebhookParams,
         body: OrganizationWebhookEditRequest,
@@ -88,6 +103,8 @@ export function registerWebhookRoutes(app: FastifyTypeBox, webhooks: WebhooksSer
     {
       schema: {
         operationId: 'deleteOrganizationWebhook',
+        summary: 'Delete a webhook',
+        description: 'Deletes the webhook and its delivery log; nothing more is sent to it. 404 for an unknown webhook.',
         tags: TAGS,
         params: WebhookParams,
         response: { 204: NoContent, ...authenticatedErrors() },
@@ -105,7 +122,11 @@ export function registerWebhookRoutes(app: FastifyTypeBox, webhooks: WebhooksSer
     {
       schema: {
         operationId: 'listWebhookDeliveries',
-        description: 'The delivery log, one entry per attempt, newest first; next_cursor is the cursor of the next page.',
+        summary: "List a webhook's deliveries",
+        description:
+          'The delivery log, one entry per attempt (event, trigger, answer status, latency, error), newest first; ' +
+          'next_cursor is the cursor of the next page. 400 for a cursor that names no delivery of this webhook; 404 for ' +
+          'an unknown webhook.',
         tags: TAGS,
         params: WebhookParams,
         querystring: WebhookDeliveryQuery,
@@ -121,7 +142,11 @@ export function registerWebhookRoutes(app: FastifyTypeBox, webhooks: WebhooksSer
     {
       schema: {
         operationId: 'redeliverWebhookDelivery',
-        description: "Sends the delivery's event again (same webhook-id, new timestamp and signature); 409 while the webhook is disabled.",
+        summary: 'Redeliver an event',
+        description:
+          "Queues the delivery's event to be sent again (same webhook-id, new timestamp and signature) and answers 202 at " +
+          'once; the attempt appears in the delivery log. 404 for an unknown webhook or delivery; 409 while the webhook ' +
+          'is disabled.',
         tags: TAGS,
         params: WebhookDeliveryParams,
         response: { 202: WebhookRedeliveryResponse, ...authenticatedErrors('conflict') },

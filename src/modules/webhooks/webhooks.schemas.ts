@@ -28,7 +28,19 @@ const requestFields = {
 /** Without target_secret, Slipway generates one; it is answered once, by this operation. */
 export const OrganizationWebhookCreateRequest = Type.Object(
   { ...requestFields, target_secret: Type.Optional(TargetSecret) },
-  { $id: 'OrganizationWebhookCreateRequest', additionalProperties: false },
+  {
+    $id: 'OrganizationWebhookCreateRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        target_url: 'https://hooks.acme.example/slipway',
+        description: 'Production deployments to the #releases channel',
+        events: ['DEPLOYMENT_STARTED', 'DEPLOYMENT_SUCCESSFUL', 'DEPLOYMENT_FAILURE'],
+        project_names_filter: ['web-*'],
+        environment_types_filter: ['PRODUCTION'],
+      },
+    ],
+  },
 );
 export type WebhookCreateInput = Static<typeof OrganizationWebhookCreateRequest>;
 
@@ -57,7 +69,26 @@ export const OrganizationWebhookResponse = Type.Object(responseFields, { $id: 'O
 export const OrganizationWebhookResponseList = ListOf(OrganizationWebhookResponse, 'OrganizationWebhookResponseList');
 export const OrganizationWebhookCreateResponse = Type.Object(
   { ...responseFields, target_secret: Type.String({ description: 'The signing secret, answered only here.' }) },
-  { $id: 'OrganizationWebhookCreateResponse' },
+  {
+    $id: 'OrganizationWebhookCreateResponse',
+    examples: [
+      {
+        id: 'f1b3d5c7-8a2e-4c6f-b9d0-3e5a7c9b1d28',
+        created_at: '2026-03-02T11:02:33.417Z',
+        kind: 'STANDARD',
+        target_url: 'https://hooks.acme.example/slipway',
+        target_secret_set: true,
+        description: 'Production deployments to the #releases channel',
+        enabled: true,
+        events: ['DEPLOYMENT_STARTED', 'DEPLOYMENT_SUCCESSFUL', 'DEPLOYMENT_FAILURE'],
+        project_names_filter: ['web-*'],
+        environment_types_filter: ['PRODUCTION'],
+        disabled_reason: null,
+        disabled_at: null,
+        target_secret: 'whsec_GBkaGxwdHh8gISIjJCUmJygpKissLS4v',
+      },
+    ],
+  },
 );
 
 export const WebhookParams = Type.Object({ organizationId: Uuid, webhookId: Uuid }, { additionalProperties: false });

@@ -21,6 +21,7 @@ import {
   insertMessage,
   insertWebhook,
   listDeliveriesPage,
+  listDeliveriesWithMessages,
   listEnabledWebhooks,
   listWebhooks,
   resetFailures,
@@ -40,6 +41,9 @@ export const DEFAULT_DISABLE_AFTER_FAILURES = 20;
 /** The original product's header carrying the secret itself, for receivers that compare it as it is. */
 export const PLAIN_SECRET_HEADER = 'slipway-signature';
 const DEFAULT_PAGE_SIZE = 20;
+/** The event types the reference's webhook events can match (OrganizationWebhookEventEnum), and how many are listed. */
+const DEPLOYMENT_EVENT_TYPES = ['DEPLOYMENT_STARTED', 'DEPLOYMENT_SUCCESSFUL', 'DEPLOYMENT_FAILURE', 'DEPLOYMENT_CANCELLED'] as const;
+const WEBHOOK_EVENTS_LISTED = 100;
 
 export interface WebhookDeliveryPayload {
   webhookId: string;
@@ -307,6 +311,27 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const rows = await listDeliveriesPage(db, webhookId, size + 1, query.cursor);
       const page = rows.slice(0, size);
       return { results: page.map(deliveryView), next_cursor: rows.length > size ? (page[page.length - 1]?.id ?? null) : null };
+    },
+
+    /**
+     * The reference's webhook events (listWebhookEvent): the newest attempts at the deployment events, each with the
+     * body it sent and the receiver's status (0 when none answered). The audit log's ORGANIZATION_EVENT deliveries are
+     * not among the reference's matched events; listWebhookDeliveries has every attempt.
+     */
+    async listWebhookEvents(organizationId: string, webhookId: string) {
+      const webhook = await requireWebhook(organizationId, webhookId);
+      const rows = await listDeliveriesWithMessages(db, webhookId, DEPLOYMENT_EVENT_TYPES, WEBHOOK_EVENTS_LISTED);
+      return rows.map((row) => ({
+        id: row.id,
+        created_at: row.created_at,
+        kind: 'STANDARD' as const,
+        matched_event: row.event_type as (typeof DEPLOYMENT_EVENT_TYPES)[number],
+        // Deliveries keep no URL of their own: the webhook's, which an edit may have changed since.
+        target_url_used: webhook.target_url,
+        request: readJson<Record<string, unknown>>(row.message_body),
+        target_response_status_code: row.response_status ?? 0,
+        target_response_body: row.error,
+      }));
     },
 
     /** Sends the delivery's event again, as a new job (its attempts logged like any other). */

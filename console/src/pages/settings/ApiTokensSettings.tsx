@@ -2,9 +2,11 @@ import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
-import { api, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
-import { Button, ConfirmByNameDialog, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
-import { CopyButton } from '../../ui/CopyButton.tsx';
+import { api, type components } from '../../api/client.ts';
+import { Button, ModalDialog, RelativeTime, SelectField, TextField } from '../../ui/controls.tsx';
+import { DeleteByNameDialog, FormActions, formErrorsOf, useRefreshThenClose } from '../../ui/dialogs.tsx';
+import { ListSection } from '../../ui/ListSection.tsx';
+import { SecretShownOnce } from '../../ui/SecretShownOnce.tsx';
 import { roleLabel } from './roles.ts';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
@@ -34,69 +36,52 @@ export function ApiTokensSettings() {
   const [deleting, setDeleting] = useState<ApiToken | undefined>();
   const list = tokens.data?.results ?? [];
   return (
-    <section aria-labelledby="tokens-heading" className="section">
-      <div className="section-heading">
-        <h2 id="tokens-heading">API tokens</h2>
-        {list.length === 0 ? null : <Button onPress={() => setCreating(true)}>New API token</Button>}
-      </div>
-      <p className="muted section-intro">
-        A token lets a script, the CLI or a CI job call the API as this organization: send it as <code>Authorization: Bearer &lt;token&gt;</code>. It can never do more than
-        its creator.
-      </p>
-      {tokens.isPending ? <Spinner label="Loading API tokens…" /> : null}
-      <ErrorMessage message={tokens.isError ? messageOf(tokens.error) : undefined} />
-      {tokens.isSuccess && list.length === 0 ? (
-        <div className="empty card">
-          <h3>No API tokens yet</h3>
-          <p className="muted">Create one for each script or pipeline, so that each can be revoked on its own.</p>
-          <Button onPress={() => setCreating(true)}>New API token</Button>
-        </div>
-      ) : null}
-      {list.length === 0 ? null : (
-        <table className="table" aria-labelledby="tokens-heading">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Access</th>
-              <th scope="col">Created</th>
-              <th scope="col">Expires</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((token) => (
-              <tr key={token.id}>
-                <th scope="row">
-                  {token.name}
-                  <span className="kind-label">
-                    <code>{token.token_start}…</code>
-                    {token.description ? ` · ${token.description}` : ''}
-                  </span>
-                </th>
-                <td data-label="Access">
-                  {token.role_name === undefined ? 'No role' : roleLabel(token.role_name)}
-                  {token.scope === null ? null : <span className="tag tag-inline">{token.scope}</span>}
-                </td>
-                <td data-label="Created">
-                  <RelativeTime at={token.created_at} />
-                  {token.creator_name === null ? null : <span className="kind-label">by {token.creator_name}</span>}
-                </td>
-                <td data-label="Expires">{token.expires_at === null ? <span className="muted">never</span> : <ExpiryDate at={token.expires_at} />}</td>
-                <td className="actions-cell">
-                  <Button variant="quiet-danger" aria-label={`Delete ${token.name}`} onPress={() => setDeleting(token)}>
-                    Delete
-                  </Button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <>
+      <ListSection
+        id="tokens-heading"
+        title="API tokens"
+        intro={
+          <>
+            A token lets a script, the CLI or a CI job call the API as this organization: send it as <code>Authorization: Bearer &lt;token&gt;</code>. It can never do more than
+            its creator.
+          </>
+        }
+        query={tokens}
+        count={list.length}
+        loadingLabel="Loading API tokens…"
+        create={{ label: 'New API token', onPress: () => setCreating(true) }}
+        empty={{ title: 'No API tokens yet', text: 'Create one for each script or pipeline, so that each can be revoked on its own.' }}
+        columns={['Name', 'Access', 'Created', 'Expires']}
+      >
+        {list.map((token) => (
+          <tr key={token.id}>
+            <th scope="row">
+              {token.name}
+              <span className="kind-label">
+                <code>{token.token_start}…</code>
+                {token.description ? ` · ${token.description}` : ''}
+              </span>
+            </th>
+            <td data-label="Access">
+              {token.role_name === undefined ? 'No role' : roleLabel(token.role_name)}
+              {token.scope === null ? null : <span className="tag tag-inline">{token.scope}</span>}
+            </td>
+            <td data-label="Created">
+              <RelativeTime at={token.created_at} />
+              {token.creator_name === null ? null : <span className="kind-label">by {token.creator_name}</span>}
+            </td>
+            <td data-label="Expires">{token.expires_at === null ? <span className="muted">never</span> : <ExpiryDate at={token.expires_at} />}</td>
+            <td className="actions-cell">
+              <Button variant="quiet-danger" aria-label={`Delete ${token.name}`} onPress={() => setDeleting(token)}>
+                Delete
+              </Button>
+            </td>
+          </tr>
+        ))}
+      </ListSection>
       {creating ? <CreateTokenDialog organizationId={organizationId} onClose={() => setCreating(false)} /> : null}
       {deleting === undefined ? null : <DeleteTokenDialog organizationId={organizationId} token={deleting} onClose={() => setDeleting(undefined)} />}
-    </section>
+    </>
   );
 }
 
@@ -120,7 +105,7 @@ function CreateTokenDialog({ organizationId, onClose }: { organizationId: string
   });
   // Until the person picks, the developer role (or the first role) is proposed.
   const chosenRole = roleId ?? roleOptions.find((option) => option.label.toUpperCase() === 'DEVELOPER')?.value ?? roleOptions[1]?.value ?? '';
-  const fields = fieldErrorsOf(create.error);
+  const { fields, summary } = formErrorsOf(create);
   function submit(event: FormEvent) {
     event.preventDefault();
     if (create.isPending) return;
@@ -137,21 +122,14 @@ function CreateTokenDialog({ organizationId, onClose }: { organizationId: string
   }
   if (create.isSuccess) {
     return (
-      <ModalDialog title={`API token ${create.data.name} created`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
-        <div className="form">
-          <p className="notice">Copy the token now: it is shown only once. If it is lost, delete it and create another.</p>
-          <div className="secret-value">
-            <label htmlFor="new-token-value">Token</label>
-            <div className="secret-value-row">
-              <input id="new-token-value" readOnly value={create.data.token} onFocus={(event) => event.target.select()} spellCheck={false} />
-              <CopyButton value={create.data.token} label="Copy the token" />
-            </div>
-          </div>
-          <div className="form-actions">
-            <Button onPress={onClose}>Done</Button>
-          </div>
-        </div>
-      </ModalDialog>
+      <SecretShownOnce
+        title={`API token ${create.data.name} created`}
+        notice="Copy the token now: it is shown only once. If it is lost, delete it and create another."
+        label="Token"
+        value={create.data.token}
+        copyLabel="Copy the token"
+        onClose={onClose}
+      />
     );
   }
   return (
@@ -162,34 +140,20 @@ function CreateTokenDialog({ organizationId, onClose }: { organizationId: string
         <SelectField id="token-role" label="Role" value={chosenRole} onChange={(value) => (create.reset(), setRoleId(value))} options={roleOptions} errorMessage={fields.get('role_id')} description="The token acts with this role's rights, never more than yours." />
         <SelectField id="token-scope" label="Scope" value={scope} onChange={(value) => (create.reset(), setScope(value))} options={SCOPES} errorMessage={fields.get('scope')} />
         <SelectField id="token-expiry" label="Expires after" value={expiry} onChange={setExpiry} options={EXPIRIES} />
-        <ErrorMessage message={create.isError ? summaryOf(create.error) : undefined} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit">Create token</Button>
-        </div>
+        <FormActions error={summary} onCancel={onClose} submitLabel="Create token" />
       </Form>
     </ModalDialog>
   );
 }
 
 function DeleteTokenDialog({ organizationId, token, onClose }: { organizationId: string; token: ApiToken; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = api.useMutation('delete', '/organization/{organizationId}/apiToken/{apiTokenId}', {
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/apiToken'] });
-      onClose();
-    },
-  });
+  const remove = api.useMutation('delete', '/organization/{organizationId}/apiToken/{apiTokenId}', useRefreshThenClose(['/organization/{organizationId}/apiToken'], onClose));
   return (
-    <ConfirmByNameDialog
-      title={`Delete ${token.name}`}
+    <DeleteByNameDialog
       name={token.name}
       explanation="Every script or pipeline using this token is refused from now on. It cannot be undone."
       confirmLabel="Delete token"
-      pending={remove.isPending}
-      error={remove.isError ? messageOf(remove.error) : undefined}
+      mutation={remove}
       onConfirm={() => remove.mutate({ params: { path: { organizationId, apiTokenId: token.id } } })}
       onClose={onClose}
     />

@@ -1,9 +1,10 @@
-import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
-import { api, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
-import { ActionsMenu, Button, ConfirmByNameDialog, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
+import { api, messageOf, type components } from '../../api/client.ts';
+import { ActionsMenu, Button, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
+import { createOrEdit, DeleteByNameDialog, FormActions, useRefreshThenClose } from '../../ui/dialogs.tsx';
+import { ListSection } from '../../ui/ListSection.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
 
@@ -22,79 +23,60 @@ export function GitTokensSettings() {
   const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'services' | 'delete'; token: GitToken } | undefined>();
   const list = tokens.data?.results ?? [];
   return (
-    <section aria-labelledby="git-tokens-heading" className="section">
-      <div className="section-heading">
-        <h2 id="git-tokens-heading">Git tokens</h2>
-        {list.length === 0 ? null : <Button onPress={() => setDialog({ kind: 'new' })}>New git token</Button>}
-      </div>
-      <p className="muted section-intro">Slipway reads private repositories with these: applications and jobs built from git name one. The value is never shown again.</p>
-      {tokens.isPending ? <Spinner label="Loading git tokens…" /> : null}
-      <ErrorMessage message={tokens.isError ? messageOf(tokens.error) : undefined} />
-      {tokens.isSuccess && list.length === 0 ? (
-        <div className="empty card">
-          <h3>No git tokens yet</h3>
-          <p className="muted">Public repositories need none. For a private one, create a token at your git host with read access to its code.</p>
-          <Button onPress={() => setDialog({ kind: 'new' })}>New git token</Button>
-        </div>
-      ) : null}
-      {list.length === 0 ? null : (
-        <table className="table" aria-labelledby="git-tokens-heading">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Host</th>
-              <th scope="col">Used by</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((token) => (
-              <tr key={token.id}>
-                <th scope="row">
-                  {token.name}
-                  {token.description ? <span className="kind-label">{token.description}</span> : null}
-                </th>
-                <td data-label="Host">
-                  {PROVIDERS.find((provider) => provider.value === token.type)?.label ?? token.type}
-                  {token.workspace ? <span className="kind-label">{token.workspace}</span> : null}
-                  {token.git_api_url ? <span className="kind-label">{token.git_api_url}</span> : null}
-                </td>
-                <td data-label="Used by">
-                  {token.associated_services_count === 0 ? (
-                    <span className="muted">no service</span>
-                  ) : (
-                    <Button variant="secondary" onPress={() => setDialog({ kind: 'services', token })}>
-                      {token.associated_services_count === 1 ? '1 service' : `${token.associated_services_count} services`}
-                      <span className="visually-hidden"> using {token.name}</span>
-                    </Button>
-                  )}
-                </td>
-                <td data-label="Created">
-                  <RelativeTime at={token.created_at} />
-                </td>
-                <td className="actions-cell">
-                  <ActionsMenu
-                    label={`Actions for ${token.name}`}
-                    actions={[
-                      { id: 'edit', label: 'Edit or replace…' },
-                      { id: 'delete', label: 'Delete…', danger: true },
-                    ]}
-                    onAction={(id) => setDialog({ kind: id as 'edit' | 'delete', token })}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+    <>
+      <ListSection
+        id="git-tokens-heading"
+        title="Git tokens"
+        intro="Slipway reads private repositories with these: applications and jobs built from git name one. The value is never shown again."
+        query={tokens}
+        count={list.length}
+        loadingLabel="Loading git tokens…"
+        create={{ label: 'New git token', onPress: () => setDialog({ kind: 'new' }) }}
+        empty={{ title: 'No git tokens yet', text: 'Public repositories need none. For a private one, create a token at your git host with read access to its code.' }}
+        columns={['Name', 'Host', 'Used by', 'Created']}
+      >
+        {list.map((token) => (
+          <tr key={token.id}>
+            <th scope="row">
+              {token.name}
+              {token.description ? <span className="kind-label">{token.description}</span> : null}
+            </th>
+            <td data-label="Host">
+              {PROVIDERS.find((provider) => provider.value === token.type)?.label ?? token.type}
+              {token.workspace ? <span className="kind-label">{token.workspace}</span> : null}
+              {token.git_api_url ? <span className="kind-label">{token.git_api_url}</span> : null}
+            </td>
+            <td data-label="Used by">
+              {token.associated_services_count === 0 ? (
+                <span className="muted">no service</span>
+              ) : (
+                <Button variant="secondary" onPress={() => setDialog({ kind: 'services', token })}>
+                  {token.associated_services_count === 1 ? '1 service' : `${token.associated_services_count} services`}
+                  <span className="visually-hidden"> using {token.name}</span>
+                </Button>
+              )}
+            </td>
+            <td data-label="Created">
+              <RelativeTime at={token.created_at} />
+            </td>
+            <td className="actions-cell">
+              <ActionsMenu
+                label={`Actions for ${token.name}`}
+                actions={[
+                  { id: 'edit', label: 'Edit or replace…' },
+                  { id: 'delete', label: 'Delete…', danger: true },
+                ]}
+                onAction={(id) => setDialog({ kind: id as 'edit' | 'delete', token })}
+              />
+            </td>
+          </tr>
+        ))}
+      </ListSection>
       {dialog?.kind === 'new' ? <GitTokenDialog organizationId={organizationId} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'edit' ? <GitTokenDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'services' ? <AssociatedServicesDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'delete' ? <DeleteGitTokenDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
-    </section>
+    </>
   );
 }
 
@@ -106,24 +88,13 @@ function GitTokenDialog({ organizationId, token, onClose }: { organizationId: st
   const [workspace, setWorkspace] = useState(token?.workspace ?? '');
   const [apiUrl, setApiUrl] = useState(token?.git_api_url ?? '');
   const [value, setValue] = useState('');
-  const queryClient = useQueryClient();
-  const done = {
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/gitToken'] });
-      onClose();
-    },
-  };
+  const done = useRefreshThenClose(['/organization/{organizationId}/gitToken'], onClose);
   const create = api.useMutation('post', '/organization/{organizationId}/gitToken', done);
   const edit = api.useMutation('put', '/organization/{organizationId}/gitToken/{gitTokenId}', done);
-  const mutation = token === undefined ? create : edit;
-  const fields = fieldErrorsOf(mutation.error);
-  function reset() {
-    create.reset();
-    edit.reset();
-  }
+  const { fields, summary, isPending, reset } = createOrEdit(create, edit, token !== undefined);
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (mutation.isPending) return;
+    if (isPending) return;
     const body = {
       name: name.trim(),
       description: description.trim() === '' ? null : description.trim(),
@@ -152,13 +123,7 @@ function GitTokenDialog({ organizationId, token, onClose }: { organizationId: st
           description={token === undefined ? 'Stored encrypted; never shown again.' : 'Leave empty to keep the stored value.'}
           errorMessage={fields.get('token')}
         />
-        <ErrorMessage message={mutation.isError ? summaryOf(mutation.error) : undefined} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit">{token === undefined ? 'Create git token' : 'Save'}</Button>
-        </div>
+        <FormActions error={summary} onCancel={onClose} submitLabel={token === undefined ? 'Create git token' : 'Save'} />
       </Form>
     </ModalDialog>
   );
@@ -188,21 +153,13 @@ function AssociatedServicesDialog({ organizationId, token, onClose }: { organiza
 }
 
 function DeleteGitTokenDialog({ organizationId, token, onClose }: { organizationId: string; token: GitToken; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = api.useMutation('delete', '/organization/{organizationId}/gitToken/{gitTokenId}', {
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/gitToken'] });
-      onClose();
-    },
-  });
+  const remove = api.useMutation('delete', '/organization/{organizationId}/gitToken/{gitTokenId}', useRefreshThenClose(['/organization/{organizationId}/gitToken'], onClose));
   return (
-    <ConfirmByNameDialog
-      title={`Delete ${token.name}`}
+    <DeleteByNameDialog
       name={token.name}
       explanation="Slipway forgets the token. The API refuses while services still use it: point them at another token first."
       confirmLabel="Delete git token"
-      pending={remove.isPending}
-      error={remove.isError ? messageOf(remove.error) : undefined}
+      mutation={remove}
       onConfirm={() => remove.mutate({ params: { path: { organizationId, gitTokenId: token.id } } })}
       onClose={onClose}
     />

@@ -2,10 +2,12 @@ import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
-import { api, fetchClient, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
+import { api, fetchClient, messageOf, type components } from '../../api/client.ts';
 import { currentSession } from '../../auth/session.ts';
-import { ActionsMenu, Button, ConfirmByNameDialog, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
+import { ActionsMenu, ConfirmByNameDialog, ErrorMessage, ModalDialog, RelativeTime, SelectField, TextField } from '../../ui/controls.tsx';
 import { CopyButton } from '../../ui/CopyButton.tsx';
+import { FormActions, formErrorsOf, useRefreshThenClose } from '../../ui/dialogs.tsx';
+import { ListSection } from '../../ui/ListSection.tsx';
 import { roleLabel } from './roles.ts';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
@@ -50,124 +52,92 @@ export function MembersSettings() {
 
   return (
     <>
-      <section aria-labelledby="members-heading" className="section">
-        <div className="section-heading">
-          <h2 id="members-heading">Members</h2>
-          <Button onPress={() => setDialog({ kind: 'invite' })}>Invite member</Button>
-        </div>
-        {members.isPending ? <Spinner label="Loading members…" /> : null}
-        <ErrorMessage message={members.isError ? messageOf(members.error) : undefined} />
-        {memberList.length === 0 ? null : (
-          <table className="table" aria-labelledby="members-heading">
-            <thead>
-              <tr>
-                <th scope="col">Member</th>
-                <th scope="col">Role</th>
-                <th scope="col">Joined</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {memberList.map((member) => (
-                <tr key={member.id}>
-                  <th scope="row">
-                    {nameOf(member)}
-                    {member.email === me ? <span className="tag tag-inline">you</span> : null}
-                    {nameOf(member) === member.email ? null : <span className="kind-label">{member.email}</span>}
-                    {rowError?.id === member.id ? <ErrorMessage message={rowError.message} /> : null}
-                  </th>
-                  <td data-label="Role">
-                    <span className={`role role-${member.role.toLowerCase()}`}>{roleLabel(member.role_name)}</span>
-                  </td>
-                  <td data-label="Joined">
-                    <RelativeTime at={member.created_at} />
-                  </td>
-                  <td className="actions-cell">
-                    {/* The owner's role moves only by a transfer, and the owner is not removed: nothing to offer. */}
-                    {member.role === 'OWNER' ? null : (
-                    <ActionsMenu
-                      label={`Actions for ${nameOf(member)}`}
-                      actions={[
-                        { id: 'role', label: 'Change role…' },
-                        { id: 'transfer', label: 'Transfer ownership…' },
-                        { id: 'remove', label: 'Remove…', danger: true },
-                      ]}
-                      onAction={(id) => {
-                        setRowError(undefined);
-                        setDialog({ kind: id as 'role' | 'transfer' | 'remove', member });
-                      }}
-                    />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <ListSection
+        id="members-heading"
+        title="Members"
+        query={members}
+        count={memberList.length}
+        loadingLabel="Loading members…"
+        create={{ label: 'Invite member', onPress: () => setDialog({ kind: 'invite' }), always: true }}
+        columns={['Member', 'Role', 'Joined']}
+      >
+        {memberList.map((member) => (
+          <tr key={member.id}>
+            <th scope="row">
+              {nameOf(member)}
+              {member.email === me ? <span className="tag tag-inline">you</span> : null}
+              {nameOf(member) === member.email ? null : <span className="kind-label">{member.email}</span>}
+              {rowError?.id === member.id ? <ErrorMessage message={rowError.message} /> : null}
+            </th>
+            <td data-label="Role">
+              <span className={`role role-${member.role.toLowerCase()}`}>{roleLabel(member.role_name)}</span>
+            </td>
+            <td data-label="Joined">
+              <RelativeTime at={member.created_at} />
+            </td>
+            <td className="actions-cell">
+              {/* The owner's role moves only by a transfer, and the owner is not removed: nothing to offer. */}
+              {member.role === 'OWNER' ? null : (
+              <ActionsMenu
+                label={`Actions for ${nameOf(member)}`}
+                actions={[
+                  { id: 'role', label: 'Change role…' },
+                  { id: 'transfer', label: 'Transfer ownership…' },
+                  { id: 'remove', label: 'Remove…', danger: true },
+                ]}
+                onAction={(id) => {
+                  setRowError(undefined);
+                  setDialog({ kind: id as 'role' | 'transfer' | 'remove', member });
+                }}
+              />
+              )}
+            </td>
+          </tr>
+        ))}
+      </ListSection>
 
-      <section aria-labelledby="invitations-heading" className="section">
-        <div className="section-heading">
-          <h2 id="invitations-heading">Invitations</h2>
-        </div>
-        {invitations.isPending ? <Spinner label="Loading invitations…" /> : null}
-        <ErrorMessage message={invitations.isError ? messageOf(invitations.error) : undefined} />
-        <p role="status" className="status-message">
-          {resent === undefined ? '' : `A new invitation was sent to ${resent}.`}
-        </p>
-        {invitations.isSuccess && invitationList.length === 0 ? (
-          <div className="empty card">
-            <h3>No pending invitations</h3>
-            <p className="muted">Invite people by e-mail: they get a link to join this organization with the role you choose.</p>
-          </div>
-        ) : null}
-        {invitationList.length === 0 ? null : (
-          <table className="table" aria-labelledby="invitations-heading">
-            <thead>
-              <tr>
-                <th scope="col">E-mail</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {invitationList.map((invitation) => (
-                <tr key={invitation.id}>
-                  <th scope="row">
-                    {invitation.email}
-                    <span className="kind-label">invited by {invitation.inviter}</span>
-                    {rowError?.id === invitation.id ? <ErrorMessage message={rowError.message} /> : null}
-                  </th>
-                  <td data-label="Role">{roleLabel(invitation.role_name)}</td>
-                  <td data-label="Status">
-                    <span className={`tag${invitation.invitation_status === 'EXPIRED' ? ' tag-warning' : ''}`}>{invitation.invitation_status === 'PENDING' ? 'Pending' : invitation.invitation_status === 'EXPIRED' ? 'Expired' : 'Accepted'}</span>
-                  </td>
-                  <td data-label="Expires">
-                    <time dateTime={invitation.expires_at}>{new Date(invitation.expires_at).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', year: 'numeric' })}</time>
-                  </td>
-                  <td className="actions-cell">
-                    <CopyButton value={invitation.invitation_link} label={`Copy the invitation link for ${invitation.email}`} text="Copy link" />
-                    <ActionsMenu
-                      label={`Actions for the invitation of ${invitation.email}`}
-                      actions={[
-                        { id: 'resend', label: 'Resend' },
-                        { id: 'revoke', label: 'Revoke…', danger: true },
-                      ]}
-                      onAction={(id) => (id === 'resend' ? void resend(invitation) : setDialog({ kind: 'revoke', invitation }))}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <ListSection
+        id="invitations-heading"
+        title="Invitations"
+        query={invitations}
+        count={invitationList.length}
+        loadingLabel="Loading invitations…"
+        status={
+          <p role="status" className="status-message">
+            {resent === undefined ? '' : `A new invitation was sent to ${resent}.`}
+          </p>
+        }
+        empty={{ title: 'No pending invitations', text: 'Invite people by e-mail: they get a link to join this organization with the role you choose.' }}
+        columns={['E-mail', 'Role', 'Status', 'Expires']}
+      >
+        {invitationList.map((invitation) => (
+          <tr key={invitation.id}>
+            <th scope="row">
+              {invitation.email}
+              <span className="kind-label">invited by {invitation.inviter}</span>
+              {rowError?.id === invitation.id ? <ErrorMessage message={rowError.message} /> : null}
+            </th>
+            <td data-label="Role">{roleLabel(invitation.role_name)}</td>
+            <td data-label="Status">
+              <span className={`tag${invitation.invitation_status === 'EXPIRED' ? ' tag-warning' : ''}`}>{invitation.invitation_status === 'PENDING' ? 'Pending' : invitation.invitation_status === 'EXPIRED' ? 'Expired' : 'Accepted'}</span>
+            </td>
+            <td data-label="Expires">
+              <time dateTime={invitation.expires_at}>{new Date(invitation.expires_at).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', year: 'numeric' })}</time>
+            </td>
+            <td className="actions-cell">
+              <CopyButton value={invitation.invitation_link} label={`Copy the invitation link for ${invitation.email}`} text="Copy link" />
+              <ActionsMenu
+                label={`Actions for the invitation of ${invitation.email}`}
+                actions={[
+                  { id: 'resend', label: 'Resend' },
+                  { id: 'revoke', label: 'Revoke…', danger: true },
+                ]}
+                onAction={(id) => (id === 'resend' ? void resend(invitation) : setDialog({ kind: 'revoke', invitation }))}
+              />
+            </td>
+          </tr>
+        ))}
+      </ListSection>
 
       {dialog?.kind === 'invite' ? <InviteDialog organizationId={organizationId} roles={roleList} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'role' ? <ChangeRoleDialog organizationId={organizationId} member={dialog.member} roles={roleList} onClose={() => setDialog(undefined)} /> : null}
@@ -191,14 +161,8 @@ async function fetchInvitation(method: 'delete' | 'post', organizationId: string
   }
 }
 
-function useRefreshMembers() {
-  const queryClient = useQueryClient();
-  return () =>
-    Promise.all([
-      queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/member'] }),
-      queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/inviteMember'] }),
-    ]);
-}
+/** A member's or an invitation's change shows in both lists (an accepted invitation becomes a member). */
+const MEMBER_LISTS = ['/organization/{organizationId}/member', '/organization/{organizationId}/inviteMember'] as const;
 
 /** The roles offered: every role but owner (ownership moves by a transfer). */
 function roleOptions(roles: readonly Role[]): { value: string; label: string }[] {
@@ -209,14 +173,8 @@ function InviteDialog({ organizationId, roles, onClose }: { organizationId: stri
   const options = roleOptions(roles);
   const [email, setEmail] = useState('');
   const [roleId, setRoleId] = useState(options.find((option) => option.label.toUpperCase() === 'DEVELOPER')?.value ?? options[0]?.value ?? '');
-  const refresh = useRefreshMembers();
-  const invite = api.useMutation('post', '/organization/{organizationId}/inviteMember', {
-    onSuccess: async () => {
-      await refresh();
-      onClose();
-    },
-  });
-  const fields = fieldErrorsOf(invite.error);
+  const invite = api.useMutation('post', '/organization/{organizationId}/inviteMember', useRefreshThenClose(MEMBER_LISTS, onClose));
+  const { fields, summary } = formErrorsOf(invite);
   function submit(event: FormEvent) {
     event.preventDefault();
     if (invite.isPending || roleId === '') return;
@@ -227,13 +185,7 @@ function InviteDialog({ organizationId, roles, onClose }: { organizationId: stri
       <Form onSubmit={submit} className="form">
         <TextField label="E-mail" type="text" value={email} onChange={(value) => (invite.reset(), setEmail(value))} isRequired autoFocus maxLength={254} autoComplete="email" errorMessage={fields.get('email')} />
         <SelectField id="invite-role" label="Role" value={roleId} onChange={setRoleId} options={options} description="What they may do in this organization. Custom roles are listed too." />
-        <ErrorMessage message={invite.isError ? summaryOf(invite.error) : undefined} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit">Send invitation</Button>
-        </div>
+        <FormActions error={summary} onCancel={onClose} submitLabel="Send invitation" />
       </Form>
     </ModalDialog>
   );
@@ -242,13 +194,7 @@ function InviteDialog({ organizationId, roles, onClose }: { organizationId: stri
 function ChangeRoleDialog({ organizationId, member, roles, onClose }: { organizationId: string; member: Member; roles: readonly Role[]; onClose: () => void }) {
   const options = roleOptions(roles);
   const [roleId, setRoleId] = useState(member.role_id);
-  const refresh = useRefreshMembers();
-  const edit = api.useMutation('put', '/organization/{organizationId}/member', {
-    onSuccess: async () => {
-      await refresh();
-      onClose();
-    },
-  });
+  const edit = api.useMutation('put', '/organization/{organizationId}/member', useRefreshThenClose(MEMBER_LISTS, onClose));
   function submit(event: FormEvent) {
     event.preventDefault();
     if (!edit.isPending) edit.mutate({ params: { path: { organizationId } }, body: { user_id: member.id, role_id: roleId } });
@@ -257,28 +203,14 @@ function ChangeRoleDialog({ organizationId, member, roles, onClose }: { organiza
     <ModalDialog title={`Change the role of ${nameOf(member)}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
       <Form onSubmit={submit} className="form">
         <SelectField id="member-role" label="Role" value={roleId} onChange={(value) => (edit.reset(), setRoleId(value))} options={options} />
-        <ErrorMessage message={edit.isError ? messageOf(edit.error) : undefined} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" isDisabled={roleId === member.role_id}>
-            Change role
-          </Button>
-        </div>
+        <FormActions error={edit.isError ? messageOf(edit.error) : undefined} onCancel={onClose} submitLabel="Change role" submitDisabled={roleId === member.role_id} />
       </Form>
     </ModalDialog>
   );
 }
 
 function RemoveMemberDialog({ organizationId, member, onClose }: { organizationId: string; member: Member; onClose: () => void }) {
-  const refresh = useRefreshMembers();
-  const remove = api.useMutation('delete', '/organization/{organizationId}/member', {
-    onSuccess: async () => {
-      await refresh();
-      onClose();
-    },
-  });
+  const remove = api.useMutation('delete', '/organization/{organizationId}/member', useRefreshThenClose(MEMBER_LISTS, onClose));
   function submit(event: FormEvent) {
     event.preventDefault();
     if (!remove.isPending) remove.mutate({ params: { path: { organizationId } }, body: { user_id: member.id } });
@@ -289,15 +221,7 @@ function RemoveMemberDialog({ organizationId, member, onClose }: { organizationI
         <p>
           {nameOf(member)} ({member.email}) loses access to this organization at once. Their API tokens stop working. You can invite them again later.
         </p>
-        <ErrorMessage message={remove.isError ? messageOf(remove.error) : undefined} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" variant="danger">
-            Remove member
-          </Button>
-        </div>
+        <FormActions error={remove.isError ? messageOf(remove.error) : undefined} onCancel={onClose} submitLabel="Remove member" danger />
       </Form>
     </ModalDialog>
   );
@@ -305,13 +229,7 @@ function RemoveMemberDialog({ organizationId, member, onClose }: { organizationI
 
 /** Ownership moves to another member; the current owner becomes an admin. Typed confirmation: it cannot be taken back. */
 function TransferOwnershipDialog({ organizationId, member, onClose }: { organizationId: string; member: Member; onClose: () => void }) {
-  const refresh = useRefreshMembers();
-  const transfer = api.useMutation('post', '/organization/{organizationId}/transferOwnership', {
-    onSuccess: async () => {
-      await refresh();
-      onClose();
-    },
-  });
+  const transfer = api.useMutation('post', '/organization/{organizationId}/transferOwnership', useRefreshThenClose(MEMBER_LISTS, onClose));
   return (
     <ConfirmByNameDialog
       title={`Transfer ownership to ${nameOf(member)}`}
@@ -327,13 +245,7 @@ function TransferOwnershipDialog({ organizationId, member, onClose }: { organiza
 }
 
 function RevokeInvitationDialog({ organizationId, invitation, onClose }: { organizationId: string; invitation: Invitation; onClose: () => void }) {
-  const refresh = useRefreshMembers();
-  const revoke = api.useMutation('delete', '/organization/{organizationId}/inviteMember/{inviteId}', {
-    onSuccess: async () => {
-      await refresh();
-      onClose();
-    },
-  });
+  const revoke = api.useMutation('delete', '/organization/{organizationId}/inviteMember/{inviteId}', useRefreshThenClose(MEMBER_LISTS, onClose));
   function submit(event: FormEvent) {
     event.preventDefault();
     if (!revoke.isPending) revoke.mutate({ params: { path: { organizationId, inviteId: invitation.id } } });
@@ -342,15 +254,7 @@ function RevokeInvitationDialog({ organizationId, invitation, onClose }: { organ
     <ModalDialog title={`Revoke the invitation of ${invitation.email}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
       <Form onSubmit={submit} className="form">
         <p>The invitation link stops working. You can invite {invitation.email} again later.</p>
-        <ErrorMessage message={revoke.isError ? messageOf(revoke.error) : undefined} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" variant="danger">
-            Revoke invitation
-          </Button>
-        </div>
+        <FormActions error={revoke.isError ? messageOf(revoke.error) : undefined} onCancel={onClose} submitLabel="Revoke invitation" danger />
       </Form>
     </ModalDialog>
   );

@@ -1,9 +1,10 @@
-import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
-import { api, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
-import { ActionsMenu, Button, ConfirmByNameDialog, ErrorMessage, ModalDialog, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
+import { api, messageOf, type components } from '../../api/client.ts';
+import { ActionsMenu, ErrorMessage, ModalDialog, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
+import { createOrEdit, DeleteByNameDialog, FormActions, useRefreshThenClose } from '../../ui/dialogs.tsx';
+import { ListSection } from '../../ui/ListSection.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
 
@@ -42,6 +43,9 @@ const ORGANIZATION_PERMISSIONS: readonly { value: OrganizationPermission; label:
   { value: 'MANAGER', label: 'Manager: also creates projects, registries, tokens…' },
 ];
 
+/** A custom role's change shows in the custom roles and in the roles offered to members, tokens and invitations. */
+const ROLE_LISTS = ['/organization/{organizationId}/customRole', '/organization/{organizationId}/availableRole'] as const;
+
 function labelOf<Value>(options: readonly { value: Value; label: string }[], value: Value): string {
   return options.find((option) => option.value === value)?.label ?? String(value);
 }
@@ -68,83 +72,65 @@ export function RolesSettings() {
           ))}
         </dl>
       </section>
-      <section aria-labelledby="custom-heading" className="section">
-        <div className="section-heading">
-          <h2 id="custom-heading">Custom roles</h2>
-          {list.length === 0 ? null : <Button onPress={() => setEditing('new')}>New custom role</Button>}
-        </div>
-        {roles.isPending ? <Spinner label="Loading custom roles…" /> : null}
-        <ErrorMessage message={roles.isError ? messageOf(roles.error) : undefined} />
-        {roles.isSuccess && list.length === 0 ? (
-          <div className="empty card">
-            <h3>No custom roles yet</h3>
-            <p className="muted">A custom role gives per environment type access to projects (say, deploy to staging but only read production) and access to chosen clusters.</p>
-            <Button onPress={() => setEditing('new')}>New custom role</Button>
-          </div>
-        ) : null}
-        {list.length === 0 ? null : (
-          <table className="table" aria-labelledby="custom-heading">
-            <thead>
-              <tr>
-                <th scope="col">Role</th>
-                <th scope="col">Organization</th>
-                <th scope="col">Projects by default</th>
-                <th scope="col">Clusters</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((role) => (
-                <tr key={role.id}>
-                  <th scope="row">
-                    {role.name}
-                    {role.description ? <span className="kind-label">{role.description}</span> : null}
-                  </th>
-                  <td data-label="Organization">{role.organization_permission === 'MANAGER' ? 'Manager' : 'Viewer'}</td>
-                  <td data-label="Projects by default">
-                    <ul className="plain-list">
-                      {ENVIRONMENT_TYPES.map((type) => {
-                        const entry = role.default_project_permissions.find((permission) => permission.environment_type === type.value);
-                        return (
-                          <li key={type.value}>
-                            {type.label}: {labelOf(PROJECT_PERMISSIONS, entry?.permission ?? 'NO_ACCESS')}
-                            {entry?.reveal_secrets === true ? ', reveals secrets' : ''}
-                          </li>
-                        );
-                      })}
-                    </ul>
-                  </td>
-                  <td data-label="Clusters">
-                    {role.cluster_permissions.length === 0 ? (
-                      <span className="muted">none</span>
-                    ) : (
-                      <ul className="plain-list">
-                        {role.cluster_permissions.map((permission) => (
-                          <li key={permission.cluster_id}>
-                            {permission.cluster_name}: {labelOf(CLUSTER_PERMISSIONS, permission.permission)}
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                  <td className="actions-cell">
-                    <ActionsMenu
-                      label={`Actions for ${role.name}`}
-                      actions={[
-                        { id: 'edit', label: 'Edit…' },
-                        { id: 'delete', label: 'Delete…', danger: true },
-                      ]}
-                      onAction={(id) => (id === 'edit' ? setEditing(role) : setDeleting(role))}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <ListSection
+        id="custom-heading"
+        title="Custom roles"
+        query={roles}
+        count={list.length}
+        loadingLabel="Loading custom roles…"
+        create={{ label: 'New custom role', onPress: () => setEditing('new') }}
+        empty={{
+          title: 'No custom roles yet',
+          text: 'A custom role gives per environment type access to projects (say, deploy to staging but only read production) and access to chosen clusters.',
+        }}
+        columns={['Role', 'Organization', 'Projects by default', 'Clusters']}
+      >
+        {list.map((role) => (
+          <tr key={role.id}>
+            <th scope="row">
+              {role.name}
+              {role.description ? <span className="kind-label">{role.description}</span> : null}
+            </th>
+            <td data-label="Organization">{role.organization_permission === 'MANAGER' ? 'Manager' : 'Viewer'}</td>
+            <td data-label="Projects by default">
+              <ul className="plain-list">
+                {ENVIRONMENT_TYPES.map((type) => {
+                  const entry = role.default_project_permissions.find((permission) => permission.environment_type === type.value);
+                  return (
+                    <li key={type.value}>
+                      {type.label}: {labelOf(PROJECT_PERMISSIONS, entry?.permission ?? 'NO_ACCESS')}
+                      {entry?.reveal_secrets === true ? ', reveals secrets' : ''}
+                    </li>
+                  );
+                })}
+              </ul>
+            </td>
+            <td data-label="Clusters">
+              {role.cluster_permissions.length === 0 ? (
+                <span className="muted">none</span>
+              ) : (
+                <ul className="plain-list">
+                  {role.cluster_permissions.map((permission) => (
+                    <li key={permission.cluster_id}>
+                      {permission.cluster_name}: {labelOf(CLUSTER_PERMISSIONS, permission.permission)}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </td>
+            <td className="actions-cell">
+              <ActionsMenu
+                label={`Actions for ${role.name}`}
+                actions={[
+                  { id: 'edit', label: 'Edit…' },
+                  { id: 'delete', label: 'Delete…', danger: true },
+                ]}
+                onAction={(id) => (id === 'edit' ? setEditing(role) : setDeleting(role))}
+              />
+            </td>
+          </tr>
+        ))}
+      </ListSection>
       {editing === undefined ? null : <RoleEditor organizationId={organizationId} role={editing === 'new' ? undefined : editing} onClose={() => setEditing(undefined)} />}
       {deleting === undefined ? null : <DeleteRoleDialog organizationId={organizationId} role={deleting} onClose={() => setDeleting(undefined)} />}
     </>
@@ -183,28 +169,17 @@ function draftOf(role: CustomRole | undefined): Draft {
 function RoleEditor({ organizationId, role, onClose }: { organizationId: string; role: CustomRole | undefined; onClose: () => void }) {
   const clusters = api.useQuery('get', '/organization/{organizationId}/cluster', { params: { path: { organizationId } } });
   const [draft, setDraft] = useState<Draft>(() => draftOf(role));
-  const queryClient = useQueryClient();
-  const done = {
-    onSuccess: async () => {
-      await Promise.all([
-        queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/customRole'] }),
-        queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/availableRole'] }),
-      ]);
-      onClose();
-    },
-  };
+  const done = useRefreshThenClose(ROLE_LISTS, onClose);
   const create = api.useMutation('post', '/organization/{organizationId}/customRole', done);
   const edit = api.useMutation('put', '/organization/{organizationId}/customRole/{customRoleId}', done);
-  const mutation = role === undefined ? create : edit;
-  const fields = fieldErrorsOf(mutation.error);
+  const { fields, summary, isPending, reset } = createOrEdit(create, edit, role !== undefined);
   function change(next: Partial<Draft>) {
-    create.reset();
-    edit.reset();
+    reset();
     setDraft((current) => ({ ...current, ...next }));
   }
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (mutation.isPending) return;
+    if (isPending) return;
     const body = {
       name: draft.name.trim(),
       description: draft.description.trim() === '' ? null : draft.description.trim(),
@@ -283,37 +258,20 @@ function RoleEditor({ organizationId, role, onClose }: { organizationId: string;
         {role !== undefined && role.project_permissions.length > 0 ? (
           <p className="muted small">Exceptions for {role.project_permissions.map((entry) => entry.project_name).join(', ')} are kept as they are.</p>
         ) : null}
-        <ErrorMessage message={mutation.isError ? summaryOf(mutation.error) : undefined} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit">{role === undefined ? 'Create role' : 'Save role'}</Button>
-        </div>
+        <FormActions error={summary} onCancel={onClose} submitLabel={role === undefined ? 'Create role' : 'Save role'} />
       </Form>
     </ModalDialog>
   );
 }
 
 function DeleteRoleDialog({ organizationId, role, onClose }: { organizationId: string; role: CustomRole; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = api.useMutation('delete', '/organization/{organizationId}/customRole/{customRoleId}', {
-    onSuccess: async () => {
-      await Promise.all([
-        queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/customRole'] }),
-        queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/availableRole'] }),
-      ]);
-      onClose();
-    },
-  });
+  const remove = api.useMutation('delete', '/organization/{organizationId}/customRole/{customRoleId}', useRefreshThenClose(ROLE_LISTS, onClose));
   return (
-    <ConfirmByNameDialog
-      title={`Delete ${role.name}`}
+    <DeleteByNameDialog
       name={role.name}
       explanation="The role is deleted. The API refuses while members, API tokens or pending invitations carry it: give them another role first."
       confirmLabel="Delete role"
-      pending={remove.isPending}
-      error={remove.isError ? messageOf(remove.error) : undefined}
+      mutation={remove}
       onConfirm={() => remove.mutate({ params: { path: { organizationId, customRoleId: role.id } } })}
       onClose={onClose}
     />

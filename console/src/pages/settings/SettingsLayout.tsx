@@ -55,6 +55,15 @@ export function SettingsLayout() {
             <Link to="/organization/$organizationId/settings/container-registries" params={params} className="settings-link">
               Container registries
             </Link>
+            <Link to="/organization/$organizationId/settings/helm-repositories" params={params} className="settings-link">
+              Helm repositories
+            </Link>
+            <Link to="/organization/$organizationId/settings/webhooks" params={params} className="settings-link">
+              Webhooks
+            </Link>
+            <Link to="/organization/$organizationId/settings/labels-annotations" params={params} className="settings-link">
+              Labels and annotations
+            </Link>
             <Link to="/organization/$organizationId/settings/billing" params={params} className="settings-link">
               Billing
             </Link>
