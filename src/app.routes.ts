@@ -10,6 +10,7 @@ import { registerContainerRegistryRoutes } from './modules/container-registries/
 import { registerCloudCredentialsRoutes } from './modules/cloud-credentials/cloud-credentials.routes.ts';
 import { registerSelfManagedClusterRoutes } from './modules/self-managed-clusters/self-managed-clusters.routes.ts';
 import { registerGitTokenRoutes } from './modules/git-tokens/git-tokens.routes.ts';
+import { registerGitProviderRoutes } from './modules/git-providers/git-providers.routes.ts';
 import { registerHelmRepositoryRoutes } from './modules/helm-repositories/helm-repositories.routes.ts';
 import { registerLabelsGroupRoutes } from './modules/labels-groups/labels-groups.routes.ts';
 import { registerApiTokenRoutes } from './modules/api-tokens/api-tokens.routes.ts';
@@ -26,6 +27,7 @@ import { registerProjectRoutes } from './modules/projects/projects.routes.ts';
 import { registerRoleRoutes } from './modules/roles/roles.routes.ts';
 import { registerEnvironmentRoutes } from './modules/environments/environments.routes.ts';
 import { registerAgentRoutes } from './modules/agents/agents.routes.ts';
+import { registerClusterInsightRoutes } from './modules/cluster-insight/cluster-insight.routes.ts';
 import { registerEnvironmentVariableRoutes, registerProjectVariableRoutes, registerServiceVariableRoutes } from './modules/variables/variables.routes.ts';
 import { registerServiceImportRoute, registerUnifiedVariableRoutes, type UnifiedVariableRouteDeps } from './modules/variables/variables.unified-routes.ts';
 import { SERVICE_KIND_DEFINITIONS } from './modules/services/services.kinds.ts';
@@ -40,8 +42,10 @@ import { registerEnvironmentDeploymentRoutes } from './modules/deployments/deplo
 import { registerDeploymentRestrictionRoutes } from './modules/deployment-restrictions/deployment-restrictions.routes.ts';
 import { registerDeploymentStageRoutes } from './modules/deployment-stages/deployment-stages.routes.ts';
 import { registerDeploymentRuleRoutes } from './modules/deployment-rules/deployment-rules.routes.ts';
+import { registerClusterSettingsRoutes } from './modules/cluster-settings/cluster-settings.routes.ts';
 import { registerCustomDomainRoutes } from './modules/custom-domains/custom-domains.routes.ts';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.ts';
+import { registerAlertRoutes } from './modules/alerts/alerts.routes.ts';
 import { registerDeploymentStatusRoutes } from './modules/deployments/deployments.routes.ts';
 import { registerDeploymentQueueRoutes } from './modules/deployments/deployments.queue-routes.ts';
 import { registerEnvironmentBulkRoutes } from './modules/deployments/deployments.bulk-routes.ts';
@@ -54,6 +58,10 @@ import { registerHelmExtrasRoutes } from './modules/services/services.helm-extra
 import { registerIngressStatusRoutes } from './modules/services/services.ingress-status.routes.ts';
 import { registerEnvironmentCheckRoutes } from './modules/environments/environments.checks.routes.ts';
 import { registerAccountRoutes } from './modules/users/users.account.routes.ts';
+import { registerCloudProviderCatalogRoutes } from './modules/cloud-provider-catalogs/cloud-provider-catalogs.routes.ts';
+import { registerGitWebhookRoutes, type GitWebhookRouteDeps } from './modules/git-webhooks/git-webhooks.routes.ts';
+import { registerDatabaseBackupRoutes } from './modules/database-backups/database-backups.routes.ts';
+import { registerServiceInsightsRoutes } from './modules/service-insights/service-insights.routes.ts';
 
 /**
  * Every API route, registered over the services app.ts built: the one table of what the API serves. Each route
@@ -72,6 +80,7 @@ export interface ApiRouteServices {
   members: Parameters<typeof registerMemberRoutes>[1];
   invitations: Parameters<typeof registerInvitationRoutes>[1];
   gitTokens: Parameters<typeof registerGitTokenRoutes>[1];
+  gitProviders: Parameters<typeof registerGitProviderRoutes>[1];
   cloudCredentials: Parameters<typeof registerCloudCredentialsRoutes>[1];
   containerRegistries: Parameters<typeof registerContainerRegistryRoutes>[1];
   helmRepositories: Parameters<typeof registerHelmRepositoryRoutes>[1];
@@ -80,6 +89,7 @@ export interface ApiRouteServices {
   platformTemplates: Parameters<typeof registerPlatformTemplateRoutes>[1];
   billing: Parameters<typeof registerBillingRoutes>[1];
   clusters: Parameters<typeof registerClusterRoutes>[1] & Pick<ClustersService, 'authenticateOperator' | 'findClusterSummary'>;
+  clusterInsight: Parameters<typeof registerClusterInsightRoutes>[1]['insight'];
   selfManagedClusters: Parameters<typeof registerSelfManagedClusterRoutes>[1];
   environments: Parameters<typeof registerEnvironmentRoutes>[1];
   agents: Parameters<typeof registerAgentRoutes>[1]['agents'];
@@ -96,9 +106,11 @@ export interface ApiRouteServices {
   deploymentRestrictions: Parameters<typeof registerDeploymentRestrictionRoutes>[1];
   deploymentStages: Parameters<typeof registerDeploymentStageRoutes>[1];
   deploymentRules: Parameters<typeof registerDeploymentRuleRoutes>[1];
+  clusterSettings: Parameters<typeof registerClusterSettingsRoutes>[1];
   customDomains: Parameters<typeof registerCustomDomainRoutes>[1];
   serviceLinks: Parameters<typeof registerServiceLinkRoutes>[1];
   webhooks: Parameters<typeof registerWebhookRoutes>[1];
+  alerts: Parameters<typeof registerAlertRoutes>[1]['alerts'];
   organizationEvents: Parameters<typeof registerOrganizationEventRoutes>[1];
   organizationListings: Parameters<typeof registerOrganizationListingsRoutes>[1];
   serviceCommits: Parameters<typeof registerServiceCommitRoutes>[1];
@@ -107,6 +119,10 @@ export interface ApiRouteServices {
   ingressStatus: Parameters<typeof registerIngressStatusRoutes>[1];
   environmentChecks: Parameters<typeof registerEnvironmentCheckRoutes>[1];
   account: Parameters<typeof registerAccountRoutes>[1];
+  cloudProviderCatalogs: Parameters<typeof registerCloudProviderCatalogRoutes>[1];
+  gitWebhooks: GitWebhookRouteDeps;
+  databaseBackups: Parameters<typeof registerDatabaseBackupRoutes>[1];
+  serviceInsights: Parameters<typeof registerServiceInsightsRoutes>[1];
 }
 
 export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices): void {
@@ -122,6 +138,7 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
     registerMemberRoutes(api, wired.members);
     registerInvitationRoutes(api, wired.invitations);
     registerGitTokenRoutes(api, wired.gitTokens);
+    registerGitProviderRoutes(api, wired.gitProviders);
     registerCloudCredentialsRoutes(api, wired.cloudCredentials);
     registerContainerRegistryRoutes(api, wired.containerRegistries);
     registerHelmRepositoryRoutes(api, wired.helmRepositories);
@@ -132,6 +149,7 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
     registerClusterRoutes(api, wired.clusters);
     registerClusterAdvancedSettingsRoutes(api, wired.clusters);
     registerSelfManagedClusterRoutes(api, wired.selfManagedClusters);
+    registerClusterInsightRoutes(api, { insight: wired.clusterInsight, authenticateAgent: (credential) => wired.clusters.authenticateOperator(credential) });
     registerEnvironmentRoutes(api, wired.environments);
     registerEnvironmentDeploymentRoutes(api, wired.deployments);
     registerAgentRoutes(api, {
@@ -170,9 +188,11 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
     registerDeploymentRestrictionRoutes(api, wired.deploymentRestrictions);
     registerDeploymentStageRoutes(api, wired.deploymentStages);
     registerDeploymentRuleRoutes(api, wired.deploymentRules);
+    registerClusterSettingsRoutes(api, wired.clusterSettings);
     registerCustomDomainRoutes(api, wired.customDomains);
     registerServiceLinkRoutes(api, wired.serviceLinks);
     registerWebhookRoutes(api, wired.webhooks);
+    registerAlertRoutes(api, { alerts: wired.alerts, authorize: wired.authorize });
     registerOrganizationEventRoutes(api, wired.organizationEvents);
     registerOrganizationListingsRoutes(api, wired.organizationListings);
     registerCatalogRoutes(api);
@@ -182,4 +202,8 @@ export function registerApiRoutes(api: FastifyTypeBox, wired: ApiRouteServices):
     registerIngressStatusRoutes(api, wired.ingressStatus);
     registerEnvironmentCheckRoutes(api, wired.environmentChecks);
     registerAccountRoutes(api, wired.account);
+    registerCloudProviderCatalogRoutes(api, wired.cloudProviderCatalogs);
+    registerGitWebhookRoutes(api, wired.gitWebhooks);
+    registerDatabaseBackupRoutes(api, wired.databaseBackups);
+    registerServiceInsightsRoutes(api, wired.serviceInsights);
 }

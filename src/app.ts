@@ -1,4 +1,5 @@
 import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { LETS_ENCRYPT_DIRECTORY_URL, type Config } from './config.ts';
 import { createOidcVerifier } from './auth/oidc.ts';
 import type { Principal } from './auth/principal.ts';
@@ -8,7 +9,7 @@ import { createAuthenticator } from './http/authenticate.ts';
 import { accessIn, createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { recordOpenApiRoutes, registerOpenApiDocuments } from './http/openapi.ts';
-import { registerConsole } from './http/console.ts';
+import { redirectInvitationLinksToConsole, registerConsole } from './http/console.ts';
 import { registerApiRoutes } from './app.routes.ts';
 import { createBilling, createMailer, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf, secretKeyOf, unlessNotFound } from './app.services.ts';
 import { installAudit, organizationEventsSweepSchedule } from './http/audit.ts';
@@ -47,6 +48,8 @@ import { createOrganizationListingsService } from './modules/organization-listin
 import { createServiceCommits } from './modules/services/services.commits.ts';
 
 import { createSelfManagedClustersService } from './modules/self-managed-clusters/self-managed-clusters.service.ts';
+import { clusterAnalysisHandler, createClusterSettingsService } from './modules/cluster-settings/cluster-settings.service.ts';
+import { SUPPORTED_KUBERNETES_VERSIONS } from './modules/clusters/clusters.records.ts';
 
 import { createHelmRepositoriesService } from './modules/helm-repositories/helm-repositories.service.ts';
 
@@ -55,6 +58,8 @@ import { createHelmIndexReader } from './registry/helm-index.ts';
 import { createOciDistributionClient } from './registry/oci-distribution.ts';
 import { createOutboundHttp } from './registry/outbound-http.ts';
 import { createGitTokensService } from './modules/git-tokens/git-tokens.service.ts';
+import { createGitProvidersService } from './modules/git-providers/git-providers.service.ts';
+import { createGitProviderRest } from './modules/git-providers/git-providers.rest.ts';
 
 
 
@@ -81,6 +86,7 @@ import { createEnvironmentBulkActions } from './modules/deployments/deployments.
 import { createEnvironmentOverview } from './modules/environments/environments.overview.ts';
 
 import { createAgentsService } from './modules/agents/agents.service.ts';
+import { createClusterInsightService } from './modules/cluster-insight/cluster-insight.service.ts';
 import { createServiceAgentSpecs } from './modules/services/services.agent-spec.ts';
 import type { RunningLocalAgent } from './agent/local-agent.ts';
 import { installLocalAgent } from './app.local-agent.ts';
@@ -94,6 +100,12 @@ import { createGitFiles } from './modules/services/services.git-files.ts';
 import { createHelmExtras } from './modules/services/services.helm-extras.ts';
 import { createIngressStatus } from './modules/services/services.ingress-status.ts';
 import { createEnvironmentChecks } from './modules/environments/environments.checks.ts';
+import { createDatabaseBackupsService } from './modules/database-backups/database-backups.service.ts';
+import { createLocalDatabaseDumps } from './engine/local/database-dumps.ts';
+import { createServiceGitInsights } from './modules/service-insights/service-insights.git.ts';
+import { createTerraformResources } from './modules/service-insights/service-insights.terraform.ts';
+import { createEnvironmentExport } from './modules/service-insights/service-insights.export.ts';
+import { createBuildUsageReports } from './modules/service-insights/service-insights.build-usage.ts';
 import { createAccountService } from './modules/users/users.account.ts';
 
 import { createNodeDomainResolver } from './modules/custom-domains/custom-domains.dns.ts';
@@ -112,6 +124,14 @@ import { createWebhookDeliveryHandler } from './modules/webhooks/webhooks.jobs.t
 
 import { createWebhookSender } from './modules/webhooks/webhooks.sender.ts';
 import { createWebhooksService, WEBHOOK_DELIVERY_JOB } from './modules/webhooks/webhooks.service.ts';
+import { createAlertDelivery } from './modules/alerts/alerts.delivery.ts';
+import { alertsSchedule } from './modules/alerts/alerts.schedule.ts';
+import { createAlertsService } from './modules/alerts/alerts.service.ts';
+import { createGitWebhooksService } from './modules/git-webhooks/git-webhooks.service.ts';
+import { createImageDeploys } from './modules/git-webhooks/git-webhooks.image-deploys.ts';
+import { createCloudProviderCatalogsService } from './modules/cloud-provider-catalogs/cloud-provider-catalogs.service.ts';
+import { createProviderHooks } from './modules/git-webhooks/git-webhooks.provider-api.ts';
+import { createPreviews } from './modules/git-webhooks/git-webhooks.previews.ts';
 
 /** What the composition root needs from the process: configuration, an open and migrated database, a clock. */
 export interface AppDeps {
@@ -208,6 +228,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     log: app.log,
   });
   const events: EventPublisher = webhooks;
+  // Alerting (docs/alerts.md): receivers reached through the webhooks' sender (its outbound guard) or SMTP, rules
+  // evaluated by the `alerts` schedule.
+  const alerts = createAlertsService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    policy: outbound.policy,
+    delivery: createAlertDelivery({ policy: outbound.policy, sender: createWebhookSender(outbound.policy), clock }),
+    log: app.log,
+  });
   // Billing reads cluster summaries from the database itself, so it is built before the clusters service that asks it.
   const billing = createBilling(deps.database, services, {
     clock,
@@ -245,6 +275,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     policyVerdict: services.policyTokens.policyVerdict,
   };
   const authorize = createAuthorizer(authorizationPorts);
+  redirectInvitationLinksToConsole(app);
   installSecurity(app, {
     authenticate: createAuthenticator({
       resolveApiToken: services.apiTokens.resolveApiToken,
@@ -535,6 +566,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     certificateReports: clusterCertificates,
     ...createAgentSubjects({ deployments, specs: serviceAgentSpecs, log: app.log }),
   });
+  // A cluster's kubeconfig, events, logs, readiness and operator (docs/cluster-insight.md).
+  const clusterInsight = createClusterInsightService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+    agentStatus: (clusterId) => agents.agentStatus(clusterId),
+    grantsAt: async (principal, placement) => (await accessIn(authorizationPorts, principal, placement))?.grants,
+  });
   // Rules 1–7 of SPEC.md: each collaborator writes its own rows inside the one transaction this service opens.
   const selfManagedClusters = createSelfManagedClustersService({
     db: deps.database.db,
@@ -545,6 +585,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     clusterRecords: clusters,
     clusterViews: clusters,
     registries: containerRegistries,
+  });
+
+  // A cluster's routing table, DNS provider, cloud binding, EKS Anywhere and Karpenter settings, analyses (docs/cluster-network.md).
+  const clusterSettings = createClusterSettingsService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    wakeWorkers: wakeup.wake,
+    platformDomain: deps.config.appsDomain ?? 'localhost',
+    jwtKey: deriveKey(secretKey, 'slipway/eks-anywhere-jwt/v1'),
+    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+    heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs ?? 15_000,
+    supportedKubernetesVersions: SUPPORTED_KUBERNETES_VERSIONS,
+    cloudCredentials,
+    git,
+    gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
+    platformConfiguration: platformTemplates,
   });
 
   const perMinute = deps.config.rateLimitPerMinute ?? 0;
@@ -573,9 +630,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       organizationEventsSweepSchedule(organizationEvents),
       idempotencySweepSchedule(services.idempotency),
       deploymentRulesSchedule(deploymentRules),
+      alertsSchedule(alerts),
     ],
   });
 
+  // Backups of databases on the local engine, dumped by the worker on this host (docs/database-backups.md).
+  const localDumps = createLocalDatabaseDumps({ externalPostgresUrl: deps.config.localPostgresUrl });
+  const databaseBackups = createDatabaseBackupsService({
+    db: deps.database.db,
+    clock,
+    backupsDir: path.join(deps.config.dataDir ?? tmpdir(), 'backups'),
+    dumps: { dump: (request) => localDumps.dump({ ...request, stateDir: path.join(deps.config.dataDir ?? tmpdir(), 'agent') }) },
+    databasePassword: async (serviceId) => (await environmentServices.databaseConnection(serviceId))?.password,
+    wakeWorkers: wakeup.wake,
+  });
   const clusterOperatorTimings = deps.clusterOperator ?? {};
   const worker = createJobWorker({
     database: deps.database,
@@ -589,7 +657,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           db: deps.database.db,
           clock,
           metering: billing.metering,
-          events,
+          // Each deploy's moves are also lines of the cluster's logs (listClusterLogs).
+          events: clusterInsight.withClusterLogs(events),
           drivers: {
             LOCAL: createLocalClusterDriver(deps.config.dataDir ?? tmpdir()),
             SELF_MANAGED: createSelfManagedClusterDriver({
@@ -604,6 +673,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
         }),
       ],
       [WEBHOOK_DELIVERY_JOB, createWebhookDeliveryHandler(webhooks)],
+      clusterAnalysisHandler(clusterSettings),
+      databaseBackups.jobHandler(),
       [ORGANIZATION_PURGE_JOB, createOrganizationPurgeHandler({ db: deps.database.db, clock, log: app.log, ...deps.organizationPurge })],
       https.handler,
       ...schedules.handlers,
@@ -632,6 +703,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   });
   const environmentChecks = createEnvironmentChecks({ organizationOf: organizationOfEnvironment, registries: containerRegistries, gitFiles });
   const ingressStatus = createIngressStatus({ kinds: SERVICE_KIND_DEFINITIONS, services: environmentServices, deployments });
+  // Git webhooks (docs/git-webhooks.md): a push deploys its commit, a pull request opens a preview environment, a
+  // registry push deploys the containers and jobs running the image.
+  const gitWebhooks = createGitWebhooksService({
+    db: deps.database.db,
+    clock,
+    secrets: createSecretBox(secretKey),
+    publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+    hooks: createProviderHooks(outbound.policy),
+    services: environmentServices,
+    gitTokens,
+    restrictions: deploymentRestrictions,
+    deployments,
+    previews: createPreviews({ db: deps.database.db, clock, environments, deploymentRules, services: environmentServices, deployments }),
+  });
+  const imageDeploys = createImageDeploys({ db: deps.database.db, services: environmentServices, environments, deployments });
 
   const documentedRoutes = recordOpenApiRoutes(app);
   await app.register(async (api) => {
@@ -640,6 +726,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       certificates: https.certificates,
       ...services,
       gitTokens,
+      // Repositories and branches at the providers' REST APIs, read with the git tokens (docs/git-providers.md).
+      gitProviders: createGitProvidersService({
+        db: deps.database.db,
+        clock,
+        rest: createGitProviderRest({ http: outbound, clock }),
+        gitTokens,
+      }),
       cloudCredentials,
       containerRegistries,
       helmRepositories,
@@ -648,6 +741,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       platformTemplates,
       billing,
       clusters,
+      clusterInsight,
       selfManagedClusters,
       environments,
       agents,
@@ -662,10 +756,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       environmentOverview,
       deploymentRestrictions,
       deploymentRules,
+      clusterSettings,
       deploymentStages,
       customDomains,
       serviceLinks,
       webhooks,
+      alerts,
       organizationEvents,
       organizationListings: {
         listings: createOrganizationListingsService({
@@ -689,7 +785,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       helmExtras,
       ingressStatus,
       environmentChecks,
+      databaseBackups,
+      // An application's contributors, a Terraform module's files, resources and an environment's export (docs/service-insights.md).
+      serviceInsights: {
+        git: createServiceGitInsights({
+          git,
+          gitCredentialsOf: (organizationId, gitTokenId) => gitTokens.credentialsOf(organizationId, gitTokenId),
+          requireApplication: (applicationId) => environmentServices.requireService('APPLICATION', applicationId),
+          sourceOf: (organizationId, body, pointer) => gitFiles.sourceOf(organizationId, body, pointer),
+        }),
+        terraformResources: createTerraformResources({ requireTerraform: (terraformId) => environmentServices.requireService('TERRAFORM', terraformId) }),
+        environmentExport: createEnvironmentExport({
+          findEnvironment: (environmentId) => environments.findEnvironmentSummary(environmentId),
+          listEnvironmentServices: (environmentId) => environmentServices.listEnvironmentServices(environmentId),
+        }),
+        buildUsageReports: createBuildUsageReports({
+          db: deps.database.db,
+          clock,
+          publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
+          organizationOf: organizationOfEnvironment,
+        }),
+      },
       account: createAccountService({ db: deps.database.db, clock }),
+      cloudProviderCatalogs: createCloudProviderCatalogsService(),
+      gitWebhooks: { gitWebhooks, imageDeploys },
     });
   });
   await builtInIdentity?.registerRoutes(app);

@@ -473,12 +473,15 @@ describeEachDatabase(
       const { owner, organizationId } = await ctx().signUpWithOrganization();
       await ctx().allowLocalClusters(organizationId);
       const { clusterId, enrollmentToken } = await selfManagedCluster(organizationId, owner);
-      const bootstrap = await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster/${clusterId}/operatorBootstrap` });
+      const bootstrap = await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${clusterId}/operator/bootstrap` });
       expect(bootstrap.statusCode, bootstrap.body).toBe(200);
-      const body = bootstrap.json<{ values: { enrollmentToken: string; clusterId: string }; command: string; helm_chart: { name: string } }>();
+      expect(bootstrap.headers['cache-control']).toBe('no-store');
+      const body = bootstrap.json<{ values: { enrollmentToken: string; clusterId: string }; values_yaml: string; helm_command: string; chart_name: string; chart_reference: string }>();
       expect(body.values.clusterId).toBe(clusterId);
-      expect(body.command).toContain(body.values.enrollmentToken);
-      expect(body.helm_chart.name).toBe('slipway-operator');
+      expect(body.helm_command).toContain(body.values.enrollmentToken);
+      expect(body.helm_command).toContain(`helm upgrade --install slipway-agent ${body.chart_reference} `);
+      expect(body.chart_name).toBe('slipway-agent');
+      expect(body.values_yaml).toContain(`enrollmentToken: ${body.values.enrollmentToken}`);
       expectErrorBody(await ctx().call(undefined, { method: 'POST', url: '/operator/v1/enroll', payload: { enrollment_token: enrollmentToken } }), 401);
       const enrolled = await ctx().call(undefined, { method: 'POST', url: '/operator/v1/enroll', payload: { enrollment_token: body.values.enrollmentToken } });
       expect(enrolled.statusCode).toBe(200);
@@ -486,7 +489,7 @@ describeEachDatabase(
       const local = (
         await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster`, payload: { ...LOCAL_CLUSTER, name: uniqueName('l') } })
       ).json<ClusterView>();
-      expectErrorBody(await ctx().call(owner.auth, { method: 'POST', url: `/organization/${organizationId}/cluster/${local.id}/operatorBootstrap` }), 400);
+      expectErrorBody(await ctx().call(owner.auth, { method: 'GET', url: `/organization/${organizationId}/cluster/${local.id}/operator/bootstrap` }), 400);
     });
 
     it('expires an enrollment token after a day', async () => {

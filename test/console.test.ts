@@ -245,16 +245,9 @@ describe('web console (real browser, real server)', () => {
       await page.getByRole('alert').waitFor();
       expect(await page.getByRole('alert').textContent()).toMatch(/not allowed|not found|no organization/i);
 
-      // The signed-in landing page, timed from navigation to its heading, with the browser's own entries.
+      // The signed-in landing page shows the organization's heading (how fast: `npm run bench:console`).
       await page.goto(`${server.baseUrl}/console/`);
       await page.getByRole('heading', { level: 1, name: 'Acme Robotics' }).waitFor();
-      const landing = await page.evaluate(() => {
-        const navigation = (performance as unknown as BrowserPerformance).getEntriesByType('navigation')[0];
-        return { headingShownMs: performance.now(), domContentLoadedMs: navigation?.domContentLoadedEventEnd ?? 0 };
-      });
-      timings.landingHeadingMs = Math.round(landing.headingShownMs);
-      timings.landingDomContentLoadedMs = Math.round(landing.domContentLoadedMs);
-      expect(landing.headingShownMs).toBeLessThan(1000);
 
       // The session ends (its token expires) while a deep page is open: back to sign-in, then to the same page.
       await page.evaluate(() => {

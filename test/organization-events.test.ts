@@ -495,6 +495,7 @@ describe('change summaries', () => {
       pem: MASK,
     });
     expect(JSON.parse(changeSummary('editEnvironmentSecret', { key: 'K', value: 'v' }) ?? 'null')).toEqual({ key: 'K', value: MASK });
+    expect(JSON.parse(changeSummary('organizationGithubAppConnect', { installation_id: '4711', code: 'a1b2c3' }) ?? 'null')).toEqual({ installation_id: '4711', code: MASK });
     // Credentials in URLs, whatever the field: the user information goes, the rest of the address stays.
     expect(
       JSON.parse(changeSummary('listDirectoriesFromGitRepository', { url: 'https://me:glpat-s3cret@git.example.com/a.git', note: 'see http://x@y/z' }) ?? 'null'),

@@ -108,6 +108,9 @@ const HANDLER_RULES: Partial<Record<Permission, (caller: Caller) => Outcome>> = 
   'invitations:accept': (caller) => (caller === 'invitee' ? 'ok' : 403),
   // Only the OWNER transfers ownership (ADMIN reach lets the request through to the service).
   'ownership:transfer': (caller) => (caller === 'OWNER' ? 'ok' : 403),
+  // The operator fleet lists the clusters of the organizations the caller administers; a caller who administers none
+  // is refused.
+  'cluster-operator-fleet:read': (caller) => (caller === 'OWNER' || caller === 'ADMIN' || caller === 'token ADMIN' ? 'ok' : 403),
 };
 
 function expectedOutcome(route: DeclaredRoute, caller: Caller): Outcome {
@@ -162,6 +165,21 @@ const HOOK_TARGETS: Record<string, AccessTarget> = {
   createVariableAlias: 'environment',
   createVariableOverride: 'environment',
   importEnvironmentVariables: 'service',
+  // The alert receivers and rules (docs/alerts.md): the organization the body or the stored row names.
+  ...Object.fromEntries(
+    [
+      'createAlertReceiver',
+      'getAlertReceiver',
+      'editAlertReceiver',
+      'deleteAlertReceiver',
+      'validateNewAlertReceiver',
+      'validateExistingAlertReceiver',
+      'createAlertRule',
+      'getAlertRule',
+      'editAlertRule',
+      'deleteAlertRule',
+    ].map((operation) => [operation, 'organization' as const]),
+  ),
 };
 
 /**
@@ -237,6 +255,8 @@ interface World {
   variableIds: { project: Fixture; projectSecret: Fixture; environment: Fixture; environmentSecret: Fixture };
   /** A webhook at an address that does not resolve (nothing publishes to it here): its delivery log is empty. */
   webhookId: Fixture;
+  alertReceiverId: Fixture;
+  alertRuleId: Fixture;
   /** One service of each kind in the fixture environment, by its path parameter (applicationId, databaseId, …). */
   serviceIds: Record<string, Fixture>;
   /** A variable and a secret of each service that has variables of its own (every kind but DATABASE). */
@@ -277,6 +297,8 @@ async function createEverything(world: World): Promise<void> {
     ...Object.values(world.credentialsIds),
     ...Object.values(world.variableIds),
     world.webhookId,
+    world.alertReceiverId,
+    world.alertRuleId,
     ...Object.values(world.serviceIds),
     ...Object.values(world.serviceVariableIds).flatMap((ids) => [ids.variable, ids.secret]),
     ...Object.values(world.deploymentStageIds),
@@ -355,7 +377,7 @@ async function createWorld(testApp: TestApp, people: People): Promise<World> {
       expect(response.statusCode, response.body).toBe(200);
       return response.json<{ id: string }>().id;
     });
-  return {
+  const world: World = {
     serviceIds,
     serviceVariableIds,
     deploymentIds,
@@ -405,6 +427,8 @@ async function createWorld(testApp: TestApp, people: People): Promise<World> {
     annotationsGroupId: once(() =>
       created(`/organization/${organizationId}/annotationsGroups`, { name: uniqueName('annotations'), annotations: [], scopes: ['PODS'] }, 201),
     ),
+    alertReceiverId: once(() => created('/alert-receivers', ALERT_RECEIVER_FIXTURE(organizationId), 201)),
+    alertRuleId: once(async () => created('/alert-rules', await ALERT_RULE_FIXTURE(world), 201)),
     webhookId: once(() => created(`/organization/${organizationId}/webhook`, WEBHOOK_FIXTURE(), 201)),
     credentialsIds: {
       aws: once(() => created(`/organization/${organizationId}/aws/credentials`, AWS_CREDENTIALS_FIXTURE(), 201)),
@@ -414,6 +438,7 @@ async function createWorld(testApp: TestApp, people: People): Promise<World> {
       azure: once(() => created(`/organization/${organizationId}/azure/credentials`, AZURE_CREDENTIALS_FIXTURE(), 201)),
     },
   };
+  return world;
 }
 
 const AWS_CREDENTIALS_FIXTURE = () => ({ type: 'AWS_STATIC', name: uniqueName('aws'), access_key_id: 'AKIAIOSFODNN7EXAMPLE', secret_access_key: 'fixture/secret+key' });
@@ -447,6 +472,30 @@ const PLATFORM_CONFIGURATION = { templateKey: 'generic-kubernetes', templateVers
 /** A registry and a Helm repository under the reserved .invalid domain: accepted, never reached. */
 const REGISTRY_FIXTURE = () => ({ name: uniqueName('registry'), kind: 'GENERIC_CR', url: 'https://registry.slipway-fixture.invalid', config: { username: 'robot', password: 'fixture-pw' } });
 const HELM_REPOSITORY_FIXTURE = () => ({ name: uniqueName('charts'), kind: 'HTTPS', url: 'https://charts.slipway-fixture.invalid/stable' });
+// Alert receivers and rules name their organization in the body (docs/alerts.md): a Slack receiver to an address
+// that does not resolve, and a rule on the fixture application's failed deployments.
+const ALERT_RECEIVER_FIXTURE = (organizationId: string) => ({
+  organization_id: organizationId,
+  name: uniqueName('alerts'),
+  description: 'the on-call channel',
+  type: 'SLACK',
+  send_resolved: true,
+  webhook_url: 'https://hooks.slipway-fixture.invalid/services/T000/B000/XXXX',
+});
+const ALERT_RULE_FIXTURE = async (world: World) => ({
+  organization_id: world.organizationId,
+  cluster_id: await world.clusterId(),
+  name: uniqueName('rule'),
+  description: 'the shop does not deploy',
+  tag: 'deployments',
+  condition: { kind: 'BUILT', promql: 'deployment_failed' },
+  for_duration: 'PT5M',
+  severity: 'HIGH',
+  presentation: { summary: 'A deployment failed' },
+  enabled: true,
+  alert_receiver_ids: [await world.alertReceiverId()],
+  target: { target_type: 'APPLICATION', target_id: await (world.serviceIds.applicationId as Fixture)() },
+});
 const WEBHOOK_FIXTURE = () => ({ target_url: 'https://hooks.slipway-fixture.invalid/events', events: ['DEPLOYMENT_FAILURE'], description: uniqueName('hook') });
 const LABELS_GROUP_FIXTURE = () => ({ name: uniqueName('labels'), labels: [{ key: 'app.kubernetes.io/part-of', value: 'shop' }] });
 const ANNOTATIONS_GROUP_FIXTURE = () => ({ name: uniqueName('annotations'), annotations: [{ key: 'example.com/owner', value: 'team a' }], scopes: ['INGRESS'] });
@@ -469,6 +518,16 @@ const REMOTE_READS = new Set([
   'listJobCommit',
   'listHelmCommit',
   'listTerraformCommit',
+  'listApplicationContributor',
+  // The organization's git provider listings read the fixture token's provider (api.github.com, not resolvable here).
+  'getOrganizationGithubRepositories',
+  'getOrganizationGithubRepositoryBranches',
+  'getOrganizationGitlabRepositoryBranches',
+  'getOrganizationBitbucketRepositoryBranches',
+  // No fixture analysis or build usage report exists: these reach the handler and answer 404 for the path's random id.
+  'getClusterAnalysis',
+  'listClusterAnalysisLogs',
+  'downloadDeploymentBuildUsageReport',
 ]);
 
 /** The query an operation needs to address its fixture (operations not listed here are called without one). */
@@ -476,10 +535,30 @@ const QUERY_FIXTURES: Record<string, (world: World) => Promise<Record<string, st
   listVariables: async (world) => ({ scope: 'ENVIRONMENT', parent_id: await world.environmentId() }),
   importEnvironmentVariables: async (world) => ({ service_type: 'APPLICATION', service_id: await (world.serviceIds.applicationId as Fixture)() }),
   getDeploymentStatusByDeploymentRequestId: async (world) => ({ deploymentRequestId: await (world.deploymentIds.applicationId as Fixture)() }),
+  'get-cluster-kubernetes-events': async () => ({ from_date_time: '2026-01-01T00:00:00Z', to_date_time: '2026-12-31T00:00:00Z' }),
+  'get-cluster-logs': async () => ({ endpoint: 'query_range', query: '{type="error"}' }),
+  'get-cluster-metrics': async () => ({ endpoint: 'query', query: 'up' }),
+  ...Object.fromEntries(
+    ['getOrganizationGithubRepositoryBranches', 'getOrganizationGitlabRepositoryBranches', 'getOrganizationBitbucketRepositoryBranches'].map((operation) => [
+      operation,
+      async () => ({ name: 'acme/shop' }),
+    ]),
+  ),
 };
 // The agent's install answers mint a one-time enrollment token of a SELF_MANAGED cluster (docs/kubernetes.md,
 // "Installing the agent"); the fixture's cluster is another kind, so allowed callers reach the handler and get its 400.
-const INSTALL_READS = new Set(['getInstallationHelmValues', 'getInstallationManifests']);
+// So do the cluster's kubeconfig, token and operator (docs/cluster-insight.md), and the EKS Anywhere reads, which a
+// cluster without EKS Anywhere parameters refuses with 400.
+const INSTALL_READS = new Set([
+  'getInstallationHelmValues',
+  'getInstallationManifests',
+  'getClusterOperatorBootstrap',
+  'getClusterOperatorStatus',
+  'getClusterKubeconfig',
+  'get-cluster-token-by-clusterId',
+  'getEksAnywhereClusterJwt',
+  'listEksAnywhereCommits',
+]);
 
 const VALID_CARD = { number: '4242 4242 4242 4242', cvv: '123', expiry_month: 12, expiry_year: new Date().getUTCFullYear() + 2 };
 
@@ -688,6 +767,17 @@ const VALID_BODIES: Record<string, (world: World, people: People) => Record<stri
   editClusterAdvancedSettings: () => ({}),
   editAccountInformation: () => ({ communication_email: 'role-table@example.com' }),
   createOrganizationWebhook: WEBHOOK_FIXTURE,
+  createAlertReceiver: (world) => ALERT_RECEIVER_FIXTURE(world.organizationId),
+  editAlertReceiver: (world) => {
+    const { organization_id: _organization, ...edit } = ALERT_RECEIVER_FIXTURE(world.organizationId);
+    return edit;
+  },
+  validateNewAlertReceiver: (world) => ({ alert_receiver: ALERT_RECEIVER_FIXTURE(world.organizationId) }),
+  createAlertRule: ALERT_RULE_FIXTURE,
+  editAlertRule: async (world) => {
+    const { organization_id: _organization, cluster_id: _cluster, target: _target, ...edit } = await ALERT_RULE_FIXTURE(world);
+    return edit;
+  },
   editOrganizationWebhook: WEBHOOK_FIXTURE,
   createOrganizationCustomRole: () => ({ name: uniqueName('role'), ...CUSTOM_ROLE }),
   editOrganizationCustomRole: () => ({ name: uniqueName('role'), cluster_permissions: [], project_permissions: [] }),
@@ -794,6 +884,8 @@ async function fillPath(url: string, world: World): Promise<string> {
     clusterId: world.clusterId,
     environmentId: world.environmentId,
     webhookId: world.webhookId,
+    alertReceiverId: world.alertReceiverId,
+    alertRuleId: world.alertRuleId,
     customRoleId: world.customRoleId,
     // Under /project the project's rows; under /environment the environment's, except that an override names the
     // broader (project) row it overrides.
@@ -826,6 +918,10 @@ async function fillPath(url: string, world: World): Promise<string> {
     // The unified API's stored row: the environment's variable, except that an alias or an override names the
     // broader (project) variable it links to, and the body names the environment as where it is created.
     variableId: url.endsWith('/alias') || url.endsWith('/override') ? world.variableIds.project : world.variableIds.environment,
+    // The provider catalogs' entries (cloud-provider-catalogs/catalogs/*.json).
+    region: async () => (url.startsWith('/azure/') ? 'westeurope' : url.startsWith('/gcp/') ? 'europe-west1' : 'eu-west-3'),
+    zone: async () => 'fr-par-1',
+    databaseType: async () => 'POSTGRESQL',
   };
   const values: Record<string, string> = {};
   for (const [, name] of url.matchAll(/:([A-Za-z0-9_]+)/g)) {

@@ -298,6 +298,13 @@ function requestBodyOf(route: RegisteredRoute, document: OpenApiDocument): unkno
   return ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined;
 }
 
+/** The content type of a route's request body when it takes text rather than JSON (none otherwise). */
+function textBodyTypeOf(route: RegisteredRoute, document: OpenApiDocument): string | undefined {
+  const content = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()]?.requestBody?.content;
+  if (content === undefined || 'application/json' in content) return undefined;
+  return Object.keys(content)[0];
+}
+
 /** Every property name of a schema, nested ones included. */
 function propertyNamesOf(schema: JsonSchema | undefined, document: OpenApiDocument, depth = 0): string[] {
   if (schema === undefined || depth > 8) return [];
@@ -598,11 +605,14 @@ describeEachDatabase('route security', (ctx) => {
   });
 
   function victimRequest(route: RegisteredRoute) {
+    const textType = textBodyTypeOf(route, document);
     const body = requestBodyOf(route, document);
     return {
       method: route.method,
       url: fillPath(route.url, victimIds),
-      ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
+      // A route that takes a text body (a kubeconfig in YAML) is sent one in its own type: a JSON body would be
+      // refused as such (415) before anything else is looked at.
+      ...(textType !== undefined ? { payload: 'apiVersion: v1\n', headers: { 'content-type': textType } } : body === undefined ? {} : { payload: body as Record<string, unknown> }),
     };
   }
 

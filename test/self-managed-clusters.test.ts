@@ -152,7 +152,7 @@ describeEachDatabase(
       const created = response.json<{
         id: string;
         default_container_registry: { id: string; url: string };
-        operator_bootstrap: { cluster_id: string; values: { enrollmentToken: string; clusterId: string }; command: string };
+        operator_bootstrap: { cluster_id: string; values: { enrollmentToken: string; clusterId: string }; helm_command: string };
       }>();
       expect(created).toMatchObject({
         organization: { id: organizationId },
@@ -170,7 +170,7 @@ describeEachDatabase(
       });
       expect(created.operator_bootstrap.cluster_id).toBe(created.id);
       expect(created.operator_bootstrap.values.clusterId).toBe(created.id);
-      expect(created.operator_bootstrap.command).toContain(created.operator_bootstrap.values.enrollmentToken);
+      expect(created.operator_bootstrap.helm_command).toContain(created.operator_bootstrap.values.enrollmentToken);
 
       // Rule 4–5: the caller's identity, then ECR in us-east-1 and in the cluster region, signed with the stored secret.
       expect(callsOf(accessKeyId)).toEqual([

@@ -18,6 +18,7 @@ import { SignInPage } from './pages/SignInPage.tsx';
  *   /callback                              the issuer's redirect URI
  *   /                                      the current organization, or the first-organization page
  *   /organizations/new                     create an organization
+ *   /invitations/$orgId/$invitationId      an invitation (the e-mail's link, via the server): accept or decline
  *   /organization/$organizationId          organization overview: projects
  *     /project/$projectId                  the project's environments (create, clone, deploy, stop, restart, delete)
  *       /environment/$environmentId        the environment's services with their live status
@@ -80,6 +81,13 @@ const signedInRoute = createRoute({
 
 const homeRoute = createRoute({ getParentRoute: () => signedInRoute, path: '/', component: HomePage });
 const newOrganizationRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'organizations/new', component: NewOrganizationPage });
+// Not below `organization/$organizationId`: the invitee is not a member yet, and the Shell would offer that
+// organization's navigation (and remember it) for an `organizationId` parameter.
+const invitationRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: 'invitations/$invitationOrganizationId/$invitationId',
+  component: lazyRouteComponent(() => import('./pages/AcceptInvitationPage.tsx'), 'AcceptInvitationPage'),
+});
 export const organizationRoute = createRoute({ getParentRoute: () => signedInRoute, path: 'organization/$organizationId', component: OrganizationPage });
 
 const PROJECT_PATH = 'organization/$organizationId/project/$projectId';
@@ -187,7 +195,7 @@ const settingsAuditLogRoute = createRoute({
 const routeTree = rootRoute.addChildren([
   signInRoute,
   callbackRoute,
-  signedInRoute.addChildren([homeRoute, newOrganizationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsGitTokensRoute, settingsRegistriesRoute, settingsHelmRepositoriesRoute, settingsWebhooksRoute, settingsLabelsAnnotationsRoute, settingsBillingRoute, settingsAuditLogRoute])]),
+  signedInRoute.addChildren([homeRoute, newOrganizationRoute, invitationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsGitTokensRoute, settingsRegistriesRoute, settingsHelmRepositoriesRoute, settingsWebhooksRoute, settingsLabelsAnnotationsRoute, settingsBillingRoute, settingsAuditLogRoute])]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -1,5 +1,6 @@
 import {
   AgentCertificateReportAnswer,
+  AgentClusterEventReportAnswer,
   AgentEnrollment,
   AgentHeartbeatAnswer,
   AgentLogAnswer,
@@ -13,6 +14,7 @@ import {
   parseProtocol,
   ProtocolViolation,
   type AgentCertificateReport,
+  type AgentClusterEventReport,
   type AgentControlPlane,
   type AgentHeartbeat,
   type AgentLogBatch,
@@ -49,7 +51,7 @@ export async function enrollAgent(controlPlaneUrl: string, enrollmentToken: stri
 }
 
 /** The HTTP client makes every call, those only some agents make (certificate reports) included. */
-export function createAgentClient(options: AgentClientOptions): AgentControlPlane & Required<Pick<AgentControlPlane, 'reportCertificates'>> {
+export function createAgentClient(options: AgentClientOptions): AgentControlPlane & Required<Pick<AgentControlPlane, 'reportCertificates' | 'reportClusterEvents'>> {
   const attempts = options.attempts ?? 6;
   const retryBaseMs = options.retryBaseMs ?? 250;
 
@@ -89,6 +91,7 @@ export function createAgentClient(options: AgentClientOptions): AgentControlPlan
       call(AgentWorkloadHealthAnswer, 'POST', `/operator/v1/workloads/${serviceId}/health`, report),
     resolveRoutes: (serviceIds: readonly string[]) => call(AgentRoutes, 'POST', '/operator/v1/routes', { service_ids: serviceIds }),
     reportCertificates: (report: AgentCertificateReport) => call(AgentCertificateReportAnswer, 'POST', '/operator/v1/certificates', report),
+    reportClusterEvents: (report: AgentClusterEventReport) => call(AgentClusterEventReportAnswer, 'POST', '/operator/v1/cluster-events', report),
     heartbeat: (beat: AgentHeartbeat) => call(AgentHeartbeatAnswer, 'POST', '/operator/v1/heartbeat', beat),
   };
 }

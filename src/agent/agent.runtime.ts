@@ -13,6 +13,7 @@ import {
   type AgentProgressEvent,
   type AgentTask,
   type AgentCertificateReport,
+  type AgentClusterEventReport,
   type AgentWorkloadHealth,
   type AgentWorkloadLogLine,
   type ServiceDeploymentSpec,
@@ -230,6 +231,10 @@ export interface DriverHostOptions {
   certificateReports?: ((report: AgentCertificateReport) => Promise<unknown>) | undefined;
   /** How often the cluster's certificates are looked at for changes to report (default 15 s). */
   certificateReportMs?: number | undefined;
+  /** Kubernetes events of Slipway's namespaces, reported as they come and repeat (the Kubernetes driver; docs/cluster-insight.md). */
+  clusterEventReports?: ((report: AgentClusterEventReport) => Promise<unknown>) | undefined;
+  /** How often the cluster's events are looked at (default 15 s). */
+  clusterEventReportMs?: number | undefined;
   /** The Kubernetes driver's cluster: a kubeconfig file (and context); unset, $KUBECONFIG or ~/.kube/config, or in a pod its service account. */
   kubeconfig?: KubeconfigSource | undefined;
   /** The Kubernetes driver's Ingress class for public hostnames; the cluster's default class when unset. */

@@ -3,6 +3,7 @@ import { createKubernetesCluster, kubernetesErrorMessage, loadKubeconfig, type K
 import { createKubernetesDriver } from '../engine/kubernetes/kubernetes-driver.ts';
 import { reviewPermissions } from '../engine/kubernetes/kubernetes-permissions.ts';
 import { startCertificateReports } from '../engine/kubernetes/kubernetes-certificates.ts';
+import { startClusterEventReports } from '../engine/kubernetes/kubernetes-events.ts';
 import { startJobRunReports } from '../engine/kubernetes/kubernetes-job-runs.ts';
 import { startKubernetesRuntime } from '../engine/kubernetes/kubernetes-runtime.ts';
 import type { AgentClusterFacts } from '../protocol/agent-protocol.ts';
@@ -64,6 +65,11 @@ export async function startKubernetesDriverHost(options: DriverHostOptions): Pro
     options.certManagerIssuer === undefined || options.certificateReports === undefined
       ? undefined
       : startCertificateReports({ config, report: options.certificateReports, onTrouble: options.onTrouble, periodMs: options.certificateReportMs });
+  // The Kubernetes events of Slipway's namespaces, for the cluster's events (kubernetes-events.ts).
+  const clusterEvents =
+    options.clusterEventReports === undefined
+      ? undefined
+      : startClusterEventReports({ config, report: options.clusterEventReports, onTrouble: options.onTrouble, periodMs: options.clusterEventReportMs });
   return {
     driver,
     describe: () => `deploying onto Kubernetes ${version} at ${server}`,
@@ -73,7 +79,7 @@ export async function startKubernetesDriverHost(options: DriverHostOptions): Pro
     },
     async stop() {
       // The workloads are the cluster's to run: nothing of them lives in this process, only the streams that follow them.
-      await Promise.all([runtime?.stop(), jobRuns?.stop(), certificates?.stop()]);
+      await Promise.all([runtime?.stop(), jobRuns?.stop(), certificates?.stop(), clusterEvents?.stop()]);
     },
   };
 }

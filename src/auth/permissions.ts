@@ -73,6 +73,11 @@ export const PERMISSIONS = {
   // Reads a repository with the organization's stored credentials; a POST and a step of creating a service, so it
   // needs write (READ-scoped tokens are GET-only).
   'git-repositories:list': 'write',
+  // Lists what a stored git token reaches at its provider (repositories, branches: docs/git-providers.md), a step of
+  // creating a service and a spend of the token's rate limit: write, like the directory listing, though a GET.
+  'git-provider-repositories:list': 'write',
+  // Which GitHub App installation the organization is connected to: governance, like git tokens.
+  'github-app:update': 'admin',
   // Clusters are workload infrastructure: created and changed with write, driven (deploy, stop, restart, cancel,
   // upgrade) with deploy. Locking guards a cluster against exactly those changes, so it takes write as well.
   // The operator bootstrap mints a credential that acts for the cluster, which is governance.
@@ -83,6 +88,14 @@ export const PERMISSIONS = {
   'clusters:deploy': 'deploy',
   'clusters:lock': 'write',
   'clusters:operator-bootstrap': 'admin',
+  // A cluster's kubeconfig (and the tokens taken from it) is a credential for the cluster itself: governance to read or
+  // set, as the operator bootstrap is. So is choosing the versions its operator runs. The operator fleet lists the
+  // clusters of every organization the caller administers: any signed-in caller may ask, the service keeps those
+  // organizations where it holds admin (docs/cluster-insight.md).
+  'cluster-kubeconfig:read': 'admin',
+  'cluster-kubeconfig:update': 'admin',
+  'cluster-operator:update': 'admin',
+  'cluster-operator-fleet:read': 'authenticated',
   // Billing (docs/billing.md). What the organization costs and whether its billing is valid are readable by anyone who
   // reads the organization (a developer should see why deployments are restricted); billing info, invoices, cards and
   // the external id are governance to read, and every billing write (plan, credit codes, cards, billing info, reports,
@@ -163,6 +176,18 @@ export const PERMISSIONS = {
   // The audit log shows who did what from which address, with masked request bodies of every write: governance,
   // read by those who answer for the organization (as the reference keeps audit logs to admins).
   'organization-events:read': 'admin',
+  // Alert receivers hold credentials (SMTP passwords, webhook URLs with tokens) and send to outside systems:
+  // governance to manage, as webhooks. Sending a test message stores nothing and reaches only where the receiver
+  // says (the outbound guard applies): write, as the registries' checks. Rules only point at receivers: write.
+  'alert-receivers:read': 'read',
+  'alert-receivers:create': 'admin',
+  'alert-receivers:update': 'admin',
+  'alert-receivers:delete': 'admin',
+  'alert-receivers:validate': 'write',
+  'alert-rules:read': 'read',
+  'alert-rules:create': 'write',
+  'alert-rules:update': 'write',
+  'alert-rules:delete': 'write',
 } as const satisfies Record<string, Requirement>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -176,6 +176,7 @@ export async function runAgentCommand(config: Config, options: AgentCommandOptio
     workloadLogs: async (serviceId, lines) => void (await client.appendWorkloadLogs(serviceId, lines)),
     workloadHealth: async (serviceId, report) => void (await client.reportWorkloadHealth(serviceId, report)),
     certificateReports: (report) => client.reportCertificates(report),
+    clusterEventReports: (report) => client.reportClusterEvents(report),
     ...(options.kubeconfig === undefined ? {} : { kubeconfig: { kind: 'file', path: path.resolve(options.kubeconfig), context: options.context } }),
     ingressClass: options.ingressClass,
     certManagerIssuer: options.certManagerIssuer,

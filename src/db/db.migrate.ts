@@ -42,6 +42,12 @@ import * as deploymentRules from './migrations/0039_deployment_rules.ts';
 import * as clusterAdvancedSettings from './migrations/0040_cluster_advanced_settings.ts';
 import * as agentCertificates from './migrations/0045_agent_certificates.ts';
 import * as accountSettings from './migrations/0046_account_settings.ts';
+import * as alerts from './migrations/0047_alerts.ts';
+import * as githubAppConnections from './migrations/0048_github_app_connections.ts';
+import * as gitWebhooks from './migrations/0049_git_webhooks.ts';
+import * as databaseBackups from './migrations/0050_database_backups.ts';
+import * as clusterInsight from './migrations/0051_cluster_insight.ts';
+import * as clusterSettings from './migrations/0052_cluster_settings.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -99,6 +105,12 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0040_cluster_advanced_settings', clusterAdvancedSettings],
   ['0045_agent_certificates', agentCertificates],
   ['0046_account_settings', accountSettings],
+  ['0047_alerts', alerts],
+  ['0048_github_app_connections', githubAppConnections],
+  ['0049_git_webhooks', gitWebhooks],
+  ['0050_database_backups', databaseBackups],
+  ['0051_cluster_insight', clusterInsight],
+  ['0052_cluster_settings', clusterSettings],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

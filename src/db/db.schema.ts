@@ -5,6 +5,12 @@ import type { JobsTable, ClustersTable, ClusterLocksTable, LocalClusterGrantsTab
 import type { AcmeAccountsTable, AgentCertificatesTable, CertificatesTable, InstallationCaTable } from './db.tables.certificates.ts';
 import type { ProjectDeploymentRulesTable, EnvironmentDeploymentRulesTable } from './db.tables.deployment-rules.ts';
 import type { DeploymentStagesTable, DeploymentStageServicesTable } from './db.tables.deployment-stages.ts';
+import type { GitWebhooksTable, GitWebhookDeliveriesTable, PreviewEnvironmentsTable } from './db.tables.git-webhooks.ts';
+import type { GithubAppConnectionsTable } from './db.tables.git-providers.ts';
+import type { DatabaseBackupsTable, DeploymentBuildUsageReportsTable } from './db.tables.database-backups.ts';
+import type { ClusterSettingsTable, ClusterAnalysesTable, ClusterAnalysisLogsTable } from './db.tables.cluster-settings.ts';
+import type { AlertReceiversTable, AlertRulesTable, AlertRuleReceiversTable, AlertFiringsTable } from './db.tables.alerts.ts';
+import type { ClusterKubeconfigsTable, ClusterInsightEventsTable, ClusterInsightLogsTable, ClusterOperatorTargetsTable } from './db.tables.cluster-insight.ts';
 import type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';
 
 /**
@@ -78,6 +84,23 @@ export interface DB {
   environment_deployment_rules: EnvironmentDeploymentRulesTable;
   deployment_stages: DeploymentStagesTable;
   deployment_stage_services: DeploymentStageServicesTable;
+  github_app_connections: GithubAppConnectionsTable;
+  git_webhooks: GitWebhooksTable;
+  git_webhook_deliveries: GitWebhookDeliveriesTable;
+  preview_environments: PreviewEnvironmentsTable;
+  database_backups: DatabaseBackupsTable;
+  deployment_build_usage_reports: DeploymentBuildUsageReportsTable;
+  cluster_settings: ClusterSettingsTable;
+  cluster_analyses: ClusterAnalysesTable;
+  cluster_analysis_logs: ClusterAnalysisLogsTable;
+  alert_receivers: AlertReceiversTable;
+  alert_rules: AlertRulesTable;
+  alert_rule_receivers: AlertRuleReceiversTable;
+  alert_firings: AlertFiringsTable;
+  cluster_kubeconfigs: ClusterKubeconfigsTable;
+  cluster_insight_events: ClusterInsightEventsTable;
+  cluster_insight_logs: ClusterInsightLogsTable;
+  cluster_operator_targets: ClusterOperatorTargetsTable;
 }
 
 /** Either the database or an open transaction: repositories take this so callers decide the transaction. */
@@ -89,4 +112,10 @@ export type { JobsTable, ClustersTable, ClusterLocksTable, LocalClusterGrantsTab
 export type { AcmeAccountsTable, AgentCertificatesTable, CertificatesTable, InstallationCaTable } from './db.tables.certificates.ts';
 export type { ProjectDeploymentRulesTable, EnvironmentDeploymentRulesTable } from './db.tables.deployment-rules.ts';
 export type { DeploymentStagesTable, DeploymentStageServicesTable } from './db.tables.deployment-stages.ts';
+export type { GitWebhooksTable, GitWebhookDeliveriesTable, PreviewEnvironmentsTable } from './db.tables.git-webhooks.ts';
+export type { GithubAppConnectionsTable } from './db.tables.git-providers.ts';
+export type { DatabaseBackupsTable, DeploymentBuildUsageReportsTable } from './db.tables.database-backups.ts';
+export type { ClusterSettingsTable, ClusterAnalysesTable, ClusterAnalysisLogsTable } from './db.tables.cluster-settings.ts';
+export type { AlertReceiversTable, AlertRulesTable, AlertRuleReceiversTable, AlertFiringsTable } from './db.tables.alerts.ts';
+export type { ClusterKubeconfigsTable, ClusterInsightEventsTable, ClusterInsightLogsTable, ClusterOperatorTargetsTable } from './db.tables.cluster-insight.ts';
 export type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';

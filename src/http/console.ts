@@ -172,6 +172,24 @@ export async function registerConsole(app: FastifyTypeBox, options: ConsoleOptio
   });
 }
 
+/** The API path of an invitation, which its e-mail links to (invitations.service.ts, `invitation_link`). */
+const INVITATION_LINK = /^\/organization\/([0-9a-f-]{36})\/inviteMember\/([0-9a-f-]{36})\/?$/i;
+
+/**
+ * The invitation e-mail links to the invitation's API path (`invitation_link`, which the CLI also reads). A browser
+ * following that link (it asks for HTML and sends no credential) is sent to the console's page for the invitation,
+ * which signs the person in first when needed; API clients at the same path get the operation as before. Installed
+ * before authentication (app.ts), since a browser arrives there without a token.
+ */
+export function redirectInvitationLinksToConsole(app: FastifyTypeBox): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'GET' || request.headers.authorization !== undefined || !wantsHtml(request)) return;
+    const link = INVITATION_LINK.exec(request.url.split('?', 1)[0] ?? '');
+    if (link === null) return;
+    return reply.redirect(`${CONSOLE_PATH}/invitations/${link[1] as string}/${link[2] as string}`);
+  });
+}
+
 /** Vite names built assets by their content: they never change. Everything else is revalidated within the hour. */
 function cacheControlOf(rest: string): string {
   return rest.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'public, max-age=3600';

@@ -212,6 +212,80 @@ export const AgentCertificateReportAnswer = Type.Object(
 );
 export type AgentCertificateReportAnswer = Static<typeof AgentCertificateReportAnswer>;
 
+// ---------------------------------------------------------------- the cluster's own events and log lines
+
+/** The steps the reference's cluster logs name; an agent's line names one, or Unknown. */
+export const CLUSTER_LOG_STEPS = [
+  'LoadConfiguration',
+  'Create',
+  'Created',
+  'CreateError',
+  'Pause',
+  'Paused',
+  'PauseError',
+  'Delete',
+  'Deleted',
+  'DeleteError',
+  'RetrieveClusterConfig',
+  'RetrieveClusterResources',
+  'ValidateSystemRequirements',
+  'UnderMigration',
+  'Unknown',
+] as const;
+export const CLUSTER_LOG_TYPES = ['info', 'warning', 'error'] as const;
+
+/** One Kubernetes event (core/v1 Event) of Slipway's namespaces, as the agent saw it; `uid` is the event object's. */
+export const AgentClusterEvent = Type.Object(
+  {
+    uid: Type.String({ minLength: 1, maxLength: 128 }),
+    kind: Type.String({ maxLength: 128, description: "The involved object's kind (Pod, Deployment, …)." }),
+    namespace: Type.String({ maxLength: 253 }),
+    name: Type.String({ maxLength: 253, description: "The involved object's name." }),
+    reason: Type.String({ maxLength: 253 }),
+    message: Type.String({ maxLength: 4000 }),
+    type: Type.String({ maxLength: 32, description: 'Normal or Warning.' }),
+    reporting_component: Type.String({ maxLength: 253 }),
+    node_name: Type.Optional(Type.String({ maxLength: 253, description: 'The node the event was reported from, when it says.' })),
+    count: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+    first_occurrence: Timestamp,
+    last_occurrence: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type AgentClusterEvent = Static<typeof AgentClusterEvent>;
+
+/** A line of the agent's own work on its cluster (installing, checking, what went wrong outside any task). */
+export const AgentClusterLogLine = Type.Object(
+  {
+    at: Timestamp,
+    type: Type.Enum(CLUSTER_LOG_TYPES),
+    step: Type.Optional(Type.Enum(CLUSTER_LOG_STEPS)),
+    message: Type.String({ minLength: 1, maxLength: 4000 }),
+  },
+  { additionalProperties: false },
+);
+export type AgentClusterLogLine = Static<typeof AgentClusterLogLine>;
+
+/**
+ * What the agent tells of its cluster outside any task (docs/cluster-insight.md): Kubernetes events, new or repeated
+ * (a repeat of a known uid updates it), and its own log lines. Safe to resend: events are keyed by uid, and a line
+ * sent twice is kept twice at worst.
+ */
+export const AgentClusterEventReport = Type.Object(
+  {
+    events: Type.Optional(Type.Array(AgentClusterEvent, { maxItems: 500 })),
+    logs: Type.Optional(Type.Array(AgentClusterLogLine, { maxItems: 500 })),
+  },
+  { additionalProperties: false },
+);
+export type AgentClusterEventReport = Static<typeof AgentClusterEventReport>;
+
+export const AgentClusterEventReportAnswer = Type.Object(
+  { events: Type.Integer({ description: 'Events written (new or updated).' }), logs: Type.Integer({ description: 'Log lines written.' }) },
+  { $id: 'AgentClusterEventReportAnswer' },
+);
+export type AgentClusterEventReportAnswer = Static<typeof AgentClusterEventReportAnswer>;
+
 export const ServiceRoute = Type.Object({ service_id: Uuid, hostnames: Type.Array(Type.String()) }, { additionalProperties: false });
 export type ServiceRoute = Static<typeof ServiceRoute>;
 
@@ -400,6 +474,8 @@ export interface AgentControlPlane {
   resolveRoutes(serviceIds: readonly string[]): Promise<AgentRoutes>;
   /** Only agents whose cluster certifies its own hostnames (Kubernetes with cert-manager) report certificates. */
   reportCertificates?(report: AgentCertificateReport): Promise<AgentCertificateReportAnswer>;
+  /** Kubernetes events of Slipway's namespaces and the agent's own lines about its cluster (docs/cluster-insight.md). */
+  reportClusterEvents?(report: AgentClusterEventReport): Promise<AgentClusterEventReportAnswer>;
   heartbeat(beat: AgentHeartbeat): Promise<AgentHeartbeatAnswer>;
 }
 

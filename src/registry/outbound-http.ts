@@ -18,7 +18,7 @@ export interface OutboundPolicy {
   allowPrivateHosts: boolean;
 }
 
-export type OutboundFailureKind = 'refused' | 'unreachable' | 'timeout' | 'too_large';
+export type OutboundFailureKind = 'refused' | 'unresolvable' | 'unreachable' | 'timeout' | 'too_large';
 
 /** Why a request did not get an answer; `message` is safe to show (no addresses of the internal network). */
 export class OutboundFailure extends Error {
@@ -112,7 +112,7 @@ function failureOf(error: unknown, host: string): OutboundFailure {
   if (code === NOT_PUBLIC_CODE) {
     return new OutboundFailure('refused', `${host} is a loopback or private address; Slipway only reaches public hosts unless SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS=true`);
   }
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new OutboundFailure('unreachable', `${host} could not be resolved`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new OutboundFailure('unresolvable', `${host} could not be resolved`);
   if (code === 'ECONNREFUSED') return new OutboundFailure('unreachable', `${host} refused the connection`);
   if (typeof code === 'string' && (code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'EPROTO')) {
     return new OutboundFailure('unreachable', `TLS with ${host} failed (${code})`);

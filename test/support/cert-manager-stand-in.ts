@@ -70,6 +70,8 @@ export async function startCertManagerStandIn(apiserverKubeconfig: string, dir: 
     const headers = { ...request.headers, ...(tls.headers ?? {}), host: server.host };
     const forwarded = httpsRequest({ ...tls, hostname: server.hostname, port: server.port, path: request.url, method: request.method, headers }, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers);
+      // A watch or a followed log may send nothing for a long time: its headers go on at once, as the apiserver's do.
+      response.flushHeaders();
       answer.pipe(response);
     });
     forwarded.on('error', (error) => {

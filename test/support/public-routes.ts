@@ -21,6 +21,13 @@ export function isConsolePage(url: string): boolean {
   return url === '/' || url === '/console' || url.startsWith('/console/');
 }
 
+/** Where git providers deliver webhook events: each delivery is verified by its provider's signature (docs/git-webhooks.md). */
+export function isGitWebhookDeliveryRoute(url: string): boolean {
+  return url.startsWith('/git-webhook/');
+}
+
 export function isPublicRoute(url: string): boolean {
-  return url === '/ips' || url === '/certificateAuthority' || isDocumentationRoute(url) || isConsolePage(url) || isSignedDownloadRoute(url) || isOperatorRoute(url);
+  return (
+    url === '/ips' || url === '/certificateAuthority' || isDocumentationRoute(url) || isConsolePage(url) || isSignedDownloadRoute(url) || isOperatorRoute(url) || isGitWebhookDeliveryRoute(url)
+  );
 }

@@ -163,11 +163,25 @@ export async function startSlipwayServer(dialect: TestDialect, env: Record<strin
   };
 }
 
-/** Runs `slipway <args>` to completion with `env` (plus PATH) and, when given, `input` on standard input. */
-export function runSlipway(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
+/** How long a command that is meant to end may run: past it, it is killed and the call fails saying what it printed. */
+const COMMAND_DEADLINE_MS = 240_000;
+
+/**
+ * Runs `slipway <args>` to completion with `env` (plus PATH) and, when given, `input` on standard input. A command that
+ * has not ended after COMMAND_DEADLINE_MS is a hang: it is killed and the call rejects with what it printed, so a
+ * suite fails at the command that hung rather than at its own timeout, long after, without saying where.
+ */
+export async function runSlipway(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
   const child = spawnSlipway(args, env);
   child.stdin?.end(input ?? '');
-  return child.result;
+  let hung = false;
+  const deadline = setTimeout(() => {
+    hung = true;
+    child.kill('SIGKILL');
+  }, COMMAND_DEADLINE_MS);
+  const result = await child.result.finally(() => clearTimeout(deadline));
+  if (hung) throw new Error(`slipway ${args.join(' ')} had not ended after ${COMMAND_DEADLINE_MS / 1000} s; it printed:\n${result.stdout}${result.stderr}`);
+  return result;
 }
 
 /** Starts `slipway <args>` without waiting, for commands that interact (login prints a code, then waits). */

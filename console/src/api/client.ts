@@ -2,6 +2,7 @@ import createFetchClient, { type Middleware } from 'openapi-fetch';
 import createQueryHooks from 'openapi-react-query';
 import type { components, paths } from '../../../src/cli/api-types.generated.ts';
 import { currentSession, expireSession } from '../auth/session.ts';
+import { readableFieldMessage } from './field-messages.ts';
 
 /**
  * The API, typed from the checked-in OpenAPI description (the CLI's generated types: one file for both, regenerated
@@ -34,7 +35,7 @@ export function messageOf(error: unknown): string {
   if (error !== null && typeof error === 'object' && 'message' in error && typeof error.message === 'string') {
     const body = error as Partial<ErrorBody>;
     if (body.status === 403) return `You are not allowed to do this: ${body.message}`;
-    const details = body.details?.map((detail) => `${detail.field.replace(/^\//, '')} ${detail.message}`).join('; ');
+    const details = body.details?.map((detail) => `${detail.field.replace(/^\//, '')} ${readableFieldMessage(detail.message)}`).join('; ');
     if (error instanceof TypeError) return 'The server could not be reached. Check your connection and try again.';
     return details === undefined || details === '' ? (error.message as string) : `${error.message as string} (${details})`;
   }
@@ -83,7 +84,7 @@ export function fieldErrorsOf(error: unknown): Map<string, string> {
   const fields = new Map<string, string>();
   if (error !== null && typeof error === 'object' && 'details' in error && Array.isArray(error.details)) {
     for (const detail of error.details as { field?: unknown; message?: unknown }[]) {
-      if (typeof detail.field === 'string' && typeof detail.message === 'string') fields.set(detail.field.replace(/^\//, ''), detail.message);
+      if (typeof detail.field === 'string' && typeof detail.message === 'string') fields.set(detail.field.replace(/^\//, ''), readableFieldMessage(detail.message));
     }
   }
   return fields;

@@ -3,9 +3,9 @@ import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { apiRequest, fieldErrorsOf, messageOf, summaryOf, type EnvironmentVariable, type Secret } from '../api/client.ts';
 import { Button, CheckboxField, ErrorMessage, ModalDialog, SelectField, Spinner, TextField } from '../ui/controls.tsx';
+import { ResolvedVariables } from './ResolvedVariables.tsx';
 import type { ServiceContext } from './ServicePage.tsx';
-
-type WritableScope = 'SERVICE' | 'ENVIRONMENT' | 'PROJECT';
+import { ImportVariablesDialog, type ExistingDefinition, type WritableScope } from './VariablesImport.tsx';
 
 interface Row {
   id: string;
@@ -52,6 +52,9 @@ export function ServiceVariables({ context }: { context: ServiceContext }) {
   const [showBuiltIns, setShowBuiltIns] = useState(false);
   const [editing, setEditing] = useState<Row | 'new' | undefined>();
   const [deleting, setDeleting] = useState<Row | undefined>();
+  const [importing, setImporting] = useState(false);
+  const [view, setView] = useState<'definitions' | 'resolved'>('definitions');
+  const refresh = useRefreshVariables(context);
 
   const rows: Row[] = [
     ...(variables.data?.results ?? []).map((variable) => ({
@@ -80,6 +83,10 @@ export function ServiceVariables({ context }: { context: ServiceContext }) {
   const builtIns = rows.filter((row) => row.scope === 'BUILT_IN').length;
   const shown = rows.filter((row) => showBuiltIns || row.scope !== 'BUILT_IN');
   const error = variables.error ?? secrets.error;
+  const existing: ExistingDefinition[] = rows.flatMap((row) => {
+    const scope = writableScope(row.scope);
+    return scope === undefined ? [] : [{ key: row.key, scope, secret: row.secret }];
+  });
 
   return (
     <section aria-labelledby="variables-heading">
@@ -87,85 +94,108 @@ export function ServiceVariables({ context }: { context: ServiceContext }) {
         <h2 id="variables-heading" className="card-title">
           Variables
         </h2>
-        <Button onPress={() => setEditing('new')}>New variable</Button>
+        <div className="section-actions">
+          <Button variant="secondary" onPress={() => setImporting(true)}>
+            Import .env
+          </Button>
+          <Button onPress={() => setEditing('new')}>New variable</Button>
+        </div>
       </div>
-      {variables.isPending || secrets.isPending ? <Spinner label="Loading variables…" /> : null}
-      <ErrorMessage message={error === null ? undefined : messageOf(error)} />
-      {variables.isSuccess && secrets.isSuccess && shown.length === 0 ? (
-        <div className="empty card">
-          <h3>No variables yet</h3>
-          <p className="muted">Variables configure the service at deploy time. Set one here for this service, or for its whole environment or project.</p>
-        </div>
-      ) : null}
-      {shown.length === 0 ? null : (
-        <table className="table variables-table" aria-labelledby="variables-heading">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-              <th scope="col">Scope</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((row) => (
-              <tr key={`${row.secret ? 's' : 'v'}-${row.id}`} id={shown.find((candidate) => candidate.key === row.key) === row ? `variable-${row.key}` : undefined}>
-                <th scope="row" data-label="Name">
-                  <code className="variable-key">{row.key}</code>
-                  {row.secret ? <span className="badge">Secret</span> : null}
-                  {row.aliasOf === undefined ? null : <span className="badge badge-alias">Alias</span>}
-                  {row.overrides === undefined ? null : <span className="badge badge-override">Override</span>}
-                  {row.mountPath ? <span className="badge">File</span> : null}
-                </th>
-                <td data-label="Value" className="value-cell">
-                  {row.secret ? (
-                    <span className="muted">hidden (secret)</span>
-                  ) : row.aliasOf !== undefined ? (
-                    <span>
-                      →{' '}
-                      {shown.some((candidate) => candidate.key === row.aliasOf && candidate.id !== row.id) ? (
-                        <a href={`#variable-${row.aliasOf}`}>
-                          <code>{row.aliasOf}</code>
-                        </a>
+      <div className="view-switch" role="group" aria-label="Show">
+        <Button variant="secondary" aria-pressed={view === 'definitions'} onPress={() => setView('definitions')}>
+          Definitions by scope
+        </Button>
+        <Button variant="secondary" aria-pressed={view === 'resolved'} onPress={() => setView('resolved')}>
+          What the service receives
+        </Button>
+      </div>
+      {view === 'resolved' ? (
+        <>
+          <p className="muted section-intro-below">Each name as the next deployment receives it: the scope that won, the aliases followed to its value, and what it overrides.</p>
+          <ResolvedVariables context={context} />
+        </>
+      ) : (
+        <>
+          {variables.isPending || secrets.isPending ? <Spinner label="Loading variables…" /> : null}
+          <ErrorMessage message={error === null ? undefined : messageOf(error)} />
+          {variables.isSuccess && secrets.isSuccess && shown.length === 0 ? (
+            <div className="empty card">
+              <h3>No variables yet</h3>
+              <p className="muted">Variables configure the service at deploy time. Set one here for this service, or for its whole environment or project.</p>
+            </div>
+          ) : null}
+          {shown.length === 0 ? null : (
+            <table className="table variables-table" aria-labelledby="variables-heading">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Value</th>
+                  <th scope="col">Scope</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((row) => (
+                  <tr key={`${row.secret ? 's' : 'v'}-${row.id}`} id={shown.find((candidate) => candidate.key === row.key) === row ? `variable-${row.key}` : undefined}>
+                    <th scope="row" data-label="Name">
+                      <code className="variable-key">{row.key}</code>
+                      {row.secret ? <span className="badge">Secret</span> : null}
+                      {row.aliasOf === undefined ? null : <span className="badge badge-alias">Alias</span>}
+                      {row.overrides === undefined ? null : <span className="badge badge-override">Override</span>}
+                      {row.mountPath ? <span className="badge">File</span> : null}
+                    </th>
+                    <td data-label="Value" className="value-cell">
+                      {row.secret ? (
+                        <span className="muted">hidden (secret)</span>
+                      ) : row.aliasOf !== undefined ? (
+                        <span>
+                          →{' '}
+                          {shown.some((candidate) => candidate.key === row.aliasOf && candidate.id !== row.id) ? (
+                            <a href={`#variable-${row.aliasOf}`}>
+                              <code>{row.aliasOf}</code>
+                            </a>
+                          ) : (
+                            <code>{row.aliasOf}</code>
+                          )}
+                        </span>
+                      ) : row.value === undefined ? (
+                        <span className="muted">hidden</span>
                       ) : (
-                        <code>{row.aliasOf}</code>
+                        <code className="variable-value">{row.value}</code>
                       )}
-                    </span>
-                  ) : row.value === undefined ? (
-                    <span className="muted">hidden</span>
-                  ) : (
-                    <code className="variable-value">{row.value}</code>
-                  )}
-                  {row.overrides === undefined ? null : <span className="muted small"> overrides the {row.overrides.toLowerCase()} value</span>}
-                  {row.mountPath ? <span className="muted small"> file at {row.mountPath}</span> : null}
-                </td>
-                <td data-label="Scope">
-                  <span className={`scope scope-${row.scope.toLowerCase()}`}>{scopeLabel(row.scope)}</span>
-                </td>
-                <td className="actions-cell">
-                  {writableScope(row.scope) === undefined ? null : (
-                    <>
-                      <Button variant="secondary" aria-label={`Edit ${row.key}`} onPress={() => setEditing(row)}>
-                        Edit
-                      </Button>
-                      <Button variant="quiet-danger" aria-label={`Delete ${row.key}`} onPress={() => setDeleting(row)}>
-                        Delete
-                      </Button>
-                    </>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                      {row.overrides === undefined ? null : <span className="muted small"> overrides the {row.overrides.toLowerCase()} value</span>}
+                      {row.mountPath ? <span className="muted small"> file at {row.mountPath}</span> : null}
+                    </td>
+                    <td data-label="Scope">
+                      <span className={`scope scope-${row.scope.toLowerCase()}`}>{scopeLabel(row.scope)}</span>
+                    </td>
+                    <td className="actions-cell">
+                      {writableScope(row.scope) === undefined ? null : (
+                        <>
+                          <Button variant="secondary" aria-label={`Edit ${row.key}`} onPress={() => setEditing(row)}>
+                            Edit
+                          </Button>
+                          <Button variant="quiet-danger" aria-label={`Delete ${row.key}`} onPress={() => setDeleting(row)}>
+                            Delete
+                          </Button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {builtIns === 0 ? null : (
+            <div className="below-table">
+              <CheckboxField id="show-built-ins" label={`Show the ${builtIns} built-in variables`} checked={showBuiltIns} onChange={setShowBuiltIns} />
+            </div>
+          )}
+        </>
       )}
-      {builtIns === 0 ? null : (
-        <div className="below-table">
-          <CheckboxField id="show-built-ins" label={`Show the ${builtIns} built-in variables`} checked={showBuiltIns} onChange={setShowBuiltIns} />
-        </div>
-      )}
+      {importing ? <ImportVariablesDialog context={context} existing={existing} onImported={refresh} onClose={() => setImporting(false)} /> : null}
       {editing === undefined ? null : <VariableDialog context={context} row={editing === 'new' ? undefined : editing} onClose={() => setEditing(undefined)} />}
       {deleting === undefined ? null : <DeleteVariableDialog context={context} row={deleting} onClose={() => setDeleting(undefined)} />}
     </section>
@@ -178,6 +208,7 @@ function useRefreshVariables(context: ServiceContext) {
     Promise.all([
       queryClient.invalidateQueries({ queryKey: ['service-variables', context.base] }),
       queryClient.invalidateQueries({ queryKey: ['service-secrets', context.base] }),
+      queryClient.invalidateQueries({ queryKey: ['service-resolved-variables', context.base] }),
       queryClient.invalidateQueries({ queryKey: ['service-status', context.base] }),
     ]);
 }

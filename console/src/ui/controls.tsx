@@ -224,14 +224,16 @@ export function ConfirmByNameDialog(props: {
       <Form onSubmit={submit} className="form">
         <p>{props.explanation}</p>
         <TextField label={`Type ${props.name} to confirm`} value={typed} onChange={setTyped} isRequired autoFocus />
-        <ErrorMessage message={props.error} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={props.onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" variant="danger" isDisabled={typed !== props.name}>
-            {props.confirmLabel}
-          </Button>
+        <div className="form-foot">
+          <ErrorMessage message={props.error} />
+          <div className="form-actions">
+            <Button variant="secondary" onPress={props.onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" variant="danger" isDisabled={typed !== props.name}>
+              {props.confirmLabel}
+            </Button>
+          </div>
         </div>
       </Form>
     </ModalDialog>

@@ -50,7 +50,7 @@ export function createOrEdit(create: MutationState & { reset: () => void }, edit
 /** The foot of a dialog's form: the request's refusal (announced), Cancel, and the submit button. */
 export function FormActions({ error, onCancel, submitLabel, danger, submitDisabled }: { error: string | undefined; onCancel: () => void; submitLabel: string; danger?: boolean; submitDisabled?: boolean }) {
   return (
-    <>
+    <div className="form-foot">
       <ErrorMessage message={error} />
       <div className="form-actions">
         <Button variant="secondary" onPress={onCancel}>
@@ -60,7 +60,7 @@ export function FormActions({ error, onCancel, submitLabel, danger, submitDisabl
           {submitLabel}
         </Button>
       </div>
-    </>
+    </div>
   );
 }
 

@@ -1,10 +1,11 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Writable } from 'node:stream';
-import { CoreV1Api, Log, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
 import type { AgentWorkloadHealth } from '../../protocol/agent-protocol.ts';
 import { WorkloadLogBatcher, type WorkloadLogSink } from '../workload-log-batcher.ts';
 import { kubernetesErrorMessage } from './kubernetes-cluster.ts';
 import { LABEL_SERVICE, MANAGED_BY, SLIPWAY } from './kubernetes-names.ts';
+import { openPodLog } from './kubernetes-pod-log.ts';
 import { listAndWatch } from './kubernetes-watch.ts';
 
 /**
@@ -132,7 +133,6 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
     }
   };
   const core = options.config.makeApiClient(CoreV1Api);
-  const logApi = new Log(options.config);
   const tailLines = options.initialTailLines ?? 100;
   const recoveryMs = options.recoveryMs ?? 10_000;
   const backoffMin = options.backoffMinMs ?? 500;
@@ -246,7 +246,7 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
     const openedAt = Date.now();
     let read = 0;
     let aborted = false;
-    let controller: AbortController | undefined;
+    const controller = new AbortController();
     let settle: (error: unknown) => void = () => undefined;
     const ended = new Promise<void>((resolve) => {
       let settled = false;
@@ -260,9 +260,9 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
     log.active = {
       abort() {
         aborted = true;
-        controller?.abort();
-        // Not yet connected: the request is aborted as soon as it answers (below); the stream counts as ended now.
-        if (controller === undefined) settle(undefined);
+        // Connected or not: the request goes with its signal (kubernetes-pod-log.ts), so nothing of it outlives a stop.
+        controller.abort();
+        settle(undefined);
       },
       ended,
     };
@@ -302,8 +302,8 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
         callback();
       },
     });
-    // client-node pipes the response into the sink without forwarding its errors: an abort (ours, at stop or when the
-    // pod goes) or a dropped connection would be an uncaught AbortError that ends the agent. Caught on the source.
+    // A pipe does not forward the source's errors: an abort (ours, at stop or when the pod goes) or a dropped
+    // connection would be an uncaught AbortError that ends the agent. Caught on the source.
     sink.on('pipe', (source: NodeJS.ReadableStream) => {
       let sourceEnded = false;
       source.on('error', (error: unknown) => settle(error));
@@ -313,7 +313,7 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
         if (!sourceEnded) settle(undefined);
       });
     });
-    // Log.log never calls a done callback: the end of the log is the end of the sink.
+    // The end of the log is the end of the sink.
     sink.on('finish', () => settle(undefined));
     sink.on('error', (error: unknown) => settle(error));
 
@@ -325,11 +325,8 @@ export function startKubernetesRuntime(options: KubernetesRuntimeOptions): Kuber
           ? { follow: true, timestamps: true, tailLines }
           : { follow: true, timestamps: true, sinceTime: new Date().toISOString() }
         : { follow: true, timestamps: true };
-    logApi.log(entry.namespace, entry.name, container, sink, request).then(
-      (abort) => {
-        controller = abort;
-        if (aborted) abort.abort();
-      },
+    openPodLog(options.config, { namespace: entry.namespace, pod: entry.name, container }, request, controller.signal).then(
+      (body) => body.pipe(sink),
       (error: unknown) => settle(error),
     );
   }

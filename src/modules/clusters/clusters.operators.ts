@@ -1,11 +1,13 @@
 import type { Transaction } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
+import { AGENT_INSTALL_NAME, DEFAULT_AGENT_NAMESPACE, installHelmValues, installHelmValuesYaml } from '../../engine/kubernetes/kubernetes-install.ts';
 import { hashToken, mintToken, recogniseToken } from '../../auth/tokens.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { badRequest, unauthenticated } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { SLIPWAY_VERSION } from '../../lib/version.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import {
   consumeEnrollment,
@@ -190,17 +192,32 @@ export function createClusterOperators(deps: ClustersDeps, records: ClusterRecor
   };
 }
 
+/** Where the agent's chart (charts/slipway-agent in this repository) is published, and its version (Chart.yaml). */
+export const AGENT_CHART = { repository: 'oci://ghcr.io/slipway/charts', name: AGENT_INSTALL_NAME, version: '0.1.0' } as const;
+
+/**
+ * The reference's ClusterOperatorBootstrapResponse for the charts/slipway-agent chart: the values an install with the
+ * one-time `enrollmentToken` takes (the same as getInstallationHelmValues answers), as an object and as YAML, and one
+ * `helm` command that installs them. Slipway adds the cluster id and when the token expires.
+ */
 function bootstrapView(publicUrl: string, clusterId: string, enrollmentToken: string, expiresAt: string) {
-  const chart = { repository: 'oci://ghcr.io/slipway/charts', name: 'slipway-operator', version: '0.1.0' };
+  const values = installHelmValues({ controlPlaneUrl: publicUrl, clusterId, enrollmentToken, version: SLIPWAY_VERSION, createNamespace: false });
+  const reference = `${AGENT_CHART.repository}/${AGENT_CHART.name}`;
   return {
-    cluster_id: clusterId,
-    helm_chart: chart,
-    values: { controlPlaneUrl: publicUrl, clusterId, enrollmentToken },
-    enrollment_token_expires_at: expiresAt,
-    command:
-      `helm upgrade --install slipway-operator ${chart.repository}/${chart.name} --version ${chart.version} ` +
-      `--namespace slipway-system --create-namespace --set controlPlaneUrl=${publicUrl} --set clusterId=${clusterId} ` +
+    chart_repository: AGENT_CHART.repository,
+    chart_name: AGENT_CHART.name,
+    chart_version: AGENT_CHART.version,
+    chart_reference: reference,
+    namespace: DEFAULT_AGENT_NAMESPACE,
+    release_name: AGENT_INSTALL_NAME,
+    values,
+    values_yaml: installHelmValuesYaml(values),
+    helm_command:
+      `helm upgrade --install ${AGENT_INSTALL_NAME} ${reference} --version ${AGENT_CHART.version} ` +
+      `--namespace ${DEFAULT_AGENT_NAMESPACE} --create-namespace --set controlPlaneUrl=${publicUrl} --set clusterId=${clusterId} ` +
       `--set enrollmentToken=${enrollmentToken}`,
+    cluster_id: clusterId,
+    enrollment_token_expires_at: expiresAt,
   };
 }
 

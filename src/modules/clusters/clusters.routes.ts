@@ -33,7 +33,15 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
   app.get(
     '/organization/:organizationId/cluster',
     {
-      schema: { operationId: 'listOrganizationCluster', tags: TAGS, params: OrganizationParams, response: { 200: ClusterResponseList, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'listOrganizationCluster',
+        summary: "List the organization's clusters",
+        description:
+          'Every cluster of the organization, LOCAL, managed and self-managed, with its settings and current status. 404 for an organization the caller is not a member of.',
+        tags: TAGS,
+        params: OrganizationParams,
+        response: { 200: ClusterResponseList, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'clusters:read', target: 'organization' } },
     },
     async (request) => ({ results: await clusters.listOrganizationCluster(request.params.organizationId) }),
@@ -44,7 +52,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'createCluster',
-        description: 'Creates a cluster in READY (never deployed). Self-managed clusters are created with createSelfManagedCluster.',
+        summary: 'Create a cluster',
+        description:
+          'Creates a cluster in READY, never deployed: deployCluster starts it. The name is unique in the organization (409 otherwise). Self-managed clusters are created with createSelfManagedCluster (400 here). A LOCAL cluster runs on the server\'s host: its cloud_provider is ON_PREMISE, and the installation must allow LOCAL clusters for the organization (refused otherwise).',
         tags: TAGS,
         params: OrganizationParams,
         body: ClusterRequest,
@@ -60,6 +70,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'getOrganizationClusterStatus',
+        summary: 'Get the status of every cluster',
+        description:
+          'Each cluster\'s deployment status, whether it is deployed, the last and next Kubernetes versions, and its lock if any: what a dashboard polls.',
         tags: TAGS,
         params: OrganizationParams,
         response: { 200: ClusterStatusResponseList, ...authenticatedErrors() },
@@ -74,7 +87,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'list-cluster-lock',
-        description: 'The live locks of the organization\'s clusters (expired locks are not listed).',
+        summary: 'List the cluster locks',
+        description:
+          'The live locks of the organization\'s clusters, with who locked each, why and until when (expired locks are not listed).',
         tags: LOCK_TAGS,
         params: OrganizationParams,
         response: { 200: ClusterLockList, ...authenticatedErrors() },
@@ -87,7 +102,15 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
   app.get(
     '/organization/:organizationId/cluster/:clusterId',
     {
-      schema: { operationId: 'getCluster', tags: TAGS, params: ClusterParams, response: { 200: ClusterResponse, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'getCluster',
+        summary: 'Get a cluster',
+        description:
+          'The cluster with its settings, its Kubernetes version and its deployment status. 404 when the organization has no such cluster.',
+        tags: TAGS,
+        params: ClusterParams,
+        response: { 200: ClusterResponse, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'clusters:read', target: 'organization' } },
     },
     async (request) => clusters.getCluster(request.params.organizationId, request.params.clusterId),
@@ -98,7 +121,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'editCluster',
-        description: 'Edits a cluster; a deployed cluster shows deployment_status OUT_OF_DATE until its next deploy. A locked cluster answers 409.',
+        summary: 'Edit a cluster',
+        description:
+          'Replaces the cluster\'s editable settings. A deployed cluster shows deployment_status OUT_OF_DATE until its next deploy. A locked cluster answers 409 naming the lock; a name taken in the organization answers 409.',
         tags: TAGS,
         params: ClusterParams,
         body: ClusterRequest,
@@ -114,8 +139,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'deleteCluster',
+        summary: 'Delete a cluster',
         description:
-          'DEFAULT and DELETE_CLUSTER_AND_PLATFORM_CONFIG queue the teardown (the cluster goes DELETE_QUEUED → DELETING → DELETED); DELETE_PLATFORM_CONFIG removes only the platform configuration. skipReconcile skips the pre-destroy apply and is refused with DELETE_PLATFORM_CONFIG.',
+          'DEFAULT and DELETE_CLUSTER_AND_PLATFORM_CONFIG queue the teardown (the cluster goes DELETE_QUEUED → DELETING → DELETED); DELETE_PLATFORM_CONFIG removes only the platform configuration. skipReconcile skips the pre-destroy apply and is refused with DELETE_PLATFORM_CONFIG. A locked cluster answers 409.',
         tags: TAGS,
         params: ClusterParams,
         querystring: DeleteClusterQuery,
@@ -137,7 +163,15 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
   app.get(
     '/organization/:organizationId/cluster/:clusterId/status',
     {
-      schema: { operationId: 'getClusterStatus', tags: TAGS, params: ClusterParams, response: { 200: ClusterStatus, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'getClusterStatus',
+        summary: "Get a cluster's status",
+        description:
+          'The cluster\'s deployment status (a state of the cluster\'s state machine, docs/clusters.md), whether it is deployed, its last deployment\'s message and the next Kubernetes version it can be upgraded to.',
+        tags: TAGS,
+        params: ClusterParams,
+        response: { 200: ClusterStatus, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'clusters:read', target: 'organization' } },
     },
     async (request) => clusters.getClusterStatus(request.params.organizationId, request.params.clusterId),
@@ -148,7 +182,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'deployCluster',
-        description: 'Queues a deploy (dry_run: validate and render only, ending in DRY_RUN).',
+        summary: 'Deploy a cluster',
+        description:
+          'Queues a deploy of the cluster\'s current settings; the agent carries it out and the status goes DEPLOYING → DEPLOYED (or DEPLOYMENT_ERROR with the reason). dry_run validates and renders only, ending in DRY_RUN. 409 while another action runs or the cluster is locked; 402 when the organization\'s billing is not valid.',
         tags: TAGS,
         params: ClusterParams,
         querystring: DeployClusterQuery,
@@ -165,7 +201,15 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
   app.post(
     '/organization/:organizationId/cluster/:clusterId/stop',
     {
-      schema: { operationId: 'StopCluster', tags: TAGS, params: ClusterParams, response: { 202: ClusterStatus, ...authenticatedErrors('conflict') } },
+      schema: {
+        operationId: 'StopCluster',
+        summary: 'Stop a cluster',
+        description:
+          'Queues a stop of the cluster\'s workloads; the status goes STOP_QUEUED → STOPPING → STOPPED. 409 while another action runs or the cluster is locked.',
+        tags: TAGS,
+        params: ClusterParams,
+        response: { 202: ClusterStatus, ...authenticatedErrors('conflict') },
+      },
       config: { access: { permission: 'clusters:deploy', target: 'organization' } },
     },
     async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await clusters.stopCluster(request.params.organizationId, request.params.clusterId)),
@@ -174,7 +218,15 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
   app.post(
     '/organization/:organizationId/cluster/:clusterId/restart',
     {
-      schema: { operationId: 'restartCluster', tags: TAGS, params: ClusterParams, response: { 202: ClusterStatus, ...authenticatedErrors('conflict', 'payment_required') } },
+      schema: {
+        operationId: 'restartCluster',
+        summary: 'Restart a cluster',
+        description:
+          'Queues a restart of the cluster\'s agent and infrastructure; the status goes RESTART_QUEUED → RESTARTING → RESTARTED. 409 while another action runs or the cluster is locked; 402 when the organization\'s billing is not valid.',
+        tags: TAGS,
+        params: ClusterParams,
+        response: { 202: ClusterStatus, ...authenticatedErrors('conflict', 'payment_required') },
+      },
       config: { access: { permission: 'clusters:deploy', target: 'organization' } },
     },
     async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await clusters.restartCluster(request.params.organizationId, request.params.clusterId)),
@@ -185,7 +237,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'cancelClusterDeployment',
-        description: 'Cancels the queued action, or a deploy under way at its next step.',
+        summary: "Cancel a cluster's action",
+        description:
+          'Cancels the queued action, or a deploy under way at its next step. 409 when nothing is under way.',
         tags: TAGS,
         params: ClusterParams,
         response: { 202: ClusterStatus, ...authenticatedErrors('conflict') },
@@ -200,7 +254,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'upgradeCluster',
-        description: 'Upgrades Kubernetes by one minor version (next_k8s_available_version). A locked cluster answers 409 naming the lock.',
+        summary: "Upgrade a cluster's Kubernetes",
+        description:
+          'Upgrades Kubernetes by one minor version (next_k8s_available_version). 409 when the cluster runs the newest version Slipway supports, or when it is locked (naming the lock).',
         tags: TAGS,
         params: BareClusterParams,
         response: { 200: ClusterStatus, ...authenticatedErrors('conflict', 'payment_required') },
@@ -215,7 +271,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'lockCluster',
-        description: 'Locks a cluster: no deploy, upgrade, edit, stop, restart or delete until it is unlocked or ttl_in_days pass.',
+        summary: 'Lock a cluster',
+        description:
+          'Locks a cluster: no deploy, upgrade, edit, stop, restart or delete until it is unlocked or ttl_in_days pass. The reason is shown to whoever is refused. 409 when it is locked already.',
         tags: LOCK_TAGS,
         params: BareClusterParams,
         body: ClusterLockRequest,
@@ -230,7 +288,15 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
   app.delete(
     '/cluster/:clusterId/lock',
     {
-      schema: { operationId: 'unlock-cluster', tags: LOCK_TAGS, params: BareClusterParams, response: { 204: NoContent, ...authenticatedErrors() } },
+      schema: {
+        operationId: 'unlock-cluster',
+        summary: 'Unlock a cluster',
+        description:
+          'Removes the cluster\'s lock at once, whatever its time to live. 404 when the cluster is not locked.',
+        tags: LOCK_TAGS,
+        params: BareClusterParams,
+        response: { 204: NoContent, ...authenticatedErrors() },
+      },
       config: { access: { permission: 'clusters:lock', target: 'cluster' } },
     },
     async (request, reply) => {
@@ -239,19 +305,27 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     },
   );
 
-  app.post(
-    '/organization/:organizationId/cluster/:clusterId/operatorBootstrap',
+  // A GET that mints a token, as the reference defines it: each read is a new one-time token, so it is never cached.
+  app.get(
+    '/organization/:organizationId/cluster/:clusterId/operator/bootstrap',
     {
       schema: {
         operationId: 'getClusterOperatorBootstrap',
-        description: 'Mints a one-time enrollment token (24 hours) and answers the Helm chart, values and command that install the operator.',
+        summary: "Get the commands that install a self-managed cluster's agent",
+        description:
+          'Mints a one-time enrollment token (valid 24 hours) and answers the Helm chart, its values and the command ' +
+          'that install the Slipway agent (the cluster operator) with it. Every call mints a new token; an unused one ' +
+          'expires. 400 for a cluster that is not self-managed.',
         tags: OPERATOR_TAGS,
         params: ClusterParams,
         response: { 200: ClusterOperatorBootstrapResponse, ...authenticatedErrors() },
       },
       config: { access: { permission: 'clusters:operator-bootstrap', target: 'organization' } },
     },
-    async (request) => clusters.getClusterOperatorBootstrap(request.params.organizationId, request.params.clusterId),
+    async (request, reply) => {
+      const bootstrap = await clusters.getClusterOperatorBootstrap(request.params.organizationId, request.params.clusterId);
+      return reply.header('cache-control', 'no-store').send(bootstrap);
+    },
   );
 
   // The agent's install (docs/kubernetes.md, "Installing the agent"): YAML text with a new one-time enrollment token,
@@ -262,6 +336,7 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'getInstallationHelmValues',
+        summary: 'Get the Helm values that install the agent',
         description:
           "Mints a one-time enrollment token (24 hours) and answers the values of the charts/slipway-agent Helm chart that install the cluster's Kubernetes agent with it. Self-managed clusters only (400 otherwise).",
         tags: TAGS,
@@ -281,6 +356,7 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'getInstallationManifests',
+        summary: 'Get the manifests that install the agent',
         description:
           "Slipway's own: mints a one-time enrollment token (24 hours) and answers the Kubernetes objects that install the cluster's agent with it, as one multi-document YAML for kubectl apply. Self-managed clusters only (400 otherwise).",
         tags: TAGS,
@@ -302,6 +378,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'enrollClusterOperator',
+        summary: 'Enroll an agent with its one-time token',
+        description:
+          'Called by a self-managed cluster\'s agent (the operator) once: it trades the one-time enrollment token of getClusterOperatorBootstrap for its own long-lived credential, answered once and stored hashed. 401 for a token that is unknown, used or expired. No user authentication.',
         tags: OPERATOR_TAGS,
         security: [],
         body: OperatorEnrollRequest,
@@ -318,6 +397,9 @@ export function registerClusterRoutes(app: FastifyTypeBox, clusters: ClustersSer
     {
       schema: {
         operationId: 'reportClusterOperatorStatus',
+        summary: "Report an agent's status",
+        description:
+          'Called by an enrolled agent with its credential: whether the cluster is READY and the Kubernetes version it runs, shown on the cluster. 401 without a valid agent credential.',
         tags: OPERATOR_TAGS,
         security: OPERATOR_SECURITY,
         body: OperatorReportRequest,

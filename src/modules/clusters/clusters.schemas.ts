@@ -63,7 +63,25 @@ export const ClusterRequest = Type.Object(
     labels_groups: Type.Optional(Type.Array(Type.Object({ id: Uuid }, { additionalProperties: false }), { maxItems: 50 })),
     secret_manager_accesses: Type.Optional(Type.Array(OpaqueObject, { maxItems: 50 })),
   },
-  { additionalProperties: false, $id: 'ClusterRequest' },
+  {
+    additionalProperties: false,
+    $id: 'ClusterRequest',
+    examples: [
+      {
+        name: 'production-eu',
+        description: 'The shop and its databases, in Paris',
+        region: 'eu-west-3',
+        cloud_provider: 'AWS',
+        cloud_provider_credentials: { cloud_provider: 'AWS', credentials: { id: '5b7e2f0a-3c41-4d8e-9a62-1f0c7d3e8b94' }, region: 'eu-west-3' },
+        instance_type: 't3a.large',
+        min_running_nodes: 3,
+        max_running_nodes: 10,
+        disk_size: 50,
+        kubernetes: 'MANAGED',
+        production: true,
+      },
+    ],
+  },
 );
 export type ClusterRequestBody = Static<typeof ClusterRequest>;
 
@@ -97,7 +115,36 @@ export const ClusterResponse = Type.Object(
     labels_groups: Type.Array(Type.Object({ id: Uuid })),
     secret_manager_accesses: Type.Array(OpaqueObject),
   },
-  { $id: 'Cluster' },
+  {
+    $id: 'Cluster',
+    examples: [
+      {
+        id: '8c1f3b2e-6d4a-4f7e-b5c9-0e2a7d9f4b16',
+        created_at: '2026-11-27T09:30:00.000Z',
+        organization: { id: '3f6b9c1d-2e8a-4b7f-9d05-6a1c4e8f2b73' },
+        name: 'production-eu',
+        description: 'The shop and its databases, in Paris',
+        region: 'eu-west-3',
+        cloud_provider: 'AWS',
+        min_running_nodes: 3,
+        max_running_nodes: 10,
+        disk_size: 50,
+        instance_type: 't3a.large',
+        kubernetes: 'MANAGED',
+        status: 'READY',
+        has_access: true,
+        version: '1.31',
+        is_default: false,
+        is_demo: false,
+        production: true,
+        ssh_keys: [],
+        features: [],
+        deployment_status: 'NEVER_DEPLOYED',
+        labels_groups: [],
+        secret_manager_accesses: [],
+      },
+    ],
+  },
 );
 export const ClusterResponseList = ListOf(ClusterResponse, 'ClusterResponseList');
 
@@ -118,7 +165,7 @@ export const ClusterLockRequest = Type.Object(
     reason: Type.String({ minLength: 1, maxLength: 1000, pattern: '^[^\\x00]*\\S[^\\x00]*$' }),
     ttl_in_days: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 3650 }))),
   },
-  { additionalProperties: false, $id: 'ClusterLockRequest' },
+  { additionalProperties: false, $id: 'ClusterLockRequest', examples: [{ reason: 'Black Friday: no changes until Monday', ttl_in_days: 3 }] },
 );
 
 /** The reference's ClusterStatus; also the answer of the upgrade operation (SPEC.md's cluster upgrade status). */
@@ -159,11 +206,20 @@ export const DeployClusterQuery = Type.Object({ dry_run: Type.Optional(Type.Bool
 /** What a cluster operator needs to install itself and enroll (Slipway's design; the reference has no such shape). */
 export const ClusterOperatorBootstrapResponse = Type.Object(
   {
+    chart_repository: Type.String(),
+    chart_name: Type.String(),
+    chart_version: Type.String(),
+    chart_reference: Type.String(),
+    namespace: Type.String(),
+    release_name: Type.String(),
+    values: Type.Object(
+      { controlPlaneUrl: Type.String(), clusterId: Uuid, enrollmentToken: Type.String() },
+      { additionalProperties: true, description: 'The chart values of the install, with its one-time enrollment token' },
+    ),
+    values_yaml: Type.String(),
+    helm_command: Type.String(),
     cluster_id: Uuid,
-    helm_chart: Type.Object({ repository: Type.String(), name: Type.String(), version: Type.String() }),
-    values: Type.Object({ controlPlaneUrl: Type.String(), clusterId: Uuid, enrollmentToken: Type.String() }),
     enrollment_token_expires_at: Timestamp,
-    command: Type.String(),
   },
   { $id: 'ClusterOperatorBootstrapResponse' },
 );

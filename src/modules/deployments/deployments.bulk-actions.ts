@@ -31,7 +31,7 @@ export interface EnvironmentBulkActionsDeps {
   services: {
     listEnvironmentServices(environmentId: string): Promise<StoredService[]>;
     findService(serviceId: string): Promise<StoredService | undefined>;
-    deleteService(kind: ServiceKind, serviceId: string, options: { skipReconcile?: boolean | undefined }): Promise<void>;
+    deleteServices(targets: ReadonlyArray<{ kind: ServiceKind; id: string }>, options: { skipReconcile?: boolean | undefined }): Promise<void>;
   };
   deployments: Pick<
     DeploymentsService,
@@ -197,8 +197,9 @@ export function createEnvironmentBulkActions(deps: EnvironmentBulkActionsDeps) {
     },
 
     /**
-     * Deletes the services named, as each one's delete does (their workloads torn down unless skipReconcile). Every
-     * one's state is checked before the first goes (409 while the agent works on one).
+     * Deletes the services named, as each one's delete does (their workloads torn down unless skipReconcile), in one
+     * transaction: all or none. A service in a state that cannot be deleted is named (409), and so is one the agent
+     * took up meanwhile (the delete's own check, inside the transaction).
      */
     async deleteSelectedServices(environmentId: string, body: EnvironmentServiceIdsBody, options: { skipReconcile?: boolean | undefined }) {
       const selected = await resolveSelection(environmentId, body);
@@ -206,7 +207,7 @@ export function createEnvironmentBulkActions(deps: EnvironmentBulkActionsDeps) {
         const { state } = await deps.deployments.getServiceStatus(service.kind, service.id);
         if (transitionOf(state, 'delete') === undefined) throw conflict(`cannot delete ${service.kind.toLowerCase()} ${service.name}: it is ${state}; nothing was deleted`);
       }
-      for (const { service } of selected) await deps.services.deleteService(service.kind, service.id, options);
+      await deps.services.deleteServices(selected.map(({ service }) => ({ kind: service.kind, id: service.id })), options);
       return { results: selected.map(({ service }) => ({ id: service.id, service_type: service.kind, name: service.name })) };
     },
 

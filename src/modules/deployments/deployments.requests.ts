@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { QUEUED_ACTIONS, waitingMessage, type QueuedAction } from '../../engine/deployment-states.ts';
-import { principalDisplayName, type Principal } from '../../auth/principal.ts';
+import { principalDisplayName, type Actor, type Principal } from '../../auth/principal.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
@@ -302,7 +302,8 @@ export function createServiceRequests(
   return {
     /** Each service's deployment stage in its environment (the deployment queue shows requests by stage: deployments.queue.ts). */
     startOrderOf,
-    deployService: (principal: Principal, kind: ServiceKind, serviceId: string, input: DeployInput) =>
+    /** The actor may be Slipway itself, acting on a git provider's push (the git-webhooks module). */
+    deployService: (principal: Actor, kind: ServiceKind, serviceId: string, input: DeployInput) =>
       requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'deploy', input),
     redeployService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'redeploy'),
     stopService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'stop'),

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import { actingUserId, type Placement, type Principal } from '../../auth/principal.ts';
+import { actingUserId, type Actor, type Placement, type Principal } from '../../auth/principal.ts';
 import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -142,7 +142,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
   }
 
   /** A new environment's row: READY, never deployed. */
-  function newEnvironmentRow(principal: Principal, input: { organizationId: string; projectId: string; clusterId: string; name: string; mode: string }) {
+  function newEnvironmentRow(principal: Actor, input: { organizationId: string; projectId: string; clusterId: string; name: string; mode: string }) {
     const now = clock.now().toISOString();
     const name = cleanName(input.name);
     return {
@@ -156,7 +156,7 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       status: 'READY',
       deployed_revision: null,
       last_deployment_id: null,
-      last_updated_by: actingUserId(principal) ?? null,
+      last_updated_by: principal.kind === 'schedule' ? null : (actingUserId(principal) ?? null),
       created_at: now,
       updated_at: now,
     };
@@ -254,8 +254,11 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       return { serviceIds: removed, afterCommit: async () => deps.services?.servicesRemoved(removed) };
     },
 
-    /** A new environment in the same project with the source's settings, never its history; variables when asked. */
-    async cloneEnvironment(principal: Principal, environmentId: string, body: CloneEnvironmentBody): Promise<EnvironmentView> {
+    /**
+     * A new environment in the same project with the source's settings, never its history; variables when asked. The
+     * actor may be Slipway itself (a pull request's preview environment: the git-webhooks module).
+     */
+    async cloneEnvironment(principal: Actor, environmentId: string, body: CloneEnvironmentBody): Promise<EnvironmentView> {
       const source = await requireEnvironment(db, environmentId);
       const cluster = await placementCluster(source.organization_id, body.cluster_id ?? source.cluster_id, '/cluster_id');
       const row = newEnvironmentRow(principal, {

@@ -84,6 +84,8 @@ function maskValue(value: unknown, secretValueFields: ReadonlySet<string>, depth
 function secretValueFieldsOf(operationId: string): ReadonlySet<string> {
   if (/Secret/.test(operationId)) return new Set(['value']);
   if (/CreditCard/.test(operationId)) return new Set(['number']);
+  // The GitHub App's setup code is a one-time credential (exchanged for the installation's access).
+  if (operationId === 'organizationGithubAppConnect') return new Set(['code']);
   return new Set();
 }
 

@@ -200,17 +200,25 @@ export function createServiceCrud(
     return responseOf({ ...current, ...changes });
   }
 
-  /** Removes the service with its own variables and, by foreign keys, what other modules keep for it. */
-  /** `skipReconcile`: the record goes, what runs on the cluster stays (the reference's delete parameter). */
-  async function deleteService(kind: ServiceKind, serviceId: string, options: { skipReconcile?: boolean | undefined } = {}): Promise<void> {
-    const definition = definitionOf(kind);
-    await requireServiceOfKind(kind, serviceId);
+  /**
+   * Removes the services with their own variables and, by foreign keys, what other modules keep for them: all in one
+   * transaction, or none (409 while the agent works on one of them). `skipReconcile`: the records go, what runs on
+   * the cluster stays (the reference's delete parameter); otherwise a deployed one's teardown is queued for the agent.
+   */
+  async function deleteServices(targets: ReadonlyArray<{ kind: ServiceKind; id: string }>, options: { skipReconcile?: boolean | undefined } = {}): Promise<void> {
+    for (const target of targets) await requireServiceOfKind(target.kind, target.id);
     await db.transaction().execute(async (trx) => {
-      await deps.runtime.refuseBusy(trx, serviceId, { teardown: options.skipReconcile !== true });
-      await deps.variables.deleteServiceVariables(trx, serviceId);
-      if (!(await deleteServiceRow(trx, serviceId))) throw notFound(`${definition.item} ${serviceId} not found`);
+      for (const target of targets) {
+        await deps.runtime.refuseBusy(trx, target.id, { teardown: options.skipReconcile !== true });
+        await deps.variables.deleteServiceVariables(trx, target.id);
+        if (!(await deleteServiceRow(trx, target.id))) throw notFound(`${definitionOf(target.kind).item} ${target.id} not found`);
+      }
     });
-    await deps.runtime.serviceRemoved(serviceId);
+    for (const target of targets) await deps.runtime.serviceRemoved(target.id);
+  }
+
+  function deleteService(kind: ServiceKind, serviceId: string, options: { skipReconcile?: boolean | undefined } = {}): Promise<void> {
+    return deleteServices([{ kind, id: serviceId }], options);
   }
 
   /**
@@ -258,6 +266,7 @@ export function createServiceCrud(
     createService,
     getService,
     editService,
+    deleteServices,
     deleteService,
 
     /** A service of any kind, for the modules built on services (deployments, custom domains, restrictions). */

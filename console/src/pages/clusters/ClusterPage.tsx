@@ -202,7 +202,7 @@ export function ClusterPage() {
 function AgentCard({ organizationId, cluster }: { organizationId: string; cluster: Cluster }) {
   const agent = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/agent', { params: { path: { organizationId, clusterId: cluster.id } } }, { refetchInterval: LIVE_INTERVAL_MS });
   const [bootstrap, setBootstrap] = useState<Bootstrap | undefined>();
-  const getBootstrap = api.useMutation('post', '/organization/{organizationId}/cluster/{clusterId}/operatorBootstrap', { onSuccess: setBootstrap });
+  const getBootstrap = api.useMutation('get', '/organization/{organizationId}/cluster/{clusterId}/operator/bootstrap', { onSuccess: setBootstrap });
   const data = agent.data;
   const state = data === undefined ? undefined : data.reachable ? 'connected' : data.connected ? 'unreachable' : 'waiting';
   return (
@@ -251,8 +251,8 @@ function AgentCard({ organizationId, cluster }: { organizationId: string; cluste
             <div className="secret-value">
               <label htmlFor="bootstrap-command">Install command (token valid until {new Date(bootstrap.enrollment_token_expires_at).toLocaleString('en-GB')})</label>
               <div className="secret-value-row">
-                <textarea id="bootstrap-command" readOnly value={bootstrap.command} rows={4} spellCheck={false} className="code-block" />
-                <CopyButton value={bootstrap.command} label="Copy the install command" />
+                <textarea id="bootstrap-command" readOnly value={bootstrap.helm_command} rows={4} spellCheck={false} className="code-block" />
+                <CopyButton value={bootstrap.helm_command} label="Copy the install command" />
               </div>
             </div>
           )}

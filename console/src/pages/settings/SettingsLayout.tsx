@@ -1,7 +1,9 @@
-import { getRouteApi, Link, Outlet } from '@tanstack/react-router';
-import { useEffect } from 'react';
+import { getRouteApi, Link, Outlet, useRouterState } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
+import { Button as AriaButton, Disclosure, DisclosurePanel } from 'react-aria-components';
 import { api, messageOf } from '../../api/client.ts';
 import { Breadcrumbs, ErrorMessage } from '../../ui/controls.tsx';
+import { useNarrowScreen } from '../../ui/narrow-screen.ts';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
 
@@ -36,46 +38,64 @@ export function SettingsLayout() {
         </>
       ) : (
         <div className="settings">
-          <nav aria-label="Settings" className="settings-nav">
-            <Link to="/organization/$organizationId/settings" params={params} activeOptions={{ exact: true }} className="settings-link">
-              General
-            </Link>
-            <Link to="/organization/$organizationId/settings/members" params={params} className="settings-link">
-              Members
-            </Link>
-            <Link to="/organization/$organizationId/settings/roles" params={params} className="settings-link">
-              Roles
-            </Link>
-            <Link to="/organization/$organizationId/settings/api-tokens" params={params} className="settings-link">
-              API tokens
-            </Link>
-            <Link to="/organization/$organizationId/settings/git-tokens" params={params} className="settings-link">
-              Git tokens
-            </Link>
-            <Link to="/organization/$organizationId/settings/container-registries" params={params} className="settings-link">
-              Container registries
-            </Link>
-            <Link to="/organization/$organizationId/settings/helm-repositories" params={params} className="settings-link">
-              Helm repositories
-            </Link>
-            <Link to="/organization/$organizationId/settings/webhooks" params={params} className="settings-link">
-              Webhooks
-            </Link>
-            <Link to="/organization/$organizationId/settings/labels-annotations" params={params} className="settings-link">
-              Labels and annotations
-            </Link>
-            <Link to="/organization/$organizationId/settings/billing" params={params} className="settings-link">
-              Billing
-            </Link>
-            <Link to="/organization/$organizationId/settings/audit-log" params={params} className="settings-link">
-              Audit log
-            </Link>
-          </nav>
+          <SettingsNavigation organizationId={organizationId} />
           <div className="settings-body">
             <Outlet />
           </div>
         </div>
       )}
     </main>
+  );
+}
+
+/** The sections, in the navigation's order; `slug` is the path below `/settings` ('' for General). */
+const SECTIONS = [
+  { slug: '', to: '/organization/$organizationId/settings', label: 'General' },
+  { slug: 'members', to: '/organization/$organizationId/settings/members', label: 'Members' },
+  { slug: 'roles', to: '/organization/$organizationId/settings/roles', label: 'Roles' },
+  { slug: 'api-tokens', to: '/organization/$organizationId/settings/api-tokens', label: 'API tokens' },
+  { slug: 'git-tokens', to: '/organization/$organizationId/settings/git-tokens', label: 'Git tokens' },
+  { slug: 'container-registries', to: '/organization/$organizationId/settings/container-registries', label: 'Container registries' },
+  { slug: 'helm-repositories', to: '/organization/$organizationId/settings/helm-repositories', label: 'Helm repositories' },
+  { slug: 'webhooks', to: '/organization/$organizationId/settings/webhooks', label: 'Webhooks' },
+  { slug: 'labels-annotations', to: '/organization/$organizationId/settings/labels-annotations', label: 'Labels and annotations' },
+  { slug: 'billing', to: '/organization/$organizationId/settings/billing', label: 'Billing' },
+  { slug: 'audit-log', to: '/organization/$organizationId/settings/audit-log', label: 'Audit log' },
+] as const;
+
+/**
+ * The "Settings" navigation landmark. Beside the section on a wide screen; on a phone eleven links wrapped over five
+ * rows above the section, so there it is a disclosure: one button naming the section shown, which opens the list
+ * (React Aria's Disclosure: aria-expanded, aria-controls, keyboard). Following a link closes it again.
+ */
+function SettingsNavigation({ organizationId }: { organizationId: string }) {
+  const narrow = useNarrowScreen();
+  const [open, setOpen] = useState(false);
+  const pathname = useRouterState({ select: (state) => state.location.pathname });
+  const slug = /\/settings\/([^/]+)/.exec(pathname)?.[1] ?? '';
+  const current = SECTIONS.find((section) => section.slug === slug) ?? SECTIONS[0];
+  const links = SECTIONS.map((section) => (
+    <Link key={section.slug} to={section.to} params={{ organizationId }} activeOptions={{ exact: section.slug === '' }} className="settings-link" onClick={() => setOpen(false)}>
+      {section.label}
+    </Link>
+  ));
+  return (
+    <nav aria-label="Settings" className="settings-nav">
+      {narrow ? (
+        <Disclosure className="settings-disclosure" isExpanded={open} onExpandedChange={setOpen}>
+          <AriaButton slot="trigger" className="settings-disclosure-trigger">
+            <span className="settings-disclosure-label">
+              <span className="settings-disclosure-hint">Section</span> {current.label}
+            </span>
+            <span aria-hidden="true" className="settings-disclosure-chevron">
+              {open ? '▴' : '▾'}
+            </span>
+          </AriaButton>
+          <DisclosurePanel className="settings-disclosure-panel">{links}</DisclosurePanel>
+        </Disclosure>
+      ) : (
+        links
+      )}
+    </nav>
   );
 }
