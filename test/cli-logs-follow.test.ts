@@ -115,7 +115,8 @@ for (const dialect of TEST_DIALECTS) {
         .waitFor(() => expect(follower?.printed()).toMatch(pattern), { timeout: SETTLE_DEADLINE_MS, interval: 250 })
         .catch((error: unknown) => {
           const trouble = (server?.output() ?? '').split('\n').filter((line) => /"level":(40|50|60)/.test(line)).slice(-20).join('\n');
-          throw new Error(`slipway logs did not print ${pattern} (${(error as Error).message.split('\n')[0] ?? ''}); it printed:\n${follower?.printed() ?? ''}\nserver trouble:\n${trouble}`);
+          const ended = follower?.exitCode === null ? 'still running' : `ended with ${String(follower?.exitCode ?? follower?.signalCode)}`;
+          throw new Error(`slipway logs did not print ${pattern} (${(error as Error).message.split('\n')[0] ?? ''}); it is ${ended} and printed:\n${follower?.printed() ?? ''}\nserver trouble:\n${trouble}`);
         });
     }
 

@@ -56,9 +56,14 @@ const LOG_CALLS: Record<ServiceKind['kind'], LogCalls> = {
   },
 };
 
-/** After a stream dropped, how often and how long apart it is opened again before the command gives up. */
-const RECONNECT_ATTEMPTS = 10;
-const RECONNECT_DELAY_MS = 1000;
+/**
+ * After a stream dropped, it is opened again 1 s later, then at doubling intervals up to 10 s apart, for as long as
+ * RECONNECT_WINDOW_MS: a server that restarts (an upgrade, a crash on a loaded host) is waited for, one that stays
+ * away makes the command fail with the reason.
+ */
+const RECONNECT_FIRST_DELAY_MS = 1000;
+const RECONNECT_MAX_DELAY_MS = 10_000;
+const RECONNECT_WINDOW_MS = 120_000;
 
 export interface ServiceLogsOptions extends ServiceOptions {
   deployment?: string | undefined;
@@ -109,8 +114,8 @@ export async function serviceLogs(wanted: string, options: ServiceLogsOptions, i
 
 /**
  * Reads a streamed log until it ends (one deployment's stream), or until SIGINT. A stream that drops, or that the
- * server closes without an end, is opened again after the last event seen; opening it fails RECONNECT_ATTEMPTS times
- * in a row only when the server cannot be reached (or refuses), and then the command fails with the reason.
+ * server closes without an end, is opened again after the last event seen; when the server cannot be reached (or
+ * refuses) for RECONNECT_WINDOW_MS, the command fails with the reason.
  */
 async function followLog(open: (init: StreamInit) => Promise<ReadableStream<Uint8Array> | null>, json: boolean, io: CliIo): Promise<void> {
   const interrupted = new AbortController();
@@ -141,12 +146,13 @@ async function reconnect(
   io: CliIo,
   signal: AbortSignal,
 ): Promise<ReadableStream<Uint8Array> | null> {
-  for (let attempt = 1; ; attempt += 1) {
+  const started = Date.now();
+  for (let delay = RECONNECT_FIRST_DELAY_MS; ; delay = Math.min(RECONNECT_MAX_DELAY_MS, delay * 2)) {
     try {
       return await openStream();
     } catch (error) {
-      if (signal.aborted || attempt >= RECONNECT_ATTEMPTS) throw error;
-      await io.sleep(RECONNECT_DELAY_MS);
+      if (signal.aborted || Date.now() - started + delay > RECONNECT_WINDOW_MS) throw error;
+      await io.sleep(delay);
     }
   }
 }

@@ -61,8 +61,19 @@ function json(response: ServerResponse, status: number, body: unknown, headers: 
   response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
-export async function startGitProviderServer(options: { pageSize?: number } = {}): Promise<TestGitProviderServer> {
+export interface GitProviderServerOptions {
+  pageSize?: number;
+  /**
+   * The HTTPS clone URL a listing gives for a repository (GitHub's `clone_url`, GitLab's `http_url_to_repo`,
+   * Bitbucket's https clone link); by default one on a provider host that does not exist. An end-to-end test points
+   * it at a test git server, so the repository chosen from the listing can be cloned and deployed.
+   */
+  cloneUrlOf?: (provider: 'github' | 'gitlab' | 'bitbucket', fullName: string) => string;
+}
+
+export async function startGitProviderServer(options: GitProviderServerOptions = {}): Promise<TestGitProviderServer> {
   const pageSize = options.pageSize ?? 2;
+  const cloneUrlOf = options.cloneUrlOf ?? ((provider: Provider, fullName: string) => `https://${provider === 'bitbucket' ? 'x-token-auth@' : ''}${provider}.example/${fullName}.git`);
   const accounts = new Map<string, TestProviderAccount>();
   const requests: ProviderRequest[] = [];
   let base = '';
@@ -116,7 +127,7 @@ export async function startGitProviderServer(options: { pageSize?: number } = {}
           name: repository.fullName.split('/').at(-1),
           full_name: repository.fullName,
           private: repository.isPrivate,
-          clone_url: `https://github.example/${repository.fullName}.git`,
+          clone_url: cloneUrlOf('github', repository.fullName),
           default_branch: repository.defaultBranch,
         }));
         return json(response, 200, items, { ...limitHeaders, ...linkTo(number * pageSize < repositories.length) });
@@ -139,7 +150,7 @@ export async function startGitProviderServer(options: { pageSize?: number } = {}
         const items = page(repositories, number).map((repository) => ({
           id: numericId(repository.fullName),
           path_with_namespace: repository.fullName,
-          http_url_to_repo: `https://gitlab.example/${repository.fullName}.git`,
+          http_url_to_repo: cloneUrlOf('gitlab', repository.fullName),
           default_branch: repository.defaultBranch,
           visibility: repository.isPrivate ? 'private' : 'public',
         }));
@@ -172,7 +183,7 @@ export async function startGitProviderServer(options: { pageSize?: number } = {}
         mainbranch: { type: 'branch', name: repository.defaultBranch },
         links: {
           clone: [
-            { name: 'https', href: `https://x-token-auth@bitbucket.example/${repository.fullName}.git` },
+            { name: 'https', href: cloneUrlOf('bitbucket', repository.fullName) },
             { name: 'ssh', href: `git@bitbucket.example:${repository.fullName}.git` },
           ],
         },

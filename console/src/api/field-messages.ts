@@ -17,6 +17,7 @@ const KNOWN_PATTERNS: Record<string, string> = {
   '^[^\\s@]+@[^\\s@]+$': 'must be an e-mail address',
   '^https?://[^\\x00-\\x20\\x7f]+$': 'must be an http:// or https:// URL without spaces',
   '^https?://[^\\s\\x00-\\x1f\\x7f]+$': 'must be an http:// or https:// URL without spaces',
+  '^https://': 'must be an https:// URL',
   '^/[^\\x00-\\x20\\x7f]*$': 'must be a path starting with / and without spaces',
   '^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$':
     'must be an image repository name: lowercase letters and digits, parts separated by ".", "_" or "-", and "/" between path components',

@@ -2,6 +2,7 @@ import { CustomObjectsApi, NetworkingV1Api, type KubeConfig, type V1Ingress } fr
 import { AGENT_CERTIFICATE_ERROR_MAX, type AgentCertificateReport, type AgentCertificateState } from '../../protocol/agent-protocol.ts';
 import { kubernetesErrorMessage } from './kubernetes-cluster.ts';
 import { MANAGED_BY, SLIPWAY } from './kubernetes-names.ts';
+import { runReportLoop } from './kubernetes-report-loop.ts';
 
 /**
  * Where the certificates of Slipway's Ingresses stand (docs/kubernetes.md, "Ingress and HTTPS"), reported to the
@@ -146,8 +147,6 @@ export function startCertificateReports(options: CertificateReportsOptions): Cer
   let resendAll = true;
   let fullAt = 0;
   let toldNoCertManager = false;
-  let stopped = false;
-  let wake: (() => void) | undefined;
 
   const trouble = (message: string): void => {
     try {
@@ -206,32 +205,9 @@ export function startCertificateReports(options: CertificateReportsOptions): Cer
     if (full) fullAt = Date.now();
   }
 
-  const ended = (async () => {
-    while (!stopped) {
-      try {
-        await round();
-      } catch (error) {
-        if (stopped) break;
-        trouble(`reporting the certificates of the cluster's Ingresses failed (again in ${periodMs} ms): ${kubernetesErrorMessage(error)}`);
-      }
-      if (stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, periodMs);
-        function done(): void {
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-      });
-    }
-  })();
-
-  return {
-    async stop() {
-      stopped = true;
-      wake?.();
-      await ended;
-    },
-  };
+  return runReportLoop({
+    periodMs,
+    round,
+    onFailure: (error) => trouble(`reporting the certificates of the cluster's Ingresses failed (again in ${periodMs} ms): ${kubernetesErrorMessage(error)}`),
+  });
 }

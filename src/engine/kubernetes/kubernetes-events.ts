@@ -2,6 +2,7 @@ import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client
 import type { AgentClusterEvent, AgentClusterEventReport } from '../../protocol/agent-protocol.ts';
 import { kubernetesErrorMessage } from './kubernetes-cluster.ts';
 import { MANAGED_BY, SLIPWAY } from './kubernetes-names.ts';
+import { runReportLoop } from './kubernetes-report-loop.ts';
 
 /**
  * The Kubernetes events of Slipway's namespaces (core/v1 Events: a pod backing off, an image that cannot be pulled, a
@@ -71,8 +72,6 @@ export function startClusterEventReports(options: ClusterEventReportsOptions): {
   const periodMs = options.periodMs ?? DEFAULT_PERIOD_MS;
   /** What the control plane accepted last, per event uid: its count and last occurrence. */
   let reported = new Map<string, string>();
-  let stopped = false;
-  let wake: (() => void) | undefined;
 
   async function round(): Promise<void> {
     const namespaces = await core.listNamespace({ labelSelector: `${MANAGED_BY}=${SLIPWAY}` });
@@ -96,38 +95,17 @@ export function startClusterEventReports(options: ClusterEventReportsOptions): {
     reported = now;
   }
 
-  const ended = (async () => {
-    while (!stopped) {
+  return runReportLoop({
+    periodMs,
+    round,
+    onFailure(error) {
+      // Part of it may have landed, or none: the next round sends everything it lists again.
+      reported = new Map();
       try {
-        await round();
-      } catch (error) {
-        if (stopped) break;
-        // Part of it may have landed, or none: the next round sends everything it lists again.
-        reported = new Map();
-        try {
-          options.onTrouble(`reporting the cluster's Kubernetes events failed (again in ${periodMs} ms): ${kubernetesErrorMessage(error)}`);
-        } catch {
-          // A complaint that cannot be told is not worth stopping for.
-        }
+        options.onTrouble(`reporting the cluster's Kubernetes events failed (again in ${periodMs} ms): ${kubernetesErrorMessage(error)}`);
+      } catch {
+        // A complaint that cannot be told is not worth stopping for.
       }
-      if (stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, periodMs);
-        function done(): void {
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-      });
-    }
-  })();
-
-  return {
-    async stop() {
-      stopped = true;
-      wake?.();
-      await ended;
     },
-  };
+  });
 }

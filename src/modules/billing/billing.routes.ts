@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/errors.ts';
+import { sendDownload } from '../../http/downloads.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { NoContent, OrganizationParams } from '../../protocol/wire.ts';
 import { Organization } from '../organizations/organizations.schemas.ts';
@@ -358,11 +359,7 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     },
     async (request, reply) => {
       const file = await billing.downloadInvoicePdf(request.params.id, request.query.expires, request.query.signature);
-      return reply
-        .type('application/pdf')
-        .header('content-disposition', `attachment; filename="${file.filename}"`)
-        .header('cache-control', 'private, no-store')
-        .send(file.content);
+      return sendDownload(reply, 'application/pdf', file);
     },
   );
 
@@ -389,11 +386,7 @@ export function registerBillingRoutes(app: FastifyTypeBox, billing: BillingServi
     },
     async (request, reply) => {
       const file = await billing.downloadUsageReport(request.params.id, request.query.expires, request.query.signature);
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${file.filename}"`)
-        .header('cache-control', 'private, no-store')
-        .send(file.content);
+      return sendDownload(reply, 'text/csv; charset=utf-8', file);
     },
   );
 

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
+import { sendDownload } from '../../http/downloads.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { NoContent, OrganizationParams, Uuid } from '../../protocol/wire.ts';
 import { DeploymentBuildUsageReportRequest, DeploymentBuildUsageReportResponse, type BuildUsageReports } from './service-insights.build-usage.ts';
@@ -133,11 +134,7 @@ export function registerServiceInsightsRoutes(app: FastifyTypeBox, insights: Ser
     },
     async (request, reply) => {
       const file = await insights.environmentExport.exportEnvironment(request.params.environmentId);
-      return reply
-        .type('application/octet-stream')
-        .header('content-disposition', `attachment; filename="${file.filename}"`)
-        .header('cache-control', 'private, no-store')
-        .send(file.content);
+      return sendDownload(reply, 'application/octet-stream', file);
     },
   );
 
@@ -179,11 +176,7 @@ export function registerServiceInsightsRoutes(app: FastifyTypeBox, insights: Ser
     },
     async (request, reply) => {
       const file = await insights.buildUsageReports.downloadReport(request.params.environmentId, request.params.reportId);
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${file.filename}"`)
-        .header('cache-control', 'private, no-store')
-        .send(file.content);
+      return sendDownload(reply, 'text/csv; charset=utf-8', file);
     },
   );
 
