@@ -1,10 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { V1Ingress } from '@kubernetes/client-node';
+import { promisify } from 'node:util';
+import type { V1Ingress, V1Secret } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { certificateStateOf, hostnameCertificates, startCertificateReports, type CertManagerCertificate } from '../src/engine/kubernetes/kubernetes-certificates.ts';
+import { certificateStateOf, hostnameCertificates, secretCertificateStateOf, startCertificateReports, type CertManagerCertificate } from '../src/engine/kubernetes/kubernetes-certificates.ts';
 import { namespaceOf } from '../src/engine/kubernetes/kubernetes-names.ts';
 import { AGENT_CERTIFICATE_ERROR_MAX, type AgentCertificateReport } from '../src/protocol/agent-protocol.ts';
 import { clusterWithEnrollmentToken, enrolledCluster } from './support/agent-cluster.ts';
@@ -74,11 +76,62 @@ describe('the state of a hostname from its cert-manager Certificate', () => {
   it("maps every hostname of an Ingress's TLS entry to the Certificate of its namespace filling the entry's Secret", () => {
     const ingress = (namespace: string, hosts: string[]): V1Ingress => ({ metadata: { name: 'web', namespace }, spec: { tls: [{ hosts, secretName: 'web-tls' }] } });
     const issued = certificate({ conditions: [ready('True', 'Ready', 'ok')], notAfter: NOT_AFTER }, ['shop.example.com', 'web.apps.example.com']);
-    const states = hostnameCertificates([ingress('ns', ['Shop.example.com', 'web.apps.example.com']), ingress('other', ['other.example.com']), { metadata: { name: 'plain', namespace: 'ns' }, spec: {} }], [issued]);
+    const states = hostnameCertificates([ingress('ns', ['Shop.example.com', 'web.apps.example.com']), ingress('other', ['other.example.com']), { metadata: { name: 'plain', namespace: 'ns' }, spec: {} }], { kind: 'cert-manager', certificates: [issued] });
     expect(Object.fromEntries([...states].map(([hostname, state]) => [hostname, state.status]))).toEqual({
       'shop.example.com': 'ISSUED',
       'web.apps.example.com': 'ISSUED',
       'other.example.com': 'PENDING',
+    });
+  });
+});
+
+/** A self-signed leaf naming `hostnames`, valid for two days from now, made by openssl; its PEM. */
+async function selfSignedCertificate(hostnames: string[]): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'slipway-tls-secret-'));
+  try {
+    const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
+    const subjectAltName = hostnames.map((hostname) => `DNS:${hostname}`).join(',');
+    await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-keyout', key, '-out', cert, '-subj', `/CN=${hostnames[0] ?? 'none'}`, '-addext', `subjectAltName=${subjectAltName}`]);
+    return await readFile(cert, 'utf8');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function tlsSecret(pem: string | undefined): V1Secret {
+  return { metadata: { name: 'web-tls', namespace: 'ns' }, type: 'kubernetes.io/tls', data: pem === undefined ? {} : { 'tls.crt': Buffer.from(pem).toString('base64') } };
+}
+
+describe('the state of a hostname from its TLS Secret (no cert-manager)', () => {
+  const DAY = 24 * 3600_000;
+
+  it('is PENDING without the Secret or its tls.crt; ISSUED with the leaf\'s notAfter when it names the host and is valid', async () => {
+    const pem = await selfSignedCertificate(['shop.example.com']);
+    const now = new Date();
+    expect(secretCertificateStateOf(undefined, 'shop.example.com', now)).toEqual({ status: 'PENDING', error: null, expires_at: null });
+    expect(secretCertificateStateOf(tlsSecret(undefined), 'shop.example.com', now)).toEqual({ status: 'PENDING', error: null, expires_at: null });
+    const issued = secretCertificateStateOf(tlsSecret(pem), 'shop.example.com', now);
+    expect(issued.status).toBe('ISSUED');
+    expect(issued.error).toBeNull();
+    const expiresIn = new Date(issued.expires_at ?? 0).getTime() - now.getTime();
+    expect(expiresIn).toBeGreaterThan(DAY);
+    expect(expiresIn).toBeLessThanOrEqual(2 * DAY + 60_000);
+  });
+
+  it('is ERROR, saying why, for a leaf that names another host, has expired, is not valid yet, or is not a certificate', async () => {
+    const pem = await selfSignedCertificate(['shop.example.com']);
+    const now = new Date();
+    const other = secretCertificateStateOf(tlsSecret(pem), 'other.example.com', now);
+    expect(other).toMatchObject({ status: 'ERROR', error: 'the certificate in Secret ns/web-tls does not name other.example.com' });
+    const expired = secretCertificateStateOf(tlsSecret(pem), 'shop.example.com', new Date(now.getTime() + 3 * DAY));
+    expect(expired.status).toBe('ERROR');
+    expect(expired.error).toMatch(/^the certificate in Secret ns\/web-tls expired at \d{4}-/);
+    expect(expired.expires_at).not.toBeNull();
+    expect(secretCertificateStateOf(tlsSecret(pem), 'shop.example.com', new Date(now.getTime() - DAY)).error).toMatch(/is not valid before/);
+    expect(secretCertificateStateOf(tlsSecret('not a certificate'), 'shop.example.com', now)).toEqual({
+      status: 'ERROR',
+      error: 'Secret ns/web-tls holds no readable certificate in tls.crt',
+      expires_at: null,
     });
   });
 });
@@ -128,19 +181,31 @@ describe('the agent reporting certificates against the apiserver', () => {
     });
   });
 
-  it('reports nothing and says so once on a cluster without the Certificate CRD, then reports once cert-manager is installed', { timeout: 60_000 }, async () => {
+  it("reads the TLS Secrets on a cluster without the Certificate CRD (saying so once), then cert-manager's Certificates once it is installed", { timeout: 60_000 }, async () => {
+    const { core } = kube();
     const reports: AgentCertificateReport[] = [];
     const troubles: string[] = [];
     const reporter = startCertificateReports({ config: stand().config, report: async (report) => void reports.push(report), onTrouble: (message) => troubles.push(message), periodMs: 100 });
     try {
-      await vi.waitFor(() => expect(stand().requests()).toBeGreaterThan(3), { timeout: 10_000, interval: 50 });
-      expect(reports).toEqual([]);
-      expect(troubles).toEqual([expect.stringContaining('serves no cert-manager Certificates')]);
+      await vi.waitFor(() => expect(reports.length).toBeGreaterThan(0), { timeout: 10_000, interval: 50 });
+      expect(reports[0], 'no Secret yet').toEqual({ certificates: hosts.map((hostname) => ({ hostname, status: 'PENDING', error: null, expires_at: null })) });
+      expect(troubles).toEqual([expect.stringContaining("read from their Ingresses' TLS Secrets")]);
+
+      // Something other than cert-manager fills the Secret, with a certificate naming only the first host.
+      const pem = await selfSignedCertificate([hosts[0] ?? '']);
+      await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'web-tls', namespace }, type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from(pem).toString('base64'), 'tls.key': '' } } });
+      await vi.waitFor(() => expect(reports).toHaveLength(2), { timeout: 10_000, interval: 50 });
+      const [first, second] = reports[1]?.certificates ?? [];
+      expect(first).toMatchObject({ hostname: hosts[0], status: 'ISSUED', error: null });
+      expect(Date.parse(first?.expires_at ?? '')).toBeGreaterThan(Date.now());
+      expect(second).toMatchObject({ hostname: hosts[1], status: 'ERROR', error: `the certificate in Secret ${namespace}/web-tls does not name ${hosts[1]}` });
 
       stand().install();
-      await vi.waitFor(() => expect(reports.length).toBeGreaterThan(0), { timeout: 30_000, interval: 100 });
-      expect(reports[0]).toEqual({ certificates: hosts.map((hostname) => ({ hostname, status: 'PENDING', error: null, expires_at: null })) });
+      // cert-manager has made no Certificate for the Secret yet: its view wins, PENDING.
+      await vi.waitFor(() => expect(reports).toHaveLength(3), { timeout: 30_000, interval: 100 });
+      expect(reports[2]).toEqual({ certificates: hosts.map((hostname) => ({ hostname, status: 'PENDING', error: null, expires_at: null })) });
       expect(troubles).toHaveLength(1);
+      await core.deleteNamespacedSecret({ namespace, name: 'web-tls' });
     } finally {
       await reporter.stop();
     }

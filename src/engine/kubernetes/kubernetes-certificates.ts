@@ -1,4 +1,5 @@
-import { CustomObjectsApi, NetworkingV1Api, type KubeConfig, type V1Ingress } from '@kubernetes/client-node';
+import { X509Certificate } from 'node:crypto';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type KubeConfig, type V1Ingress, type V1Secret } from '@kubernetes/client-node';
 import { AGENT_CERTIFICATE_ERROR_MAX, type AgentCertificateReport, type AgentCertificateState } from '../../protocol/agent-protocol.ts';
 import { kubernetesErrorMessage } from './kubernetes-cluster.ts';
 import { MANAGED_BY, SLIPWAY } from './kubernetes-names.ts';
@@ -16,7 +17,9 @@ import { runReportLoop } from './kubernetes-report-loop.ts';
  * starts, after a report failed (the control plane may have missed it: a reconnect), and every ten minutes, so the
  * control plane converges whatever it lost. A hostname no Ingress certifies any more is sent as `gone`.
  *
- * A cluster without cert-manager's CRD (the list answers 404) reports nothing, and says so once.
+ * A cluster without cert-manager's CRD (the list answers 404) says so once, and each hostname's state is read from the
+ * TLS Secret its Ingress names instead (secretCertificateStateOf): whatever filled it — another controller, an operator
+ * by hand —, the certificate it holds is what the ingress controller serves.
  */
 
 /** The part of cert-manager's Certificate read here. */
@@ -96,26 +99,93 @@ export function certificateStateOf(certificate: CertManagerCertificate | undefin
 }
 
 /**
- * Each hostname Slipway's Ingresses ask a certificate for, with its state: the Certificate of an Ingress's `tls`
- * entry is the one of its namespace that fills the entry's Secret.
+ * One hostname's state from the `kubernetes.io/tls` Secret that should hold its certificate, on a cluster without
+ * cert-manager (undefined: no such Secret yet):
+ *
+ * - ISSUED: `tls.crt` holds a certificate (its first, the leaf) valid now and naming the hostname, expiring at its
+ *   notAfter;
+ * - ERROR: the leaf has expired, is not valid yet, does not name the hostname, or cannot be read;
+ * - PENDING: no Secret, or one without `tls.crt` yet.
  */
-export function hostnameCertificates(ingresses: readonly V1Ingress[], certificates: readonly CertManagerCertificate[]): Map<string, HostnameCertificate> {
+export function secretCertificateStateOf(secret: V1Secret | undefined, hostname: string, now: Date): HostnameCertificate {
+  const encoded = secret?.data?.['tls.crt'];
+  if (secret === undefined || encoded === undefined || encoded === '') return { status: 'PENDING', error: null, expires_at: null };
+  const where = `Secret ${secret.metadata?.namespace ?? ''}/${secret.metadata?.name ?? ''}`;
+  let leaf: X509Certificate;
+  try {
+    leaf = new X509Certificate(Buffer.from(encoded, 'base64'));
+  } catch {
+    return { status: 'ERROR', error: trimmed(`${where} holds no readable certificate in tls.crt`), expires_at: null };
+  }
+  const expiresAt = leaf.validToDate.toISOString();
+  if (leaf.checkHost(hostname, { subject: 'never' }) === undefined) {
+    return { status: 'ERROR', error: trimmed(`the certificate in ${where} does not name ${hostname}`), expires_at: expiresAt };
+  }
+  if (leaf.validToDate.getTime() <= now.getTime()) return { status: 'ERROR', error: trimmed(`the certificate in ${where} expired at ${expiresAt}`), expires_at: expiresAt };
+  if (leaf.validFromDate.getTime() > now.getTime()) {
+    return { status: 'ERROR', error: trimmed(`the certificate in ${where} is not valid before ${leaf.validFromDate.toISOString()}`), expires_at: expiresAt };
+  }
+  return { status: 'ISSUED', error: null, expires_at: expiresAt };
+}
+
+/** `<namespace>/<name>` of a Secret or Certificate, the key the two are matched by. */
+function secretKey(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ''}/${name}`;
+}
+
+/** Where a state comes from: cert-manager's Certificates, or (without cert-manager) the Secrets themselves. */
+export type CertificateSource =
+  | { kind: 'cert-manager'; certificates: readonly CertManagerCertificate[] }
+  | { kind: 'secrets'; secrets: ReadonlyMap<string, V1Secret>; now: Date };
+
+/**
+ * Each hostname Slipway's Ingresses ask a certificate for, with its state: the Certificate of an Ingress's `tls`
+ * entry is the one of its namespace that fills the entry's Secret; without cert-manager, the Secret itself.
+ */
+export function hostnameCertificates(ingresses: readonly V1Ingress[], source: CertificateSource): Map<string, HostnameCertificate> {
   const bySecret = new Map<string, CertManagerCertificate>();
-  for (const certificate of certificates) {
-    const secret = certificate.spec?.secretName;
-    if (secret !== undefined) bySecret.set(`${certificate.metadata?.namespace ?? ''}/${secret}`, certificate);
+  if (source.kind === 'cert-manager') {
+    for (const certificate of source.certificates) {
+      const secret = certificate.spec?.secretName;
+      if (secret !== undefined) bySecret.set(secretKey(certificate.metadata?.namespace, secret), certificate);
+    }
   }
   const states = new Map<string, HostnameCertificate>();
   for (const ingress of ingresses) {
     for (const tls of ingress.spec?.tls ?? []) {
-      const certificate = tls.secretName === undefined ? undefined : bySecret.get(`${ingress.metadata?.namespace ?? ''}/${tls.secretName}`);
+      const key = tls.secretName === undefined ? undefined : secretKey(ingress.metadata?.namespace, tls.secretName);
       for (const host of tls.hosts ?? []) {
         const hostname = host.toLowerCase();
-        states.set(hostname, certificateStateOf(certificate, hostname));
+        const state =
+          source.kind === 'cert-manager'
+            ? certificateStateOf(key === undefined ? undefined : bySecret.get(key), hostname)
+            : secretCertificateStateOf(key === undefined ? undefined : source.secrets.get(key), hostname, source.now);
+        states.set(hostname, state);
       }
     }
   }
   return states;
+}
+
+/** The Secrets the Ingresses' `tls` entries name, by `<namespace>/<name>`; one that does not exist (yet) is left out. */
+async function tlsSecretsOf(core: CoreV1Api, ingresses: readonly V1Ingress[]): Promise<Map<string, V1Secret>> {
+  const wanted = new Map<string, { namespace: string; name: string }>();
+  for (const ingress of ingresses) {
+    const namespace = ingress.metadata?.namespace;
+    if (namespace === undefined) continue;
+    for (const tls of ingress.spec?.tls ?? []) {
+      if (tls.secretName !== undefined) wanted.set(secretKey(namespace, tls.secretName), { namespace, name: tls.secretName });
+    }
+  }
+  const secrets = new Map<string, V1Secret>();
+  for (const [key, { namespace, name }] of wanted) {
+    try {
+      secrets.set(key, await core.readNamespacedSecret({ namespace, name }));
+    } catch (error) {
+      if ((error as { code?: number }).code !== 404) throw error;
+    }
+  }
+  return secrets;
 }
 
 export interface CertificateReportsOptions {
@@ -138,6 +208,7 @@ function sameState(a: HostnameCertificate, b: HostnameCertificate): boolean {
 export function startCertificateReports(options: CertificateReportsOptions): CertificateReports {
   const networking = options.config.makeApiClient(NetworkingV1Api);
   const custom = options.config.makeApiClient(CustomObjectsApi);
+  const core = options.config.makeApiClient(CoreV1Api);
   const periodMs = options.periodMs ?? DEFAULT_PERIOD_MS;
   const fullReportMs = options.fullReportMs ?? DEFAULT_FULL_REPORT_MS;
   const selector = `${MANAGED_BY}=${SLIPWAY}`;
@@ -166,7 +237,7 @@ export function startCertificateReports(options: CertificateReportsOptions): Cer
       if ((error as { code?: number }).code !== 404) throw error;
       if (!toldNoCertManager) {
         toldNoCertManager = true;
-        trouble("the cluster serves no cert-manager Certificates (cert-manager's CRDs are not installed): the hostnames' certificate states are not reported");
+        trouble("the cluster serves no cert-manager Certificates (cert-manager's CRDs are not installed): the hostnames' certificate states are read from their Ingresses' TLS Secrets");
       }
       return undefined;
     }
@@ -182,8 +253,9 @@ export function startCertificateReports(options: CertificateReportsOptions): Cer
   async function round(): Promise<void> {
     const ingresses = (await networking.listIngressForAllNamespaces({ labelSelector: selector })).items;
     const certificates = await listCertificates();
-    if (certificates === undefined) return;
-    const now = hostnameCertificates(ingresses, certificates);
+    const source: CertificateSource =
+      certificates === undefined ? { kind: 'secrets', secrets: await tlsSecretsOf(core, ingresses), now: new Date() } : { kind: 'cert-manager', certificates };
+    const now = hostnameCertificates(ingresses, source);
     const full = resendAll || Date.now() - fullAt >= fullReportMs;
     const changed: AgentCertificateState[] = [];
     for (const [hostname, state] of now) {
