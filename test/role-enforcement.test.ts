@@ -7,6 +7,7 @@ import { PERMISSIONS, type Permission } from '../src/auth/permissions.ts';
 import type { AccessTarget, RouteAccess } from '../src/http/route-access.ts';
 import type { RegisteredRoute } from '../src/http/server.ts';
 import { SERVICE_KIND_DEFINITIONS } from '../src/modules/services/services.kinds.ts';
+import { mapInPool } from './support/task-pool.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
 
 /**
@@ -1069,27 +1070,27 @@ describeEachDatabase('role enforcement', (ctx) => {
     const world = await createWorld(ctx(), people);
     await createEverything(world);
     const before = await databaseSnapshot(ctx());
-    const problems: string[] = [];
-    let cells = 0;
-    for (const route of routes) {
-      for (const caller of CALLERS) {
-        const expected = expectedOutcome(route, caller);
-        if (expected === 'ok' && !isRead(route)) continue;
+    const cellsToCall = routes.flatMap((route) => CALLERS.map((caller) => ({ route, caller, expected: expectedOutcome(route, caller) }))).filter(({ route, expected }) => expected !== 'ok' || isRead(route));
+    // The cells change nothing (asserted below), so they may run side by side: on PostgreSQL their round trips overlap.
+    const answers = await mapInPool(cellsToCall, 8, async ({ route, caller, expected }) => {
+      const problems: string[] = [];
+      let cells = 1;
+      const problem = problemWith(route, caller, expected, await callCell(route, caller, world));
+      if (problem !== undefined) problems.push(problem);
+      // Asking a revealing route for plain values: a read, so it runs here too.
+      if (route.access.reveal !== undefined) {
         cells += 1;
-        const problem = problemWith(route, caller, expected, await callCell(route, caller, world));
-        if (problem !== undefined) problems.push(problem);
-        // Asking a revealing route for plain values: a read, so it runs here too.
-        if (route.access.reveal !== undefined) {
-          cells += 1;
-          const asked = await callCell(route, caller, world, { [route.access.reveal.query]: 'true' });
-          const revealProblem = problemWith(route, caller, expectedRevealOutcome(route, caller), asked);
-          if (revealProblem !== undefined) problems.push(`?${route.access.reveal.query}=true: ${revealProblem}`);
-          else if (route.method !== 'HEAD' && asked.statusCode === 403 && expected === 'ok' && !asked.json<{ message: string }>().message.includes(route.access.reveal.permission)) {
-            problems.push(`?${route.access.reveal.query}=true: ${route.method} ${route.url} as ${caller}: 403 without naming ${route.access.reveal.permission}`);
-          }
+        const asked = await callCell(route, caller, world, { [route.access.reveal.query]: 'true' });
+        const revealProblem = problemWith(route, caller, expectedRevealOutcome(route, caller), asked);
+        if (revealProblem !== undefined) problems.push(`?${route.access.reveal.query}=true: ${revealProblem}`);
+        else if (route.method !== 'HEAD' && asked.statusCode === 403 && expected === 'ok' && !asked.json<{ message: string }>().message.includes(route.access.reveal.permission)) {
+          problems.push(`?${route.access.reveal.query}=true: ${route.method} ${route.url} as ${caller}: 403 without naming ${route.access.reveal.permission}`);
         }
       }
-    }
+      return { problems, cells };
+    });
+    const problems = answers.flatMap((answer) => answer.problems);
+    const cells = answers.reduce((sum, answer) => sum + answer.cells, 0);
     expect(problems).toEqual([]);
     expect(cells).toBeGreaterThan(200);
     expect(await databaseSnapshot(ctx())).toEqual(before);
@@ -1098,19 +1099,12 @@ describeEachDatabase('role enforcement', (ctx) => {
   }, 600_000);
 
   it('lets every allowed caller through every write, each on a fresh organization', async () => {
-    const problems: string[] = [];
-    let cells = 0;
-    for (const route of routes) {
-      if (isRead(route)) continue;
-      const allowed = CALLERS.filter((caller) => expectedOutcome(route, caller) === 'ok');
-      cells += allowed.length;
-      // Each cell has an organization of its own, so one route's allowed callers run side by side: with a service of
-      // every kind and their variable routes, one after the other is many minutes on PostgreSQL.
-      const answers = await Promise.all(
-        allowed.map(async (caller) => problemWith(route, caller, 'ok', await callCell(route, caller, await createWorld(ctx(), people)))),
-      );
-      for (const problem of answers) if (problem !== undefined) problems.push(problem);
-    }
+    const allowedWrites = routes.filter((route) => !isRead(route)).flatMap((route) => CALLERS.filter((caller) => expectedOutcome(route, caller) === 'ok').map((caller) => ({ route, caller })));
+    const cells = allowedWrites.length;
+    // Each cell has an organization of its own, so cells run side by side: with a service of every kind and their
+    // variable routes, one after the other is many minutes on PostgreSQL.
+    const answers = await mapInPool(allowedWrites, 8, async ({ route, caller }) => problemWith(route, caller, 'ok', await callCell(route, caller, await createWorld(ctx(), people))));
+    const problems = answers.filter((problem): problem is string => problem !== undefined);
     expect(problems).toEqual([]);
     expect(cells).toBeGreaterThan(40);
     // One fresh organization per allowed cell, holding only the fixtures the cell names: several thousand requests.
