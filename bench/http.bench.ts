@@ -2,17 +2,18 @@ import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { databaseTargetOf, openDatabase } from '../src/db/db.client.ts';
 import { measurePhase, type LoadSettings, type Measurement, type PhaseRequest, type PhaseTarget } from './load.ts';
-import { freePort, runNodeScript, startBenchRun, startServerProcess, type ServerProcess } from './processes.ts';
+import { freePort, runNodeScript, scratchPostgresDatabase, startBenchRun, startServerProcess, type ServerProcess } from './processes.ts';
 
 /**
  * `npm run bench`: requests/s and p50/p99 latency of
- *   (a) a bare Fastify route,
- *   (b) GET  /organization/{id}/project (listProject) with an API token, the organization holding 100 projects,
- *   (c) POST /organization/{id}/project (createProject), every request a new name,
- * and the ratios (b)/(a) and (c)/(a); then (d) the time from a cluster action request (deployCluster of a LOCAL cluster)
+ *   (a)  a bare Fastify route,
+ *   (b)  GET  /organization/{id}/project (listProject) with an API token, the organization holding 100 projects,
+ *   (e)  GET  /ips, the public route (SQLite's server only: it reads no database),
+ *   (c)  POST /organization/{id}/project (createProject), every request a new name, as fast as it answers,
+ *   (c') the same at a fixed offered rate (500 req/s), for its latency under a given load rather than saturation,
+ * and the ratios (b)/(a), (e)/(a) and (c)/(a), judged against issue 26's goals (PASS / NOT MET); then (d) the time from a cluster action request (deployCluster of a LOCAL cluster)
  * to its job being claimed by the server's worker, read from the job row (claim time) against the client's clock. Each server runs in a child process of its own, started the same way
  * (`node <entry>`); autocannon runs here, so it never shares an event loop with a server under test.
  * The Slipway server is the real one: src/main.ts with SLIPWAY_* settings, bootstrapped by the real CLI.
@@ -23,7 +24,10 @@ import { freePort, runNodeScript, startBenchRun, startServerProcess, type Server
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HOST = '127.0.0.1';
 const SEEDED_PROJECTS = 100;
-const LIST_GOAL = 0.4;
+/** Issue 26's goals, on SQLite: (b)/(a) and (e)/(a) in requests/s of one run, (c')'s p99 at CREATE_RATE req/s. */
+const LIST_GOAL = 0.08;
+const IPS_GOAL = 0.6;
+const CREATE_P99_GOAL_MS = 20;
 const CLUSTER_ACTION_ROUNDS = Math.round(positiveNumberOr('SLIPWAY_BENCH_CLUSTER_ROUNDS', 40));
 const CLAIM_GOAL_MS = 50;
 
@@ -47,6 +51,9 @@ const settings: LoadSettings = {
   warmupSeconds: positiveNumber('SLIPWAY_BENCH_WARMUP_SECONDS', 3, true),
   seconds: positiveNumber('SLIPWAY_BENCH_SECONDS', 10),
 };
+/** (c'): the offered load, spread over the connections by autocannon (`overallRate`; each connection sends its share of a second's requests back to back, then waits for the next second). */
+const CREATE_RATE = Math.round(positiveNumber('SLIPWAY_BENCH_CREATE_RATE', 500));
+const fixedRateSettings: LoadSettings = { ...settings, overallRate: CREATE_RATE };
 /**
  * When set, the Slipway server runs with --cpu-prof and writes its profiles into this directory on exit: one per
  * thread; the largest is the main thread's.
@@ -85,6 +92,8 @@ function slipwayEnv(dataDir: string, port: number, databaseUrl: string | undefin
     // The benchmark is one caller sending thousands of requests a second: rate limiting would measure itself.
     SLIPWAY_RATE_LIMIT_PER_MINUTE: '0',
     SLIPWAY_EGRESS_IPS: '',
+    // Any free port for the local agent's apps proxy: a fixed one would collide with another server on the machine.
+    SLIPWAY_APPS_PORT: '0',
   };
 }
 
@@ -135,11 +144,17 @@ async function countProjects(baseUrl: string, organizationId: string, authorizat
   return body.results.length;
 }
 
-/** Bootstraps a fresh installation with the CLI, starts src/main.ts on it, seeds 100 projects, measures (b) and (c). */
-async function measureSlipway(
-  database: string,
-  databaseUrl: string | undefined,
-): Promise<{ list: Measurement; create: Measurement; claims: ClusterActionTimes }> {
+interface SlipwayResults {
+  list: Measurement;
+  /** (e), measured on the SQLite server only. */
+  ips: Measurement | undefined;
+  create: Measurement;
+  createAtRate: Measurement;
+  claims: ClusterActionTimes;
+}
+
+/** Bootstraps a fresh installation with the CLI, starts src/main.ts on it, seeds 100 projects, measures (b), (e), (c), (c') and (d). */
+async function measureSlipway(database: string, databaseUrl: string | undefined, withIps: boolean): Promise<SlipwayResults> {
   const dataDir = path.join(scratchDir, `data-${++dataDirCount}`);
   mkdirSync(dataDir);
   const port = await freePort();
@@ -183,6 +198,7 @@ async function measureSlipway(
 
   const list: PhaseRequest = { method: 'GET', path: projectsPath, headers: { authorization }, okStatus: 200 };
   const listResult = await measurePhase(phaseTarget(server), list, settings);
+  const ips = withIps ? (await measurePhase(phaseTarget(server), { method: 'GET', path: '/ips', okStatus: 200 }, settings)).measured : undefined;
 
   let sequence = 0;
   const create: PhaseRequest = {
@@ -193,19 +209,20 @@ async function measureSlipway(
     okStatus: 200,
   };
   const createResult = await measurePhase(phaseTarget(server), create, settings);
+  const createAtRateResult = await measurePhase(phaseTarget(server), create, fixedRateSettings);
 
   // Every counted 200 must be a stored project. Requests still in flight when autocannon stops may be stored
-  // without being counted, at most one per connection per run.
-  const counted = SEEDED_PROJECTS + createResult.warmup.ok + createResult.measured.ok;
+  // without being counted, at most one per connection per run (four runs: (c) and (c'), each warm-up and measured).
+  const counted = SEEDED_PROJECTS + [createResult, createAtRateResult].reduce((sum, result) => sum + result.warmup.ok + result.measured.ok, 0);
   const stored = await countProjects(server.baseUrl, bootstrap.organization_id, authorization);
-  if (stored < counted || stored > counted + 2 * settings.connections) {
+  if (stored < counted || stored > counted + 4 * settings.connections) {
     throw new Error(`createProject counted ${counted} projects as created (with the seed), but ${stored} are stored`);
   }
 
   const claims = await measureClusterActions(server.baseUrl, bootstrap.organization_id, authorization, { dataDir, databaseUrl });
 
   await server.stop();
-  return { list: listResult.measured, create: createResult.measured, claims };
+  return { list: listResult.measured, ips, create: createResult.measured, createAtRate: createAtRateResult.measured, claims };
 }
 
 interface ClusterActionTimes {
@@ -274,30 +291,6 @@ async function measureClusterActions(
   return { claimMs: claimMs.sort((a, b) => a - b), deployedMs: deployedMs.sort((a, b) => a - b) };
 }
 
-/** A scratch database on the PostgreSQL server of SLIPWAY_BENCH_DATABASE_URL, dropped on clean-up. */
-async function scratchPostgresDatabase(serverUrl: string): Promise<string> {
-  const name = `slipway_bench_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  // The drop is registered before CREATE DATABASE, so an interruption while it runs cannot leave it behind.
-  bench.onCleanUp(async () => {
-    const dropper = new pg.Client({ connectionString: serverUrl });
-    await dropper.connect();
-    try {
-      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } finally {
-      await dropper.end();
-    }
-  });
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 function formatMs(value: number): string {
   return Number.isNaN(value) ? '-' : value.toFixed(2);
@@ -333,6 +326,10 @@ function ratio(numerator: number, denominator: number): string {
   return (numerator / denominator).toFixed(2);
 }
 
+function goalVerdict(met: boolean): string {
+  return met ? 'PASS' : 'NOT MET';
+}
+
 async function main(): Promise<void> {
   const postgresServerUrl = process.env.SLIPWAY_BENCH_DATABASE_URL?.trim() || undefined;
   console.log(
@@ -344,7 +341,7 @@ async function main(): Promise<void> {
 
   // The scratch PostgreSQL database first: a server that cannot be reached fails the run before any measuring.
   const databases: { label: string; url: string | undefined }[] = [{ label: 'sqlite', url: undefined }];
-  if (postgresServerUrl !== undefined) databases.push({ label: 'postgres', url: await scratchPostgresDatabase(postgresServerUrl) });
+  if (postgresServerUrl !== undefined) databases.push({ label: 'postgres', url: (await scratchPostgresDatabase(bench, postgresServerUrl, 'slipway_bench')).url });
 
   const bareServer = await startBareFastify();
   const bareBefore = await measureBare(bareServer, '/');
@@ -354,14 +351,16 @@ async function main(): Promise<void> {
     { database: '-', phase: `reference: bare Fastify, (b)-sized body`, measurement: barePayload },
   ];
   const slipwayRows: Row[] = [];
-  const results: { label: string; list: Measurement; create: Measurement; claims: ClusterActionTimes }[] = [];
+  const results: ({ label: string } & SlipwayResults)[] = [];
 
   for (const database of databases) {
-    const { list, create, claims } = await measureSlipway(database.label, database.url);
-    results.push({ label: database.label, list, create, claims });
+    const result = await measureSlipway(database.label, database.url, database.label === 'sqlite');
+    results.push({ label: database.label, ...result });
     slipwayRows.push(
-      { database: database.label, phase: `(b) listProject, ${SEEDED_PROJECTS} projects`, measurement: list },
-      { database: database.label, phase: '(c) createProject', measurement: create },
+      { database: database.label, phase: `(b) listProject, ${SEEDED_PROJECTS} projects`, measurement: result.list },
+      ...(result.ips === undefined ? [] : [{ database: database.label, phase: '(e) GET /ips (public)', measurement: result.ips }]),
+      { database: database.label, phase: '(c) createProject', measurement: result.create },
+      { database: database.label, phase: `(c') createProject at ${CREATE_RATE} req/s`, measurement: result.createAtRate },
     );
   }
 
@@ -376,12 +375,13 @@ async function main(): Promise<void> {
   console.log('');
   printTable(rows);
   console.log('');
-  // The CPU figures first; the run ends with the ratio lines.
+  // The CPU figures first; the run ends with the ratio lines and the goals.
   console.log(`(a) = ${bare.toFixed(0)} req/s, the mean of its first and last run`);
-  for (const { label, list, create } of results) {
+  for (const { label, list, ips, create } of results) {
     if (Number.isNaN(bareCpu) || Number.isNaN(list.serverCpuMicrosPerRequest)) continue;
     console.log(
       `server CPU per request, ${label}: (a)/(b) ${ratio(bareCpu, list.serverCpuMicrosPerRequest)}, ` +
+        (ips === undefined ? '' : `(a)/(e) ${ratio(bareCpu, ips.serverCpuMicrosPerRequest)}, `) +
         `(a)/(c) ${ratio(bareCpu, create.serverCpuMicrosPerRequest)}, ` +
         `reference/(b) ${ratio(barePayload.serverCpuMicrosPerRequest, list.serverCpuMicrosPerRequest)}`,
     );
@@ -395,12 +395,40 @@ async function main(): Promise<void> {
         `${percentile(claims.deployedMs, 0.5).toFixed(1)} ms`,
     );
   }
-  for (const { label, list, create } of results) {
-    const listRatio = list.okPerSecond / bare;
-    const goal = label === 'sqlite' ? `  (goal >= ${LIST_GOAL}: ${listRatio >= LIST_GOAL ? 'met' : 'NOT met'})` : '';
-    console.log(`ratio (b)/(a) ${label}: ${listRatio.toFixed(2)}${goal}`);
+  for (const { label, list, ips, create, createAtRate } of results) {
+    console.log(`ratio (b)/(a) ${label}: ${ratio(list.okPerSecond, bare)}`);
+    if (ips !== undefined) console.log(`ratio (e)/(a) ${label}: ${ratio(ips.okPerSecond, bare)}`);
     console.log(`ratio (c)/(a) ${label}: ${ratio(create.okPerSecond, bare)}`);
+    console.log(`(c') ${label}: ${createAtRate.okPerSecond.toFixed(0)} req/s answered 200 of ${CREATE_RATE} offered, p99 ${formatMs(createAtRate.p99Ms)} ms`);
   }
+
+  // Issue 26's goals, judged on SQLite. A phase with errors or other statuses fails its goal whatever its figures.
+  const sqlite = results.find((result) => result.label === 'sqlite');
+  if (sqlite === undefined) return;
+  const clean = (measurement: Measurement): boolean => measurement.errors === 0 && Object.keys(measurement.otherStatuses).length === 0;
+  const listRatio = sqlite.list.okPerSecond / bare;
+  const ipsRatio = sqlite.ips === undefined ? Number.NaN : sqlite.ips.okPerSecond / bare;
+  const createP99 = sqlite.createAtRate.p99Ms;
+  // At a fixed rate the phase must also have been served: fewer answers than offered would flatter the p99.
+  const served = sqlite.createAtRate.okPerSecond >= CREATE_RATE * 0.95;
+  // A saturated machine starves (a) as much as the server under test, so the requests/s ratio can mislead; the
+  // server-CPU ratio beside it is the steadier reading of the same goal.
+  const cpuRatio = (measurement: Measurement | undefined): string =>
+    measurement === undefined ? '-' : ratio(bareCpu, measurement.serverCpuMicrosPerRequest);
+  console.log('');
+  console.log('goals (issue 26, SQLite; in brackets the same ratio in server CPU per request):');
+  console.log(
+    `  list of ${SEEDED_PROJECTS} projects (b)/(a) >= ${LIST_GOAL}: ${listRatio.toFixed(3)} [${cpuRatio(sqlite.list)}]  ` +
+      goalVerdict(listRatio >= LIST_GOAL && clean(sqlite.list)),
+  );
+  console.log(
+    `  GET /ips (e)/(a) >= ${IPS_GOAL}: ${ipsRatio.toFixed(3)} [${cpuRatio(sqlite.ips)}]  ` +
+      goalVerdict(ipsRatio >= IPS_GOAL && sqlite.ips !== undefined && clean(sqlite.ips)),
+  );
+  console.log(
+    `  createProject p99 < ${CREATE_P99_GOAL_MS} ms at ${CREATE_RATE} req/s: ${formatMs(createP99)} ms ` +
+      `(${sqlite.createAtRate.okPerSecond.toFixed(0)} req/s answered)  ${goalVerdict(createP99 < CREATE_P99_GOAL_MS && served && clean(sqlite.createAtRate))}`,
+  );
 }
 
 await bench.run(main);

@@ -10,6 +10,11 @@ export interface LoadSettings {
   connections: number;
   warmupSeconds: number;
   seconds: number;
+  /**
+   * Requests per second over all connections (autocannon's `overallRate`): a fixed offered load, for latency at a
+   * given rate. Unset: every connection sends its next request as soon as the last one is answered (saturation).
+   */
+  overallRate?: number;
 }
 
 export interface PhaseRequest {
@@ -58,7 +63,7 @@ export interface PhaseTarget {
  * autocannon's own histogram records whole milliseconds, too coarse for sub-millisecond answers; the response
  * event carries the exact duration, so the latencies are collected here instead.
  */
-function run(target: PhaseTarget, request: PhaseRequest, connections: number, seconds: number): Promise<Measurement> {
+function run(target: PhaseTarget, request: PhaseRequest, connections: number, seconds: number, overallRate: number | undefined): Promise<Measurement> {
   target.signal.throwIfAborted();
   const latencies: number[] = [];
   let answered = 0;
@@ -70,6 +75,7 @@ function run(target: PhaseTarget, request: PhaseRequest, connections: number, se
     connections,
     duration: seconds,
     pipelining: 1,
+    ...(overallRate === undefined ? {} : { overallRate }),
     requests: [
       {
         method: request.method,
@@ -135,7 +141,8 @@ export async function measurePhase(
   request: PhaseRequest,
   settings: LoadSettings,
 ): Promise<{ warmup: Measurement; measured: Measurement }> {
-  const warmup = settings.warmupSeconds > 0 ? await run(target, request, settings.connections, settings.warmupSeconds) : NO_WARMUP;
-  const measured = await run(target, request, settings.connections, settings.seconds);
+  const { connections, overallRate } = settings;
+  const warmup = settings.warmupSeconds > 0 ? await run(target, request, connections, settings.warmupSeconds, overallRate) : NO_WARMUP;
+  const measured = await run(target, request, connections, settings.seconds, overallRate);
   return { warmup, measured };
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import pg from 'pg';
 
 /**
  * Child processes of the benchmark. Every server under test runs in a child process of its own, so the load
@@ -24,6 +25,8 @@ const STOP_TIMEOUT_MS = 12_000;
 export interface ServerProcess {
   name: string;
   baseUrl: string;
+  /** The child's process id (a fault-injecting bench signals it directly). */
+  pid: number | undefined;
   /** CPU time (user + system) the process has used so far, in microseconds; undefined where /proc is absent. */
   cpuMicros(): number | undefined;
   /** Idempotent: SIGTERM, then SIGKILL if the process has not exited in time. */
@@ -82,7 +85,7 @@ let ticksPerSecond: number | undefined;
  * On a machine whose cores the servers share with the load generator (and with anything else running),
  * requests/s moves with the neighbours; the CPU time a server spends per request barely does.
  */
-function processCpuMicros(pid: number): number | undefined {
+export function processCpuMicros(pid: number): number | undefined {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -123,6 +126,8 @@ export async function startServerProcess(options: {
   port: number;
   readyPath: string;
   nodeArgs?: string[];
+  /** How long the child may take to answer readyPath (READY_TIMEOUT_MS by default; a restart under load takes longer). */
+  readyTimeoutMs?: number;
 }): Promise<ServerProcess> {
   refuseWhileStopping();
   const child = trackChild(
@@ -145,7 +150,8 @@ export async function startServerProcess(options: {
   const stop = (): Promise<void> => stopChild(child);
 
   const baseUrl = `http://${options.host}:${options.port}`;
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const readyTimeoutMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
+  const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (exited) {
       throw new Error(`${options.name} exited before it was ready (code ${child.exitCode}, signal ${child.signalCode}):\n${output}`);
@@ -155,14 +161,14 @@ export async function startServerProcess(options: {
       await response.arrayBuffer();
       if (response.ok) {
         const pid = child.pid;
-        return { name: options.name, baseUrl, stop, cpuMicros: () => (pid === undefined || exited ? undefined : processCpuMicros(pid)) };
+        return { name: options.name, baseUrl, pid, stop, cpuMicros: () => (pid === undefined || exited ? undefined : processCpuMicros(pid)) };
       }
     } catch {
       // Not listening yet.
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`${options.name} was not ready within ${READY_TIMEOUT_MS} ms:\n${output}`);
+      throw new Error(`${options.name} was not ready within ${readyTimeoutMs} ms:\n${output}`);
     }
     await sleep(100);
   }
@@ -246,4 +252,32 @@ export function startBenchRun(prefix: string): BenchRun {
       }
     },
   };
+}
+
+/**
+ * A scratch database on the PostgreSQL server of `serverUrl`, named `<prefix>_<pid>_<ms>`, dropped WITH (FORCE) by
+ * the run's clean-up. The drop is registered before CREATE DATABASE, so an interruption while it runs cannot leave it
+ * behind.
+ */
+export async function scratchPostgresDatabase(run: BenchRun, serverUrl: string, prefix: string): Promise<{ url: string; name: string }> {
+  const name = `${prefix}_${process.pid}_${Date.now()}`;
+  run.onCleanUp(async () => {
+    const dropper = new pg.Client({ connectionString: serverUrl });
+    await dropper.connect();
+    try {
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } finally {
+      await dropper.end();
+    }
+  });
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), name };
 }

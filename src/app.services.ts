@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { SecretKeySource } from './config.ts';
 import type { FastifyTypeBox } from './http/fastify.types.ts';
-import { AppError } from './lib/errors.ts';
 import { loadOrCreateKeyFile, SECRET_KEY_BYTES } from './lib/secret-box.ts';
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import type { Database } from './db/db.client.ts';
@@ -129,12 +128,6 @@ export function createBilling(
     ...(wiring.clusters === undefined ? {} : { clusters: wiring.clusters }),
     ...(wiring.log === undefined ? {} : { log: wiring.log }),
   });
-}
-
-/** A lookup's answer for something that is gone: nothing, where only its name was wanted. */
-export function unlessNotFound(error: unknown): undefined {
-  if (error instanceof AppError && error.kind === 'not_found') return undefined;
-  throw error;
 }
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { LETS_ENCRYPT_DIRECTORY_URL, type Config } from './config.ts';
 import { createOidcVerifier } from './auth/oidc.ts';
 import type { Principal } from './auth/principal.ts';
-import type { Database } from './db/db.client.ts';
+import { databaseTargetOf, type Database } from './db/db.client.ts';
 import { createSystemGitAccess } from './git/system-git.ts';
 import { createAuthenticator } from './http/authenticate.ts';
 import { accessIn, createAuthorizer, type AuthorizationPorts } from './http/authorize.ts';
@@ -11,12 +11,15 @@ import type { FastifyTypeBox } from './http/fastify.types.ts';
 import { recordOpenApiRoutes, registerOpenApiDocuments } from './http/openapi.ts';
 import { redirectInvitationLinksToConsole, registerConsole } from './http/console.ts';
 import { registerApiRoutes } from './app.routes.ts';
-import { createBilling, createMailer, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf, secretKeyOf, unlessNotFound } from './app.services.ts';
+import { createBilling, createMailer, createServices, DEFAULT_PUBLIC_URL, ownerEmailOf, secretKeyOf } from './app.services.ts';
 import { installAudit, organizationEventsSweepSchedule } from './http/audit.ts';
 import { idempotencySweepSchedule, installIdempotency } from './http/idempotency.ts';
 import { installRateLimit } from './http/rate-limit.ts';
+import { createChangeSignals } from './db/db.signals.ts';
 import { installSecurity } from './http/security.ts';
+import { exposeMetrics, installHttpMetrics } from './http/metrics.ts';
 import { createHttpServer } from './http/server.ts';
+import { installRequestTracing } from './http/tracing.ts';
 import { setUpBuiltInIdentity } from './identity/identity.setup.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { deriveKey } from './lib/crypto.ts';
@@ -126,6 +129,7 @@ import { createWebhookSender } from './modules/webhooks/webhooks.sender.ts';
 import { createWebhooksService, WEBHOOK_DELIVERY_JOB } from './modules/webhooks/webhooks.service.ts';
 import { createAlertDelivery } from './modules/alerts/alerts.delivery.ts';
 import { alertsSchedule } from './modules/alerts/alerts.schedule.ts';
+import { installationBackupSchedule } from './modules/installation-backups/installation-backups.schedule.ts';
 import { createAlertsService } from './modules/alerts/alerts.service.ts';
 import { createGitWebhooksService } from './modules/git-webhooks/git-webhooks.service.ts';
 import { createImageDeploys } from './modules/git-webhooks/git-webhooks.image-deploys.ts';
@@ -145,7 +149,10 @@ export interface AppDeps {
     Partial<Pick<Config, 'publicUrl' | 'smtpUrl' | 'mailFrom' | 'secretKey' | 'gitAllowPrivateHosts' | 'gitAllowedHosts' | 'rateLimitPerMinute' | 'awsEndpointUrl' | 'signUp'>> &
     Partial<Pick<Config, 'templateCatalogUrl' | 'dataDir' | 'appsDomain' | 'dnsServers' | 'localAgent' | 'appsPort' | 'agentConcurrency' | 'host' | 'localPostgresUrl' | 'workloadIsolation'>> &
     Partial<Pick<Config, 'appsHttpsPort' | 'acmeDirectoryUrl' | 'acmeEmail' | 'acmeCaBundle' | 'httpsServiceHostnames' | 'httpsPrivateNames' | 'appsHsts'>> &
-    Partial<Pick<Config, 'helmBinary'>>;
+    Partial<Pick<Config, 'helmBinary'>> &
+    Partial<Pick<Config, 'metricsToken' | 'metricsAddress'>> &
+    Partial<Pick<Config, 'redisUrl' | 'fallbackPollMs'>> &
+    Partial<Pick<Config, 'backup' | 'databaseUrl'>>;
   database: Database;
   /** Background work: the in-process worker (on unless `run` is false; scheduled work runs only with it) and its timings. */
   jobs?: Partial<Pick<JobWorkerOptions, 'pollIntervalMs' | 'heartbeatIntervalMs' | 'staleAfterMs' | 'retryBaseMs'>> & { run?: boolean };
@@ -179,13 +186,25 @@ declare module 'fastify' {
 /** The buildable application: every route, its security and its documentation. Tests boot exactly this. */
 export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   const clock = deps.clock ?? systemClock;
-  // Requests wake the in-process worker after their commit; it is built last, from every module's handlers.
-  const wakeup = createWorkerWakeup();
   const app = createHttpServer({
     logLevel: deps.config.logLevel,
     logFormat: deps.config.logFormat,
     ...(deps.logStream === undefined ? {} : { logStream: deps.logStream }),
   });
+  // A span per request when the process traces (main.ts started the SDK; docs/operations.md, "Traces").
+  installRequestTracing(app);
+  // "Look again" between the processes sharing the database: job wake-ups, agent long-polls, live logs (db.signals.ts).
+  const signals = createChangeSignals(deps.database, { log: app.log });
+  app.addHook('onClose', () => signals.close());
+  // Requests wake the workers after their commit; this process's is built last, from every module's handlers.
+  const wakeup = createWorkerWakeup(signals);
+  // The process's series (docs/operations.md, "What to watch: metrics"), counted only where someone can read them:
+  // behind the metrics token, or on the metrics address (app.metrics.ts).
+  const metrics =
+    deps.config.metricsToken !== undefined || deps.config.metricsAddress !== undefined
+      ? (await import('./app.metrics.ts')).createAppMetrics(deps.database, clock)
+      : undefined;
+  if (metrics !== undefined) installHttpMetrics(app, metrics.registry);
   const mailer = createMailer(app, deps);
   const services = createServices(
     deps.database,
@@ -222,6 +241,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     policy: outbound.policy,
     sender: createWebhookSender(outbound.policy),
     wakeWorkers: wakeup.wake,
+    signals,
     ...(deps.webhooks?.disableAfterFailures === undefined ? {} : { disableAfterFailures: deps.webhooks.disableAfterFailures }),
     mailer,
     ownerEmail,
@@ -509,7 +529,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     metering: billing.metering,
     stages: { startOrderOf: (environmentId) => deploymentStages.startOrderOf(environmentId) },
     wakeWorkers: wakeup.wake,
+    signals,
+    livePollMs: deps.config.fallbackPollMs,
     serviceDeployed: (serviceId) => https.certificates.requestServiceCertificate(serviceId),
+    metrics: metrics?.deployments,
     events: {
       publisher: events,
       serviceSource: async (service) => {
@@ -562,8 +585,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     leaseMs: deps.agents?.leaseMs,
     heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
     pollMs: deps.agents?.pollMs,
+    signals,
     agentPermissions: clusters.noteAgentPermissions,
     certificateReports: clusterCertificates,
+    metrics: metrics?.agents,
     ...createAgentSubjects({ deployments, specs: serviceAgentSpecs, log: app.log }),
   });
   // A cluster's kubeconfig, events, logs, readiness and operator (docs/cluster-insight.md).
@@ -605,7 +630,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   });
 
   const perMinute = deps.config.rateLimitPerMinute ?? 0;
-  if (perMinute > 0) await installRateLimit(app, perMinute);
+  if (perMinute > 0) await installRateLimit(app, { perMinute, redisUrl: deps.config.redisUrl, database: deps.database });
   installIdempotency(app, services.idempotency, deriveKey(secretKey, 'slipway/idempotency-fingerprints/v1'));
   // After idempotency's hooks: a replay is no new write, and a claim commits before the request's event takes part.
   const organizationEvents = createOrganizationEventsService({
@@ -614,8 +639,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     retentionDaysOf: async (organizationId) => (await services.organizations.getOrganization(organizationId)).organization_plan.audit_logs_retention_in_days,
     events,
     wakeWorkers: wakeup.wake,
-    projectName: (projectId) => services.projects.getProject(projectId).then((project) => project.name, unlessNotFound),
-    environmentName: async (environmentId) => (await environments.findEnvironmentSummary(environmentId))?.name,
+    projectNames: (projectIds) => services.projects.projectNames(projectIds),
+    environmentNames: (environmentIds) => environments.environmentNames(environmentIds),
     maxRetentionDays: Math.max(...PLANS.map((plan) => plan.auditLogsRetentionDays)),
   });
   installAudit(app, { ...organizationEvents, placementOf });
@@ -631,6 +656,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       idempotencySweepSchedule(services.idempotency),
       deploymentRulesSchedule(deploymentRules),
       alertsSchedule(alerts),
+      // The installation's own backups, when SLIPWAY_BACKUP_SCHEDULE asks for them (docs/operations.md).
+      ...(deps.config.backup?.schedule === undefined
+        ? []
+        : [
+            installationBackupSchedule({
+              target: databaseTargetOf({ databaseUrl: deps.config.databaseUrl, dataDir: deps.config.dataDir ?? tmpdir() }),
+              secretKey,
+              schedule: deps.config.backup.schedule,
+              dir: deps.config.backup.dir,
+              retention: deps.config.backup.retention,
+              clock,
+              log: app.log,
+            }),
+          ]),
     ],
   });
 
@@ -649,6 +688,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     database: deps.database,
     clock,
     log: app.log,
+    metrics: metrics?.jobs,
     ...deps.jobs,
     handlers: new Map([
       [
@@ -814,6 +854,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app, documentedRoutes);
   await registerConsole(app, { issuer: trustedIssuer?.issuer, audience: deps.config.oidc?.audience });
+  exposeMetrics(app, metrics?.registry, { token: deps.config.metricsToken, address: deps.config.metricsAddress });
   const runWorker = deps.jobs?.run !== false;
   if (runWorker) app.addHook('onClose', async () => worker.stop());
   installLocalAgent(app, {

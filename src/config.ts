@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { Cron } from 'croner';
 import { decodeSecretKey } from './lib/secret-box.ts';
 
 /**
  * The one reader of process.env. Every SLIPWAY_* variable is parsed and validated here at start; an invalid value
- * stops the process with one line naming the variable (see main.ts).
+ * stops the process with one line naming the variable (see main.ts). So are the OTEL_* variables that turn traces on
+ * (`tracing`); the OpenTelemetry SDK reads its other standard ones itself (lib/tracing.sdk.ts).
  */
 export interface Config {
   host: string;
@@ -49,8 +51,25 @@ export interface Config {
    * host.
    */
   gitAllowedHosts: string[];
-  /** Requests per minute per caller, per replica; 0 turns limiting off. */
+  /** Requests per minute per caller, counted by all replicas together (src/http/rate-limit.ts); 0 turns limiting off. */
   rateLimitPerMinute: number;
+  /**
+   * SLIPWAY_REDIS_URL (`redis://` or `rediss://`, an optional `/<db>`): where the replicas count the rate limit
+   * together. Unset: in PostgreSQL's `rate_limit_counters` table, or in the process on SQLite. Its password is never
+   * printed.
+   */
+  redisUrl: string | undefined;
+  /**
+   * SLIPWAY_JOB_STALE_AFTER_SECONDS (default 60, at least 3): a RUNNING job whose worker has not beaten for this long
+   * is taken to belong to a dead worker and runs again elsewhere. Workers beat every fifth of it (5 s at most).
+   */
+  jobStaleAfterSeconds: number;
+  /**
+   * SLIPWAY_FALLBACK_POLL_MS (50 to 600000): how often idle job workers, agent long-polls and live log streams look
+   * at the database for changes no signal announced (docs/operations.md, "Running N replicas"). Unset: 500 ms for
+   * workers, 1 s for the others.
+   */
+  fallbackPollMs: number | undefined;
   /**
    * SLIPWAY_TEMPLATE_CATALOG_URL: where the platform template catalog comes from: an http(s) URL serving
    * `{ "releases": [...] }` (cached for a while), or a file:// URL of a catalog directory; unset = the bundled catalog.
@@ -66,6 +85,14 @@ export interface Config {
    * it against one PostgreSQL database; API-only replicas set false.
    */
   runJobs: boolean;
+  /**
+   * Backups of the installation's own database (docs/operations.md, "Backing up and restoring"):
+   * SLIPWAY_BACKUP_SCHEDULE, a cron expression (five fields, or six with seconds first; UTC) on which a worker
+   * process writes one, none when unset; SLIPWAY_BACKUP_DIR (default `<data dir>/backups`), where those and
+   * `slipway admin backup`'s go; SLIPWAY_BACKUP_RETENTION (default 7), how many scheduled backups are kept, the oldest
+   * beyond it deleted after each.
+   */
+  backup: { schedule: string | undefined; dir: string; retention: number };
   /**
    * SLIPWAY_APPS_DOMAIN (default `localhost`): the domain under which services with a public port get their host
    * names (`<service>-<environment>.<appsDomain>`), which custom domains point at with a CNAME.
@@ -137,6 +164,29 @@ export interface Config {
    * docs/security.md.
    */
   workloadIsolation: WorkloadIsolation;
+  /**
+   * SLIPWAY_METRICS_TOKEN: the bearer token a scraper sends to `GET /metrics` on the API port (16 to 256 visible
+   * characters, compared in constant time). Unset: the API port serves no /metrics (404). docs/operations.md.
+   */
+  metricsToken: string | undefined;
+  /**
+   * SLIPWAY_METRICS_ADDRESS (`host:port`, `[::1]:port` for IPv6): a separate plain HTTP listener serving only /metrics,
+   * without a token — for a private network the scraper is on. Unset: none.
+   */
+  metricsAddress: { host: string; port: number } | undefined;
+  /**
+   * OpenTelemetry traces (docs/operations.md, "Traces"), from OpenTelemetry's own variables: on when
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the traces URL as given) or OTEL_EXPORTER_OTLP_ENDPOINT (a base URL, `/v1/traces`
+   * appended) is set, unless OTEL_SDK_DISABLED=true; `serviceName` is OTEL_SERVICE_NAME (the process's default when
+   * unset: `slipway`, `slipway-agent`). Spans go as OTLP/HTTP JSON, so OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL may only
+   * say http/json. Undefined: off, and nothing of OpenTelemetry is loaded.
+   */
+  tracing: TracingConfig | undefined;
+}
+
+export interface TracingConfig {
+  tracesUrl: string;
+  serviceName: string | undefined;
 }
 
 export const WORKLOAD_ISOLATIONS = ['strict', 'none'] as const;
@@ -283,6 +333,28 @@ function parseLocalPostgresUrl(env: Env): string | undefined {
     throw new ConfigError('SLIPWAY_LOCAL_POSTGRES_URL', `must use postgres:// or postgresql://, got ${shown(`${url.protocol}//`)}`);
   }
   return raw;
+}
+
+function parseMetricsToken(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_METRICS_TOKEN');
+  if (raw === undefined) return undefined;
+  // The value itself is never echoed: it is a credential.
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError('SLIPWAY_METRICS_TOKEN', 'must be 16 to 256 visible ASCII characters without spaces');
+  return raw;
+}
+
+function parseMetricsAddress(env: Env): Config['metricsAddress'] {
+  const raw = read(env, 'SLIPWAY_METRICS_ADDRESS');
+  if (raw === undefined) return undefined;
+  const match = /^\[([^\]]+)\]:(\d{1,5})$/.exec(raw) ?? /^([^:[\]]+):(\d{1,5})$/.exec(raw);
+  const host = match?.[1] ?? '';
+  const port = Number(match?.[2]);
+  const ipv6 = raw.startsWith('[');
+  const validHost = ipv6 ? isIP(host) === 6 : isIP(host) === 4 || HOSTNAME.test(host);
+  if (match === null || !validHost || port < 1 || port > 65535) {
+    throw new ConfigError('SLIPWAY_METRICS_ADDRESS', `must be host:port such as 10.0.0.5:9464 or [::1]:9464, got ${shown(raw)}`);
+  }
+  return { host, port };
 }
 
 function parseDatabaseUrl(env: Env): string | undefined {
@@ -490,6 +562,50 @@ function parseDnsServers(env: Env): string[] {
   return servers;
 }
 
+function parseBackup(env: Env, dataDir: string): Config['backup'] {
+  const schedule = read(env, 'SLIPWAY_BACKUP_SCHEDULE');
+  const rawRetention = read(env, 'SLIPWAY_BACKUP_RETENTION');
+  if (schedule !== undefined) {
+    let next: Date | null;
+    try {
+      next = new Cron(schedule, { timezone: 'UTC', paused: true }).nextRun();
+    } catch {
+      throw new ConfigError('SLIPWAY_BACKUP_SCHEDULE', `must be a cron expression such as "0 3 * * *" (five fields, or six with seconds first), got ${shown(schedule)}`);
+    }
+    if (next === null) throw new ConfigError('SLIPWAY_BACKUP_SCHEDULE', `never comes due, got ${shown(schedule)}`);
+  } else if (rawRetention !== undefined) {
+    throw new ConfigError('SLIPWAY_BACKUP_RETENTION', 'is set but SLIPWAY_BACKUP_SCHEDULE is not (only scheduled backups are deleted)');
+  }
+  if (rawRetention !== undefined && (!/^\d{1,4}$/.test(rawRetention) || Number(rawRetention) < 1)) {
+    throw new ConfigError('SLIPWAY_BACKUP_RETENTION', `must be how many scheduled backups to keep, 1 to 9999, got ${shown(rawRetention)}`);
+  }
+  const dir = read(env, 'SLIPWAY_BACKUP_DIR');
+  return { schedule, dir: dir === undefined ? path.join(dataDir, 'backups') : path.resolve(dir), retention: rawRetention === undefined ? 7 : Number(rawRetention) };
+}
+
+function parseRedisUrl(env: Env): string | undefined {
+  const raw = read(env, 'SLIPWAY_REDIS_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SLIPWAY_REDIS_URL', 'must be a URL such as redis://:password@host:6379/0');
+  }
+  // Only the scheme is quoted: the rest may carry a password.
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError('SLIPWAY_REDIS_URL', `must use redis:// or rediss://, got ${shown(`${url.protocol}//`)}`);
+  if (url.hostname === '') throw new ConfigError('SLIPWAY_REDIS_URL', 'must name a host, such as redis://127.0.0.1:6379');
+  if (!/^\/?(\d{1,2})?$/.test(url.pathname)) throw new ConfigError('SLIPWAY_REDIS_URL', 'may end only with a database number, such as /0');
+  return raw;
+}
+
+function parseWholeNumber(env: Env, name: string, min: number, max: number): number | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got ${shown(raw)}`);
+  return Number(raw);
+}
+
 function parseRateLimit(env: Env): number {
   const raw = read(env, 'SLIPWAY_RATE_LIMIT_PER_MINUTE');
   if (raw === undefined) return 1200;
@@ -530,6 +646,47 @@ function parseTemplateCatalogUrl(env: Env): string | undefined {
   return raw;
 }
 
+/** An OTLP/HTTP endpoint: http(s), without credentials (a collector's belong in OTEL_EXPORTER_OTLP_HEADERS), query or fragment. */
+function parseOtlpUrl(name: string, raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL such as http://collector:4318, got ${shown(raw)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must use http:// or https://, got ${shown(`${url.protocol}//`)}`);
+  if (url.username !== '' || url.password !== '') throw new ConfigError(name, 'must not carry credentials: give them in OTEL_EXPORTER_OTLP_HEADERS');
+  if (url.search !== '' || url.hash !== '') throw new ConfigError(name, `must not carry a query or a fragment, got ${shown(raw)}`);
+  return url;
+}
+
+const OTLP_PROTOCOL = 'http/json';
+
+function parseTracing(env: Env): TracingConfig | undefined {
+  const disabled = read(env, 'OTEL_SDK_DISABLED');
+  if (disabled !== undefined && !/^(true|false)$/i.test(disabled)) throw new ConfigError('OTEL_SDK_DISABLED', `must be true or false, got ${shown(disabled)}`);
+  const tracesEndpoint = read(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const endpoint = read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (disabled?.toLowerCase() === 'true' || (tracesEndpoint === undefined && endpoint === undefined)) return undefined;
+  // The traces endpoint is the whole URL; the general one is a base under which each signal has its path (OTLP spec).
+  const tracesUrl =
+    tracesEndpoint !== undefined
+      ? parseOtlpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint).href
+      : `${parseOtlpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint ?? '').href.replace(/\/+$/, '')}/v1/traces`;
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
+    const protocol = read(env, name);
+    if (protocol === undefined) continue;
+    if (protocol.toLowerCase() !== OTLP_PROTOCOL) throw new ConfigError(name, `must be ${OTLP_PROTOCOL} (Slipway exports OTLP over HTTP as JSON) or unset, got ${shown(protocol)}`);
+    break;
+  }
+  const serviceName = read(env, 'OTEL_SERVICE_NAME');
+  // eslint-disable-next-line no-control-regex
+  if (serviceName !== undefined && (serviceName.length > 255 || /[\u0000-\u001f\u007f]/.test(serviceName))) {
+    throw new ConfigError('OTEL_SERVICE_NAME', `must be a name of at most 255 printable characters, got ${shown(serviceName)}`);
+  }
+  return { tracesUrl, serviceName };
+}
+
 /**
  * `.slipway` in the directory `npm start` serves from: npm runs its scripts in the project's root and names that root
  * in npm_config_local_prefix, for `npm start` and `npx slipway …` alike, so that an operator's command run from any
@@ -562,9 +719,13 @@ export function loadConfig(env: Env = process.env): Config {
     gitAllowPrivateHosts: parseBoolean(env, 'SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS'),
     gitAllowedHosts: parseGitAllowedHosts(env),
     rateLimitPerMinute: parseRateLimit(env),
+    redisUrl: parseRedisUrl(env),
+    jobStaleAfterSeconds: parseWholeNumber(env, 'SLIPWAY_JOB_STALE_AFTER_SECONDS', 3, 86_400) ?? 60,
+    fallbackPollMs: parseWholeNumber(env, 'SLIPWAY_FALLBACK_POLL_MS', 50, 600_000),
     awsEndpointUrl: parseAwsEndpointUrl(env),
     templateCatalogUrl: parseTemplateCatalogUrl(env),
     runJobs: parseBoolean(env, 'SLIPWAY_RUN_JOBS', true),
+    backup: parseBackup(env, dataDir),
     appsDomain: parseAppsDomain(env),
     dnsServers: parseDnsServers(env),
     localAgent: parseBoolean(env, 'SLIPWAY_LOCAL_AGENT', true),
@@ -582,6 +743,9 @@ export function loadConfig(env: Env = process.env): Config {
     agentConcurrency: parseAgentConcurrency(env),
     localPostgresUrl: parseLocalPostgresUrl(env),
     workloadIsolation: parseChoice(env, 'SLIPWAY_WORKLOAD_ISOLATION', WORKLOAD_ISOLATIONS, 'strict'),
+    metricsToken: parseMetricsToken(env),
+    metricsAddress: parseMetricsAddress(env),
+    tracing: parseTracing(env),
   };
 }
 

@@ -7,8 +7,11 @@ import { buildApp } from './app.ts';
 import { loadConfigOrExit, type Config, type SecretKeySource } from './config.ts';
 import { databaseTargetOf, openDatabase, printableDatabaseUrl, type Database } from './db/db.client.ts';
 import { migrateToLatest } from './db/db.migrate.ts';
+import { MetricsAddressUnusableError } from './http/metrics.ts';
 import { tightenPrivateDirectory, UnsafePermissionsError } from './lib/private-files.ts';
 import { loadOrCreateKeyFile } from './lib/secret-box.ts';
+import { startTracing } from './lib/tracing.ts';
+import { SLIPWAY_VERSION } from './lib/version.ts';
 
 /**
  * Start-up failures the operator fixes with a setting (a port in use, a data directory this account cannot use, a
@@ -129,7 +132,23 @@ export async function runServer(config: Config): Promise<void> {
     if (problem === undefined) throw error;
     exitCannotStart(problem);
   }
-  const app = await buildApp({ config: { ...config, secretKey }, database, jobs: { run: config.runJobs } }).catch((error: unknown) => {
+  // Before the app is built: its request hooks and the worker's spans need the tracer (docs/operations.md, "Traces").
+  const tracing =
+    config.tracing === undefined
+      ? undefined
+      : await startTracing({ tracesUrl: config.tracing.tracesUrl, serviceName: config.tracing.serviceName ?? 'slipway', serviceVersion: SLIPWAY_VERSION });
+  const staleAfterMs = config.jobStaleAfterSeconds * 1000;
+  const app = await buildApp({
+    config: { ...config, secretKey },
+    database,
+    jobs: {
+      run: config.runJobs,
+      staleAfterMs,
+      heartbeatIntervalMs: Math.min(5_000, staleAfterMs / 5),
+      ...(config.fallbackPollMs === undefined ? {} : { pollIntervalMs: config.fallbackPollMs }),
+    },
+    ...(config.fallbackPollMs === undefined ? {} : { agents: { pollMs: config.fallbackPollMs } }),
+  }).catch((error: unknown) => {
     const problem = dataDirectoryProblem(config, error, false) ?? databaseProblem(config, error);
     if (problem === undefined) throw error;
     exitCannotStart(problem);
@@ -140,13 +159,15 @@ export async function runServer(config: Config): Promise<void> {
     else app.log.info({ signal }, 'stopping: draining in-flight requests');
     await app.close();
     await database.close();
+    // The spans of the last requests and jobs are exported before the process ends.
+    await tracing?.shutdown();
   });
 
   // The worker already runs (and the local agent, when its port is the problem): they stop as on SIGTERM, for at
   // most 10 s, before the process ends.
   const stopAndExit = async (problem: string): Promise<never> => {
     process.stderr.write(`slipway: cannot start: ${oneLine(problem)}\n`);
-    await Promise.race([app.close().then(() => database.close()), sleep(10_000, undefined, { ref: false })]).catch(() => undefined);
+    await Promise.race([app.close().then(() => database.close()).then(() => tracing?.shutdown()), sleep(10_000, undefined, { ref: false })]).catch(() => undefined);
     process.exit(2);
   };
   try {
@@ -156,6 +177,11 @@ export async function runServer(config: Config): Promise<void> {
     if (problem === undefined) throw error;
     await stopAndExit(problem);
   }
+  // The separate metrics listener (SLIPWAY_METRICS_ADDRESS), when asked for: an address in use ends the start.
+  await app.startMetricsListener().catch(async (error: unknown) => {
+    if (!(error instanceof MetricsAddressUnusableError)) throw error;
+    await stopAndExit(error.message);
+  });
   // After the API listens: the engine's start (the apps proxy, the sandbox probe, taking workloads over) is not
   // on the path of the first answer (docs/decisions.md, "Runtime").
   try {

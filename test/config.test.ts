@@ -48,6 +48,7 @@ describe('loadConfig', () => {
       gitAllowPrivateHosts: false,
       gitAllowedHosts: [],
       rateLimitPerMinute: 1200,
+      jobStaleAfterSeconds: 60,
       runJobs: true,
       appsDomain: 'localhost',
       dnsServers: [],
@@ -63,6 +64,10 @@ describe('loadConfig', () => {
       httpsPrivateNames: 'installation-ca',
       appsHsts: undefined,
       acmeCaBundle: undefined,
+      backup: { schedule: undefined, dir: path.join(path.resolve('./.slipway'), 'backups'), retention: 7 },
+      metricsToken: undefined,
+      metricsAddress: undefined,
+      tracing: undefined,
     });
     expect(path.isAbsolute(loadConfig({}).dataDir)).toBe(true);
   });
@@ -90,6 +95,9 @@ describe('loadConfig', () => {
       SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
       SLIPWAY_GIT_ALLOWED_HOSTS: ' github.com, *.Example.com ,,',
       SLIPWAY_RATE_LIMIT_PER_MINUTE: '0',
+      SLIPWAY_REDIS_URL: 'rediss://:s3cret@cache.internal:6380/2',
+      SLIPWAY_JOB_STALE_AFTER_SECONDS: '15',
+      SLIPWAY_FALLBACK_POLL_MS: '5000',
       SLIPWAY_RUN_JOBS: 'false',
       SLIPWAY_APPS_DOMAIN: 'Apps.Example.com.',
       SLIPWAY_DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[::1]:53',
@@ -108,6 +116,11 @@ describe('loadConfig', () => {
       SLIPWAY_WORKFLOW_RUNNER_IMAGE: 'registry.example.com/runner:1',
       SLIPWAY_ACME_EMAIL: 'ops@example.com',
       SLIPWAY_ACME_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
+      SLIPWAY_BACKUP_SCHEDULE: '0 3 * * *',
+      SLIPWAY_BACKUP_DIR: '/srv/backups',
+      SLIPWAY_BACKUP_RETENTION: '14',
+      SLIPWAY_METRICS_TOKEN: 'metrics-token-of-32-characters-at-least',
+      SLIPWAY_METRICS_ADDRESS: '10.0.0.5:9464',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -126,6 +139,9 @@ describe('loadConfig', () => {
       gitAllowPrivateHosts: true,
       gitAllowedHosts: ['github.com', '*.example.com'],
       rateLimitPerMinute: 0,
+      redisUrl: 'rediss://:s3cret@cache.internal:6380/2',
+      jobStaleAfterSeconds: 15,
+      fallbackPollMs: 5000,
       runJobs: false,
       appsDomain: 'apps.example.com',
       dnsServers: ['1.1.1.1', '127.0.0.1:5353', '[::1]:53'],
@@ -144,6 +160,9 @@ describe('loadConfig', () => {
       kubernetesBuilder: 'buildkit',
       workflowRunnerImage: 'registry.example.com/runner:1',
       acmeCaBundle: '/etc/ssl/certs/ca-certificates.crt',
+      backup: { schedule: '0 3 * * *', dir: '/srv/backups', retention: 14 },
+      metricsToken: 'metrics-token-of-32-characters-at-least',
+      metricsAddress: { host: '10.0.0.5', port: 9464 },
     });
   });
 
@@ -290,6 +309,10 @@ describe('loadConfig', () => {
     ['SLIPWAY_RATE_LIMIT_PER_MINUTE', { SLIPWAY_RATE_LIMIT_PER_MINUTE: '-1' }],
     ['SLIPWAY_RATE_LIMIT_PER_MINUTE', { SLIPWAY_RATE_LIMIT_PER_MINUTE: 'lots' }],
     ['SLIPWAY_GIT_ALLOWED_HOSTS', { SLIPWAY_GIT_ALLOWED_HOSTS: 'git.example.com, *' }],
+    ['SLIPWAY_JOB_STALE_AFTER_SECONDS', { SLIPWAY_JOB_STALE_AFTER_SECONDS: '2' }],
+    ['SLIPWAY_JOB_STALE_AFTER_SECONDS', { SLIPWAY_JOB_STALE_AFTER_SECONDS: 'soon' }],
+    ['SLIPWAY_FALLBACK_POLL_MS', { SLIPWAY_FALLBACK_POLL_MS: '10' }],
+    ['SLIPWAY_FALLBACK_POLL_MS', { SLIPWAY_FALLBACK_POLL_MS: '1.5' }],
   ] as [string, Record<string, string>][])('refuses %s in %j with a ConfigError naming it', (variable, env) => {
     const error = configErrorOf(env);
     expect(error.variable).toBe(variable);
@@ -308,6 +331,18 @@ describe('loadConfig', () => {
     for (const refused of ['ftp://aws.example.com', 'https://key:s3cr3t-value@aws.example.com', 'https://aws.example.com/?a=1', 'not a url s3cr3t-value']) {
       const error = configErrorOf({ SLIPWAY_AWS_ENDPOINT_URL: refused });
       expect(error.variable).toBe('SLIPWAY_AWS_ENDPOINT_URL');
+      expect(error.message).not.toContain('s3cr3t-value');
+    }
+  });
+
+  it('reads SLIPWAY_REDIS_URL as a redis(s) URL with an optional database number, and never repeats a refused one', () => {
+    expect(loadConfig({}).redisUrl).toBeUndefined();
+    for (const accepted of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/5', 'rediss://:pw@cache.example.com:6380/0']) {
+      expect(loadConfig({ SLIPWAY_REDIS_URL: accepted }).redisUrl).toBe(accepted);
+    }
+    for (const refused of ['http://:s3cr3t-value@cache:6379', 'redis://:s3cr3t-value@cache:6379/not-a-db', 'redis://:s3cr3t-value@/0', 'no url s3cr3t-value']) {
+      const error = configErrorOf({ SLIPWAY_REDIS_URL: refused });
+      expect(error.variable).toBe('SLIPWAY_REDIS_URL');
       expect(error.message).not.toContain('s3cr3t-value');
     }
   });

@@ -6,7 +6,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { mintToken } from '../src/auth/tokens.ts';
 import type { RegisteredRoute } from '../src/http/server.ts';
 import { describeEachDatabase, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
-import { isConsolePage, isDocumentationRoute, isOperatorRoute, isPublicRoute } from './support/public-routes.ts';
+import { isConsolePage, isDocumentationRoute, isMetricsRoute, isOperatorRoute, isPublicRoute } from './support/public-routes.ts';
 
 /** A sweep sends a request (with its audit write and snapshot reads) for every route of the API, several hundred. */
 const SWEEP_TIMEOUT_MS = 120_000;
@@ -22,7 +22,8 @@ const SWEEP_TIMEOUT_MS = 120_000;
  *     of another organization whose policy allows everything, addressing the victim organization's resources get
  *     403 or 404 — never a success — and the victim's rows are unchanged;
  *   - every route is described in the OpenAPI document with an operation id, including every SPEC.md operation
- *     implemented so far.
+ *     implemented so far — except GET /metrics, the Prometheus scrape endpoint, served here (a metrics token is set)
+ *     so that it is walked like the rest: no user credential opens it.
  */
 
 const SPEC_OPERATION_IDS = [
@@ -618,7 +619,7 @@ describeEachDatabase('route security', (ctx) => {
 
   it('walks a route listing that holds every implemented SPEC.md operation and the public documents', () => {
     const names = routes.map(routeName);
-    expect(names).toEqual(expect.arrayContaining(['GET /ips', 'GET /certificateAuthority', 'GET /openapi.json', 'GET /docs', 'GET /organization/:organizationId', 'DELETE /project/:projectId']));
+    expect(names).toEqual(expect.arrayContaining(['GET /ips', 'GET /certificateAuthority', 'GET /openapi.json', 'GET /docs', 'GET /metrics', 'GET /organization/:organizationId', 'DELETE /project/:projectId']));
     const documented = Object.values(document.paths).flatMap((operations) => Object.values(operations).map((operation) => operation.operationId));
     expect(documented).toEqual(expect.arrayContaining(SPEC_OPERATION_IDS));
   });
@@ -627,7 +628,7 @@ describeEachDatabase('route security', (ctx) => {
     const problems: string[] = [];
     const seen = new Map<string, string>();
     for (const route of routes) {
-      if (route.method === 'HEAD' || isDocumentationRoute(route.url) || isConsolePage(route.url)) continue;
+      if (route.method === 'HEAD' || isDocumentationRoute(route.url) || isConsolePage(route.url) || isMetricsRoute(route.url)) continue;
       const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
       const operationId = operation?.operationId;
       if (operationId === undefined || operationId === '') {
@@ -826,4 +827,4 @@ describeEachDatabase('route security', (ctx) => {
     expect(problems).toEqual([]);
     expect(await victimSnapshot(ctx(), seeds())).toEqual(initial);
   }, SWEEP_TIMEOUT_MS);
-});
+}, { metricsToken: 'route-security-metrics-token' });

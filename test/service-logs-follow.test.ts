@@ -327,6 +327,15 @@ describeEachDatabase('service logs that follow', (ctx) => {
     await stream.close();
   });
 
+  it('keeps colour codes (ESC) and tabs in stored lines; other control characters become spaces', async () => {
+    const w = await world();
+    await deploy(w);
+    await workloadPrints(w, [{ line: '\u001b[31mred\u001b[0m\tdone\u0007\r' }]);
+    const stored = await ctx().call(w.owner.auth, { method: 'GET', url: `/application/${w.applicationId}/log?stream=stdout&tail=1` });
+    expect(stored.statusCode, stored.body).toBe(200);
+    expect(stored.json<{ results: LogLine[] }>().results.map((line) => line.message)).toEqual(['\u001b[31mred\u001b[0m\tdone  ']);
+  });
+
   it('leaves no timer, socket or listener behind when many followers come and go', async () => {
     const w = await world();
     await deploy(w);

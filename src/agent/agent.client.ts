@@ -23,6 +23,7 @@ import {
   type AgentWorkloadLogLine,
 } from '../protocol/agent-protocol.ts';
 import type { TSchema, Static } from 'typebox';
+import { activeTraceparent } from '../lib/tracing.ts';
 
 /**
  * The agent's HTTP side of the agent protocol (src/protocol/agent-protocol.ts, docs/agent-protocol.md). Every call
@@ -56,11 +57,17 @@ export function createAgentClient(options: AgentClientOptions): AgentControlPlan
   const retryBaseMs = options.retryBaseMs ?? 250;
 
   async function call<T extends TSchema>(answer: T, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<Static<T>> {
+    // A call made while a task's span is active (its reports, logs, spec) is a child of it in the control plane's trace.
+    const traceparent = activeTraceparent();
     for (let attempt = 1; ; attempt += 1) {
       try {
         const response = await fetch(new URL(path, options.controlPlaneUrl), {
           method,
-          headers: { authorization: `Bearer ${options.credential}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          headers: {
+            authorization: `Bearer ${options.credential}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(traceparent === undefined ? {} : { traceparent }),
+          },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
           ...(signal === undefined ? {} : { signal }),
         });

@@ -4,6 +4,7 @@ import type { GitAccess } from '../git/git-access.ts';
 import type { AgentClient } from './agent.client.ts';
 import type { ImageBuildOptions } from '../engine/kubernetes/kubernetes-build.ts';
 import type { KubeconfigSource } from '../engine/kubernetes/kubernetes-cluster.ts';
+import { inSpan } from '../lib/tracing.ts';
 import { TaskCanceled, type AgentDriver, type TaskSession } from '../protocol/agent-driver.ts';
 import {
   ControlPlaneRefusal,
@@ -280,8 +281,29 @@ export type TaskReporter = (event: AgentProgressEvent, message?: string) => Prom
  * Carries one leased task out with a driver, reporting its phases: take, then the work, then how it ended — succeed
  * when the driver returns, cancel_done when it throws TaskCanceled, fail with the message of anything else. A
  * refusal of the control plane (a lost lease) is the caller's: it propagates. Environment tasks need no driver.
+ *
+ * The work is one span, a child of the control plane's job run that dispatched the task when the task names it
+ * (`traceparent`; docs/operations.md, "Traces"): ids, the action, the attempt and how it ended, never the spec.
  */
 export async function carryOutTask(driver: AgentDriver, session: TaskSession, report: TaskReporter): Promise<void> {
+  const { task } = session;
+  const attributes = {
+    'slipway.task.id': task.id,
+    'slipway.task.subject_type': task.subject_type,
+    'slipway.task.subject_id': task.subject_id,
+    'slipway.task.action': task.action,
+    'slipway.task.attempt': task.attempt,
+    'slipway.agent.driver': driver.name,
+  };
+  await inSpan(`agent task ${task.action}`, { parent: task.traceparent, role: 'consumer', attributes }, async (span) => {
+    const settled = await performTask(driver, session, report);
+    span.setAttributes({ 'slipway.task.outcome': settled });
+    if (settled === 'fail') span.fail('TaskFailed');
+  });
+}
+
+/** The phases of a task, reported; answers the one that settled it. */
+async function performTask(driver: AgentDriver, session: TaskSession, report: TaskReporter): Promise<'succeed' | 'fail' | 'cancel_done'> {
   const { task } = session;
   await report('take');
   if (task.subject_type === 'ENVIRONMENT') {
@@ -290,17 +312,21 @@ export async function carryOutTask(driver: AgentDriver, session: TaskSession, re
     parseTaskPayload(task);
     if (task.action === 'deploy' || task.action === 'redeploy') await report('built');
     await report('succeed');
-    return;
+    return 'succeed';
   }
   try {
     await performServiceTask(driver, session);
   } catch (error) {
     if (error instanceof ControlPlaneRefusal) throw error;
-    if (error instanceof TaskCanceled) await report('cancel_done');
-    else await report('fail', error instanceof Error ? error.message : String(error));
-    return;
+    if (error instanceof TaskCanceled) {
+      await report('cancel_done');
+      return 'cancel_done';
+    }
+    await report('fail', error instanceof Error ? error.message : String(error));
+    return 'fail';
   }
   await report('succeed');
+  return 'succeed';
 }
 
 /** A service task, by its subject and action, handed to the driver. */

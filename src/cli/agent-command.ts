@@ -8,6 +8,7 @@ import { runAgentOnHost } from '../agent/agent.runtime.ts';
 import type { Config } from '../config.ts';
 import { createSystemGitAccess } from '../git/system-git.ts';
 import { nodeHttp } from '../lib/node-http.ts';
+import { startTracing } from '../lib/tracing.ts';
 import { SLIPWAY_VERSION } from '../lib/version.ts';
 import { writePrivateJson } from './credentials.ts';
 import { CliError } from './sign-in.ts';
@@ -185,6 +186,11 @@ export async function runAgentCommand(config: Config, options: AgentCommandOptio
     workflowRunnerImage: options.workflowRunnerImage ?? config.workflowRunnerImage,
   });
   const concurrency = options.concurrency ?? config.agentConcurrency;
+  // Each task's work is a span of the trace of the job that dispatched it (docs/operations.md, "Traces").
+  const tracing =
+    config.tracing === undefined
+      ? undefined
+      : await startTracing({ tracesUrl: config.tracing.tracesUrl, serviceName: config.tracing.serviceName ?? 'slipway-agent', serviceVersion: SLIPWAY_VERSION });
   const agent = runAgentOnHost(host, { client, version: SLIPWAY_VERSION, onTrouble, ...(concurrency === undefined ? {} : { concurrency }) });
   const health = healthAddress === undefined ? undefined : await startHealthServer(healthAddress, () => agent.heartbeating());
   out(`agent for cluster ${clusterId} (driver ${driverName}) ${host.describe()}`);
@@ -198,5 +204,6 @@ export async function runAgentCommand(config: Config, options: AgentCommandOptio
     process.on('SIGTERM', stop);
   });
   if (health !== undefined) await new Promise((resolve) => health.close(resolve));
+  await tracing?.shutdown();
   out('agent stopped; workloads keep running');
 }

@@ -215,4 +215,27 @@ export function registerServerCommands(program: Command): void {
         return listGrants(loadConfigOrExit(), options);
       }),
     );
+
+  // The installation's own database into one file and back (docs/operations.md, "Backing up and restoring").
+  admin
+    .command('backup')
+    .description('write a backup of the installation\'s database to one file (0600); the secret key is not in it: keep that apart')
+    .option('--output <file>', 'the file to write, which must not exist (default: <SLIPWAY_BACKUP_DIR>/slipway-<UTC timestamp>.backup)', nonBlank)
+    .action(async (options: { output?: string }) =>
+      operatorCommand(async () => {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { backupInstallation } = await import('./admin-backup.ts');
+        return backupInstallation(loadConfigOrExit(), options);
+      }),
+    );
+  admin
+    .command('restore <file>')
+    .description('restore a backup into an empty data directory or database, checking that the configured secret key is the one it was taken under')
+    .action(async (file: string) =>
+      operatorCommand(async () => {
+        const { loadConfigOrExit } = await import('../config.ts');
+        const { restoreInstallation } = await import('./admin-backup.ts');
+        return restoreInstallation(loadConfigOrExit(), file);
+      }),
+    );
 }

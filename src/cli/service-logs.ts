@@ -88,8 +88,24 @@ function filtersOf(options: ServiceLogsOptions): LogQuery {
   return query;
 }
 
+/**
+ * A workload's escape sequences, of which a terminal is shown only colours and text styles (SGR: `ESC [ … m`). The
+ * rest — cursor moves, screen clears, window titles, OSC 52 clipboard writes, hyperlinks — would let a service's output
+ * act on the reader's terminal, so they are dropped: CSI and OSC sequences whole, any other ESC with its next character.
+ */
+// eslint-disable-next-line no-control-regex -- matching escape sequences is the point
+const ESCAPE_SEQUENCE = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[\s\S]?)/g;
+// eslint-disable-next-line no-control-regex -- matching escape sequences is the point
+const SGR = /^\u001b\[[0-9;:]*m$/;
+
+export function terminalSafe(message: string): string {
+  return message.replace(ESCAPE_SEQUENCE, (sequence) => (SGR.test(sequence) ? sequence : ''));
+}
+
 function logLine(line: Pick<LogLine, 'created_at' | 'stream' | 'message'>): string {
-  return `${line.created_at} [${line.stream}] ${line.message}\n`;
+  // A line ending inside a colour would colour what the terminal prints next: close it.
+  const message = terminalSafe(line.message);
+  return `${line.created_at} [${line.stream}] ${message}${message.includes('\u001b[') ? '\u001b[0m' : ''}\n`;
 }
 
 /** Prints a service's log: stored lines, or with --follow its output as it comes (module comment). */

@@ -22,6 +22,11 @@ export interface Database {
   db: Kysely<DB>;
   dialect: DialectName;
   close(): Promise<void>;
+  /**
+   * PostgreSQL only: a new connection outside the pool (not yet connected), for the change signals' LISTEN
+   * (db.signals.ts), and the schema the installation lives in.
+   */
+  listenerConnection?: { connect(): Promise<pg.Client>; schema?: string | undefined };
 }
 
 const PG_TIMESTAMPTZ_OID = 1184;
@@ -129,6 +134,13 @@ function openPostgres(target: Extract<DatabaseTarget, { dialect: 'postgres' }>):
     db,
     dialect: 'postgres',
     close: () => db.destroy(),
+    listenerConnection: {
+      schema: target.schema,
+      async connect() {
+        const { default: postgres } = await import('pg');
+        return new postgres.Client({ connectionString: target.url, options: target.schema === undefined ? '-c timezone=UTC' : `-c timezone=UTC -c search_path=${target.schema}` });
+      },
+    },
   };
 }
 

@@ -48,6 +48,9 @@ import * as gitWebhooks from './migrations/0049_git_webhooks.ts';
 import * as databaseBackups from './migrations/0050_database_backups.ts';
 import * as clusterInsight from './migrations/0051_cluster_insight.ts';
 import * as clusterSettings from './migrations/0052_cluster_settings.ts';
+import * as traceContext from './migrations/0053_trace_context.ts';
+import * as rateLimitCounters from './migrations/0054_rate_limit_counters.ts';
+import * as listIndexes from './migrations/0055_list_indexes.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -111,7 +114,13 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0050_database_backups', databaseBackups],
   ['0051_cluster_insight', clusterInsight],
   ['0052_cluster_settings', clusterSettings],
+  ['0053_trace_context', traceContext],
+  ['0054_rate_limit_counters', rateLimitCounters],
+  ['0055_list_indexes', listIndexes],
 ];
+
+/** The names of the migrations this build knows: a backup taken at a level beyond them is refused (db.backup.ts). */
+export const KNOWN_MIGRATIONS: readonly string[] = MIGRATIONS.map(([name]) => name);
 
 class StaticMigrationProvider implements MigrationProvider {
   private readonly types: ColumnTypes;

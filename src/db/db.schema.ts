@@ -11,6 +11,7 @@ import type { DatabaseBackupsTable, DeploymentBuildUsageReportsTable } from './d
 import type { ClusterSettingsTable, ClusterAnalysesTable, ClusterAnalysisLogsTable } from './db.tables.cluster-settings.ts';
 import type { AlertReceiversTable, AlertRulesTable, AlertRuleReceiversTable, AlertFiringsTable } from './db.tables.alerts.ts';
 import type { ClusterKubeconfigsTable, ClusterInsightEventsTable, ClusterInsightLogsTable, ClusterOperatorTargetsTable } from './db.tables.cluster-insight.ts';
+import type { RateLimitCountersTable } from './db.tables.rate-limit.ts';
 import type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';
 
 /**
@@ -97,6 +98,7 @@ export interface DB {
   alert_rules: AlertRulesTable;
   alert_rule_receivers: AlertRuleReceiversTable;
   alert_firings: AlertFiringsTable;
+  rate_limit_counters: RateLimitCountersTable;
   cluster_kubeconfigs: ClusterKubeconfigsTable;
   cluster_insight_events: ClusterInsightEventsTable;
   cluster_insight_logs: ClusterInsightLogsTable;
@@ -118,4 +120,5 @@ export type { DatabaseBackupsTable, DeploymentBuildUsageReportsTable } from './d
 export type { ClusterSettingsTable, ClusterAnalysesTable, ClusterAnalysisLogsTable } from './db.tables.cluster-settings.ts';
 export type { AlertReceiversTable, AlertRulesTable, AlertRuleReceiversTable, AlertFiringsTable } from './db.tables.alerts.ts';
 export type { ClusterKubeconfigsTable, ClusterInsightEventsTable, ClusterInsightLogsTable, ClusterOperatorTargetsTable } from './db.tables.cluster-insight.ts';
+export type { RateLimitCountersTable } from './db.tables.rate-limit.ts';
 export type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';

@@ -25,6 +25,8 @@ export interface JobsTable {
   created_at: string;
   updated_at: string;
   finished_at: string | null;
+  /** The W3C traceparent its runs continue: the span active when it was enqueued (0053_trace_context); null for none. */
+  trace_context: string | null;
 }
 
 export interface ClustersTable {
@@ -224,6 +226,8 @@ export interface AgentTasksTable {
   created_at: string;
   updated_at: string;
   finished_at: string | null;
+  /** The W3C traceparent the agent's work continues: its dispatching job run's span (0053_trace_context); null for none. */
+  trace_context: string | null;
 }
 
 /** What a cluster's agent last said of itself (its heartbeats). */

@@ -4,6 +4,7 @@ import type { DB, JobsTable, Queryable } from '../db/db.schema.ts';
 import { readJson, writeJson } from '../db/db.json.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
+import { activeTraceparent } from '../lib/tracing.ts';
 
 /**
  * The durable job queue: jobs are rows in the application's own database, written in the same transaction as the
@@ -32,6 +33,11 @@ export interface JobRequest {
   maxAttempts?: number;
   /** Not before this instant (ISO-8601); now when absent. */
   runAt?: string;
+  /**
+   * The trace the job's runs continue (a W3C traceparent): when absent, the span active where it is enqueued (a
+   * request's, a job run's); null starts none (a schedule's next run is not part of the previous run's trace).
+   */
+  traceContext?: string | null;
 }
 
 export interface ClaimedJob {
@@ -42,6 +48,8 @@ export interface ClaimedJob {
   /** 1 on the first run; counts runs that ended in failure or a crash, not deferrals. */
   attempt: number;
   maxAttempts: number;
+  /** The W3C traceparent its run's span continues (lib/tracing.ts); absent or null: a trace of its own. */
+  traceContext?: string | null;
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
@@ -88,6 +96,7 @@ function newJobRow(clock: Clock, request: JobRequest) {
     created_at: now,
     updated_at: now,
     finished_at: null,
+    trace_context: request.traceContext === undefined ? (activeTraceparent() ?? null) : request.traceContext,
   };
 }
 
@@ -99,6 +108,7 @@ function claimed(row: JobRow): ClaimedJob {
     serialKey: row.serial_key,
     attempt: row.attempts,
     maxAttempts: row.max_attempts,
+    traceContext: row.trace_context,
   };
 }
 
@@ -266,8 +276,9 @@ export function findJob(db: Queryable, jobId: string): Promise<JobRow | undefine
 /**
  * Jobs whose worker stopped heartbeating (it crashed or was killed) go back to the queue, or to FAILED when their
  * attempts are spent; the failed ones are returned so their handlers can settle what the job was driving.
+ * `runningHere` are the calling worker's own runs, never taken from it.
  */
-export async function recoverStaleJobs(db: Queryable, clock: Clock, staleBefore: string): Promise<ClaimedJob[]> {
+export async function recoverStaleJobs(db: Queryable, clock: Clock, staleBefore: string, runningHere: ReadonlySet<string> = new Set()): Promise<ClaimedJob[]> {
   const now = clock.now().toISOString();
   const stale = await db
     .selectFrom('jobs')
@@ -276,7 +287,8 @@ export async function recoverStaleJobs(db: Queryable, clock: Clock, staleBefore:
     .where('heartbeat_at', '<', staleBefore)
     .execute();
   const exhausted: ClaimedJob[] = [];
-  for (const row of stale) {
+  // The caller's own runs are alive, however old their heartbeat (the clock jumped, the process paused).
+  for (const row of stale.filter((job) => !runningHere.has(job.id))) {
     const giveUp = row.attempts >= row.max_attempts;
     const result = await db
       .updateTable('jobs')

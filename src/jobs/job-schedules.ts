@@ -34,15 +34,23 @@ import type { JobHandler } from './job-worker.ts';
  * - Tasks must be safe to repeat: a run whose worker died starts over.
  */
 
-/** A periodic task of the installation. */
-export interface ScheduledWork {
+/** A periodic task of the installation: every `intervalMs`, or on a calendar. */
+export type ScheduledWork = {
   /** `billing` runs as jobs of kind `schedule.billing` under the serial key `schedule:billing`. */
   name: string;
-  intervalMs: number;
   /** Whether an installation with no run pending runs it at once (a sweep catching up) or one interval later. */
   atStart: boolean;
   run(): Promise<unknown>;
-}
+} & (
+  | { intervalMs: number }
+  | {
+      /**
+       * On a calendar (a cron expression: the installation's backups): the first instant it is due strictly after
+       * `instant`. The runs follow it with the interval's rules: missed runs are skipped, one due while a run works runs next.
+       */
+      nextDueAfter(instant: number): number;
+    }
+);
 
 export interface JobSchedules {
   /** The handlers of the schedules' job kinds, for the worker. */
@@ -69,19 +77,25 @@ export function nextDueAt(dueAt: number, intervalMs: number, now: number): numbe
   return dueAt + intervalMs * (Math.floor(behind / intervalMs) + 1);
 }
 
+/** The run after one due at `dueAt`, the first due after `now` (on a calendar: its first instant after both). */
+function dueAfter(work: ScheduledWork, dueAt: number, now: number): number {
+  return 'intervalMs' in work ? nextDueAt(dueAt, work.intervalMs, now) : work.nextDueAfter(Math.max(dueAt, now));
+}
+
 export function createJobSchedules(deps: { db: Queryable; clock: Clock; schedules: readonly ScheduledWork[] }): JobSchedules {
   const { db, clock } = deps;
   const names = new Set<string>();
   for (const work of deps.schedules) {
     if (names.has(work.name)) throw new Error(`two schedules are named ${work.name}`);
-    if (!Number.isFinite(work.intervalMs) || work.intervalMs <= 0) throw new Error(`the interval of schedule ${work.name} must be positive`);
+    if ('intervalMs' in work && (!Number.isFinite(work.intervalMs) || work.intervalMs <= 0)) throw new Error(`the interval of schedule ${work.name} must be positive`);
     names.add(work.name);
   }
 
   function runOf(work: ScheduledWork, dueAt: number): JobRequest & { serialKey: string } {
     const due = new Date(dueAt).toISOString();
     const payload: SchedulePayload = { dueAt: due };
-    return { kind: scheduleJobKind(work.name), serialKey: scheduleSerialKey(work.name), payload: { ...payload }, runAt: due };
+    // Each run is a trace of its own (docs/operations.md, "Traces"), not a child of the run or request before it.
+    return { kind: scheduleJobKind(work.name), serialKey: scheduleSerialKey(work.name), payload: { ...payload }, runAt: due, traceContext: null };
   }
 
   /**
@@ -92,7 +106,7 @@ export function createJobSchedules(deps: { db: Queryable; clock: Clock; schedule
   function nextRunAfter(work: ScheduledWork, job: ClaimedJob, now = clock.now().getTime()): JobRequest & { serialKey: string } {
     const dueAt = typeof job.payload.dueAt === 'string' ? Date.parse(job.payload.dueAt) : Number.NaN;
     // A run without a readable due time (written by hand) counts as due now.
-    return runOf(work, nextDueAt(Number.isNaN(dueAt) ? now : dueAt, work.intervalMs, now));
+    return runOf(work, dueAfter(work, Number.isNaN(dueAt) ? now : dueAt, now));
   }
 
   const handlers = deps.schedules.map((work): readonly [string, JobHandler] => [
@@ -114,7 +128,7 @@ export function createJobSchedules(deps: { db: Queryable; clock: Clock; schedule
     async ensure() {
       const now = clock.now().getTime();
       for (const work of deps.schedules) {
-        await enqueueJobUnlessPending(db, clock, runOf(work, work.atStart ? now : now + work.intervalMs));
+        await enqueueJobUnlessPending(db, clock, runOf(work, work.atStart ? now : dueAfter(work, now, now)));
       }
     },
   };

@@ -1,8 +1,11 @@
 import { hostname } from 'node:os';
 import type { Database } from '../db/db.client.ts';
 import { outsideCommitParticipants } from '../db/db.commit-participants.ts';
+import type { ChangeSignals } from '../db/db.signals.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
+import { failActiveSpan, inSpan, outsideTrace } from '../lib/tracing.ts';
+import type { JobRunMetrics, JobRunOutcome } from './job-metrics.ts';
 import {
   claimNextJob,
   completeJob,
@@ -55,6 +58,8 @@ export interface JobWorkerOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
   workerId?: string;
+  /** Counts each run by kind and outcome, with its duration (job-metrics.ts); none when absent. */
+  metrics?: JobRunMetrics;
   log?: { error(object: object, message: string): void; warn(object: object, message: string): void; debug?(object: object, message: string): void };
 }
 
@@ -68,19 +73,25 @@ export interface JobWorker {
 }
 
 /**
- * How the modules that enqueue work wake the process's worker after their commit, without needing the worker itself:
- * it is built last, from every module's handlers. Until it is connected (and where this process runs no worker) a
- * wake-up does nothing: a worker polls anyway.
+ * How the modules that enqueue work wake the workers after their commit, without needing the worker itself: it is
+ * built last, from every module's handlers. With change signals (db.signals.ts) a wake-up reaches the worker of every
+ * process sharing the database (a job enqueued by an API-only replica starts at once elsewhere); without, this
+ * process's only. Until it is connected (and where this process runs no worker) a wake-up does nothing here: a worker
+ * polls anyway.
  */
 export interface WorkerWakeup {
   wake(): void;
   connect(worker: Pick<JobWorker, 'wake'>): void;
 }
 
-export function createWorkerWakeup(): WorkerWakeup {
+/** The signal channel of "a job was enqueued or became due": its payload is empty. */
+export const JOBS_SIGNAL_CHANNEL = 'jobs';
+
+export function createWorkerWakeup(signals?: Pick<ChangeSignals, 'publish' | 'subscribe'>): WorkerWakeup {
   let connected: Pick<JobWorker, 'wake'> | undefined;
+  signals?.subscribe(JOBS_SIGNAL_CHANNEL, () => connected?.wake());
   return {
-    wake: () => connected?.wake(),
+    wake: () => (signals === undefined ? connected?.wake() : signals.publish(JOBS_SIGNAL_CHANNEL, '')),
     connect(worker) {
       connected = worker;
     },
@@ -98,6 +109,8 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
   const workerId = options.workerId ?? `${hostname()}:${process.pid}:${newId()}`;
   const kinds = [...handlers.keys()];
   const inFlight = new Set<Promise<void>>();
+  /** The jobs this worker is running now: alive whatever their heartbeat says (a clock jump, a long pause). */
+  const runningJobIds = new Set<string>();
   let running = false;
   let looping = false;
   let wakeRequested = false;
@@ -114,6 +127,8 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       heartbeatJob(database.db, clock, job.id, workerId).catch((error: unknown) => reportError(error, 'job heartbeat failed'));
     }, heartbeatIntervalMs);
     beat.unref();
+    const started = performance.now();
+    let ended: JobRunOutcome = 'failed';
     try {
       if (handler === undefined) throw new Error(`no handler for job kind ${job.kind}`);
       const outcome = await handler.run(job);
@@ -124,10 +139,13 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       } else {
         await deferJob(database.db, clock, job.id, workerId, outcome.deferUntil.toISOString());
       }
+      ended = outcome !== undefined && 'deferUntil' in outcome ? 'deferred' : 'succeeded';
     } catch (error) {
+      failActiveSpan(error);
       const message = error instanceof Error ? error.message : String(error);
       const retry = job.attempt < job.maxAttempts;
       const retryAt = retry ? new Date(clock.now().getTime() + retryDelayMs(job.attempt, retryBaseMs, retryMaxMs)).toISOString() : undefined;
+      if (retry) ended = 'retried';
       const failure = { job: job.id, kind: job.kind, attempt: job.attempt, retry };
       if (handler?.failureLogLevel === 'debug') options.log?.debug?.(failure, `job failed: ${message}`);
       else options.log?.warn(failure, `job failed: ${message}`);
@@ -138,6 +156,7 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       if (recorded && !retry) await handler?.giveUp?.(job, message).catch((e: unknown) => reportError(e, 'job giveUp failed'));
     } finally {
       clearInterval(beat);
+      options.metrics?.jobRunFinished(job.kind, ended, (performance.now() - started) / 1000);
     }
   }
 
@@ -145,7 +164,7 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     const now = clock.now().getTime();
     if (now - lastRecovery < Math.min(staleAfterMs, 5_000)) return;
     lastRecovery = now;
-    const exhausted = await recoverStaleJobs(database.db, clock, new Date(now - staleAfterMs).toISOString());
+    const exhausted = await recoverStaleJobs(database.db, clock, new Date(now - staleAfterMs).toISOString(), runningJobIds);
     for (const job of exhausted) {
       await handlers.get(job.kind)?.giveUp?.(job, 'the worker running this job stopped responding');
     }
@@ -165,7 +184,11 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
         while (running && inFlight.size < concurrency) {
           const job = await claimNextJob(database.db, database.dialect, clock, workerId, kinds);
           if (job === undefined) break;
-          const task: Promise<void> = runJob(job).finally(() => {
+          // Each run is a span of the trace the job was enqueued in (docs/operations.md, "Traces").
+          const attributes = { 'slipway.job.kind': job.kind, 'slipway.job.id': job.id, 'slipway.job.attempt': job.attempt };
+          runningJobIds.add(job.id);
+          const task: Promise<void> = inSpan(`job ${job.kind}`, { parent: job.traceContext, role: 'consumer', attributes }, () => runJob(job)).finally(() => {
+            runningJobIds.delete(job.id);
             inFlight.delete(task);
             // A finished job may unblock the next one of its serial key.
             if (running) void loop();
@@ -198,8 +221,8 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     },
     wake() {
       // Requests wake the worker after their commit: the runs must not carry the request's context (its audit event
-      // would otherwise ride on the job's transactions).
-      if (running) outsideCommitParticipants(() => void loop());
+      // would otherwise ride on the job's transactions, and what they enqueue would join the request's trace).
+      if (running) outsideCommitParticipants(() => outsideTrace(() => void loop()));
     },
     async stop() {
       running = false;

@@ -23,12 +23,36 @@ export interface FieldProblem {
   message: string;
 }
 
+/**
+ * Kinds that report the caller's mistake or a refusal: answered and forgotten, never logged with a stack, so none is
+ * captured (V8 walks the stack at construction: several µs on every 401, 404 or 409).
+ */
+const EXPECTED_KINDS: ReadonlySet<AppErrorKind> = new Set<AppErrorKind>([
+  'bad_request',
+  'unauthenticated',
+  'forbidden',
+  'payment_required',
+  'not_found',
+  'conflict',
+  'payload_too_large',
+  'unsupported_media_type',
+  'method_not_allowed',
+  'unprocessable',
+  'rate_limited',
+]);
+
 export class AppError extends Error {
   readonly kind: AppErrorKind;
   readonly details: FieldProblem[] | undefined;
 
   constructor(kind: AppErrorKind, message: string, details?: FieldProblem[]) {
-    super(message);
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (EXPECTED_KINDS.has(kind)) Error.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
     this.name = 'AppError';
     this.kind = kind;
     this.details = details;

@@ -82,6 +82,16 @@ const AgentTaskFields = {
   last_report_seq: Type.Integer(),
   last_log_seq: Type.Integer(),
   accepts_logs: Type.Boolean({ description: 'Whether the subject keeps log lines (service deployments do; environments do not).' }),
+  /**
+   * The trace the agent's work on the task continues: the W3C traceparent of the control plane's job run that
+   * dispatched it. Absent when the control plane records no traces; an agent that records none ignores it.
+   */
+  traceparent: Type.Optional(
+    Type.String({
+      pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$',
+      description: "W3C traceparent of the dispatching job's span (OpenTelemetry); absent when the control plane records no traces.",
+    }),
+  ),
 };
 
 export const AgentTask = Type.Object(AgentTaskFields, { $id: 'AgentTask' });

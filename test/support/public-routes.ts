@@ -26,6 +26,14 @@ export function isGitWebhookDeliveryRoute(url: string): boolean {
   return url.startsWith('/git-webhook/');
 }
 
+/**
+ * The Prometheus scrape endpoint (docs/operations.md, "What to watch: metrics"): no API operation, so outside the API
+ * description, but not public either — it asks for the metrics token, and refuses any other credential with 401.
+ */
+export function isMetricsRoute(url: string): boolean {
+  return url === '/metrics';
+}
+
 export function isPublicRoute(url: string): boolean {
   return (
     url === '/ips' || url === '/certificateAuthority' || isDocumentationRoute(url) || isConsolePage(url) || isSignedDownloadRoute(url) || isOperatorRoute(url) || isGitWebhookDeliveryRoute(url)

@@ -90,6 +90,8 @@ export interface TestAppOptions {
   webhooks?: AppDeps['webhooks'];
   /** SLIPWAY_HELM_BINARY of the app: the helm the control plane reads charts with (createHelmDefaultValues). */
   helmBinary?: string;
+  /** SLIPWAY_METRICS_TOKEN of the app: `GET /metrics` is served to its holder (none without it). */
+  metricsToken?: string;
 }
 
 export async function startTestApp(dialect: TestDialect, options: TestAppOptions = {}): Promise<TestApp> {
@@ -106,6 +108,7 @@ export async function startTestApp(dialect: TestDialect, options: TestAppOptions
       ...(options.appsDomain === undefined ? {} : { appsDomain: options.appsDomain }),
       ...(options.gitAllowPrivateHosts === undefined ? {} : { gitAllowPrivateHosts: options.gitAllowPrivateHosts }),
       ...(options.helmBinary === undefined ? {} : { helmBinary: options.helmBinary }),
+      ...(options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
     },
     database: testDatabase.database,
     clock,

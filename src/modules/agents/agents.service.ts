@@ -4,11 +4,14 @@ import type { DialectName } from '../../db/db.client.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
+import type { ChangeSignals } from '../../db/db.signals.ts';
 import type { AgentCertificateReport, AgentCertificateReportAnswer, WorkloadHealth } from '../../protocol/agent-protocol.ts';
 import { expediteJob, findJob } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { activeTraceparent } from '../../lib/tracing.ts';
+import type { AgentTaskMetrics } from './agents.metrics.ts';
 import {
   countOpenAgentTasks,
   findAgentPresence,
@@ -119,9 +122,19 @@ export interface AgentsDeps {
   heartbeatIntervalMs?: number | undefined;
   /** How often a long-poll looks at the database for tasks dispatched by another replica (default 1 s). */
   pollMs?: number | undefined;
+  /**
+   * Change signals between the processes sharing the database (db.signals.ts): work dispatched, or a task settled, on
+   * one replica wakes the long-polls of its cluster on every replica at once. Without them, this process's only.
+   */
+  signals?: Pick<ChangeSignals, 'publish' | 'subscribe'> | undefined;
+  /** Records each settled task's duration (agents.metrics.ts); none when absent. */
+  metrics?: AgentTaskMetrics | undefined;
 }
 
 export const MAX_LEASE_WAIT_MS = 30_000;
+
+/** The signal channel of "a cluster's mailbox changed": its payload is the cluster's id. */
+export const AGENT_WORK_SIGNAL_CHANNEL = 'agent_work';
 
 export function createAgentsService(deps: AgentsDeps) {
   const { db, clock } = deps;
@@ -134,9 +147,17 @@ export function createAgentsService(deps: AgentsDeps) {
   /** Waiters for work on any cluster (the in-process agent serves several). */
   const waitingForAny = new Set<() => void>();
 
+  /** Wakes this process's long-polls of the cluster; all of them when signals may have been missed (`undefined`). */
+  function wakeWaiters(clusterId: string | undefined): void {
+    const clusters = clusterId === undefined ? [...waiting.keys()] : [clusterId];
+    for (const id of clusters) for (const wake of [...(waiting.get(id) ?? [])]) wake();
+    for (const wake of [...waitingForAny]) wake();
+  }
+  deps.signals?.subscribe(AGENT_WORK_SIGNAL_CHANNEL, wakeWaiters);
+
   function notify(clusterId: string): void {
-    for (const wake of waiting.get(clusterId) ?? []) wake();
-    for (const wake of waitingForAny) wake();
+    if (deps.signals === undefined) wakeWaiters(clusterId);
+    else deps.signals.publish(AGENT_WORK_SIGNAL_CHANNEL, clusterId);
   }
 
   function waitForWork(clusterId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -170,6 +191,7 @@ export function createAgentsService(deps: AgentsDeps) {
       last_report_seq: row.last_report_seq,
       last_log_seq: row.last_log_seq,
       accepts_logs: deps.subjects[row.subject_type as AgentSubjectType].appendLogs !== undefined,
+      ...(row.trace_context === null ? {} : { traceparent: row.trace_context }),
     };
   }
 
@@ -271,6 +293,8 @@ export function createAgentsService(deps: AgentsDeps) {
         created_at: now,
         updated_at: now,
         finished_at: null,
+        // Dispatched by a job run: the agent's work is a span of that run's trace (docs/operations.md, "Traces").
+        trace_context: activeTraceparent() ?? null,
       };
       try {
         await insertAgentTask(db, row);
@@ -385,6 +409,7 @@ export function createAgentsService(deps: AgentsDeps) {
       const settled = outcome === undefined ? {} : { status: 'DONE', outcome, finished_at: now, lease_id: null, leased_until: null };
       const kept = await updateLeasedAgentTask(db, taskId, report.lease_id, { last_report_seq: report.seq, ...renewedLease(), ...settled });
       if (!kept) throw conflict(`task ${taskId} changed hands while its report was applied`);
+      if (outcome !== undefined) deps.metrics?.taskSettled(row.subject_type, row.action, outcome, (Date.parse(now) - Date.parse(row.created_at)) / 1000);
       if (outcome !== undefined && (await expediteJob(db, clock, row.job_id))) deps.wakeWorkers();
       // A settled task may open the next stage of its environment (docs/agent-protocol.md, "Order"): pollers look now.
       if (outcome !== undefined) notify(clusterId);

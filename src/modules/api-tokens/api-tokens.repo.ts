@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { compiledOnce } from '../../db/db.compiled-query.ts';
 import type { ApiTokensTable, Queryable } from '../../db/db.schema.ts';
 
 export type ApiTokenRow = Selectable<ApiTokensTable>;
@@ -16,9 +17,24 @@ function selectWithRole(db: Queryable) {
     .select(['roles.name as role_name', 'roles.kind as role_kind']);
 }
 
-/** The authentication lookup: one indexed read by hash, run on every request that carries an API token. */
-export function findApiTokenByHash(db: Queryable, hash: string): Promise<ApiTokenWithRole | undefined> {
-  return selectWithRole(db).where('api_tokens.token_hash', '=', hash).executeTakeFirst();
+/**
+ * The authentication lookup: one indexed read by hash, run on every request that carries an API token, so it is
+ * built and compiled once (db/db.compiled-query.ts). The role is read by scalar subqueries, not selectWithRole's LEFT
+ * JOIN: SQLite runs the join form of this one-row read several times slower (docs/benchmarks.md, issue 26).
+ */
+const tokenByHash = compiledOnce((db, hash) =>
+  db
+    .selectFrom('api_tokens')
+    .selectAll('api_tokens')
+    .select((eb) => [
+      eb.selectFrom('roles').select('roles.name').whereRef('roles.id', '=', 'api_tokens.role_id').as('role_name'),
+      eb.selectFrom('roles').select('roles.kind').whereRef('roles.id', '=', 'api_tokens.role_id').as('role_kind'),
+    ])
+    .where('api_tokens.token_hash', '=', hash),
+);
+
+export async function findApiTokenByHash(db: Queryable, hash: string): Promise<ApiTokenWithRole | undefined> {
+  return (await tokenByHash(db, hash))[0];
 }
 
 export function findApiToken(db: Queryable, organizationId: string, id: string): Promise<ApiTokenWithRole | undefined> {

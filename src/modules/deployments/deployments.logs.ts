@@ -47,10 +47,14 @@ export const LOG_PAGE_SIZE = 1000;
 /** New deployments a followed stream takes on per read (more wait for the next). */
 const MAX_NEW_DEPLOYMENTS_PER_READ = 20;
 
-/** A line as stored: cut to the limit, control characters other than tab removed (a line is one line). */
+/**
+ * A line as stored: cut to the limit, control characters other than tab and ESC removed (a line is one line). ESC
+ * stays so colour codes reach the console, which renders SGR and drops the rest, and the CLI, which prints SGR only
+ * (src/cli/service-logs.ts): readers, not the store, decide which escape sequences are safe to show.
+ */
 function cleanLine(message: string): string {
   // eslint-disable-next-line no-control-regex -- removing control characters is the point
-  const flat = message.replace(/\r?\n$/, '').replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, ' ');
+  const flat = message.replace(/\r?\n$/, '').replace(/[\u0000-\u0008\u000a-\u001a\u001c-\u001f\u007f]/g, ' ');
   return flat.length > MAX_LOG_LINE_CHARS ? `${flat.slice(0, MAX_LOG_LINE_CHARS)} … [line cut at ${MAX_LOG_LINE_CHARS} characters]` : flat;
 }
 
@@ -181,7 +185,7 @@ function liveDeploymentIds(runtime: ServiceRuntimeRow | undefined): string[] {
   return [...new Set(ids)].sort();
 }
 
-export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services'>, records: ServiceRecords) {
+export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'livePollMs'>, records: ServiceRecords) {
   const { db, clock } = deps;
   const { changes, requireService } = records;
 
@@ -205,7 +209,7 @@ export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | '
     };
   }
 
-  /** Resolves after `pollMs`, at once when one of `deploymentIds` gets lines or moves in this process, or the reader leaves. */
+  /** Resolves after `pollMs`, at once when one of `deploymentIds` gets lines or moves (signalled), or the reader leaves. */
   function nextChange(deploymentIds: readonly string[], pollMs: number, signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
       if (signal.aborted) return resolve();
@@ -230,7 +234,7 @@ export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | '
     const filter = filterOf(query);
     if (record === undefined) return { deploymentId: null, state: null };
     const version = versionOf(record);
-    const pollMs = timing.pollMs ?? 1000;
+    const pollMs = timing.pollMs ?? deps.livePollMs ?? 1000;
     const heartbeatMs = timing.heartbeatMs ?? 15_000;
     const send = (rows: ServiceDeploymentLogRow[]) => reader.emit(rows.map((row) => ({ type: 'log', line: logView(row, version) })));
     let after = query.after ?? 0;
@@ -317,7 +321,7 @@ export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | '
     if (query.after !== undefined) throw badRequest('follow resumes with a cursor', [{ field: '/after', message: 'cannot be combined with follow; give cursor (or Last-Event-ID)' }]);
     await requireService(serviceId, kind);
     const filter = filterOf(query);
-    const pollMs = timing.pollMs ?? 1000;
+    const pollMs = timing.pollMs ?? deps.livePollMs ?? 1000;
     const heartbeatMs = timing.heartbeatMs ?? 15_000;
     const closeGraceMs = timing.closeGraceMs ?? 5000;
     const start = query.cursor === undefined ? await startOfFollow(serviceId, query.tail, filter) : await resumeOfFollow(serviceId, query.cursor);

@@ -50,11 +50,38 @@ export function snapshotOf(record: ServiceDeploymentRow): DeploymentSnapshot {
   return readJson<DeploymentSnapshot>(record.snapshot);
 }
 
-export function createServiceRecords(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'variables'>) {
+/** The signal channel of "a deployment got log lines or moved": its payload is the deployment's id. */
+export const DEPLOYMENT_CHANGES_SIGNAL_CHANNEL = 'deployment_changes';
+
+/**
+ * Wakes the live log streams of a deployment when it gets lines or changes state (`emit` after the commit): with
+ * change signals, the streams of every process sharing the database (a line reported to one replica reaches a reader
+ * of another at once); without, this process's. Streams poll as well.
+ */
+function createDeploymentChanges(signals: DeploymentsDeps['signals']) {
+  const local = new EventEmitter();
+  local.setMaxListeners(0);
+  signals?.subscribe(DEPLOYMENT_CHANGES_SIGNAL_CHANNEL, (deploymentId) => {
+    if (deploymentId !== undefined) local.emit(deploymentId);
+    else for (const id of local.eventNames()) local.emit(id);
+  });
+  return {
+    emit(deploymentId: string): void {
+      if (signals === undefined) local.emit(deploymentId);
+      else signals.publish(DEPLOYMENT_CHANGES_SIGNAL_CHANNEL, deploymentId);
+    },
+    on(deploymentId: string, listener: () => void): void {
+      local.on(deploymentId, listener);
+    },
+    off(deploymentId: string, listener: () => void): void {
+      local.off(deploymentId, listener);
+    },
+  };
+}
+
+export function createServiceRecords(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'variables' | 'signals'>) {
   const { db, clock } = deps;
-  /** Wakes live log streams of a deployment in this process when it gets lines or changes state. */
-  const changes = new EventEmitter();
-  changes.setMaxListeners(0);
+  const changes = createDeploymentChanges(deps.signals);
 
   /** The service an id names; with a kind (the path's), 404 unless it is of that kind, as the services module answers. */
   async function requireService(serviceId: string, kind?: ServiceKind): Promise<StoredService> {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/db.schema.ts';
+import type { ChangeSignals } from '../../db/db.signals.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
 import type { EnvironmentSummary } from '../environments/environments.service.ts';
@@ -16,6 +17,7 @@ import { createServiceRecords } from './deployments.service-records.ts';
 import { createDeploymentTransitions } from './deployments.transitions.ts';
 import { createServiceUninstall } from './deployments.uninstall.ts';
 import { createServiceDeploymentWorkloads } from './deployments.workloads.ts';
+import type { DeploymentOutcomeMetrics } from './deployments.metrics.ts';
 
 /**
  * Deployments of environments and services (issue 8 parts 1 and 5, docs/environments.md,
@@ -92,6 +94,10 @@ export interface DeploymentsDeps {
   stages?: { startOrderOf(environmentId: string): Promise<StartOrder> };
   /** Wakes the in-process job worker after a commit (the agent's dispatcher may be waiting). */
   wakeWorkers?: () => void;
+  /** Change signals between the processes sharing the database (db.signals.ts): live log streams of any replica wake. */
+  signals?: Pick<ChangeSignals, 'publish' | 'subscribe'> | undefined;
+  /** How often a live log stream looks for lines no signal announced (1 s unless given). */
+  livePollMs?: number | undefined;
   /** A service reached DEPLOYED (its host name may now need a certificate: docs/https.md). Never fails the report. */
   serviceDeployed?: (serviceId: string) => Promise<void>;
   /** Deployment events for the webhooks, published in the transaction of each move (none unless given). */
@@ -100,6 +106,8 @@ export interface DeploymentsDeps {
     serviceSource(service: StoredService): Promise<DeploymentEventSource>;
     environmentSource(environment: EnvironmentSummary): Promise<DeploymentEventSource>;
   };
+  /** Counts service actions by how they settled (deployments.metrics.ts); none when absent. */
+  metrics?: DeploymentOutcomeMetrics;
 }
 
 export function createDeploymentsService(deps: DeploymentsDeps) {

@@ -72,7 +72,7 @@ const CANCELED_AT_ONCE = 'canceled before the agent took it';
 const CANCEL_REQUESTED = 'cancel requested: the agent stops at its next step';
 
 export function createDeploymentTransitions(
-  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'environments' | 'services' | 'metering' | 'events' | 'serviceDeployed'>,
+  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'environments' | 'services' | 'metering' | 'events' | 'serviceDeployed' | 'metrics'>,
   services: ServiceRecords,
   environments: EnvironmentRecords,
 ) {
@@ -175,6 +175,7 @@ export function createDeploymentTransitions(
     async cancelServiceDeployment(kind: ServiceKind, serviceId: string) {
       const service = await services.requireService(serviceId, kind);
       const runtime = await cancel(await movableService(service));
+      if (runtime.status === 'CANCELED') deps.metrics?.serviceActionSettled(service.kind, runtime.status);
       if (runtime.last_deployment_id !== null) services.changes.emit(runtime.last_deployment_id);
       return services.statusView(service, runtime);
     },
@@ -191,6 +192,7 @@ export function createDeploymentTransitions(
       const service = await services.requireService(serviceId);
       const { row, to, at } = await progress(await movableService(service), deploymentId, event, message);
       services.changes.emit(deploymentId);
+      if (isSettled(to)) deps.metrics?.serviceActionSettled(service.kind, to);
       if (to === 'DEPLOYED') {
         const size = meteredSize(service);
         await deps.metering.resourceRunning({ organizationId: service.organizationId, resourceType: 'SERVICE', resourceId: serviceId, ...size, at });

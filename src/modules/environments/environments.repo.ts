@@ -11,8 +11,16 @@ export function findEnvironment(db: Queryable, id: string): Promise<EnvironmentR
   return db.selectFrom('environments').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The names of the environments among `ids` that exist (the audit log's pages name many at once). */
+export async function findEnvironmentNames(db: Queryable, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('environments').select(['id', 'name']).where('id', 'in', [...ids]).execute();
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 export function listEnvironments(db: Queryable, projectId: string): Promise<EnvironmentRow[]> {
-  return db.selectFrom('environments').selectAll().where('project_id', '=', projectId).orderBy('name_key').orderBy('id').execute();
+  // The name key is unique in a project: the unique index (project_id, name_key) gives the order, with no sort step.
+  return db.selectFrom('environments').selectAll().where('project_id', '=', projectId).orderBy('name_key').execute();
 }
 
 export async function countEnvironmentsByProject(db: Queryable, projectIds: string[]): Promise<Map<string, number>> {

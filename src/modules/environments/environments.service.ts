@@ -9,7 +9,7 @@ import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
 import type { EnvironmentStateChanges } from '../deployments/deployments.environment-records.ts';
 import type { RemovedContents } from '../projects/projects.service.ts';
-import { bumpConfigRevision, countEnvironmentsByProject, deleteEnvironmentRow, findEnvironment, insertEnvironment, listEnvironments, updateEnvironment, updateEnvironmentInStatus, type EnvironmentRow } from './environments.repo.ts';
+import { bumpConfigRevision, countEnvironmentsByProject, deleteEnvironmentRow, findEnvironment, findEnvironmentNames, insertEnvironment, listEnvironments, updateEnvironment, updateEnvironmentInStatus, type EnvironmentRow } from './environments.repo.ts';
 import type { CloneEnvironmentBody, CreateEnvironmentBody, EditEnvironmentBody } from './environments.schemas.ts';
 
 export type EnvironmentMode = 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
@@ -294,6 +294,11 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       return updateEnvironmentInStatus(trx, environmentId, expectedStatus, changes);
     },
 
+    /** The names of the environments among `ids` that exist, in one read. */
+    environmentNames(ids: readonly string[]): Promise<Map<string, string>> {
+      return findEnvironmentNames(db, ids);
+    },
+
     async findEnvironmentSummary(environmentId: string): Promise<EnvironmentSummary | undefined> {
       const row = await findEnvironment(db, environmentId);
       return row === undefined ? undefined : summaryOf(row);
@@ -319,5 +324,6 @@ export function environmentCountsOf(db: Kysely<DB>, services: { countsByProject(
       const serviceCounts = await services.countsByProject(projectIds);
       return new Map([...counts].map(([projectId, environments]) => [projectId, { environments, services: serviceCounts.get(projectId) ?? 0 }]));
     },
+    environmentCountsByProject: (projectIds: string[]): Promise<Map<string, number>> => countEnvironmentsByProject(db, projectIds),
   };
 }

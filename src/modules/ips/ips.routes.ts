@@ -11,6 +11,8 @@ const PlatformIpsResponse = Type.Object({ ips: Type.Array(Type.String()) }, { $i
 const MEDIA_TYPES = ['application/json', 'text/plain'];
 /** What a client may ask for: media-range parameters must match an offer, and the text we write is UTF-8. */
 const NEGOTIABLE = [...MEDIA_TYPES, 'text/plain; charset=utf-8'];
+/** Accept headers that can only mean JSON (none, anything, JSON itself): answered without parsing them. */
+const PLAIN_JSON_ACCEPTS = new Set([undefined, '*/*', 'application/json']);
 
 export function registerIpRoutes(app: FastifyTypeBox, egressIps: readonly string[]): void {
   const ips = [...egressIps];
@@ -40,7 +42,7 @@ export function registerIpRoutes(app: FastifyTypeBox, egressIps: readonly string
       config: { access: { public: true } },
     },
     async (request, reply) => {
-      const chosen = new Negotiator(request).mediaType(NEGOTIABLE);
+      const chosen = PLAIN_JSON_ACCEPTS.has(request.headers.accept) ? undefined : new Negotiator(request).mediaType(NEGOTIABLE);
       reply.header('vary', 'Accept');
       if (chosen?.startsWith('text/plain') === true) {
         return reply.type('text/plain; charset=utf-8').send(ips.map((ip) => `${ip}\n`).join(''));

@@ -41,9 +41,9 @@ export interface OrganizationEventsDeps {
   db: Kysely<DB>;
   clock: Clock;
   retentionDaysOf(organizationId: string): Promise<number>;
-  /** The current names of the projects and environments events name (undefined: no longer there). */
-  projectName(projectId: string): Promise<string | undefined>;
-  environmentName(environmentId: string): Promise<string | undefined>;
+  /** The current names of the projects and environments events name, of those still there (one read per page). */
+  projectNames(projectIds: readonly string[]): Promise<Map<string, string>>;
+  environmentNames(environmentIds: readonly string[]): Promise<Map<string, string>>;
   /** Where each event is announced (the webhooks' ORGANIZATION_EVENT), and the worker woken for its deliveries. */
   events: EventPublisher;
   wakeWorkers(): void;
@@ -131,14 +131,11 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
     return { id: newId(), created_at: clock.now().toISOString(), ...event };
   }
 
-  /** Fills project_name and environment_name with today's names, each looked up once per page. */
+  /** Fills project_name and environment_name with today's names: one read of each for the whole page. */
   async function withPlaceNames(events: OrganizationEventView[]): Promise<OrganizationEventView[]> {
-    const lookup = async (ids: (string | null)[], nameOf: (id: string) => Promise<string | undefined>) => {
-      const distinct = [...new Set(ids.filter((id): id is string => id !== null))];
-      return new Map(await Promise.all(distinct.map(async (id) => [id, (await nameOf(id)) ?? null] as const)));
-    };
-    const projects = await lookup(events.map((event) => event.project_id), deps.projectName);
-    const environments = await lookup(events.map((event) => event.environment_id), deps.environmentName);
+    const distinct = (ids: (string | null)[]) => [...new Set(ids.filter((id): id is string => id !== null))];
+    const projects = await deps.projectNames(distinct(events.map((event) => event.project_id)));
+    const environments = await deps.environmentNames(distinct(events.map((event) => event.environment_id)));
     return events.map((event) => {
       const projectName = event.project_id === null ? null : (projects.get(event.project_id) ?? null);
       const environmentName = event.environment_id === null ? null : (environments.get(event.environment_id) ?? null);
@@ -264,8 +261,9 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
         },
         level,
       );
-      const nameOf = level === 'PROJECT' ? deps.projectName : level === 'ENVIRONMENT' ? deps.environmentName : undefined;
-      const named = await Promise.all(targets.map(async (target) => ({ id: target.id, name: nameOf === undefined ? target.name : ((await nameOf(target.id)) ?? null) })));
+      const namesOf = level === 'PROJECT' ? deps.projectNames : level === 'ENVIRONMENT' ? deps.environmentNames : undefined;
+      const names = namesOf === undefined ? undefined : await namesOf(targets.map((target) => target.id));
+      const named = targets.map((target) => ({ id: target.id, name: names === undefined ? target.name : (names.get(target.id) ?? null) }));
       return named.filter((target): target is { id: string; name: string } => target.name !== null);
     },
 

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { compiledOnce } from '../../db/db.compiled-query.ts';
 import type { PolicyTokensTable, Queryable } from '../../db/db.schema.ts';
 
 export type PolicyTokenRow = Selectable<PolicyTokensTable>;
@@ -7,9 +8,11 @@ export async function insertPolicyToken(db: Queryable, row: PolicyTokenRow): Pro
   await db.insertInto('policy_tokens').values(row).execute();
 }
 
-/** The authentication lookup: one indexed read by hash. */
-export function findPolicyTokenByHash(db: Queryable, hash: string): Promise<PolicyTokenRow | undefined> {
-  return db.selectFrom('policy_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+/** The authentication lookup: one indexed read by hash, on every request with a policy token, so compiled once. */
+const tokenByHash = compiledOnce((db, hash) => db.selectFrom('policy_tokens').selectAll().where('token_hash', '=', hash));
+
+export async function findPolicyTokenByHash(db: Queryable, hash: string): Promise<PolicyTokenRow | undefined> {
+  return (await tokenByHash(db, hash))[0];
 }
 
 export function findPolicyTokenById(db: Queryable, id: string): Promise<PolicyTokenRow | undefined> {

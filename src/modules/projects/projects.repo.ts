@@ -17,6 +17,13 @@ export async function findProjectOrganizationId(db: Queryable, id: string): Prom
   return row?.organization_id;
 }
 
+/** The names of the projects among `ids` that exist (the audit log's pages name many at once). */
+export async function findProjectNames(db: Queryable, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('projects').select(['id', 'name']).where('id', 'in', [...ids]).execute();
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 /** A project as lists show it: its name key only orders the list, so it is not read (every text column costs). */
 export type ProjectListRow = Omit<ProjectRow, 'name_key'>;
 
@@ -25,8 +32,8 @@ export function listProjects(db: Queryable, organizationId: string): Promise<Pro
     .selectFrom('projects')
     .select(['id', 'organization_id', 'name', 'description', 'created_at', 'updated_at'])
     .where('organization_id', '=', organizationId)
+    // The name key is unique in an organization: the unique index (organization_id, name_key) gives the order.
     .orderBy('name_key')
-    .orderBy('id')
     .execute();
 }
 

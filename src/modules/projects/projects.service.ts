@@ -9,6 +9,7 @@ import { cleanName, nameKey } from '../../lib/names.ts';
 import {
   deleteProject,
   findProject,
+  findProjectNames,
   findProjectOrganizationId,
   insertProject,
   listProjects,
@@ -23,6 +24,8 @@ import {
  */
 export interface ProjectContentCounts {
   countsByProject(projectIds: string[]): Promise<Map<string, { environments: number; services: number }>>;
+  /** The environments alone: what a project's answer shows, without the services count's query. */
+  environmentCountsByProject(projectIds: string[]): Promise<Map<string, number>>;
 }
 
 export interface ProjectsDeps {
@@ -70,8 +73,8 @@ export function createProjectsService(deps: ProjectsDeps) {
   const { db, clock } = deps;
 
   async function environmentsOf(rows: ProjectListRow[]): Promise<(row: ProjectListRow) => number> {
-    const counts = await deps.contents.countsByProject(rows.map((row) => row.id));
-    return (row) => counts.get(row.id)?.environments ?? 0;
+    const counts = await deps.contents.environmentCountsByProject(rows.map((row) => row.id));
+    return (row) => counts.get(row.id) ?? 0;
   }
 
   async function getProject(id: string) {
@@ -156,6 +159,8 @@ export function createProjectsService(deps: ProjectsDeps) {
   return {
     createProject,
     getProject,
+    /** The names of the projects among `ids` that exist, in one read. */
+    projectNames: (ids: readonly string[]) => findProjectNames(db, ids),
     listOrganizationProjects,
     projectStats,
     editProject,

@@ -18,7 +18,8 @@ export function findServiceRow(db: Queryable, id: string): Promise<ServiceRow | 
 export function listServicesOfEnvironment(db: Queryable, environmentId: string, kind?: string): Promise<ServiceRow[]> {
   let query = db.selectFrom('services').selectAll().where('environment_id', '=', environmentId);
   if (kind !== undefined) query = query.where('kind', '=', kind);
-  return query.orderBy('name_key').orderBy('id').execute();
+  // The name key is unique in an environment: the unique index (environment_id, name_key) gives the order.
+  return query.orderBy('name_key').execute();
 }
 
 export async function updateService(db: Queryable, id: string, changes: Updateable<ServicesTable>): Promise<boolean> {

@@ -41,7 +41,8 @@ export function listVisibleVariables(db: Queryable, projectId: string, environme
 }
 
 export function listOwnerVariables(db: Queryable, ownerId: string): Promise<VariableRow[]> {
-  return db.selectFrom('variables').selectAll().where('owner_id', '=', ownerId).orderBy('key').orderBy('id').execute();
+  // A key is unique per owner: the unique index (owner_id, key) gives the order, with no sort step.
+  return db.selectFrom('variables').selectAll().where('owner_id', '=', ownerId).orderBy('key').execute();
 }
 
 export async function countOwnerVariables(db: Queryable, ownerId: string): Promise<number> {

@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import { readJson, writeJson } from '../../db/db.json.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
+import type { ChangeSignals } from '../../db/db.signals.ts';
 import { enqueueJob } from '../../jobs/job-queue.ts';
+import { JOBS_SIGNAL_CHANNEL } from '../../jobs/job-worker.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -59,6 +61,11 @@ export interface WebhooksDeps {
   sender: WebhookSender;
   /** Called after a transaction that enqueued deliveries commits. */
   wakeWorkers: () => void;
+  /**
+   * Events are published inside their callers' transactions, which this module cannot wake workers after: with change
+   * signals (db.signals.ts), the deliveries' wake-up rides on that transaction and reaches every worker on its commit.
+   */
+  signals?: Pick<ChangeSignals, 'publishIn'> | undefined;
   disableAfterFailures?: number;
   /** Who hears that a webhook was disabled: the organization owner's verified e-mail, through the mailer port. */
   mailer: Mailer;
@@ -244,6 +251,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         await insertMessage(executor, { id: messageId, webhook_id: hook.id, event_type: event.type, body, created_at: now });
         await enqueueDelivery(executor, { webhookId: hook.id, messageId, trigger: 'EVENT' });
       }
+      if (hooks.length > 0) await deps.signals?.publishIn(executor, JOBS_SIGNAL_CHANNEL, '');
     },
   };
 
