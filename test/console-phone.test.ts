@@ -52,7 +52,7 @@ describe('web console at a phone width (real browser, real server)', () => {
 
       // Wide: the links themselves, beside the section.
       const navigation = page.getByRole('navigation', { name: 'Settings' });
-      expect(await navigation.getByRole('link').count()).toBe(11);
+      expect(await navigation.getByRole('link').count()).toBe(13);
       expect(await navigation.getByRole('button').count()).toBe(0);
 
       // Phone: one button naming the section shown, collapsed; the links appear when it opens.
@@ -72,7 +72,9 @@ describe('web console at a phone width (real browser, real server)', () => {
         'Members',
         'Roles',
         'API tokens',
+        'Policy tokens',
         'Git tokens',
+        'Cloud credentials',
         'Container registries',
         'Helm repositories',
         'Webhooks',

@@ -23,19 +23,22 @@ import { SignInPage } from './pages/SignInPage.tsx';
  *     /project/$projectId                  the project's environments (create, clone, deploy, stop, restart, delete)
  *       /environment/$environmentId        the environment's services with their live status
  *         /new/$kind                       the creation wizard of a service kind (application, container, …)
- *         /$kind/$serviceId                a service: overview, deployments, live logs, variables (?tab=)
+ *         /$kind/$serviceId                a service: overview, deployments, live logs, variables, domains (?tab=)
  *     /clusters                            clusters with their live state; a new LOCAL cluster
  *       /$clusterId                        a cluster: state, agent, actions, lock, edit, delete
  *     /settings                            organization settings (own navigation): general (rename, delete)
  *       /members                           members (role, remove, transfer ownership) and invitations
  *       /roles                             the roles members can have, custom roles
  *       /api-tokens                        API tokens (create: shown once; delete)
+ *       /policy-tokens                     policy API tokens (create with the policy editor and its dry run; delete)
  *       /git-tokens                        git tokens (create, edit or replace, delete; the services using each)
+ *       /cloud-credentials                 cloud credentials per provider (add, edit, delete)
  *       /container-registries              container registries (add, check the connection, delete)
  *       /helm-repositories                 Helm repositories (add, edit, check the connection, delete)
  *       /webhooks                          webhooks (create, edit, delete) with each one's delivery log and redelivery
  *       /labels-annotations                labels groups and annotations groups (create, edit, where used, delete)
- *       /billing                           plan, cost, billing status, credit code, billing information, invoices
+ *       /billing                           plan, cost, billing status, credit code, billing information, cards,
+ *                                          invoices (detail, PDF, all by mail), usage report
  *       /audit-log                         the organization's events, filtered and paged
  *
  * The pages below the organization are loaded when first opened (route-level code splitting): the first page a
@@ -108,8 +111,8 @@ export const newServiceRoute = createRoute({
   component: lazyRouteComponent(() => import('./pages/NewServicePage.tsx'), 'NewServicePage'),
 });
 
-export type ServiceTab = 'overview' | 'deployments' | 'logs' | 'variables';
-const SERVICE_TABS: readonly ServiceTab[] = ['overview', 'deployments', 'logs', 'variables'];
+export type ServiceTab = 'overview' | 'deployments' | 'logs' | 'variables' | 'domains' | 'settings';
+const SERVICE_TABS: readonly ServiceTab[] = ['overview', 'deployments', 'logs', 'variables', 'domains', 'settings'];
 export const serviceRoute = createRoute({
   getParentRoute: () => signedInRoute,
   path: `${ENVIRONMENT_PATH}/$kind/$serviceId`,
@@ -155,6 +158,16 @@ const settingsApiTokensRoute = createRoute({
   path: 'api-tokens',
   component: lazyRouteComponent(() => import('./pages/settings/ApiTokensSettings.tsx'), 'ApiTokensSettings'),
 });
+const settingsPolicyTokensRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'policy-tokens',
+  component: lazyRouteComponent(() => import('./pages/settings/PolicyTokensSettings.tsx'), 'PolicyTokensSettings'),
+});
+const settingsCloudCredentialsRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'cloud-credentials',
+  component: lazyRouteComponent(() => import('./pages/settings/CloudCredentialsSettings.tsx'), 'CloudCredentialsSettings'),
+});
 
 const settingsGitTokensRoute = createRoute({
   getParentRoute: () => settingsRoute,
@@ -195,7 +208,7 @@ const settingsAuditLogRoute = createRoute({
 const routeTree = rootRoute.addChildren([
   signInRoute,
   callbackRoute,
-  signedInRoute.addChildren([homeRoute, newOrganizationRoute, invitationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsGitTokensRoute, settingsRegistriesRoute, settingsHelmRepositoriesRoute, settingsWebhooksRoute, settingsLabelsAnnotationsRoute, settingsBillingRoute, settingsAuditLogRoute])]),
+  signedInRoute.addChildren([homeRoute, newOrganizationRoute, invitationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsPolicyTokensRoute, settingsGitTokensRoute, settingsCloudCredentialsRoute, settingsRegistriesRoute, settingsHelmRepositoriesRoute, settingsWebhooksRoute, settingsLabelsAnnotationsRoute, settingsBillingRoute, settingsAuditLogRoute])]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
+import pixelmatch from 'pixelmatch';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { PNG } from 'pngjs';
 import { expect } from 'vitest';
-import { linksIn } from './mail-text.ts';
+import { decodedMailText, linksIn } from './mail-text.ts';
 import type { SlipwayServer } from './slipway-process.ts';
 import type { TestSmtpServer } from './smtp-server.ts';
 
@@ -23,6 +25,13 @@ const VIEWPORTS = [
   { width: 390, height: 844 },
 ] as const;
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21aa'];
+/** The committed screenshots a run is compared with (docs/console.md, "Screenshot baselines"). */
+export const BASELINES = path.resolve('test/console-baselines');
+/** Where a mismatch leaves the actual screenshot and the diff image. */
+export const BASELINE_DIFFS = path.join(SCREENSHOTS, 'baseline-diffs');
+/** At most this share of pixels may differ (at pixelmatch's threshold 0.1): anti-aliasing noise, never a moved box. */
+const PIXEL_BUDGET = 0.001;
+const PIXEL_THRESHOLD = 0.1;
 
 /** Chromium, and the console built if this checkout never built it. */
 export async function launchConsoleBrowser(): Promise<Browser> {
@@ -80,6 +89,54 @@ export async function photograph(page: Page, name: string): Promise<void> {
   }
 }
 
+/**
+ * The screen at both sizes compared with its committed baselines `<name>-<w>x<h>.png`. What is variable by nature
+ * (times, ids, ports) carries `data-volatile` in the console and is masked; everything else must match within
+ * PIXEL_BUDGET. A mismatch writes the actual screenshot and the diff next to the screenshots (BASELINE_DIFFS) and fails
+ * naming them; a missing baseline fails too. `SLIPWAY_UPDATE_BASELINES=1` writes the baselines instead.
+ */
+export async function expectBaseline(page: Page, name: string): Promise<void> {
+  const update = process.env.SLIPWAY_UPDATE_BASELINES === '1';
+  const failures: string[] = [];
+  for (const viewport of [...VIEWPORTS].reverse()) {
+    await page.setViewportSize(viewport);
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+    const file = `${name}-${viewport.width}x${viewport.height}.png`;
+    const shot = await page.screenshot({ animations: 'disabled', caret: 'hide', mask: [page.locator('[data-volatile]')], maskColor: '#ff00ff' });
+    const baseline = path.join(BASELINES, file);
+    if (update) {
+      mkdirSync(BASELINES, { recursive: true });
+      writeFileSync(baseline, shot);
+      continue;
+    }
+    const actualPath = path.join(BASELINE_DIFFS, file.replace(/\.png$/, '-actual.png'));
+    if (!existsSync(baseline)) {
+      mkdirSync(BASELINE_DIFFS, { recursive: true });
+      writeFileSync(actualPath, shot);
+      failures.push(`${file}: no baseline (the screenshot is ${actualPath}; SLIPWAY_UPDATE_BASELINES=1 writes the baselines)`);
+      continue;
+    }
+    const expected = PNG.sync.read(readFileSync(baseline));
+    const actual = PNG.sync.read(shot);
+    if (expected.width !== actual.width || expected.height !== actual.height) {
+      mkdirSync(BASELINE_DIFFS, { recursive: true });
+      writeFileSync(actualPath, shot);
+      failures.push(`${file}: ${actual.width}×${actual.height}, the baseline is ${expected.width}×${expected.height} (actual: ${actualPath})`);
+      continue;
+    }
+    const diff = new PNG({ width: actual.width, height: actual.height });
+    const differing = pixelmatch(expected.data, actual.data, diff.data, actual.width, actual.height, { threshold: PIXEL_THRESHOLD });
+    if (differing > PIXEL_BUDGET * actual.width * actual.height) {
+      mkdirSync(BASELINE_DIFFS, { recursive: true });
+      const diffPath = path.join(BASELINE_DIFFS, file.replace(/\.png$/, '-diff.png'));
+      writeFileSync(actualPath, shot);
+      writeFileSync(diffPath, PNG.sync.write(diff));
+      failures.push(`${file}: ${differing} pixels differ (budget ${Math.floor(PIXEL_BUDGET * actual.width * actual.height)}); actual ${actualPath}, diff ${diffPath}`);
+    }
+  }
+  expect(failures, `screenshot baselines of ${name}`).toEqual([]);
+}
+
 /** axe, then the photographs. */
 export async function checkScreen(page: Page, name: string): Promise<void> {
   await expectAccessible(page, name);
@@ -94,7 +151,8 @@ export async function signUp(server: SlipwayServer, smtp: TestSmtpServer, email:
     body: JSON.stringify({ email, password: PASSWORD, name }),
   });
   expect(response.status).toBe(201);
-  const mail = await smtp.waitFor((candidate) => candidate.to.includes(email) && /\/oidc\/verify\?token=/.test(candidate.raw));
+  // The decoded text: in the raw message a quoted-printable soft line break may fall inside the link.
+  const mail = await smtp.waitFor((candidate) => candidate.to.includes(email) && /\/oidc\/verify\?token=/.test(decodedMailText(candidate)));
   const [link] = linksIn(mail, /\/oidc\/verify\?token=/);
   expect((await fetch(link as string)).status).toBe(200);
 }

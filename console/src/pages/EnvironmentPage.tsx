@@ -1,10 +1,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { useEffect, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { Button as AriaButton, Menu, MenuItem, MenuTrigger, Popover } from 'react-aria-components';
 import { api, apiRequest, messageOf, type Link as ServiceLink, type ServiceStatus } from '../api/client.ts';
 import { KINDS, type AnyService, type ServiceKind } from '../services/kinds.ts';
 import { ActionsMenu, Breadcrumbs, Button, ErrorMessage, RelativeTime, Spinner, StatusChip } from '../ui/controls.tsx';
+import { useOrganizationPermissions } from '../auth/permissions.ts';
+import { PermissionNote } from '../ui/PermissionNote.tsx';
 import { LIVE_INTERVAL_MS } from './live.ts';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId/environment/$environmentId');
@@ -40,6 +42,11 @@ export function EnvironmentPage() {
   const [actionError, setActionError] = useState<{ id: string; message: string } | undefined>();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
+  const permissions = useOrganizationPermissions(organizationId);
+  const cannotWrite = !permissions.can('write');
+  const cannotDeploy = !permissions.can('deploy');
+  const writeNote = useId();
+  const deployNote = useId();
   useEffect(() => {
     document.title = `${environment.data?.name ?? 'Environment'} · Slipway`;
   }, [environment.data?.name]);
@@ -103,14 +110,14 @@ export function EnvironmentPage() {
           </p>
         </div>
         <div className="heading-actions">
-          <Button variant="secondary" onPress={() => void act('environment', `/environment/${environmentId}/deploy`)}>
+          <Button variant="secondary" onPress={() => void act('environment', `/environment/${environmentId}/deploy`)} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
             Deploy all
           </Button>
           <ActionsMenu
             label="More actions for this environment"
             actions={[
-              { id: 'restart', label: 'Restart all' },
-              { id: 'stop', label: 'Stop all' },
+              { id: 'restart', label: 'Restart all', isDisabled: cannotDeploy },
+              { id: 'stop', label: 'Stop all', isDisabled: cannotDeploy },
             ]}
             onAction={(action) =>
               void act('environment', action === 'restart' ? `/environment/${environmentId}/service/restart-service` : `/environment/${environmentId}/stop`, action === 'restart' ? {} : undefined)
@@ -118,13 +125,14 @@ export function EnvironmentPage() {
           />
         </div>
       </div>
+      <PermissionNote id={deployNote} reason={permissions.reason('deploy')} />
       {actionError?.id === 'environment' ? <ErrorMessage message={actionError.message} /> : null}
       <section aria-labelledby="services-heading" className="section">
         <div className="section-heading">
           <h2 id="services-heading">Services</h2>
           {rows.length === 0 ? null : (
             <MenuTrigger>
-              <AriaButton className="button button-primary">
+              <AriaButton className="button button-primary" isDisabled={cannotWrite} aria-describedby={cannotWrite ? writeNote : undefined}>
                 New service <span aria-hidden="true">▾</span>
               </AriaButton>
               <Popover className="popover" placement="bottom end">
@@ -139,10 +147,16 @@ export function EnvironmentPage() {
             </MenuTrigger>
           )}
         </div>
+        <PermissionNote id={writeNote} reason={permissions.reason('write')} />
         {services.isPending ? <Spinner label="Loading services…" /> : null}
         <ErrorMessage message={services.isError ? messageOf(services.error) : undefined} />
         <ErrorMessage message={statuses.isError ? `Live status unavailable: ${messageOf(statuses.error)}` : undefined} />
-        {services.isSuccess && rows.length === 0 ? (
+        {services.isSuccess && rows.length === 0 && cannotWrite ? (
+          <div className="empty card">
+            <h3>No services yet</h3>
+          </div>
+        ) : null}
+        {services.isSuccess && rows.length === 0 && !cannotWrite ? (
           <div className="empty card">
             <h3>No services yet</h3>
             <p className="muted">Add what this environment runs:</p>
@@ -200,7 +214,7 @@ export function EnvironmentPage() {
                     {url === undefined ? (
                       <span className="muted">—</span>
                     ) : (
-                      <a href={url} target="_blank" rel="noreferrer" className="url">
+                      <a href={url} target="_blank" rel="noreferrer" className="url" data-volatile="">
                         {url.replace(/^https?:\/\//, '')}
                       </a>
                     )}
@@ -209,14 +223,14 @@ export function EnvironmentPage() {
                     <RelativeTime at={status?.last_deployment_date} />
                   </td>
                   <td className="actions-cell">
-                    <Button variant="secondary" aria-label={`Deploy ${service.name}`} onPress={() => void act(service.id, `/${kind.name}/${service.id}/deploy`, {})}>
+                    <Button variant="secondary" aria-label={`Deploy ${service.name}`} onPress={() => void act(service.id, `/${kind.name}/${service.id}/deploy`, {})} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
                       Deploy
                     </Button>
                     <ActionsMenu
                       label={`More actions for ${service.name}`}
                       actions={[
-                        { id: 'restart-service', label: 'Restart' },
-                        { id: 'stop', label: 'Stop' },
+                        { id: 'restart-service', label: 'Restart', isDisabled: cannotDeploy },
+                        { id: 'stop', label: 'Stop', isDisabled: cannotDeploy },
                       ]}
                       onAction={(action) => void act(service.id, `/${kind.name}/${service.id}/${action}`)}
                     />

@@ -2,13 +2,14 @@ import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Form } from 'react-aria-components';
-import { api, apiRequest, fieldErrorsOf, summaryOf } from '../api/client.ts';
+import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf } from '../api/client.ts';
 import { kindNamed, type ServiceKind } from '../services/kinds.ts';
 import { Breadcrumbs, Button, CheckboxField, ErrorMessage, SelectField, TextField } from '../ui/controls.tsx';
+import { KeyValueRows, type KeyValueRow } from '../ui/KeyValueRows.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId/environment/$environmentId/new/$kind');
 
-/** Everything the four wizards ask, as the text the fields hold; `bodyOf` turns it into the kind's request. */
+/** Everything the seven wizards ask, as the text the fields hold; `bodyOf` turns it into the kind's request. */
 interface Draft {
   name: string;
   description: string;
@@ -40,6 +41,23 @@ interface Draft {
   onStart: boolean;
   onStop: boolean;
   onDelete: boolean;
+  helmRepositoryId: string;
+  chartName: string;
+  chartVersion: string;
+  /** values.yaml content overriding the chart's defaults (one file, `values_override.file.raw`). */
+  valuesYaml: string;
+  /** `--set key=value` overrides. */
+  helmSet: KeyValueRow[];
+  engine: 'TERRAFORM' | 'OPEN_TOFU';
+  tfVars: KeyValueRow[];
+  /** .tfvars files of the repository, one a line. */
+  tfVarFiles: string;
+  modelProvider: 'ANTHROPIC' | 'OPENAI' | 'MISTRAL' | 'OLLAMA' | 'OPENAI_COMPATIBLE';
+  model: string;
+  baseUrl: string;
+  apiKeyVariable: string;
+  instructions: string;
+  agentSchedule: 'CRON' | 'DEPLOY';
 }
 
 const INITIAL: Draft = {
@@ -73,7 +91,33 @@ const INITIAL: Draft = {
   onStart: true,
   onStop: false,
   onDelete: false,
+  helmRepositoryId: '',
+  chartName: '',
+  chartVersion: '',
+  valuesYaml: '',
+  helmSet: [],
+  engine: 'TERRAFORM',
+  tfVars: [],
+  tfVarFiles: '',
+  modelProvider: 'ANTHROPIC',
+  model: '',
+  baseUrl: '',
+  apiKeyVariable: 'ANTHROPIC_API_KEY',
+  instructions: '',
+  agentSchedule: 'DEPLOY',
 };
+
+/** Key/value rows with a key or a value: an added row left blank is dropped rather than sent. */
+function filled(rows: readonly KeyValueRow[]): KeyValueRow[] {
+  return rows.filter((row) => row.key.trim() !== '' || row.value !== '');
+}
+
+function lines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}
 
 const DEFAULT_VERSIONS: Record<Draft['databaseType'], string> = { POSTGRESQL: '17', MYSQL: '8.4', MONGODB: '8.0', REDIS: '7' };
 
@@ -138,6 +182,39 @@ function bodyOf(kind: ServiceKind, draft: Draft): Record<string, unknown> {
           : { lifecycle_type: 'GENERIC', ...(draft.onStart ? { on_start: run } : {}), ...(draft.onStop ? { on_stop: run } : {}), ...(draft.onDelete ? { on_delete: run } : {}) };
       return { ...common, source, schedule, healthchecks: {}, cpu: integer(draft.cpu), memory: integer(draft.memory) };
     }
+    case 'helm': {
+      const set = filled(draft.helmSet).map((row) => [row.key.trim(), row.value]);
+      const values_override = {
+        ...(set.length === 0 ? {} : { set }),
+        ...(draft.valuesYaml.trim() === '' ? {} : { file: { raw: { values: [{ name: 'values.yaml', content: draft.valuesYaml }] } } }),
+      };
+      return { ...common, source: { helm_repository: { repository: draft.helmRepositoryId, chart_name: draft.chartName, chart_version: draft.chartVersion } }, values_override };
+    }
+    case 'terraform': {
+      const tfVars = filled(draft.tfVars).map((row) => ({ key: row.key.trim(), value: row.value }));
+      return {
+        ...common,
+        terraform_files_source: { git_repository: gitRepository(draft) },
+        terraform_variables_source: { tf_vars: tfVars, tf_var_file_paths: lines(draft.tfVarFiles) },
+        engine: draft.engine,
+        backend: { kubernetes: {} },
+        provider_version: { read_from_terraform_block: true },
+      };
+    }
+    case 'agenticWorkflow':
+      return {
+        ...common,
+        model: {
+          provider: draft.modelProvider,
+          model: draft.model.trim(),
+          ...(draft.baseUrl.trim() === '' ? {} : { base_url: draft.baseUrl.trim() }),
+          ...(draft.apiKeyVariable.trim() === '' ? {} : { api_key_variable: draft.apiKeyVariable.trim() }),
+        },
+        instructions: draft.instructions,
+        ...(draft.agentSchedule === 'CRON' ? { schedule: { scheduled_at: draft.cron.trim(), timezone: draft.timezone.trim() } } : {}),
+        cpu: integer(draft.cpu),
+        memory: integer(draft.memory),
+      };
   }
 }
 
@@ -170,6 +247,21 @@ const STEPS: Record<ServiceKind['name'], readonly Step[]> = {
     { title: 'Resources', fields: ['cpu', 'memory'] },
     { title: 'Review', fields: [] },
   ],
+  helm: [
+    { title: 'Chart', fields: ['name', 'description', 'source'] },
+    { title: 'Values', fields: ['values_override', 'arguments'] },
+    { title: 'Review', fields: [] },
+  ],
+  terraform: [
+    { title: 'Source', fields: ['name', 'description', 'terraform_files_source', 'engine', 'backend', 'provider_version'] },
+    { title: 'Variables', fields: ['terraform_variables_source'] },
+    { title: 'Review', fields: [] },
+  ],
+  agenticWorkflow: [
+    { title: 'Model and instructions', fields: ['name', 'description', 'model', 'instructions'] },
+    { title: 'Schedule and resources', fields: ['schedule', 'cpu', 'memory'] },
+    { title: 'Review', fields: [] },
+  ],
 };
 
 /** The step holding the first field the server named, if any of them. */
@@ -194,7 +286,7 @@ export function NewServicePage() {
     return (
       <main className="page">
         <h1>New service</h1>
-        <ErrorMessage message={`There is no service kind "${kindName}". The console creates applications, containers, databases and jobs.`} />
+        <ErrorMessage message={`There is no service kind "${kindName}". The console creates applications, containers, databases, jobs, Helm charts, Terraform services and agentic workflows.`} />
       </main>
     );
   }
@@ -228,10 +320,17 @@ function Wizard({ kind, organizationId, projectId, environmentId }: { kind: Serv
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const organizationPath = { params: { path: { organizationId } } };
-  const needsGit = kind.name === 'application' || (kind.name === 'job' && draft.jobSource === 'GIT');
+  const needsGit = kind.name === 'application' || kind.name === 'terraform' || (kind.name === 'job' && draft.jobSource === 'GIT');
   const needsRegistry = kind.name === 'container' || (kind.name === 'job' && draft.jobSource === 'IMAGE');
   const gitTokens = api.useQuery('get', '/organization/{organizationId}/gitToken', organizationPath, { enabled: needsGit });
   const registries = api.useQuery('get', '/organization/{organizationId}/containerRegistry', organizationPath, { enabled: needsRegistry });
+  const helmRepositories = api.useQuery('get', '/organization/{organizationId}/helmRepository', organizationPath, { enabled: kind.name === 'helm' });
+  const charts = api.useQuery(
+    'get',
+    '/organization/{organizationId}/helmRepository/{helmRepositoryId}/charts',
+    { params: { path: { organizationId, helmRepositoryId: draft.helmRepositoryId } } },
+    { enabled: kind.name === 'helm' && draft.helmRepositoryId !== '' },
+  );
   const fields = fieldErrorsOf(error);
   // An edit clears the server's field messages: a field marked invalid would keep the form from being sent again.
   const set = <Key extends keyof Draft>(key: Key) => (value: Draft[Key]) => {
@@ -244,6 +343,20 @@ function Wizard({ kind, organizationId, projectId, environmentId }: { kind: Serv
     const first = registries.data?.results[0]?.id;
     if (needsRegistry && draft.registryId === '' && first !== undefined) setDraft((previous) => ({ ...previous, registryId: first }));
   }, [needsRegistry, draft.registryId, registries.data]);
+
+  // The first Helm repository, its first chart and that chart's newest version are chosen until the person picks.
+  useEffect(() => {
+    const first = helmRepositories.data?.results[0]?.id;
+    if (draft.helmRepositoryId === '' && first !== undefined) setDraft((previous) => ({ ...previous, helmRepositoryId: first }));
+  }, [draft.helmRepositoryId, helmRepositories.data]);
+  useEffect(() => {
+    const list = charts.data?.results ?? [];
+    const chart = list.find((candidate) => candidate.chart_name === draft.chartName) ?? list[0];
+    if (chart === undefined) return;
+    if (draft.chartName !== chart.chart_name || !chart.versions.includes(draft.chartVersion)) {
+      setDraft((previous) => ({ ...previous, chartName: chart.chart_name, chartVersion: chart.versions.includes(previous.chartVersion) ? previous.chartVersion : (chart.versions[0] ?? '') }));
+    }
+  }, [charts.data, draft.chartName, draft.chartVersion]);
 
   function goTo(index: number) {
     setStep(index);
@@ -302,7 +415,17 @@ function Wizard({ kind, organizationId, projectId, environmentId }: { kind: Serv
         {steps[step]?.title === 'Review' ? (
           <Review kind={kind} draft={draft} gitTokenName={gitTokens.data?.results.find((token) => token.id === draft.gitTokenId)?.name} registryName={registries.data?.results.find((registry) => registry.id === draft.registryId)?.name} />
         ) : (
-          <StepFields kind={kind} title={steps[step]?.title ?? ''} draft={draft} set={set} fields={fields} gitTokens={gitTokens.data?.results ?? []} registries={registries.data?.results ?? []} registriesLoaded={registries.isSuccess} />
+          <StepFields
+            kind={kind}
+            title={steps[step]?.title ?? ''}
+            draft={draft}
+            set={set}
+            fields={fields}
+            gitTokens={gitTokens.data?.results ?? []}
+            registries={registries.data?.results ?? []}
+            registriesLoaded={registries.isSuccess}
+            helm={{ repositories: helmRepositories.data?.results ?? [], repositoriesLoaded: helmRepositories.isSuccess, charts: charts.data?.results ?? [], chartsPending: charts.isFetching, chartsError: charts.isError ? messageOf(charts.error) : undefined }}
+          />
         )}
         <ErrorMessage message={error === undefined ? undefined : fields.size > 0 ? `${summaryOf(error)} See the fields marked above.` : summaryOf(error)} />
         <div className="form-actions">
@@ -331,6 +454,7 @@ function StepFields(props: {
   gitTokens: { id: string; name: string }[];
   registries: { id: string; name: string; url?: string }[];
   registriesLoaded: boolean;
+  helm: HelmChoices;
 }) {
   const { kind, title, draft, set, fields } = props;
   const nameField = <TextField label="Name" value={draft.name} onChange={set('name')} isRequired autoFocus maxLength={63} errorMessage={fields.get('name')} description="Letters, digits and dashes; it becomes part of the service’s address." />;
@@ -372,7 +496,7 @@ function StepFields(props: {
         <TextField label="CPU (millicores)" value={draft.cpu} onChange={set('cpu')} inputMode="numeric" errorMessage={fields.get('cpu')} description="1000 = one core" />
         <TextField label="Memory (MiB)" value={draft.memory} onChange={set('memory')} inputMode="numeric" errorMessage={fields.get('memory')} />
       </div>
-      {kind.name === 'job' ? null : (
+      {kind.name !== 'application' && kind.name !== 'container' ? null : (
         <div className="field-row">
           <TextField label="Minimum instances" value={draft.minInstances} onChange={set('minInstances')} inputMode="numeric" errorMessage={fields.get('min_running_instances')} />
           <TextField label="Maximum instances" value={draft.maxInstances} onChange={set('maxInstances')} inputMode="numeric" errorMessage={fields.get('max_running_instances')} />
@@ -382,6 +506,64 @@ function StepFields(props: {
   );
 
   if (title === 'Resources') return resources;
+  if (title === 'Chart') return <HelmChartFields draft={draft} set={set} fields={fields} choices={props.helm} nameField={nameField} descriptionField={descriptionField} />;
+  if (title === 'Values') {
+    return (
+      <>
+        <div className="field">
+          <label htmlFor="helm-values">Values override (YAML, optional)</label>
+          <textarea id="helm-values" className="code-input" rows={10} value={draft.valuesYaml} onChange={(event) => set('valuesYaml')(event.target.value)} spellCheck={false} aria-describedby="helm-values-description" aria-invalid={fields.get('values_override/file/raw/values/0/content') === undefined ? undefined : true} />
+          <span id="helm-values-description" className="field-description">
+            Merged over the chart’s own values.yaml, as <code>helm install -f</code> would.
+          </span>
+          {fields.get('values_override/file/raw/values/0/content') === undefined ? null : <span className="field-error">{fields.get('values_override/file/raw/values/0/content')}</span>}
+        </div>
+        <KeyValueRows id="helm-set" legend="Values set one by one (--set)" rows={draft.helmSet} onChange={set('helmSet')} fields={fields} field="values_override/set" valueMaxLength={16384} />
+      </>
+    );
+  }
+  if (title === 'Variables') {
+    return (
+      <>
+        <KeyValueRows id="tf-vars" legend="Terraform variables (-var)" rows={draft.tfVars} onChange={set('tfVars')} fields={fields} field="terraform_variables_source/tf_vars" valueMaxLength={16384} />
+        <div className="field">
+          <label htmlFor="tf-var-files">Variable files (optional)</label>
+          <textarea id="tf-var-files" className="code-input" rows={3} value={draft.tfVarFiles} onChange={(event) => set('tfVarFiles')(event.target.value)} spellCheck={false} aria-describedby="tf-var-files-description" />
+          <span id="tf-var-files-description" className="field-description">
+            .tfvars files of the repository, one a line, relative to the root path.
+          </span>
+          {[...fields.entries()].filter(([field]) => field.startsWith('terraform_variables_source/tf_var_file_paths')).map(([field, message]) => (
+            <span key={field} className="field-error">
+              {message}
+            </span>
+          ))}
+        </div>
+      </>
+    );
+  }
+  if (title === 'Schedule and resources') {
+    return (
+      <>
+        <SelectField
+          id="agent-schedule"
+          label="Runs"
+          value={draft.agentSchedule}
+          onChange={set('agentSchedule')}
+          options={[
+            { value: 'DEPLOY', label: 'When deployed' },
+            { value: 'CRON', label: 'On a schedule (cron)' },
+          ]}
+        />
+        {draft.agentSchedule === 'CRON' ? (
+          <div className="field-row">
+            <TextField label="Schedule" value={draft.cron} onChange={set('cron')} isRequired errorMessage={fields.get('schedule/scheduled_at')} description="Cron syntax: minute hour day month weekday." />
+            <TextField label="Time zone" value={draft.timezone} onChange={set('timezone')} errorMessage={fields.get('schedule/timezone')} />
+          </div>
+        ) : null}
+        {resources}
+      </>
+    );
+  }
   if (title === 'Ports and health check') {
     const probeError = [...fields.entries()].find(([field]) => field.startsWith('healthchecks'))?.[1];
     return (
@@ -520,7 +702,123 @@ function StepFields(props: {
           {descriptionField}
         </>
       );
+    case 'terraform':
+      return (
+        <>
+          {nameField}
+          {git('terraform_files_source/git_repository')}
+          <SelectField
+            id="terraform-engine"
+            label="Engine"
+            value={draft.engine}
+            onChange={set('engine')}
+            options={[
+              { value: 'TERRAFORM', label: 'Terraform' },
+              { value: 'OPEN_TOFU', label: 'OpenTofu' },
+            ]}
+            errorMessage={fields.get('engine')}
+            description="The provider version is read from the files’ terraform block; the state is kept in the cluster."
+          />
+          {descriptionField}
+        </>
+      );
+    case 'agenticWorkflow':
+      return (
+        <>
+          {nameField}
+          <div className="field-row">
+            <SelectField
+              id="agent-provider"
+              label="Model provider"
+              value={draft.modelProvider}
+              onChange={(value) => {
+                set('modelProvider')(value);
+                set('apiKeyVariable')(value === 'OLLAMA' ? '' : `${value === 'OPENAI_COMPATIBLE' ? 'OPENAI' : value}_API_KEY`);
+              }}
+              options={[
+                { value: 'ANTHROPIC', label: 'Anthropic' },
+                { value: 'OPENAI', label: 'OpenAI' },
+                { value: 'MISTRAL', label: 'Mistral' },
+                { value: 'OLLAMA', label: 'Ollama' },
+                { value: 'OPENAI_COMPATIBLE', label: 'OpenAI-compatible' },
+              ]}
+              errorMessage={fields.get('model/provider')}
+            />
+            <TextField label="Model" value={draft.model} onChange={set('model')} isRequired errorMessage={fields.get('model/model')} />
+          </div>
+          {draft.modelProvider === 'OLLAMA' || draft.modelProvider === 'OPENAI_COMPATIBLE' ? (
+            <TextField label="Base URL" value={draft.baseUrl} onChange={set('baseUrl')} isRequired type="url" errorMessage={fields.get('model/base_url')} />
+          ) : null}
+          {draft.modelProvider === 'OLLAMA' ? null : (
+            <TextField label="API key secret" value={draft.apiKeyVariable} onChange={set('apiKeyVariable')} isRequired errorMessage={fields.get('model/api_key_variable')} description="The name of the workflow’s secret holding the key (add it in its Variables tab); the key never goes in the settings." />
+          )}
+          <div className="field">
+            <label htmlFor="agent-instructions">Instructions</label>
+            <textarea id="agent-instructions" className="code-input" rows={8} value={draft.instructions} onChange={(event) => set('instructions')(event.target.value)} required aria-invalid={fields.get('instructions') === undefined ? undefined : true} aria-describedby={fields.get('instructions') === undefined ? undefined : 'agent-instructions-error'} />
+            {fields.get('instructions') === undefined ? null : (
+              <span id="agent-instructions-error" className="field-error">
+                {fields.get('instructions')}
+              </span>
+            )}
+          </div>
+          {descriptionField}
+        </>
+      );
+    case 'helm':
+      return null;
   }
+}
+
+interface HelmChoices {
+  repositories: { id: string; name: string; url?: string }[];
+  repositoriesLoaded: boolean;
+  charts: { chart_name: string; versions: string[] }[];
+  chartsPending: boolean;
+  chartsError: string | undefined;
+}
+
+/** A Helm chart's source: a repository of the organization, one of its charts (read from its index), a version. */
+function HelmChartFields(props: { draft: Draft; set: <Key extends keyof Draft>(key: Key) => (value: Draft[Key]) => void; fields: Map<string, string>; choices: HelmChoices; nameField: ReactNode; descriptionField: ReactNode }) {
+  const { draft, set, fields, choices } = props;
+  const chart = choices.charts.find((candidate) => candidate.chart_name === draft.chartName);
+  return (
+    <>
+      {props.nameField}
+      {choices.repositoriesLoaded && choices.repositories.length === 0 ? (
+        <p className="notice">This organization has no Helm repository yet; add one in the organization settings (Helm repositories), then come back.</p>
+      ) : (
+        <SelectField
+          id="helm-repository"
+          label="Helm repository"
+          value={draft.helmRepositoryId}
+          onChange={(value) => {
+            set('helmRepositoryId')(value);
+            set('chartName')('');
+            set('chartVersion')('');
+          }}
+          options={choices.repositories.map((entry) => ({ value: entry.id, label: `${entry.name}${entry.url === undefined ? '' : ` (${entry.url})`}` }))}
+          errorMessage={fields.get('source/helm_repository/repository') ?? fields.get('source')}
+        />
+      )}
+      {choices.chartsPending && choices.charts.length === 0 ? <p className="muted">Reading the repository’s charts…</p> : null}
+      <ErrorMessage message={choices.chartsError} />
+      <div className="field-row">
+        <SelectField
+          id="helm-chart"
+          label="Chart"
+          value={draft.chartName}
+          onChange={(value) => {
+            set('chartName')(value);
+            set('chartVersion')('');
+          }}
+          options={choices.charts.map((entry) => ({ value: entry.chart_name, label: entry.chart_name }))}
+          errorMessage={fields.get('source/helm_repository/chart_name')}
+        />
+        <SelectField id="helm-version" label="Version" value={draft.chartVersion} onChange={set('chartVersion')} options={(chart?.versions ?? []).map((version) => ({ value: version, label: version }))} errorMessage={fields.get('source/helm_repository/chart_version')} />
+      </div>
+      {props.descriptionField}
+    </>
+  );
 }
 
 function Review({ kind, draft, gitTokenName, registryName }: { kind: ServiceKind; draft: Draft; gitTokenName: string | undefined; registryName: string | undefined }) {
@@ -536,7 +834,15 @@ function Review({ kind, draft, gitTokenName, registryName }: { kind: ServiceKind
       ['Instances', `${draft.minInstances}–${draft.maxInstances}`],
     );
   }
-  if (kind.name !== 'database') rows.push(['Resources', `${draft.cpu} millicores, ${draft.memory} MiB`]);
+  if (kind.name === 'terraform') {
+    rows.push(['Repository', draft.repository || '—'], ['Branch', draft.branch], ['Root path', draft.rootPath || '/'], ['Git token', gitTokenName ?? 'none'], ['Engine', draft.engine === 'OPEN_TOFU' ? 'OpenTofu' : 'Terraform']);
+    rows.push(['Variables', filled(draft.tfVars).map((row) => row.key).join(', ') || 'none'], ['Variable files', lines(draft.tfVarFiles).join(', ') || 'none']);
+  }
+  if (kind.name === 'helm') {
+    rows.push(['Chart', `${draft.chartName || '—'} ${draft.chartVersion}`], ['Values override', draft.valuesYaml.trim() === '' ? 'none' : `${lines(draft.valuesYaml).length} lines of YAML`], ['Values set', filled(draft.helmSet).map((row) => row.key).join(', ') || 'none']);
+  }
+  if (kind.name === 'agenticWorkflow') rows.push(['Model', `${draft.modelProvider} ${draft.model || '—'}`], ['Runs', draft.agentSchedule === 'CRON' ? `${draft.cron} (${draft.timezone})` : 'when deployed']);
+  if (kind.name === 'application' || kind.name === 'container' || kind.name === 'job' || kind.name === 'agenticWorkflow') rows.push(['Resources', `${draft.cpu} millicores, ${draft.memory} MiB`]);
   if (kind.name === 'database') rows.push(['Database', `${draft.databaseType} ${draft.version}`], ['Mode', draft.databaseMode], ['Reachable from', draft.accessibility === 'PUBLIC' ? 'the internet' : 'this environment']);
   if (kind.name === 'job') {
     const events = [draft.onStart ? 'start' : '', draft.onStop ? 'stop' : '', draft.onDelete ? 'delete' : ''].filter((event) => event !== '').join(', ');

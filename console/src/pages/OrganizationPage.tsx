@@ -1,9 +1,11 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useId, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, messageOf, type Project } from '../api/client.ts';
+import { useOrganizationPermissions } from '../auth/permissions.ts';
 import { Button, ErrorMessage, ModalDialog, Spinner, TextField } from '../ui/controls.tsx';
+import { PermissionNote } from '../ui/PermissionNote.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId');
 
@@ -21,6 +23,10 @@ export function OrganizationPage() {
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<Project | undefined>();
   const [deleting, setDeleting] = useState<Project | undefined>();
+  const permissions = useOrganizationPermissions(organizationId);
+  const cannotWrite = !permissions.can('write');
+  const writeNote = useId();
+  const describedBy = cannotWrite ? writeNote : undefined;
   useEffect(() => {
     document.title = `${organization.data?.name ?? 'Organization'} · Slipway`;
   }, [organization.data?.name]);
@@ -47,15 +53,22 @@ export function OrganizationPage() {
       <section aria-labelledby="projects-heading" className="section">
         <div className="section-heading">
           <h2 id="projects-heading">Projects</h2>
-          {list.length === 0 ? null : <Button onPress={() => setCreating(true)}>New project</Button>}
+          {list.length === 0 ? null : (
+            <Button onPress={() => setCreating(true)} isDisabled={cannotWrite} aria-describedby={describedBy}>
+              New project
+            </Button>
+          )}
         </div>
+        <PermissionNote id={writeNote} reason={permissions.reason('write')} />
         {projects.isPending ? <Spinner label="Loading projects…" /> : null}
         <ErrorMessage message={projects.isError ? messageOf(projects.error) : undefined} />
         {projects.isSuccess && list.length === 0 ? (
           <div className="empty card">
             <h3>No projects yet</h3>
             <p className="muted">A project groups the environments and services of one application or team.</p>
-            <Button onPress={() => setCreating(true)}>New project</Button>
+            <Button onPress={() => setCreating(true)} isDisabled={cannotWrite} aria-describedby={describedBy}>
+              New project
+            </Button>
           </div>
         ) : null}
         {list.length === 0 ? null : (
@@ -75,10 +88,10 @@ export function OrganizationPage() {
                   </p>
                 </div>
                 <div className="project-actions">
-                  <Button variant="secondary" aria-label={`Rename ${project.name}`} onPress={() => setRenaming(project)}>
+                  <Button variant="secondary" aria-label={`Rename ${project.name}`} onPress={() => setRenaming(project)} isDisabled={cannotWrite} aria-describedby={describedBy}>
                     Rename
                   </Button>
-                  <Button variant="quiet-danger" aria-label={`Delete ${project.name}`} onPress={() => setDeleting(project)}>
+                  <Button variant="quiet-danger" aria-label={`Delete ${project.name}`} onPress={() => setDeleting(project)} isDisabled={cannotWrite} aria-describedby={describedBy}>
                     Delete
                   </Button>
                 </div>

@@ -1,6 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useId, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type Cluster, type Environment, type EnvironmentStatus } from '../api/client.ts';
 import {
@@ -17,6 +17,8 @@ import {
   StatusChip,
   TextField,
 } from '../ui/controls.tsx';
+import { useOrganizationPermissions } from '../auth/permissions.ts';
+import { PermissionNote } from '../ui/PermissionNote.tsx';
 import { LIVE_INTERVAL_MS, plural } from './live.ts';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId');
@@ -44,6 +46,11 @@ export function ProjectPage() {
   const [deleting, setDeleting] = useState<Environment | undefined>();
   const [actionError, setActionError] = useState<{ environmentId: string; message: string } | undefined>();
   const queryClient = useQueryClient();
+  const permissions = useOrganizationPermissions(organizationId);
+  const cannotWrite = !permissions.can('write');
+  const cannotDeploy = !permissions.can('deploy');
+  const writeNote = useId();
+  const deployNote = useId();
   useEffect(() => {
     document.title = `${project.data?.name ?? 'Project'} · Slipway`;
   }, [project.data?.name]);
@@ -98,15 +105,23 @@ export function ProjectPage() {
       <section aria-labelledby="environments-heading" className="section">
         <div className="section-heading">
           <h2 id="environments-heading">Environments</h2>
-          {list.length === 0 ? null : <Button onPress={() => setCreating(true)}>New environment</Button>}
+          {list.length === 0 ? null : (
+            <Button onPress={() => setCreating(true)} isDisabled={cannotWrite} aria-describedby={cannotWrite ? writeNote : undefined}>
+              New environment
+            </Button>
+          )}
         </div>
+        <PermissionNote id={writeNote} reason={permissions.reason('write')} />
+        <PermissionNote id={deployNote} reason={permissions.reason('deploy')} />
         {environments.isPending ? <Spinner label="Loading environments…" /> : null}
         <ErrorMessage message={environments.isError ? messageOf(environments.error) : undefined} />
         {environments.isSuccess && list.length === 0 ? (
           <div className="empty card">
             <h3>No environments yet</h3>
             <p className="muted">An environment runs this project’s services on a cluster: production, staging, one per pull request…</p>
-            <Button onPress={() => setCreating(true)}>New environment</Button>
+            <Button onPress={() => setCreating(true)} isDisabled={cannotWrite} aria-describedby={cannotWrite ? writeNote : undefined}>
+              New environment
+            </Button>
           </div>
         ) : null}
         {list.length === 0 ? null : (
@@ -141,16 +156,16 @@ export function ProjectPage() {
                     {status?.deployment_status === 'OUT_OF_DATE' ? <span className="tag tag-warning">Out of date</span> : null}
                   </div>
                   <div className="row-actions">
-                    <Button variant="secondary" aria-label={`Deploy ${environment.name}`} onPress={() => void act(environment, 'deploy')}>
+                    <Button variant="secondary" aria-label={`Deploy ${environment.name}`} onPress={() => void act(environment, 'deploy')} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
                       Deploy
                     </Button>
                     <ActionsMenu
                       label={`More actions for ${environment.name}`}
                       actions={[
-                        { id: 'restart', label: 'Restart services' },
-                        { id: 'stop', label: 'Stop' },
-                        { id: 'clone', label: 'Clone…' },
-                        { id: 'delete', label: 'Delete…', danger: true },
+                        { id: 'restart', label: 'Restart services', isDisabled: cannotDeploy },
+                        { id: 'stop', label: 'Stop', isDisabled: cannotDeploy },
+                        { id: 'clone', label: 'Clone…', isDisabled: cannotWrite },
+                        { id: 'delete', label: 'Delete…', danger: true, isDisabled: cannotWrite },
                       ]}
                       onAction={(action) => void act(environment, action)}
                     />

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { apiRequest, messageOf, type DeploymentState } from '../api/client.ts';
 import type { LogLine } from '../services/log-stream.ts';
 import { Button, ErrorMessage, RelativeTime, Spinner, StatusChip } from '../ui/controls.tsx';
+import { LogView } from '../ui/LogView.tsx';
 import { LIVE_INTERVAL_MS } from './live.ts';
 import type { ServiceContext } from './ServicePage.tsx';
 
@@ -77,22 +78,5 @@ function DeploymentLog({ base, deploymentId }: { base: string; deploymentId: str
   if (log.isPending) return <Spinner label="Loading the log…" />;
   if (log.isError) return <ErrorMessage message={messageOf(log.error)} />;
   if (log.data.results.length === 0) return <p className="muted">This deployment has no log lines.</p>;
-  return (
-    <div className="log log-static" tabIndex={0} role="region" aria-label={`Log of deployment ${deploymentId.slice(0, 8)}`}>
-      {log.data.results.map((line) => (
-        <LogRow key={`${line.deployment_id}:${line.seq}`} line={line} />
-      ))}
-    </div>
-  );
-}
-
-export function LogRow({ line }: { line: LogLine }) {
-  return (
-    <div className={`log-line log-${line.stream}`}>
-      <time className="log-time" dateTime={line.created_at}>
-        {line.created_at.slice(11, 19)}
-      </time>
-      <span className="log-message">{line.message}</span>
-    </div>
-  );
+  return <LogView lines={log.data.results} className="log-static" role="region" label={`Log of deployment ${deploymentId.slice(0, 8)}`} />;
 }

@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { plainText } from '../services/ansi.ts';
 import { followLog, type LogLine, type StreamState } from '../services/log-stream.ts';
 import { Button, TextField } from '../ui/controls.tsx';
-import { LogRow } from './ServiceDeployments.tsx';
+import { LogView } from '../ui/LogView.tsx';
 import type { ServiceContext } from './ServicePage.tsx';
 
 /** Lines kept in the page: the oldest go first beyond this. */
@@ -12,7 +13,8 @@ const STATE_LABELS: Record<StreamState, string> = { connecting: 'Connecting…',
 /**
  * The service's output as it is printed (its deployments' lines, then its runtime output), followed over SSE. The view
  * follows the newest line until the person scrolls up; then new lines are counted ("12 new lines") until they go back
- * down or press the button. A search keeps the matching lines.
+ * down or press the button. A search keeps the matching lines (their text without colours). Only the rows in view are
+ * in the page (ui/LogView.tsx), so the 5,000 lines kept scroll as lightly as fifty.
  */
 export function ServiceLogs({ context }: { context: ServiceContext }) {
   const [lines, setLines] = useState<LogLine[]>([]);
@@ -51,7 +53,7 @@ export function ServiceLogs({ context }: { context: ServiceContext }) {
   const shown = useMemo(() => {
     const needle = search.trim().toLowerCase();
     const visible = pausedAt === undefined ? lines : lines.slice(0, pausedAt);
-    return needle === '' ? visible : visible.filter((line) => line.message.toLowerCase().includes(needle));
+    return needle === '' ? visible : visible.filter((line) => plainText(line.message).toLowerCase().includes(needle));
   }, [lines, search, pausedAt]);
   const waiting = pausedAt === undefined ? unseen : lines.length - pausedAt;
 
@@ -93,13 +95,15 @@ export function ServiceLogs({ context }: { context: ServiceContext }) {
           {pausedAt === undefined ? 'Pause' : 'Resume'}
         </Button>
       </div>
-      <div ref={view} className="log log-live" role="log" aria-label="Live output" tabIndex={0} onScroll={onScroll}>
-        {shown.length === 0 ? (
-          <p className="log-empty">{lines.length === 0 ? (state.state === 'live' ? 'Waiting for output… Deploy the service to see its build and its output here.' : 'Connecting to the log…') : 'No line matches the search.'}</p>
-        ) : (
-          shown.map((line) => <LogRow key={`${line.deployment_id}:${line.seq}:${line.id}`} line={line} />)
-        )}
-      </div>
+      <LogView
+        lines={shown}
+        viewRef={view}
+        className="log-live"
+        role="log"
+        label="Live output"
+        onScroll={onScroll}
+        empty={<p className="log-empty">{lines.length === 0 ? (state.state === 'live' ? 'Waiting for output… Deploy the service to see its build and its output here.' : 'Connecting to the log…') : 'No line matches the search.'}</p>}
+      />
       <div className="logs-footer">
         <span className="muted">
           {pausedAt === undefined ? '' : 'Paused. '}

@@ -1,15 +1,22 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { useEffect, useState, type FormEvent } from 'react';
+import { lazy, Suspense, useEffect, useId, useState, type FormEvent } from 'react';
 import { Form, Tab, TabList, TabPanel, Tabs } from 'react-aria-components';
 import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type Link as ServiceLink, type ServiceStatus } from '../api/client.ts';
+import { useOrganizationPermissions } from '../auth/permissions.ts';
 import type { ServiceTab } from '../router.tsx';
 import { kindNamed, type AnyService, type ServiceKind } from '../services/kinds.ts';
-import { Breadcrumbs, Button, ConfirmByNameDialog, ErrorMessage, ModalDialog, RelativeTime, Spinner, StatusChip, TextField, humanState } from '../ui/controls.tsx';
+import { Breadcrumbs, Button, ErrorMessage, ModalDialog, RelativeTime, Spinner, StatusChip, TextField, humanState } from '../ui/controls.tsx';
+import { PermissionNote } from '../ui/PermissionNote.tsx';
 import { LIVE_INTERVAL_MS } from './live.ts';
 import { ServiceDeployments } from './ServiceDeployments.tsx';
+import { DeleteServiceDialog } from './service-settings/DeleteServiceDialog.tsx';
+import { ServiceDomains } from './service-settings/ServiceDomains.tsx';
 import { ServiceLogs } from './ServiceLogs.tsx';
 import { ServiceVariables } from './ServiceVariables.tsx';
+
+// The settings are a chunk of their own, loaded when the tab is first opened.
+const ServiceSettings = lazy(() => import('./service-settings/ServiceSettings.tsx').then((module) => ({ default: module.ServiceSettings })));
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId/environment/$environmentId/$kind/$serviceId');
 
@@ -18,11 +25,12 @@ export interface ServiceContext {
   serviceId: string;
   environmentId: string;
   projectId: string;
+  organizationId: string;
   /** `/application/<id>`: where the kind's operations are. */
   base: string;
 }
 
-/** A service: its state and actions, its deployments, its live output and its variables, one tab each. */
+/** A service: its state and actions, its deployments, its live output, its variables, its domains and its settings, one tab each. */
 export function ServicePage() {
   const { organizationId, projectId, environmentId, kind: kindName, serviceId } = route.useParams();
   const { tab = 'overview' } = route.useSearch();
@@ -49,7 +57,7 @@ export function ServicePage() {
       </main>
     );
   }
-  const context: ServiceContext = { kind, serviceId, environmentId, projectId, base };
+  const context: ServiceContext = { kind, serviceId, environmentId, projectId, organizationId, base };
   return (
     <main className="page wide-page">
       <Breadcrumbs>
@@ -97,6 +105,14 @@ export function ServicePage() {
               Variables
             </Tab>
           ) : null}
+          {kind.hasLinks ? (
+            <Tab id="domains" className="tab">
+              Domains
+            </Tab>
+          ) : null}
+          <Tab id="settings" className="tab">
+            Settings
+          </Tab>
         </TabList>
         <TabPanel id="overview" className="tab-panel">
           {service.data === undefined ? null : <Overview context={context} service={service.data} organizationId={organizationId} />}
@@ -112,6 +128,18 @@ export function ServicePage() {
             <ServiceVariables context={context} />
           </TabPanel>
         ) : null}
+        {kind.hasLinks ? (
+          <TabPanel id="domains" className="tab-panel">
+            <ServiceDomains context={context} />
+          </TabPanel>
+        ) : null}
+        <TabPanel id="settings" className="tab-panel">
+          {service.data === undefined ? null : (
+            <Suspense fallback={<Spinner label="Loading the settings…" />}>
+              <ServiceSettings context={context} service={service.data} />
+            </Suspense>
+          )}
+        </TabPanel>
       </Tabs>
     </main>
   );
@@ -119,16 +147,26 @@ export function ServicePage() {
 
 function describe(kind: ServiceKind, service: AnyService): [string, string][] {
   const facts: [string, string][] = [];
-  if ('git_repository' in service && service.git_repository !== undefined) {
+  if ('git_repository' in service && service.git_repository !== undefined && service.git_repository !== null) {
     facts.push(['Repository', service.git_repository.url], ['Branch', service.git_repository.branch], ['Root path', service.git_repository.root_path || '/']);
   }
+  if ('terraform_files_source' in service) {
+    const git = service.terraform_files_source.git_repository;
+    facts.push(['Repository', git.url], ['Branch', git.branch], ['Root path', git.root_path || '/'], ['Engine', service.engine]);
+  }
+  if (kind.name === 'helm' && 'source' in service && 'repository' in service.source && service.source.repository !== undefined) {
+    const chart = service.source.repository;
+    facts.push(['Chart', `${chart.chart_name} ${chart.chart_version}`], ['Helm repository', chart.repository.name ?? chart.repository.id]);
+  }
+  if ('instructions' in service) facts.push(['Model', `${service.model.provider} ${service.model.model}`]);
   if ('image_name' in service) facts.push(['Image', `${service.image_name}:${service.tag}`]);
   if (kind.name === 'database' && 'type' in service) facts.push(['Database', `${service.type} ${service.version}`], ['Mode', service.mode], ['Reachable from', service.accessibility === 'PUBLIC' ? 'the internet' : 'this environment']);
   if ('schedule' in service) {
-    const cron = service.schedule.cronjob as { scheduled_at?: string; timezone?: string } | undefined;
-    facts.push(['Runs', cron?.scheduled_at === undefined ? 'at lifecycle events' : `${cron.scheduled_at} (${cron.timezone ?? 'UTC'})`]);
+    const cron = (service.schedule as { cronjob?: { scheduled_at?: string; timezone?: string }; scheduled_at?: string; timezone?: string } | null) ?? undefined;
+    const at = cron?.cronjob ?? cron;
+    facts.push(['Runs', at?.scheduled_at === undefined ? (kind.name === 'job' ? 'at lifecycle events' : 'when deployed') : `${at.scheduled_at} (${at.timezone ?? 'UTC'})`]);
   }
-  if ('ports' in service) facts.push(['Ports', service.ports.length === 0 ? 'none' : service.ports.map((port) => `${port.internal_port}${port.publicly_accessible ? ' (public)' : ''}`).join(', ')]);
+  if ('ports' in service) facts.push(['Ports', service.ports.length === 0 ? 'none' : service.ports.map((port) => `${port.internal_port}${'publicly_accessible' in port && port.publicly_accessible ? ' (public)' : ''}`).join(', ')]);
   if ('min_running_instances' in service) facts.push(['Instances', `${service.min_running_instances}–${service.max_running_instances}`]);
   if ('cpu' in service) facts.push(['Resources', `${service.cpu} millicores, ${service.memory} MiB`]);
   return facts;
@@ -144,6 +182,11 @@ function Overview({ context, service, organizationId }: { context: ServiceContex
   const queryClient = useQueryClient();
   const url = links.data?.results.find((link) => link.is_default)?.url ?? links.data?.results[0]?.url;
   const state = status.data?.state;
+  const permissions = useOrganizationPermissions(organizationId);
+  const cannotDeploy = !permissions.can('deploy');
+  const cannotWrite = !permissions.can('write');
+  const deployNote = useId();
+  const deleteNote = useId();
 
   async function act(action: 'redeploy' | 'restart-service' | 'stop' | 'cancelDeployment') {
     setActionError(undefined);
@@ -192,7 +235,7 @@ function Overview({ context, service, organizationId }: { context: ServiceContex
                     {url === undefined ? (
                       <span className="muted">none (no public port)</span>
                     ) : (
-                      <a href={url} target="_blank" rel="noreferrer" className="url">
+                      <a href={url} target="_blank" rel="noreferrer" className="url" data-volatile="">
                         {url}
                       </a>
                     )}
@@ -203,22 +246,25 @@ function Overview({ context, service, organizationId }: { context: ServiceContex
           </>
         )}
         <div className="action-bar">
-          <Button onPress={() => setDeploying(true)}>Deploy…</Button>
-          <Button variant="secondary" onPress={() => void act('redeploy')}>
+          <Button onPress={() => setDeploying(true)} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
+            Deploy…
+          </Button>
+          <Button variant="secondary" onPress={() => void act('redeploy')} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
             Redeploy
           </Button>
-          <Button variant="secondary" onPress={() => void act('restart-service')}>
+          <Button variant="secondary" onPress={() => void act('restart-service')} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
             Restart
           </Button>
-          <Button variant="secondary" onPress={() => void act('stop')}>
+          <Button variant="secondary" onPress={() => void act('stop')} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
             Stop
           </Button>
           {busy ? (
-            <Button variant="secondary" onPress={() => void act('cancelDeployment')}>
+            <Button variant="secondary" onPress={() => void act('cancelDeployment')} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
               Cancel deployment
             </Button>
           ) : null}
         </div>
+        <PermissionNote id={deployNote} reason={permissions.reason('deploy')} />
         <ErrorMessage message={actionError} />
       </section>
       <section aria-labelledby="settings-heading" className="card">
@@ -234,13 +280,14 @@ function Overview({ context, service, organizationId }: { context: ServiceContex
           ))}
         </dl>
         <div className="action-bar">
-          <Button variant="quiet-danger" onPress={() => setDeleting(true)}>
+          <Button variant="quiet-danger" onPress={() => setDeleting(true)} isDisabled={cannotWrite} aria-describedby={cannotWrite ? deleteNote : undefined}>
             Delete {kind.label.toLowerCase()}…
           </Button>
         </div>
+        <PermissionNote id={deleteNote} reason={permissions.reason('write')} />
       </section>
-      {deploying ? <DeployDialog context={context} byTag={kind.name === 'container' || ('source' in service && service.source.image !== undefined && service.source.image !== null)} onClose={() => setDeploying(false)} /> : null}
-      {deleting ? <DeleteServiceDialog context={context} name={service.name} organizationId={organizationId} onClose={() => setDeleting(false)} /> : null}
+      {deploying ? <DeployDialog context={context} byTag={kind.name === 'container' || ('source' in service && 'image' in service.source && service.source.image !== undefined && service.source.image !== null)} onClose={() => setDeploying(false)} /> : null}
+      {deleting ? <DeleteServiceDialog context={context} name={service.name} onClose={() => setDeleting(false)} /> : null}
     </div>
   );
 }
@@ -296,39 +343,5 @@ function DeployDialog({ context, byTag, onClose }: { context: ServiceContext; by
         </div>
       </Form>
     </ModalDialog>
-  );
-}
-
-function DeleteServiceDialog({ context, name, organizationId, onClose }: { context: ServiceContext; name: string; organizationId: string; onClose: () => void }) {
-  const [error, setError] = useState<string | undefined>();
-  const [pending, setPending] = useState(false);
-  const navigate = useNavigate();
-  const queryClient = useQueryClient();
-  async function confirm() {
-    setPending(true);
-    setError(undefined);
-    try {
-      await apiRequest('DELETE', context.base);
-      await queryClient.invalidateQueries({ queryKey: ['environment-services', context.environmentId] });
-      await navigate({
-        to: '/organization/$organizationId/project/$projectId/environment/$environmentId',
-        params: { organizationId, projectId: context.projectId, environmentId: context.environmentId },
-      });
-    } catch (caught) {
-      setError(messageOf(caught));
-      setPending(false);
-    }
-  }
-  return (
-    <ConfirmByNameDialog
-      title={`Delete ${name}`}
-      name={name}
-      explanation={`This stops the ${context.kind.label.toLowerCase()} and deletes it with its variables${context.kind.name === 'database' ? ' and its data' : ''}. It cannot be undone.`}
-      confirmLabel={`Delete ${context.kind.label.toLowerCase()}`}
-      pending={pending}
-      error={error}
-      onConfirm={() => void confirm()}
-      onClose={onClose}
-    />
   );
 }

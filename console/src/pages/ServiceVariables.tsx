@@ -1,8 +1,10 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { apiRequest, fieldErrorsOf, messageOf, summaryOf, type EnvironmentVariable, type Secret } from '../api/client.ts';
+import { useOrganizationPermissions } from '../auth/permissions.ts';
 import { Button, CheckboxField, ErrorMessage, ModalDialog, SelectField, Spinner, TextField } from '../ui/controls.tsx';
+import { PermissionNote } from '../ui/PermissionNote.tsx';
 import { ResolvedVariables } from './ResolvedVariables.tsx';
 import type { ServiceContext } from './ServicePage.tsx';
 import { ImportVariablesDialog, type ExistingDefinition, type WritableScope } from './VariablesImport.tsx';
@@ -55,6 +57,10 @@ export function ServiceVariables({ context }: { context: ServiceContext }) {
   const [importing, setImporting] = useState(false);
   const [view, setView] = useState<'definitions' | 'resolved'>('definitions');
   const refresh = useRefreshVariables(context);
+  const permissions = useOrganizationPermissions(context.organizationId);
+  const cannotWrite = !permissions.can('write');
+  const writeNote = useId();
+  const describedBy = cannotWrite ? writeNote : undefined;
 
   const rows: Row[] = [
     ...(variables.data?.results ?? []).map((variable) => ({
@@ -95,12 +101,15 @@ export function ServiceVariables({ context }: { context: ServiceContext }) {
           Variables
         </h2>
         <div className="section-actions">
-          <Button variant="secondary" onPress={() => setImporting(true)}>
+          <Button variant="secondary" onPress={() => setImporting(true)} isDisabled={cannotWrite} aria-describedby={describedBy}>
             Import .env
           </Button>
-          <Button onPress={() => setEditing('new')}>New variable</Button>
+          <Button onPress={() => setEditing('new')} isDisabled={cannotWrite} aria-describedby={describedBy}>
+            New variable
+          </Button>
         </div>
       </div>
+      <PermissionNote id={writeNote} reason={permissions.reason('write')} />
       <div className="view-switch" role="group" aria-label="Show">
         <Button variant="secondary" aria-pressed={view === 'definitions'} onPress={() => setView('definitions')}>
           Definitions by scope
@@ -174,10 +183,10 @@ export function ServiceVariables({ context }: { context: ServiceContext }) {
                     <td className="actions-cell">
                       {writableScope(row.scope) === undefined ? null : (
                         <>
-                          <Button variant="secondary" aria-label={`Edit ${row.key}`} onPress={() => setEditing(row)}>
+                          <Button variant="secondary" aria-label={`Edit ${row.key}`} onPress={() => setEditing(row)} isDisabled={cannotWrite} aria-describedby={describedBy}>
                             Edit
                           </Button>
-                          <Button variant="quiet-danger" aria-label={`Delete ${row.key}`} onPress={() => setDeleting(row)}>
+                          <Button variant="quiet-danger" aria-label={`Delete ${row.key}`} onPress={() => setDeleting(row)} isDisabled={cannotWrite} aria-describedby={describedBy}>
                             Delete
                           </Button>
                         </>

@@ -3,7 +3,7 @@ import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useEffect, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
-import { Breadcrumbs, Button, ConfirmByNameDialog, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
+import { Breadcrumbs, Button, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { LIVE_INTERVAL_MS } from '../live.ts';
 import { kindLabel, providerLabel } from './cluster-labels.ts';
@@ -139,6 +139,12 @@ export function ClusterPage() {
                 <div>
                   <dt>Configuration</dt>
                   <dd>{cluster.data.deployment_status === 'UP_TO_DATE' ? 'Up to date' : cluster.data.deployment_status === 'OUT_OF_DATE' ? 'Changed since the last deployment' : 'Never deployed'}</dd>
+                </div>
+                <div>
+                  <dt>Current cost</dt>
+                  <dd>
+                    <ClusterCost organizationId={organizationId} clusterId={clusterId} />
+                  </dd>
                 </div>
                 <div>
                   <dt>Last deployment</dt>
@@ -344,26 +350,59 @@ function LockDialog({ clusterId, onClose }: { clusterId: string; onClose: () => 
   );
 }
 
+type DeleteMode = components['schemas']['ClusterDeleteMode'];
+
+const DELETE_MODES: readonly { value: DeleteMode; label: string }[] = [
+  { value: 'DEFAULT', label: 'The cluster and what Slipway installed' },
+  { value: 'DELETE_CLUSTER_AND_PLATFORM_CONFIG', label: 'The cluster and its platform settings' },
+  { value: 'DELETE_PLATFORM_CONFIG', label: 'Only its platform settings' },
+];
+
+/** Deletion with the API's delete modes, confirmed by the cluster's name typed; the API's refusal (409) shown in the dialog. */
 function DeleteClusterDialog({ organizationId, cluster, onClose }: { organizationId: string; cluster: Cluster; onClose: () => void }) {
+  const [typed, setTyped] = useState('');
+  const [mode, setMode] = useState<DeleteMode>('DEFAULT');
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const remove = api.useMutation('delete', '/organization/{organizationId}/cluster/{clusterId}', {
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster'] });
       onClose();
-      await navigate({ to: '/organization/$organizationId/clusters', params: { organizationId } });
+      if (mode !== 'DELETE_PLATFORM_CONFIG') await navigate({ to: '/organization/$organizationId/clusters', params: { organizationId } });
     },
   });
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (typed !== cluster.name || remove.isPending) return;
+    remove.mutate({ params: { path: { organizationId, clusterId: cluster.id }, query: { deleteMode: mode } } });
+  }
   return (
-    <ConfirmByNameDialog
-      title={`Delete ${cluster.name}`}
-      name={cluster.name}
-      explanation="This tears down the cluster and what Slipway installed on it. It cannot be undone."
-      confirmLabel="Delete cluster"
-      pending={remove.isPending}
-      error={remove.isError ? messageOf(remove.error) : undefined}
-      onConfirm={() => remove.mutate({ params: { path: { organizationId, clusterId: cluster.id } } })}
-      onClose={onClose}
-    />
+    <ModalDialog title={`Delete ${cluster.name}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
+      <Form onSubmit={submit} className="form">
+        <SelectField id="delete-mode" label="What to delete" value={mode} onChange={(value) => (remove.reset(), setMode(value))} options={DELETE_MODES} />
+        <p>{mode === 'DELETE_PLATFORM_CONFIG' ? 'The platform template’s configuration of the cluster is removed; the cluster and its environments stay.' : 'This tears down the cluster and what Slipway installed on it. It cannot be undone.'}</p>
+        <TextField label={`Type ${cluster.name} to confirm`} value={typed} onChange={setTyped} isRequired autoFocus />
+        <div className="form-foot">
+          <ErrorMessage message={remove.isError ? messageOf(remove.error) : undefined} />
+          <div className="form-actions">
+            <Button variant="secondary" onPress={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" variant="danger" isDisabled={typed !== cluster.name}>
+              Delete cluster
+            </Button>
+          </div>
+        </div>
+      </Form>
+    </ModalDialog>
   );
+}
+
+/** What the cluster costs this month so far, as the API estimates it (a range). */
+function ClusterCost({ organizationId, clusterId }: { organizationId: string; clusterId: string }) {
+  const cost = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/currentCost', { params: { path: { organizationId, clusterId } } });
+  if (cost.isError) return <span className="muted">{messageOf(cost.error)}</span>;
+  if (cost.data === undefined) return <span className="muted">…</span>;
+  const money = (amount: number) => new Intl.NumberFormat('en-GB', { style: 'currency', currency: cost.data.currency_code }).format(amount);
+  return <>{cost.data.min_cost === cost.data.max_cost ? money(cost.data.min_cost) : `${money(cost.data.min_cost)} – ${money(cost.data.max_cost)}`}</>;
 }

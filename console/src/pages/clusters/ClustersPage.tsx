@@ -1,15 +1,14 @@
-import { useQueryClient } from '@tanstack/react-query';
-import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { useEffect, useState, type FormEvent } from 'react';
-import { Form } from 'react-aria-components';
-import { api, fieldErrorsOf, messageOf, summaryOf } from '../../api/client.ts';
-import { Breadcrumbs, Button, CheckboxField, ErrorMessage, ModalDialog, RelativeTime, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
+import { getRouteApi, Link } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
+import { api, messageOf } from '../../api/client.ts';
+import { Breadcrumbs, Button, ErrorMessage, RelativeTime, Spinner, StatusChip } from '../../ui/controls.tsx';
 import { LIVE_INTERVAL_MS } from '../live.ts';
 import { kindLabel, providerLabel } from './cluster-labels.ts';
+import { NewClusterDialog } from './NewClusterDialog.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/clusters');
 
-/** The organization's clusters with their live state and locks; a new LOCAL cluster. */
+/** The organization's clusters with their live state and locks; a new LOCAL or self-managed cluster. */
 export function ClustersPage() {
   const { organizationId } = route.useParams();
   const path = { params: { path: { organizationId } } };
@@ -100,57 +99,5 @@ export function ClustersPage() {
       )}
       {creating ? <NewClusterDialog organizationId={organizationId} onClose={() => setCreating(false)} /> : null}
     </main>
-  );
-}
-
-/**
- * A LOCAL cluster: this host, which the installation's operator allows per organization (the API's 403 says how).
- * A self-managed cluster needs AWS credentials and a platform template (createSelfManagedCluster): the dialog says so.
- */
-function NewClusterDialog({ organizationId, onClose }: { organizationId: string; onClose: () => void }) {
-  const [name, setName] = useState('');
-  const [description, setDescription] = useState('');
-  const [production, setProduction] = useState(false);
-  const [deployNow, setDeployNow] = useState(true);
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
-  const deploy = api.useMutation('post', '/organization/{organizationId}/cluster/{clusterId}/deploy');
-  const create = api.useMutation('post', '/organization/{organizationId}/cluster', {
-    onSuccess: async (cluster) => {
-      await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster'] });
-      if (deployNow) await deploy.mutateAsync({ params: { path: { organizationId, clusterId: cluster.id } } }).catch(() => undefined);
-      onClose();
-      await navigate({ to: '/organization/$organizationId/clusters/$clusterId', params: { organizationId, clusterId: cluster.id } });
-    },
-  });
-  const fields = fieldErrorsOf(create.error);
-  function submit(event: FormEvent) {
-    event.preventDefault();
-    if (create.isPending) return;
-    create.mutate({
-      params: { path: { organizationId } },
-      body: { name: name.trim(), ...(description.trim() === '' ? {} : { description: description.trim() }), region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL', production },
-    });
-  }
-  return (
-    <ModalDialog title="New cluster" isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
-      <Form onSubmit={submit} className="form">
-        <p className="muted">
-          A <strong>LOCAL</strong> cluster runs environments as processes on the host Slipway runs on. Your own Kubernetes cluster (self-managed, on AWS) is created with AWS credentials and a
-          platform template through the API or the CLI; its page then shows the agent’s install command.
-        </p>
-        <TextField label="Name" value={name} onChange={(value) => (create.reset(), setName(value))} isRequired autoFocus maxLength={255} errorMessage={fields.get('name')} />
-        <TextField label="Description (optional)" value={description} onChange={setDescription} maxLength={2000} />
-        <CheckboxField id="cluster-production" label="Production cluster" checked={production} onChange={setProduction} />
-        <CheckboxField id="cluster-deploy" label="Deploy it now" checked={deployNow} onChange={setDeployNow} description="Installs what the cluster needs; environments can be created on it once it is deployed." />
-        <ErrorMessage message={create.isError ? summaryOf(create.error) : undefined} />
-        <div className="form-actions">
-          <Button variant="secondary" onPress={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit">Create cluster</Button>
-        </div>
-      </Form>
-    </ModalDialog>
   );
 }

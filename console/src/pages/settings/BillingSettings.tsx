@@ -4,6 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
 import { Button, ErrorMessage, SelectField, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
+import { CreditCardsCard, DownloadAllInvoices, InvoiceDialog, UsageReportCard } from './BillingPayments.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
 
@@ -40,7 +41,10 @@ function plural(count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`;
 }
 
-/** Billing: plan and its cost so far, billing status with its reason, plan change, credit codes, billing info, invoices. */
+/**
+ * Billing: plan and its cost so far, billing status with its reason, plan change, credit codes, billing info, cards,
+ * invoices (detail, PDF, all by mail) and the usage report.
+ */
 export function BillingSettings() {
   const { organizationId } = route.useParams();
   const path = { params: { path: { organizationId } } };
@@ -92,7 +96,9 @@ export function BillingSettings() {
       </section>
       <CreditCodeCard organizationId={organizationId} />
       <BillingInfoCard organizationId={organizationId} />
+      <CreditCardsCard organizationId={organizationId} />
       <InvoicesCard organizationId={organizationId} />
+      <UsageReportCard organizationId={organizationId} />
     </>
   );
 }
@@ -263,6 +269,7 @@ function BillingInfoForm({ organizationId, info }: { organizationId: string; inf
 function InvoicesCard({ organizationId }: { organizationId: string }) {
   const invoices = api.useQuery('get', '/organization/{organizationId}/invoice', { params: { path: { organizationId } } });
   const [downloadError, setDownloadError] = useState<{ id: string; message: string } | undefined>();
+  const [shown, setShown] = useState<string | undefined>();
   const list = invoices.data?.results ?? [];
   /** The API answers a signed link valid for an hour; the browser downloads the PDF from it. */
   async function download(invoice: Invoice) {
@@ -281,9 +288,12 @@ function InvoicesCard({ organizationId }: { organizationId: string }) {
   }
   return (
     <section aria-labelledby="invoices-heading" className="section settings-card">
-      <h2 id="invoices-heading" className="section-title">
-        Invoices
-      </h2>
+      <div className="section-heading">
+        <h2 id="invoices-heading" className="section-title">
+          Invoices
+        </h2>
+        {list.length === 0 ? null : <DownloadAllInvoices organizationId={organizationId} />}
+      </div>
       {invoices.isPending ? <Spinner label="Loading invoices…" /> : null}
       <ErrorMessage message={invoices.isError ? messageOf(invoices.error) : undefined} />
       {invoices.isSuccess && list.length === 0 ? (
@@ -317,15 +327,21 @@ function InvoicesCard({ organizationId }: { organizationId: string }) {
                   {invoice.paid_at === null ? null : <span className="kind-label">{new Date(invoice.paid_at).toLocaleDateString('en-GB')}</span>}
                 </td>
                 <td className="actions-cell">
-                  <Button variant="secondary" onPress={() => void download(invoice)}>
-                    Download PDF<span className="visually-hidden"> of {invoice.period}</span>
-                  </Button>
+                  <div className="row-actions">
+                    <Button variant="secondary" onPress={() => setShown(invoice.id)}>
+                      Details<span className="visually-hidden"> of {invoice.period}</span>
+                    </Button>
+                    <Button variant="secondary" onPress={() => void download(invoice)}>
+                      Download PDF<span className="visually-hidden"> of {invoice.period}</span>
+                    </Button>
+                  </div>
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {shown === undefined ? null : <InvoiceDialog organizationId={organizationId} invoiceId={shown} money={money} onClose={() => setShown(undefined)} />}
     </section>
   );
 }

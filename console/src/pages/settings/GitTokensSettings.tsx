@@ -5,6 +5,7 @@ import { api, messageOf, type components } from '../../api/client.ts';
 import { ActionsMenu, Button, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
 import { createOrEdit, DeleteByNameDialog, FormActions, useRefreshThenClose } from '../../ui/dialogs.tsx';
 import { ListSection } from '../../ui/ListSection.tsx';
+import { RepositoryDirectoryPicker } from './RepositoryDirectoryPicker.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
 
@@ -16,11 +17,14 @@ const PROVIDERS: readonly { value: Provider; label: string }[] = [
   { value: 'BITBUCKET', label: 'Bitbucket' },
 ];
 
-/** Git tokens: the organization's credentials for its git hosts (the value is write-only), with the services using each. */
+/**
+ * Git tokens: the organization's credentials for its git hosts (the value is write-only), with the services using each,
+ * and a repository's directories browsed with each.
+ */
 export function GitTokensSettings() {
   const { organizationId } = route.useParams();
   const tokens = api.useQuery('get', '/organization/{organizationId}/gitToken', { params: { path: { organizationId } } });
-  const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'services' | 'delete'; token: GitToken } | undefined>();
+  const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'services' | 'browse' | 'delete'; token: GitToken } | undefined>();
   const list = tokens.data?.results ?? [];
   return (
     <>
@@ -60,14 +64,19 @@ export function GitTokensSettings() {
               <RelativeTime at={token.created_at} />
             </td>
             <td className="actions-cell">
-              <ActionsMenu
-                label={`Actions for ${token.name}`}
-                actions={[
-                  { id: 'edit', label: 'Edit or replace…' },
-                  { id: 'delete', label: 'Delete…', danger: true },
-                ]}
-                onAction={(id) => setDialog({ kind: id as 'edit' | 'delete', token })}
-              />
+              <div className="row-actions">
+                <Button variant="secondary" onPress={() => setDialog({ kind: 'browse', token })}>
+                  Browse<span className="visually-hidden"> a repository with {token.name}</span>
+                </Button>
+                <ActionsMenu
+                  label={`Actions for ${token.name}`}
+                  actions={[
+                    { id: 'edit', label: 'Edit or replace…' },
+                    { id: 'delete', label: 'Delete…', danger: true },
+                  ]}
+                  onAction={(id) => setDialog({ kind: id as 'edit' | 'delete', token })}
+                />
+              </div>
             </td>
           </tr>
         ))}
@@ -75,6 +84,9 @@ export function GitTokensSettings() {
       {dialog?.kind === 'new' ? <GitTokenDialog organizationId={organizationId} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'edit' ? <GitTokenDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'services' ? <AssociatedServicesDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
+      {dialog?.kind === 'browse' ? (
+        <RepositoryDirectoryPicker organizationId={organizationId} title={`Browse a repository with ${dialog.token.name}`} provider={dialog.token.type} gitTokenId={dialog.token.id} onClose={() => setDialog(undefined)} />
+      ) : null}
       {dialog?.kind === 'delete' ? <DeleteGitTokenDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
     </>
   );

@@ -2,7 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
-import { api, messageOf, type components } from '../../api/client.ts';
+import { api, apiRequest, messageOf, type components } from '../../api/client.ts';
 import { CheckboxGroup } from '../../ui/CheckboxGroup.tsx';
 import { ActionsMenu, Button, CheckboxField, ErrorMessage, ModalDialog, RelativeTime, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
 import { createOrEdit, DeleteByNameDialog, FormActions, useRefreshThenClose } from '../../ui/dialogs.tsx';
@@ -219,13 +219,36 @@ function DeliveriesDialog({ organizationId, webhook, onClose }: { organizationId
     onSuccess: (_answer, variables) => setRedelivered({ id: variables.params.path.deliveryId, message: 'Queued: it appears here once sent.' }),
     onError: (error, variables) => setRedelivered({ id: variables.params.path.deliveryId, message: messageOf(error) }),
   });
-  const list = deliveries.data?.results ?? [];
+  // Older pages are read on demand from the previous page's next_cursor and kept below the newest; Refresh drops them.
+  const [older, setOlder] = useState<{ rows: Delivery[]; cursor: string | null }>({ rows: [], cursor: null });
+  const [olderError, setOlderError] = useState<string | undefined>();
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const list = [...(deliveries.data?.results ?? []), ...older.rows];
+  const nextCursor = older.rows.length === 0 ? (deliveries.data?.next_cursor ?? null) : older.cursor;
+  async function loadOlder() {
+    if (nextCursor === null || loadingOlder) return;
+    setLoadingOlder(true);
+    setOlderError(undefined);
+    try {
+      const page = await apiRequest<{ results: Delivery[]; next_cursor: string | null }>('GET', `/organization/${organizationId}/webhook/${webhook.id}/delivery?pageSize=20&cursor=${encodeURIComponent(nextCursor)}`);
+      setOlder((current) => ({ rows: [...current.rows, ...page.results], cursor: page.next_cursor }));
+    } catch (error) {
+      setOlderError(messageOf(error));
+    } finally {
+      setLoadingOlder(false);
+    }
+  }
+  function refresh() {
+    setOlder({ rows: [], cursor: null });
+    setOlderError(undefined);
+    void deliveries.refetch();
+  }
   return (
     <ModalDialog title={`Deliveries to ${webhookName(webhook)}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())} wide>
       <div className="form">
         <div className="section-heading">
-          <p className="muted">The 20 newest attempts.</p>
-          <Button variant="secondary" onPress={() => void deliveries.refetch()}>
+          <p className="muted">{older.rows.length === 0 ? 'The 20 newest attempts.' : `The ${list.length} newest attempts.`}</p>
+          <Button variant="secondary" onPress={refresh}>
             Refresh
           </Button>
         </div>
@@ -258,6 +281,14 @@ function DeliveriesDialog({ organizationId, webhook, onClose }: { organizationId
               </tr>
             ))}
           </ListTable>
+        )}
+        <ErrorMessage message={olderError} />
+        {nextCursor === null ? null : (
+          <div className="form-actions form-actions-start">
+            <Button variant="secondary" onPress={() => void loadOlder()}>
+              {loadingOlder ? 'Loading older attempts…' : 'Older attempts'}
+            </Button>
+          </div>
         )}
         <div className="form-actions">
           <Button onPress={onClose}>Close</Button>
