@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startServerProcess, trackChild, type ServerProcess } from './processes.ts';
@@ -149,6 +149,7 @@ backend replicas
 ${servers}
 `,
   );
+  if (!existsSync(HAPROXY)) throw new Error(`the balancer ${HAPROXY} is not installed: apt-get install -y haproxy`);
   const child = trackChild(spawn(HAPROXY, ['-f', configFile, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   const keep = (chunk: Buffer): void => {
