@@ -91,6 +91,12 @@ export function fieldErrorsOf(error: unknown): Map<string, string> {
 }
 
 /** The error body's message without its field details (shown at the fields instead). */
+/** A form's refusal whose details sit at its fields: the message, ended as a sentence, pointing at them. */
+export function summaryWithFieldsOf(error: unknown, fieldCount: number): string {
+  const summary = summaryOf(error);
+  return fieldCount === 0 ? summary : `${/[.!?]$/.test(summary) ? summary : `${summary}.`} See the fields marked above.`;
+}
+
 export function summaryOf(error: unknown): string {
   if (error !== null && typeof error === 'object' && 'message' in error && typeof error.message === 'string' && !(error instanceof TypeError)) {
     const body = error as Partial<ErrorBody>;

@@ -2,7 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Form } from 'react-aria-components';
-import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf } from '../api/client.ts';
+import { api, apiRequest, fieldErrorsOf, messageOf, summaryWithFieldsOf } from '../api/client.ts';
 import { kindNamed, type ServiceKind } from '../services/kinds.ts';
 import { Breadcrumbs, Button, CheckboxField, ErrorMessage, SelectField, TextField } from '../ui/controls.tsx';
 import { KeyValueRows, type KeyValueRow } from '../ui/KeyValueRows.tsx';
@@ -427,7 +427,7 @@ function Wizard({ kind, organizationId, projectId, environmentId }: { kind: Serv
             helm={{ repositories: helmRepositories.data?.results ?? [], repositoriesLoaded: helmRepositories.isSuccess, charts: charts.data?.results ?? [], chartsPending: charts.isFetching, chartsError: charts.isError ? messageOf(charts.error) : undefined }}
           />
         )}
-        <ErrorMessage message={error === undefined ? undefined : fields.size > 0 ? `${summaryOf(error)} See the fields marked above.` : summaryOf(error)} />
+        <ErrorMessage message={error === undefined ? undefined : summaryWithFieldsOf(error, fields.size)} />
         <div className="form-actions">
           {step === 0 ? (
             <Link className="button button-secondary" to="/organization/$organizationId/project/$projectId/environment/$environmentId" params={{ organizationId, projectId, environmentId }}>

@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react';
 import { Form } from 'react-aria-components';
-import { apiRequest, fieldErrorsOf, messageOf, summaryOf } from '../../api/client.ts';
+import { apiRequest, fieldErrorsOf, messageOf, summaryOf, summaryWithFieldsOf } from '../../api/client.ts';
 import { useOrganizationPermissions } from '../../auth/permissions.ts';
 import type { AnyService } from '../../services/kinds.ts';
 import { Button, CheckboxField, ErrorMessage, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
@@ -60,7 +60,7 @@ function SettingsCard({ id, title, intro, children }: { id: string; title: strin
 function SaveFoot({ error, fieldCount, saved, disabled, noteId }: { error: unknown; fieldCount: number; saved: boolean; disabled: boolean; noteId: string | undefined }) {
   return (
     <>
-      <ErrorMessage message={error === undefined ? undefined : fieldCount > 0 ? `${summaryOf(error)} See the fields marked above.` : summaryOf(error)} />
+      <ErrorMessage message={error === undefined ? undefined : summaryWithFieldsOf(error, fieldCount)} />
       <div className="form-actions form-actions-start">
         <Button type="submit" isDisabled={disabled} aria-describedby={noteId}>
           Save
