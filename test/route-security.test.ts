@@ -357,16 +357,68 @@ async function tableNames(testApp: TestApp): Promise<string[]> {
     .sort();
 }
 
+/** The table the sweeps' change counters live in (created by the test, in the test's own database). */
+const CHANGES_TABLE = 'route_security_changes';
+
+/**
+ * Every row of every table, as of now. The sweeps need one after each of several hundred requests, so the rows are
+ * kept between reads and a table is read again only when it changed: the test gives each table a trigger that counts
+ * its writes (every insert, update and delete, whoever makes it), and one query of the counters says which moved.
+ */
+class EveryRow {
+  private readonly tables = new Map<string, Record<string, unknown>[]>();
+  private readonly counts = new Map<string, number>();
+  private readonly testApp: TestApp;
+  private constructor(testApp: TestApp) {
+    this.testApp = testApp;
+  }
+
+  static async watch(testApp: TestApp): Promise<EveryRow> {
+    const { db } = testApp.database;
+    const names = await tableNames(testApp);
+    await sql`create table ${sql.table(CHANGES_TABLE)} (table_name text primary key, changes integer not null)`.execute(db);
+    if (testApp.dialect === 'postgres') {
+      await sql`create function route_security_count() returns trigger language plpgsql as $$
+        begin update ${sql.table(CHANGES_TABLE)} set changes = changes + 1 where table_name = TG_TABLE_NAME; return null; end $$`.execute(db);
+    }
+    for (const name of names) {
+      await sql`insert into ${sql.table(CHANGES_TABLE)} values (${name}, 0)`.execute(db);
+      if (testApp.dialect === 'postgres') {
+        await sql`create trigger ${sql.id(`${name}_changes`)} after insert or update or delete on ${sql.table(name)} for each statement execute function route_security_count()`.execute(db);
+        continue;
+      }
+      for (const event of ['insert', 'update', 'delete']) {
+        await sql`create trigger ${sql.id(`${name}_${event}_changes`)} after ${sql.raw(event)} on ${sql.table(name)}
+          begin update ${sql.table(CHANGES_TABLE)} set changes = changes + 1 where table_name = ${sql.lit(name)}; end`.execute(db);
+      }
+    }
+    return new EveryRow(testApp);
+  }
+
+  async read(): Promise<Map<string, Record<string, unknown>[]>> {
+    const { db } = this.testApp.database;
+    const counters = (await sql<{ table_name: string; changes: number }>`select table_name, changes from ${sql.table(CHANGES_TABLE)}`.execute(db)).rows;
+    for (const { table_name: name, changes } of counters) {
+      if (this.counts.get(name) === Number(changes)) continue;
+      // Counted before it is read: a write landing in between is read now and counted again, so read again next time.
+      this.counts.set(name, Number(changes));
+      this.tables.set(name, (await sql<Record<string, unknown>>`select * from ${sql.table(name)}`.execute(db)).rows);
+    }
+    return this.tables;
+  }
+}
+
+const watched = new WeakMap<TestApp, Promise<EveryRow>>();
+
 /**
  * Every row that belongs to the victim, by table: rows holding one of the victim's ids in any column, closed
  * transitively (a row that refers to a victim row is the victim's, and so are rows that refer to it), so
  * resources nested under the victim's projects by future modules are covered too.
  */
 async function victimSnapshot(testApp: TestApp, seedIds: string[]): Promise<Record<string, string[]>> {
-  const tables: Record<string, Record<string, unknown>[]> = {};
-  for (const table of await tableNames(testApp)) {
-    tables[table] = (await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(testApp.database.db)).rows;
-  }
+  let rows = watched.get(testApp);
+  if (rows === undefined) watched.set(testApp, (rows = EveryRow.watch(testApp)));
+  const tables = Object.fromEntries(await (await rows).read());
   const victimIds = new Set(seedIds);
   const owned = new Map<string, Set<Record<string, unknown>>>();
   let grew = true;

@@ -250,6 +250,26 @@ describeEachDatabase('service logs that follow', (ctx) => {
     await Promise.all([followed.close(), reconnected.close()]);
   });
 
+  it('numbers the lines of writers appending at once one after another: none refused, none lost, seqs without a gap', async () => {
+    const w = await world();
+    const { deploymentId } = await deploy(w);
+    const before = await listed(w, '');
+    // Ten batches of the workload's output at the same time (an agent with several instances), each its own request.
+    await Promise.all(
+      Array.from({ length: 10 }, (_, batch) => workloadPrints(w, Array.from({ length: 50 }, (_, index) => ({ line: `batch ${batch} line ${index}`, instance: `web.${batch}` })))),
+    );
+    const lines: LogLine[] = [];
+    for (let page = await listed(w, ''); page.length > 0; page = await listed(w, `?after=${page.at(-1)?.seq ?? 0}`)) lines.push(...page);
+    expect(lines.every((line) => line.deployment_id === deploymentId)).toBe(true);
+    expect(lines.map((line) => line.seq)).toEqual(Array.from({ length: before.length + 500 }, (_, index) => index + 1));
+    for (let batch = 0; batch < 10; batch += 1) {
+      // Each batch's lines together and in order, whichever turn it got.
+      const own = lines.filter((line) => line.pod_name === `web.${batch}`);
+      expect(own.map((line) => line.message)).toEqual(Array.from({ length: 50 }, (_, index) => `batch ${batch} line ${index}`));
+      expect(own.at(-1)!.seq - own[0]!.seq).toBe(49);
+    }
+  });
+
   it('filters by since, tail, instance and stream, listed and followed, and answers 400 naming the field for bad values', async () => {
     const w = await world();
     const { deploymentId } = await deploy(w);

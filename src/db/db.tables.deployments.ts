@@ -236,6 +236,8 @@ export interface ServiceDeploymentsTable {
   /** The deployment stage its service was in when it was requested: name and position (0 first). */
   deployment_stage_name: string | null;
   deployment_stage_order: number | null;
+  /** The seq of the deployment's last log line: writers number theirs from it (migrations/0056_deployment_log_counter.ts). */
+  log_seq: Generated<number>;
 }
 
 /** One line of a deployment's log, in order. */

@@ -1,4 +1,3 @@
-import { uniqueOrConflict } from '../../db/db.errors.ts';
 import type { Queryable } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
@@ -9,6 +8,7 @@ import {
   findServiceDeployment,
   findRuntime,
   insertLogLines,
+  takeLogSeqs,
   lastLogSeq,
   listServiceDeploymentsAfter,
   listLastLogLines,
@@ -58,12 +58,17 @@ function cleanLine(message: string): string {
   return flat.length > MAX_LOG_LINE_CHARS ? `${flat.slice(0, MAX_LOG_LINE_CHARS)} … [line cut at ${MAX_LOG_LINE_CHARS} characters]` : flat;
 }
 
-/** Lines appended inside `executor`'s transaction, numbered after the deployment's last one. */
+/**
+ * Lines appended inside `executor`'s transaction, numbered after the deployment's last one; a 404 when the
+ * deployment does not exist. Writers of one deployment's log take turns (deployments.repo.ts takeLogSeqs).
+ */
 export async function writeLogLines(executor: Queryable, clock: Clock, deploymentId: string, lines: LogLineInput[]): Promise<void> {
-  let seq = await lastLogSeq(executor, deploymentId);
+  if (lines.length === 0) return;
+  const first = await takeLogSeqs(executor, deploymentId, lines.length);
+  if (first === undefined) throw notFound(`deployment ${deploymentId} not found`);
   const now = clock.now().toISOString();
-  const rows: ServiceDeploymentLogRow[] = lines.map((line) => {
-    seq += 1;
+  const rows: ServiceDeploymentLogRow[] = lines.map((line, index) => {
+    const seq = first + index;
     return {
       id: newId(),
       deployment_id: deploymentId,
@@ -397,14 +402,7 @@ export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | '
         throw badRequest('invalid log line timestamp', [{ field: `/lines/${index}/timestamp`, message: 'must be an ISO-8601 date-time' }]);
       }
     }
-    await uniqueOrConflict(
-      () =>
-        db.transaction().execute(async (trx) => {
-          if ((await findServiceDeployment(trx, deploymentId)) === undefined) throw notFound(`deployment ${deploymentId} not found`);
-          await writeLogLines(trx, clock, deploymentId, lines);
-        }),
-      'log lines were appended to this deployment at the same time; send them again',
-    );
+    await db.transaction().execute((trx) => writeLogLines(trx, clock, deploymentId, lines));
     changes.emit(deploymentId);
   }
 

@@ -1,4 +1,4 @@
-import type { Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { EnvironmentDeploymentsTable, Queryable, ServiceDeploymentLogsTable, ServiceDeploymentsTable, ServiceRuntimeTable } from '../../db/db.schema.ts';
 import { HISTORY_ACTION, STARTING_ACTIONS } from '../../engine/deployment-states.ts';
 
@@ -37,7 +37,7 @@ export async function updateRuntimeInStatus(db: Queryable, serviceId: string, ex
   return result.numUpdatedRows > 0n;
 }
 
-export async function insertServiceDeployment(db: Queryable, row: ServiceDeploymentRow): Promise<void> {
+export async function insertServiceDeployment(db: Queryable, row: Insertable<ServiceDeploymentsTable>): Promise<void> {
   await db.insertInto('service_deployments').values(row).execute();
 }
 
@@ -118,6 +118,21 @@ export async function lastLogSeq(db: Queryable, deploymentId: string): Promise<n
     .where('deployment_id', '=', deploymentId)
     .executeTakeFirst();
   return Number(row?.seq ?? 0);
+}
+
+/**
+ * Takes `count` seqs for a deployment's new lines and answers the first, or undefined when the deployment does not
+ * exist. The counter's update locks the deployment's row until the transaction ends (PostgreSQL), so concurrent
+ * writers of one log are numbered one after the other.
+ */
+export async function takeLogSeqs(db: Queryable, deploymentId: string, count: number): Promise<number | undefined> {
+  const row = await db
+    .updateTable('service_deployments')
+    .set((eb) => ({ log_seq: eb('log_seq', '+', count) }))
+    .where('id', '=', deploymentId)
+    .returning('log_seq')
+    .executeTakeFirst();
+  return row === undefined ? undefined : Number(row.log_seq) - count + 1;
 }
 
 export async function insertLogLines(db: Queryable, rows: ServiceDeploymentLogRow[]): Promise<void> {

@@ -27,7 +27,9 @@ export function ClusterPage() {
   const { organizationId, clusterId } = route.useParams();
   const path = { params: { path: { organizationId, clusterId } } };
   const cluster = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}', path);
-  const status = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/status', path, { refetchInterval: LIVE_INTERVAL_MS });
+  // While a deletion is asked, the page stops polling what is about to be gone (a poll landing after the delete would 404).
+  const [deleting, setDeleting] = useState(false);
+  const status = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/status', path, { refetchInterval: LIVE_INTERVAL_MS, enabled: !deleting });
   const organization = api.useQuery('get', '/organization/{organizationId}', { params: { path: { organizationId } } });
   const [dialog, setDialog] = useState<'edit' | 'lock' | 'delete' | undefined>();
   const [actionError, setActionError] = useState<string | undefined>();
@@ -159,7 +161,7 @@ export function ClusterPage() {
                 </Button>
               </div>
             </section>
-            <AgentCard organizationId={organizationId} cluster={cluster.data} />
+            <AgentCard organizationId={organizationId} cluster={cluster.data} live={!deleting} />
           </div>
 
           <section aria-labelledby="lock-heading" className="card section">
@@ -199,14 +201,14 @@ export function ClusterPage() {
       )}
       {dialog === 'edit' && cluster.data !== undefined ? <EditClusterDialog organizationId={organizationId} cluster={cluster.data} onClose={() => setDialog(undefined)} /> : null}
       {dialog === 'lock' ? <LockDialog clusterId={clusterId} onClose={() => setDialog(undefined)} /> : null}
-      {dialog === 'delete' && cluster.data !== undefined ? <DeleteClusterDialog organizationId={organizationId} cluster={cluster.data} onClose={() => setDialog(undefined)} /> : null}
+      {dialog === 'delete' && cluster.data !== undefined ? <DeleteClusterDialog organizationId={organizationId} cluster={cluster.data} onDeleting={setDeleting} onClose={() => setDialog(undefined)} /> : null}
     </main>
   );
 }
 
 /** The agent that carries the cluster's work out: connected, reachable, its version; the install command for a self-managed cluster. */
-function AgentCard({ organizationId, cluster }: { organizationId: string; cluster: Cluster }) {
-  const agent = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/agent', { params: { path: { organizationId, clusterId: cluster.id } } }, { refetchInterval: LIVE_INTERVAL_MS });
+function AgentCard({ organizationId, cluster, live }: { organizationId: string; cluster: Cluster; live: boolean }) {
+  const agent = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/agent', { params: { path: { organizationId, clusterId: cluster.id } } }, { refetchInterval: LIVE_INTERVAL_MS, enabled: live });
   const [bootstrap, setBootstrap] = useState<Bootstrap | undefined>();
   const getBootstrap = api.useMutation('get', '/organization/{organizationId}/cluster/{clusterId}/operator/bootstrap', { onSuccess: setBootstrap });
   const data = agent.data;
@@ -359,13 +361,19 @@ const DELETE_MODES: readonly { value: DeleteMode; label: string }[] = [
 ];
 
 /** Deletion with the API's delete modes, confirmed by the cluster's name typed; the API's refusal (409) shown in the dialog. */
-function DeleteClusterDialog({ organizationId, cluster, onClose }: { organizationId: string; cluster: Cluster; onClose: () => void }) {
+function DeleteClusterDialog({ organizationId, cluster, onDeleting, onClose }: { organizationId: string; cluster: Cluster; onDeleting: (deleting: boolean) => void; onClose: () => void }) {
   const [typed, setTyped] = useState('');
   const [mode, setMode] = useState<DeleteMode>('DEFAULT');
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const remove = api.useMutation('delete', '/organization/{organizationId}/cluster/{clusterId}', {
+    onMutate: async () => {
+      onDeleting(true);
+      await queryClient.cancelQueries({ predicate: (query) => String(query.queryKey[1]).startsWith('/organization/{organizationId}/cluster/{clusterId}/') });
+    },
+    onError: () => onDeleting(false),
     onSuccess: async () => {
+      if (mode === 'DELETE_PLATFORM_CONFIG') onDeleting(false);
       await queryClient.invalidateQueries({ queryKey: ['get', '/organization/{organizationId}/cluster'] });
       onClose();
       if (mode !== 'DELETE_PLATFORM_CONFIG') await navigate({ to: '/organization/$organizationId/clusters', params: { organizationId } });
