@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -35,9 +36,21 @@ import { createVariablesService, NO_CHANGE_LISTENER, variablesFingerprintKey } f
 const ROUNDS = 300;
 const WARMUP = 30;
 const GOAL_MS = 5;
-const PROJECT_VARIABLES = 350;
-const ENVIRONMENT_VARIABLES = 350;
-const APPLICATION_VARIABLES = 300;
+/**
+ * Stored variables per scope (PROJECT, ENVIRONMENT, APPLICATION); `SLIPWAY_BENCH_VARIABLES=1000,1000,500` sizes them
+ * as the data-at-scale bench's service sees them (each at most 1,000, the API's limit per scope).
+ */
+const [PROJECT_VARIABLES, ENVIRONMENT_VARIABLES, APPLICATION_VARIABLES] = (() => {
+  const asked = process.env.SLIPWAY_BENCH_VARIABLES?.split(',').map(Number) ?? [350, 350, 300];
+  if (asked.length !== 3 || asked.some((count) => !Number.isInteger(count) || count < 1 || count > 1000)) {
+    throw new Error('SLIPWAY_BENCH_VARIABLES is three counts from 1 to 1000, e.g. 1000,1000,500');
+  }
+  return asked as [number, number, number];
+})();
+/** A file to write a CPU profile of the measured rounds to (`.cpuprofile`, for Chrome's DevTools or a script). */
+const PROFILE_FILE = process.env.SLIPWAY_BENCH_CPU_PROFILE?.trim() || undefined;
+
+let profileCount = 0;
 
 interface Figures {
   median: number;
@@ -46,11 +59,22 @@ interface Figures {
 
 async function measure(run: () => Promise<unknown> | unknown): Promise<Figures> {
   for (let index = 0; index < WARMUP; index += 1) await run();
+  const profiler = PROFILE_FILE === undefined ? undefined : new Session();
+  if (profiler !== undefined) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const samples: number[] = [];
   for (let index = 0; index < ROUNDS; index += 1) {
     const start = performance.now();
     await run();
     samples.push(performance.now() - start);
+  }
+  if (profiler !== undefined && PROFILE_FILE !== undefined) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(`${PROFILE_FILE}.${(profileCount += 1)}.cpuprofile`, JSON.stringify(profile));
+    profiler.disconnect();
   }
   samples.sort((a, b) => a - b);
   return { median: samples[Math.floor(samples.length / 2)] ?? 0, p99: samples[Math.ceil(samples.length * 0.99) - 1] ?? 0 };
@@ -102,7 +126,7 @@ async function seedAndMeasure(label: string, database: Database): Promise<void> 
       changes: NO_CHANGE_LISTENER,
     });
 
-    // 1,000 rows: a third of each scope overrides a broader name, every tenth is an alias (chains end in built-ins),
+    // 1,000 rows by default: a third of each scope overrides a broader name, every tenth is an alias (chains end in built-ins),
     // every twentieth a secret.
     const seedStart = performance.now();
     const scopes = [

@@ -16,6 +16,9 @@ import { installAudit, organizationEventsSweepSchedule } from './http/audit.ts';
 import { idempotencySweepSchedule, installIdempotency } from './http/idempotency.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { createChangeSignals } from './db/db.signals.ts';
+import { createOrganizationChanges } from './modules/organization-changes/organization-changes.signals.ts';
+import { createOrganizationChangesService } from './modules/organization-changes/organization-changes.service.ts';
+import { registerOrganizationChangeRoutes } from './modules/organization-changes/organization-changes.routes.ts';
 import { installSecurity } from './http/security.ts';
 import { exposeMetrics, installHttpMetrics } from './http/metrics.ts';
 import { createHttpServer } from './http/server.ts';
@@ -196,6 +199,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   // "Look again" between the processes sharing the database: job wake-ups, agent long-polls, live logs (db.signals.ts).
   const signals = createChangeSignals(deps.database, { log: app.log });
   app.addHook('onClose', () => signals.close());
+  // Open pages' "look again" (issue 20): the writers of states publish in their transactions, streams listen.
+  const organizationChanges = createOrganizationChanges(signals);
   // Requests wake the workers after their commit; this process's is built last, from every module's handlers.
   const wakeup = createWorkerWakeup(signals);
   // The process's series (docs/operations.md, "What to watch: metrics"), counted only where someone can read them:
@@ -276,6 +281,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     publicUrl: deps.config.publicUrl ?? DEFAULT_PUBLIC_URL,
     deploymentGate: billing.deploymentsAllowed,
     labelsGroups: { resolveLabelsGroups: (organizationId, ids, pointer) => labelsGroups.resolveLabelsGroups(organizationId, ids, pointer) },
+    stateChanges: organizationChanges,
   });
 
   // Where owned resources live: the authorizer's, and the audit log's to tell a token's own resources from others'.
@@ -408,6 +414,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       placementFor: (projectId, environmentName) => deploymentRules.placementFor(projectId, environmentName),
       environmentCreated: (trx, environment) => deploymentRules.environmentCreated(trx, environment),
     },
+    stateChanges: organizationChanges,
   });
   // Deployment rules (docs/deployment-rules.md): a project's rules place new environments; each environment's
   // schedule stops and deploys it again through the deployments module's own actions.
@@ -430,6 +437,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     kinds: SERVICE_KIND_DEFINITIONS,
     // What a git source may name is this installation's git access's to say, as for the builds.
     gitUrls: git,
+    stateChanges: organizationChanges,
     environments: { findEnvironmentSummary: (environmentId) => environments.findEnvironmentSummary(environmentId) },
     lookups: {
       gitTokenExists: existsThrough(gitTokens.getGitToken),
@@ -530,6 +538,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     stages: { startOrderOf: (environmentId) => deploymentStages.startOrderOf(environmentId) },
     wakeWorkers: wakeup.wake,
     signals,
+    stateChanges: organizationChanges,
     livePollMs: deps.config.fallbackPollMs,
     serviceDeployed: (serviceId) => https.certificates.requestServiceCertificate(serviceId),
     metrics: metrics?.deployments,
@@ -557,7 +566,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
   // The deployment queue, an environment's logs, bulk actions and overviews, over the deployments (docs/deployment-queue.md).
   const deploymentQueue = createDeploymentQueue({ db: deps.database.db, services: environmentServices, environments, deployments });
   const environmentLogs = createEnvironmentLogs({ db: deps.database.db, services: environmentServices, environments });
-  const environmentBulkActions = createEnvironmentBulkActions({ db: deps.database.db, clock, environments, services: environmentServices, deployments });
+  const environmentBulkActions = createEnvironmentBulkActions({ db: deps.database.db, clock, environments, services: environmentServices, deployments, stateChanges: organizationChanges });
   const environmentOverview = createEnvironmentOverview({ environments, services: environmentServices, deployments, kinds: SERVICE_KIND_DEFINITIONS });
   // The stages an environment's deploy starts its services in (docs/deployment-stages.md).
   const deploymentStages = createDeploymentStagesService({ db: deps.database.db, clock, environments, services: environmentServices, deployments });
@@ -586,6 +595,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
     heartbeatIntervalMs: deps.agents?.heartbeatIntervalMs,
     pollMs: deps.agents?.pollMs,
     signals,
+    stateChanges: organizationChanges,
     agentPermissions: clusters.noteAgentPermissions,
     certificateReports: clusterCertificates,
     metrics: metrics?.agents,
@@ -699,6 +709,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
           metering: billing.metering,
           // Each deploy's moves are also lines of the cluster's logs (listClusterLogs).
           events: clusterInsight.withClusterLogs(events),
+          stateChanges: organizationChanges,
           drivers: {
             LOCAL: createLocalClusterDriver(deps.config.dataDir ?? tmpdir()),
             SELF_MANAGED: createSelfManagedClusterDriver({
@@ -850,6 +861,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyTypeBox> {
       cloudProviderCatalogs: createCloudProviderCatalogsService(),
       gitWebhooks: { gitWebhooks, imageDeploys },
     });
+    registerOrganizationChangeRoutes(
+      api,
+      createOrganizationChangesService({
+        changes: organizationChanges,
+        grantsAt: async (principal, placement) => (await accessIn(authorizationPorts, principal, placement))?.grants,
+        placementOf,
+        policyVerdict: services.policyTokens.policyVerdict,
+      }),
+    );
   });
   await builtInIdentity?.registerRoutes(app);
   await registerOpenApiDocuments(app, documentedRoutes);

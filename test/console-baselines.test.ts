@@ -110,7 +110,7 @@ describe('web console: screenshot baselines (real browser, real server)', () => 
       await expectBaseline(page, 'service-logs');
 
       await page.getByRole('tab', { name: 'Variables' }).click();
-      const variables = page.getByRole('table', { name: 'Variables' });
+      const variables = page.getByRole('region', { name: 'Variables' });
       for (const key of ['API_KEY', 'GREETING', 'REGION', 'SERVICE_REGION', 'TEAM']) await variables.getByRole('rowheader', { name: new RegExp(`^${key}`) }).waitFor();
       await page.mouse.move(0, 0);
       await expectBaseline(page, 'service-variables');

@@ -246,20 +246,22 @@ describe('budgets', () => {
   });
 
   it('counts the CPU time an evaluation uses, not the time its process waits for a core', () => {
-    // A few thousand steps, a few milliseconds of CPU: while it runs, the wall clock jumps 100 ms at every reading,
-    // as it does for a process descheduled on a busy host. A 50 ms wall-clock budget would cancel it.
-    const cheap = compilePolicy('package p\n\nallow if count([x | some x in numbers.range(1, 20000)]) == 20000\n');
+    // A few thousand steps, a few milliseconds of CPU (tens when cold on a busy host, well under the 200 ms budget):
+    // while it runs, the wall clock jumps a second at every reading, as it does for a process descheduled on a busy
+    // host. A 200 ms wall-clock budget would cancel it at the first look.
+    const cheap = compilePolicy('package p\n\nallow if count([x | some x in numbers.range(1, 3000)]) == 3000\n');
     const realNow = Date.now.bind(Date);
-    let skipped = 0;
-    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + (skipped += 100));
+    let readings = 0;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + (readings += 1) * 1000);
     try {
-      expect(decide(cheap, fromJson({}), { budget: { maxSteps: 1_000_000, maxMilliseconds: 50 } })).toMatchObject({ allowed: true, outcome: 'allowed' });
-      expect(skipped).toBeGreaterThan(50);
+      expect(decide(cheap, fromJson({}), { budget: { maxSteps: 1_000_000, maxMilliseconds: 200 } })).toMatchObject({ allowed: true, outcome: 'allowed' });
+      // Beyond the two readings of the set-up, the evaluation looked at the clock (and found the budget long past).
+      expect(readings).toBeGreaterThan(2);
     } finally {
       clock.mockRestore();
     }
     // What does use its CPU time is still stopped by it.
-    const decision = decide(compilePolicy(pathological), fromJson({}), { budget: { maxSteps: 100_000_000, maxMilliseconds: 50 } });
+    const decision = decide(compilePolicy(pathological), fromJson({}), { budget: { maxSteps: 100_000_000, maxMilliseconds: 200 } });
     expect(decision.error).toContain('evaluation time budget exceeded');
   });
 });

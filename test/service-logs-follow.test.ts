@@ -250,6 +250,35 @@ describeEachDatabase('service logs that follow', (ctx) => {
     await Promise.all([followed.close(), reconnected.close()]);
   });
 
+  it('appends a task batch once when the agent sends it several times at once (a resend while the first is in flight)', async () => {
+    const w = await world();
+    const queued = await post(w.owner.auth, `/application/${w.applicationId}/deploy`, {});
+    expect(queued.statusCode, queued.body).toBe(202);
+    const deploymentId = queued.json<{ deployment_request_id: string }>().deployment_request_id;
+    const task = await leaseTask(w, deploymentId);
+    const at = new Date().toISOString();
+    const batch = { lease_id: task.lease_id, lines: Array.from({ length: 50 }, (_, index) => ({ seq: index + 1, at, stream: 'stdout', line: `build line ${index + 1}` })) };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(`Bearer ${w.credential}`, `/operator/v1/tasks/${task.id}/logs`, batch)));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers.reduce((sum, answer) => sum + answer.json<{ accepted: number }>().accepted, 0)).toBe(50);
+    const built = (await listed(w, `?deploymentId=${deploymentId}`)).filter((line) => line.message.startsWith('build line'));
+    expect(built.map((line) => line.message)).toEqual(Array.from({ length: 50 }, (_, index) => `build line ${index + 1}`));
+  });
+
+  it("keeps a first deployment's workload output that arrives before its success report with that deployment", async () => {
+    const w = await world();
+    // The agent started the workload and saw it answer; its output is sent before the report that makes it DEPLOYED.
+    const first = await deploy(w, false);
+    await workloadPrints(w, [{ line: 'listening on 8080', instance: 'web.first' }]);
+    await first.succeed();
+    await workloadPrints(w, [{ line: 'GET / 200', instance: 'web.first' }]);
+    const lines = await listed(w, '');
+    expect(lines.filter((line) => line.stream === 'stdout' && line.pod_name === 'web.first').map((line) => [line.message, line.deployment_id])).toEqual([
+      ['listening on 8080', first.deploymentId],
+      ['GET / 200', first.deploymentId],
+    ]);
+  });
+
   it('numbers the lines of writers appending at once one after another: none refused, none lost, seqs without a gap', async () => {
     const w = await world();
     const { deploymentId } = await deploy(w);

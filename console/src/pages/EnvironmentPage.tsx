@@ -7,7 +7,8 @@ import { KINDS, type AnyService, type ServiceKind } from '../services/kinds.ts';
 import { ActionsMenu, Breadcrumbs, Button, ErrorMessage, RelativeTime, Spinner, StatusChip } from '../ui/controls.tsx';
 import { useOrganizationPermissions } from '../auth/permissions.ts';
 import { PermissionNote } from '../ui/PermissionNote.tsx';
-import { LIVE_INTERVAL_MS } from './live.ts';
+import { LIVE_INTERVAL_MS, useLiveInterval } from './live.ts';
+import { VariablesByScope } from './VariablesByScope.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId/environment/$environmentId');
 
@@ -37,7 +38,7 @@ export function EnvironmentPage() {
   const project = api.useQuery('get', '/project/{projectId}', { params: { path: { projectId } } });
   const environment = api.useQuery('get', '/environment/{environmentId}', environmentPath);
   const services = useEnvironmentServices(environmentId);
-  const statuses = api.useQuery('get', '/environment/{environmentId}/statuses', environmentPath, { refetchInterval: LIVE_INTERVAL_MS });
+  const statuses = api.useQuery('get', '/environment/{environmentId}/statuses', environmentPath, { refetchInterval: useLiveInterval() });
   const links = api.useQuery('get', '/environment/{environmentId}/link', environmentPath, { refetchInterval: LIVE_INTERVAL_MS * 4 });
   const [actionError, setActionError] = useState<{ id: string; message: string } | undefined>();
   const queryClient = useQueryClient();
@@ -241,6 +242,26 @@ export function EnvironmentPage() {
           </table>
         )}
       </section>
+      <EnvironmentVariables organizationId={organizationId} projectId={projectId} environmentId={environmentId} services={rows} />
     </main>
+  );
+}
+
+/** The environment's variables and its project's (VariablesByScope); a .env file is imported through one of its services. */
+function EnvironmentVariables({ organizationId, projectId, environmentId, services }: { organizationId: string; projectId: string; environmentId: string; services: Row[] }) {
+  const importer = services.find(({ kind }) => kind.hasVariables);
+  return (
+    <VariablesByScope
+      level={{
+        own: 'ENVIRONMENT',
+        organizationId,
+        projectId,
+        environmentId,
+        importThrough:
+          importer === undefined
+            ? { unavailable: 'Importing a .env file needs a service in this environment: the API imports through one.' }
+            : { path: `/${importer.kind.name}/${importer.service.id}/environmentVariable/import`, serviceScope: importer.kind.type },
+      }}
+    />
   );
 }

@@ -19,7 +19,8 @@ import {
 } from '../ui/controls.tsx';
 import { useOrganizationPermissions } from '../auth/permissions.ts';
 import { PermissionNote } from '../ui/PermissionNote.tsx';
-import { LIVE_INTERVAL_MS, plural } from './live.ts';
+import { plural, useLiveInterval } from './live.ts';
+import { VariablesByScope } from './VariablesByScope.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId');
 
@@ -38,7 +39,7 @@ export function ProjectPage() {
   const organization = api.useQuery('get', '/organization/{organizationId}', { params: { path: { organizationId } } });
   const project = api.useQuery('get', '/project/{projectId}', projectPath);
   const environments = api.useQuery('get', '/project/{projectId}/environment', projectPath);
-  const statuses = api.useQuery('get', '/project/{projectId}/environment/status', projectPath, { refetchInterval: LIVE_INTERVAL_MS });
+  const statuses = api.useQuery('get', '/project/{projectId}/environment/status', projectPath, { refetchInterval: useLiveInterval() });
   const stats = api.useQuery('get', '/project/{projectId}/environment/stats', projectPath);
   const clusters = api.useQuery('get', '/organization/{organizationId}/cluster', { params: { path: { organizationId } } });
   const [creating, setCreating] = useState(false);
@@ -176,6 +177,14 @@ export function ProjectPage() {
           </ul>
         )}
       </section>
+      <VariablesByScope
+        level={{
+          own: 'PROJECT',
+          organizationId,
+          projectId,
+          importThrough: { unavailable: 'A .env file is imported into the project from an environment’s or a service’s page: the API imports through a service.' },
+        }}
+      />
       {creating ? <EnvironmentDialog projectId={projectId} clusters={clusterList} clustersLoading={clusters.isPending} onClose={() => setCreating(false)} /> : null}
       {cloning === undefined ? null : <EnvironmentDialog projectId={projectId} clusters={clusterList} clustersLoading={clusters.isPending} source={cloning} onClose={() => setCloning(undefined)} />}
       {deleting === undefined ? null : <DeleteEnvironmentDialog projectId={projectId} environment={deleting} services={servicesOf.get(deleting.id) ?? 0} onClose={() => setDeleting(undefined)} />}

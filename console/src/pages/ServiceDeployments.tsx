@@ -4,7 +4,7 @@ import { apiRequest, messageOf, type DeploymentState } from '../api/client.ts';
 import type { LogLine } from '../services/log-stream.ts';
 import { Button, ErrorMessage, RelativeTime, Spinner, StatusChip } from '../ui/controls.tsx';
 import { LogView } from '../ui/LogView.tsx';
-import { LIVE_INTERVAL_MS } from './live.ts';
+import { useLiveInterval } from './live.ts';
 import type { ServiceContext } from './ServicePage.tsx';
 
 interface HistoryEntry {
@@ -34,7 +34,7 @@ export function ServiceDeployments({ context }: { context: ServiceContext }) {
   const history = useQuery({
     queryKey: ['service-deployments', base],
     queryFn: () => apiRequest<{ results: HistoryEntry[]; next_cursor: string | null }>('GET', `${base}/deploymentHistoryV2?pageSize=30`),
-    refetchInterval: LIVE_INTERVAL_MS * 2,
+    refetchInterval: useLiveInterval(2),
   });
   const [open, setOpen] = useState<string | undefined>();
   if (history.isPending) return <Spinner label="Loading deployments…" />;

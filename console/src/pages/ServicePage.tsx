@@ -8,7 +8,7 @@ import type { ServiceTab } from '../router.tsx';
 import { kindNamed, type AnyService, type ServiceKind } from '../services/kinds.ts';
 import { Breadcrumbs, Button, ErrorMessage, ModalDialog, RelativeTime, Spinner, StatusChip, TextField, humanState } from '../ui/controls.tsx';
 import { PermissionNote } from '../ui/PermissionNote.tsx';
-import { LIVE_INTERVAL_MS } from './live.ts';
+import { useLiveInterval } from './live.ts';
 import { ServiceDeployments } from './ServiceDeployments.tsx';
 import { DeleteServiceDialog } from './service-settings/DeleteServiceDialog.tsx';
 import { ServiceDomains } from './service-settings/ServiceDomains.tsx';
@@ -174,7 +174,7 @@ function describe(kind: ServiceKind, service: AnyService): [string, string][] {
 
 function Overview({ context, service, organizationId }: { context: ServiceContext; service: AnyService; organizationId: string }) {
   const { kind, base } = context;
-  const status = useQuery({ queryKey: ['service-status', base], queryFn: () => apiRequest<ServiceStatus>('GET', `${base}/status`), refetchInterval: LIVE_INTERVAL_MS });
+  const status = useQuery({ queryKey: ['service-status', base], queryFn: () => apiRequest<ServiceStatus>('GET', `${base}/status`), refetchInterval: useLiveInterval() });
   const links = useQuery({ queryKey: ['service-links', base], queryFn: () => apiRequest<{ results: ServiceLink[] }>('GET', `${base}/link`), enabled: kind.hasLinks });
   const [actionError, setActionError] = useState<string | undefined>();
   const [deploying, setDeploying] = useState(false);

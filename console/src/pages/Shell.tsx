@@ -2,11 +2,13 @@ import { Link, Outlet, useNavigate, useParams } from '@tanstack/react-router';
 import { useEffect } from 'react';
 import { Button as AriaButton, Menu, MenuItem, MenuTrigger, Popover, Separator } from 'react-aria-components';
 import { api } from '../api/client.ts';
+import { useOrganizationChanges } from '../api/live-changes.ts';
 import { signOut } from '../auth/oidc.ts';
 import { currentSession } from '../auth/session.ts';
 import { Button } from '../ui/controls.tsx';
 import { Brand } from './Brand.tsx';
 import { rememberOrganization } from './current-organization.ts';
+import { usePushConnected } from './live.ts';
 
 const NEW_ORGANIZATION = '__new__';
 
@@ -20,9 +22,12 @@ export function Shell() {
   useEffect(() => {
     if (organizationId !== undefined) rememberOrganization(organizationId);
   }, [organizationId]);
+  // States of the organization's pages are pushed while this stream is connected (pages/live.ts).
+  useOrganizationChanges(organizationId);
+  const pushConnected = usePushConnected();
 
   return (
-    <div className="shell">
+    <div className="shell" data-live-changes={pushConnected ? 'connected' : 'polling'}>
       <header className="top-bar">
         <Link to="/" className="brand-link" aria-label="Slipway home">
           <Brand />

@@ -3,7 +3,6 @@ import { Form } from 'react-aria-components';
 import { apiRequest, fieldErrorsOf, summaryOf } from '../api/client.ts';
 import { parseDotenv, type DotenvRow } from '../services/dotenv.ts';
 import { Button, ErrorMessage, ModalDialog, SelectField } from '../ui/controls.tsx';
-import type { ServiceContext } from './ServicePage.tsx';
 
 export type WritableScope = 'SERVICE' | 'ENVIRONMENT' | 'PROJECT';
 
@@ -32,11 +31,7 @@ interface ImportAnswer {
   skipped_variables: ImportedVariable[];
 }
 
-const SCOPE_OPTIONS: readonly { value: WritableScope; label: string }[] = [
-  { value: 'SERVICE', label: 'This service' },
-  { value: 'ENVIRONMENT', label: 'The environment' },
-  { value: 'PROJECT', label: 'The project' },
-];
+const SCOPE_LABELS: Record<WritableScope, string> = { SERVICE: 'This service', ENVIRONMENT: 'The environment', PROJECT: 'The project' };
 
 /** Names that usually hold credentials: offered as secrets (the person can change each row). */
 const LOOKS_SECRET = /(SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE|API_KEY|ACCESS_KEY|CREDENTIAL)/i;
@@ -47,12 +42,33 @@ function listOf(variables: ImportedVariable[]): string {
 
 /**
  * "Import .env": a file chosen or pasted, read in the browser (services/dotenv.ts) into rows; each row gets its scope
- * (this service, the environment, the project; "Set every row to" changes all) and whether it is a secret. A row
+ * (of `scopes`, the page's: this service, the environment, the project; "Set every row to" changes all) and whether it
+ * is a secret. The API imports through a service (`importPath`, whose own scope is `serviceScope`): into it, its
+ * environment or its project. A row
  * whose name already exists at its scope is marked before anything is sent, with what will happen to it: kept (the
  * row skipped) or replaced, as the person chose. The API checks every row and writes all or nothing; its refusal of
  * a row shows at that row. The answer says what was imported, replaced and skipped.
  */
-export function ImportVariablesDialog({ context, existing, onImported, onClose }: { context: ServiceContext; existing: readonly ExistingDefinition[]; onImported: () => Promise<unknown>; onClose: () => void }) {
+export function ImportVariablesDialog({
+  importPath,
+  serviceScope,
+  scopes,
+  receivers,
+  existing,
+  onImported,
+  onClose,
+}: {
+  importPath: string;
+  serviceScope: string;
+  scopes: readonly WritableScope[];
+  /** "The service receives them", "The services receive them": who gets the rows at the next deployment. */
+  receivers: string;
+  existing: readonly ExistingDefinition[];
+  onImported: () => Promise<unknown>;
+  onClose: () => void;
+}) {
+  const scopeOptions = scopes.map((scope) => ({ value: scope, label: SCOPE_LABELS[scope] }));
+  const firstScope = scopes[0] ?? 'SERVICE';
   const [text, setText] = useState('');
   const [rows, setRows] = useState<ImportRow[]>([]);
   const [problems, setProblems] = useState<{ line: number; message: string }[]>([]);
@@ -71,7 +87,7 @@ export function ImportVariablesDialog({ context, existing, onImported, onClose }
     setRows(
       parsed.rows.map((row) => {
         const before = rows.find((candidate) => candidate.name === row.name);
-        return { ...row, scope: before?.scope ?? (allScope === '' ? 'SERVICE' : allScope), secret: before?.secret ?? LOOKS_SECRET.test(row.name) };
+        return { ...row, scope: before?.scope ?? (allScope === '' ? firstScope : allScope), secret: before?.secret ?? LOOKS_SECRET.test(row.name) };
       }),
     );
     setProblems(parsed.problems);
@@ -103,9 +119,9 @@ export function ImportVariablesDialog({ context, existing, onImported, onClose }
     try {
       const body = {
         overwrite: overwrite === 'overwrite',
-        vars: rows.map((row) => ({ name: row.name, value: row.value, scope: row.scope === 'SERVICE' ? context.kind.type : row.scope, is_secret: row.secret })),
+        vars: rows.map((row) => ({ name: row.name, value: row.value, scope: row.scope === 'SERVICE' ? serviceScope : row.scope, is_secret: row.secret })),
       };
-      const imported = await apiRequest<ImportAnswer>('POST', `${context.base}/environmentVariable/import`, body);
+      const imported = await apiRequest<ImportAnswer>('POST', importPath, body);
       await onImported();
       setAnswer(imported);
     } catch (caught) {
@@ -129,7 +145,7 @@ export function ImportVariablesDialog({ context, existing, onImported, onClose }
             {answer.overwritten_variables.length === 0 ? null : <li>Replaced: {listOf(answer.overwritten_variables)}</li>}
             {answer.skipped_variables.length === 0 ? null : <li>Skipped, already set (kept their values): {listOf(answer.skipped_variables)}</li>}
           </ul>
-          <p className="muted">The service receives them at its next deployment.</p>
+          <p className="muted">{receivers} at the next deployment.</p>
         </div>
         <div className="form-actions">
           <Button onPress={onClose} autoFocus>
@@ -174,7 +190,7 @@ export function ImportVariablesDialog({ context, existing, onImported, onClose }
                 label="Set every row to"
                 value={allScope}
                 onChange={setEveryScope}
-                options={[{ value: '', label: 'Choose per row' }, ...SCOPE_OPTIONS.map((option) => ({ value: option.value, label: option.label }))]}
+                options={[{ value: '', label: 'Choose per row' }, ...scopeOptions]}
               />
               <SelectField
                 id="import-overwrite"
@@ -223,7 +239,7 @@ export function ImportVariablesDialog({ context, existing, onImported, onClose }
                           aria-invalid={rowError === undefined ? undefined : true}
                           aria-describedby={rowError === undefined ? undefined : `import-row-${index}-error`}
                         >
-                          {SCOPE_OPTIONS.map((option) => (
+                          {scopeOptions.map((option) => (
                             <option key={option.value} value={option.value}>
                               {option.label}
                             </option>

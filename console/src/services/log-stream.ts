@@ -1,5 +1,5 @@
 import { currentSession, expireSession } from '../auth/session.ts';
-import { parseEvents } from './sse.ts';
+import { eventBatches } from './sse.ts';
 
 /**
  * A service's live output: `GET /<kind>/<id>/log?follow=true` read as Server-Sent Events with `fetch` (EventSource
@@ -51,14 +51,7 @@ export async function followLog(path: string, handlers: FollowHandlers, signal: 
       } else {
         attempt = 0;
         handlers.onState('live');
-        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffer = '';
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          buffer += value;
-          const { events, rest } = parseEvents(buffer);
-          buffer = rest;
+        for await (const events of eventBatches(response.body)) {
           const lines: LogLine[] = [];
           for (const event of events) {
             if (event.id !== undefined) cursor = event.id;

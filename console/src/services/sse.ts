@@ -32,3 +32,17 @@ export function parseEvents(buffer: string): { events: SseEvent[]; rest: string 
   return { events, rest };
 }
 
+
+/** The events of a stream's body as they arrive, a batch per chunk read (each chunk's complete events). */
+export async function* eventBatches(body: ReadableStream<Uint8Array<ArrayBuffer>>): AsyncGenerator<SseEvent[]> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += value;
+    const { events, rest } = parseEvents(buffer);
+    buffer = rest;
+    yield events;
+  }
+}

@@ -87,6 +87,19 @@ export async function updateLeasedAgentTask(db: Queryable, taskId: string, lease
   return result.numUpdatedRows > 0n;
 }
 
+/** `updateLeasedAgentTask`, only while the task's last accepted log seq is still `seenLogSeq` (false otherwise). */
+export async function claimAgentTaskLogSeqs(db: Queryable, taskId: string, leaseId: string, seenLogSeq: number, changes: Partial<AgentTaskRow>): Promise<boolean> {
+  const result = await db
+    .updateTable('agent_tasks')
+    .set(changes)
+    .where('id', '=', taskId)
+    .where('lease_id', '=', leaseId)
+    .where('status', '=', 'LEASED')
+    .where('last_log_seq', '=', seenLogSeq)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /** Makes the leased tasks of these clusters offered again (their lease runs out now). */
 export async function expireAgentTaskLeases(db: Queryable, clusterIds: readonly string[], now: string): Promise<void> {
   await db.updateTable('agent_tasks').set({ leased_until: now, updated_at: now }).where('cluster_id', 'in', clusterIds).where('status', '=', 'LEASED').execute();

@@ -11,6 +11,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { activeTraceparent } from '../../lib/tracing.ts';
+import type { StateChangePublisher } from '../organization-changes/organization-changes.signals.ts';
 import type { AgentTaskMetrics } from './agents.metrics.ts';
 import {
   countOpenAgentTasks,
@@ -22,6 +23,7 @@ import {
   closeAgentTask,
   expireAgentTaskLeases,
   updateLeasedAgentTask,
+  claimAgentTaskLogSeqs,
   upsertAgentPresence,
   type AgentTaskRow,
 } from './agents.repo.ts';
@@ -129,6 +131,11 @@ export interface AgentsDeps {
   signals?: Pick<ChangeSignals, 'publish' | 'subscribe'> | undefined;
   /** Records each settled task's duration (agents.metrics.ts); none when absent. */
   metrics?: AgentTaskMetrics | undefined;
+  /**
+   * Open pages' "look again" (organization-changes.signals.ts): a heartbeat that changes how the cluster's agent
+   * shows (it connects, comes back after being unreachable, or runs another version, driver or host) publishes it.
+   */
+  stateChanges?: Pick<StateChangePublisher, 'clusterChanged'> | undefined;
 }
 
 export const MAX_LEASE_WAIT_MS = 30_000;
@@ -432,13 +439,28 @@ export function createAgentsService(deps: AgentsDeps) {
       if (subject.appendLogs === undefined) {
         throw badRequest(`${row.subject_type.toLowerCase()} tasks keep no logs: send the lines with the service tasks`);
       }
-      const fresh = batch.lines.filter((line) => line.seq > row.last_log_seq).sort((a, b) => a.seq - b.seq);
-      if (fresh.length === 0) return { accepted: 0 };
-      refuseLostLease(row, batch.lease_id);
-      await subject.appendLogs(row.deployment_id, fresh.map(({ at, stream, line }) => ({ at, stream, line })));
-      const last = fresh[fresh.length - 1]?.seq ?? row.last_log_seq;
-      await updateLeasedAgentTask(db, taskId, batch.lease_id, { last_log_seq: last, ...renewedLease() });
-      return { accepted: fresh.length };
+      // The lines past the task's last accepted seq are claimed (a compare-and-set on it) before they are appended, so
+      // two batches sent at once with the same lines (a resend while the first is still in flight) append them once:
+      // the loser reads the seq again and appends only what is still new, or nothing.
+      let current = row;
+      for (;;) {
+        const fresh = batch.lines.filter((line) => line.seq > current.last_log_seq).sort((a, b) => a.seq - b.seq);
+        if (fresh.length === 0) return { accepted: 0 };
+        refuseLostLease(current, batch.lease_id);
+        const last = fresh[fresh.length - 1]?.seq ?? current.last_log_seq;
+        if (!(await claimAgentTaskLogSeqs(db, taskId, batch.lease_id, current.last_log_seq, { last_log_seq: last, ...renewedLease() }))) {
+          current = await requireTask(clusterId, taskId);
+          continue;
+        }
+        try {
+          await subject.appendLogs(current.deployment_id, fresh.map(({ at, stream, line }) => ({ at, stream, line })));
+        } catch (error) {
+          // Not appended: the claim is given back, so the agent's resend is taken.
+          await claimAgentTaskLogSeqs(db, taskId, batch.lease_id, last, { last_log_seq: current.last_log_seq });
+          throw error;
+        }
+        return { accepted: fresh.length };
+      }
     },
 
     /** Runtime output of a deployed workload of the agent's cluster (not part of any task, so under no lease). */
@@ -472,6 +494,7 @@ export function createAgentsService(deps: AgentsDeps) {
 
     async recordHeartbeat(clusterId: string, beat: AgentHeartbeat) {
       const now = clock.now().toISOString();
+      const before = deps.stateChanges === undefined ? undefined : await findAgentPresence(db, clusterId);
       await upsertAgentPresence(db, {
         cluster_id: clusterId,
         agent_version: beat.agent_version,
@@ -485,6 +508,13 @@ export function createAgentsService(deps: AgentsDeps) {
         cert_manager_issuer: beat.cluster?.cert_manager_issuer ?? null,
       });
       if (beat.cluster !== undefined) await deps.agentPermissions?.(clusterId, beat.cluster.missing_permissions);
+      const shownAgain =
+        before === undefined ||
+        Date.parse(now) - Date.parse(before.last_seen_at) > 3 * heartbeatIntervalMs ||
+        before.agent_version !== beat.agent_version ||
+        before.driver !== beat.driver ||
+        before.hostname !== (beat.hostname ?? null);
+      if (shownAgain) await deps.stateChanges?.clusterChanged(db, clusterId);
       return heartbeatAnswer();
     },
 

@@ -93,6 +93,7 @@ export function createClusterActions(deps: ClustersDeps, records: ClusterRecords
         updated_at: now,
       });
       if (!moved) throw conflict(`cannot ${action} cluster: its state changed meanwhile; read it again`);
+      await deps.stateChanges?.clusterChanged(trx, clusterId);
       return { ...current, status: to, status_message: null, last_execution_id: jobId, updated_at: now };
     });
     deps.wakeWorkers();
@@ -155,6 +156,7 @@ export function createClusterActions(deps: ClustersDeps, records: ClusterRecords
         const now = clock.now().toISOString();
         const moved = await updateClusterInStatus(trx, clusterId, from, { status: to, updated_at: now });
         if (!moved) throw conflict('cannot cancel: the cluster state changed meanwhile; read it again');
+        await deps.stateChanges?.clusterChanged(trx, clusterId);
         await publishClusterTransition(deps.events ?? NO_EVENTS, trx, current, from, to, null);
         return { ...current, status: to, updated_at: now };
       });

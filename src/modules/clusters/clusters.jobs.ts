@@ -9,6 +9,7 @@ import { ClusterDriverError, type ClusterActionContext, type ClusterDriver, type
 import type { ClusterActionPayload } from './clusters.actions.ts';
 import { summaryOf } from './clusters.records.ts';
 import { isClusterState, transitionOf, type ClusterProgress, type ClusterState } from './clusters.states.ts';
+import type { StateChangePublisher } from '../organization-changes/organization-changes.signals.ts';
 
 /** Cluster and service running time, reported to billing's metering (issue 6). */
 export interface ClusterMetering {
@@ -24,6 +25,8 @@ export interface ClusterJobDeps {
   metering: ClusterMetering;
   /** Deployment events (started, successful, failure, cancelled), published in the transaction of the move. */
   events?: EventPublisher;
+  /** Open pages' "look again" (organization-changes.signals.ts), published in the transaction of the move. */
+  stateChanges?: Pick<StateChangePublisher, 'clusterChanged'> | undefined;
 }
 
 /** The phases an action passes through, as states of the cluster table (clusters.states.ts). */
@@ -64,6 +67,7 @@ export function createClusterActionHandler(deps: ClusterJobDeps): JobHandler {
     const changes = { ...extra, status: to, updated_at: now };
     const moved = await db.transaction().execute(async (trx) => {
       if (!(await updateClusterInStatus(trx, row.id, from, changes))) return false;
+      await deps.stateChanges?.clusterChanged(trx, row.id);
       await publishClusterTransition(deps.events ?? NO_EVENTS, trx, row, from, to, changes.status_message);
       return true;
     });

@@ -10,6 +10,7 @@ import { createClusterLocks } from './clusters.locks.ts';
 import { createClusterLookups } from './clusters.lookups.ts';
 import { createClusterOperators } from './clusters.operators.ts';
 import { createClusterRecords } from './clusters.records.ts';
+import type { StateChangePublisher } from '../organization-changes/organization-changes.signals.ts';
 
 // Names of the parts that callers import from here, where the service's contract has always been.
 export { CLUSTER_ACTION_JOB, type ClusterActionPayload } from './clusters.actions.ts';
@@ -34,6 +35,8 @@ export interface ClustersDeps {
   labelsGroups: { resolveLabelsGroups(organizationId: string, ids: readonly string[], pointer?: string): Promise<unknown> };
   /** Deployment events: a deploy cancelled while still queued is published here, in the cancel's transaction. */
   events?: EventPublisher;
+  /** Open pages' "look again" (organization-changes.signals.ts), published in the transaction that moves the status. */
+  stateChanges?: Pick<StateChangePublisher, 'clusterChanged'> | undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ import { principalDisplayName, type Principal } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound, type FieldProblem } from '../../lib/errors.ts';
+import type { StateChangePublisher } from '../organization-changes/organization-changes.signals.ts';
 import type { StoredService } from '../services/services.kinds.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import { writeLogLines } from './deployments.logs.ts';
@@ -37,6 +38,8 @@ export interface EnvironmentBulkActionsDeps {
     DeploymentsService,
     'requestServicesAction' | 'getEnvironmentStatus' | 'getServiceStatus' | 'uninstallServiceIn' | 'serviceUninstalled'
   >;
+  /** Open pages' "look again" (organization-changes.signals.ts): a cleaned failed run changes the job's status. */
+  stateChanges?: Pick<StateChangePublisher, 'serviceChanged'> | undefined;
 }
 
 /** The body's lists of ids, by kind (EnvironmentServiceIdsAllRequest). */
@@ -164,6 +167,7 @@ export function createEnvironmentBulkActions(deps: EnvironmentBulkActionsDeps) {
         .where('workload_health', '=', 'FAILED')
         .executeTakeFirst();
       if (cleaned.numUpdatedRows === 0n) return false;
+      await deps.stateChanges?.serviceChanged(trx, service.id);
       if (runtime.deployed_deployment_id !== null) {
         await writeLogLines(trx, clock, runtime.deployed_deployment_id, [
           { stream: 'system', message: `failed run cleaned by ${principalDisplayName(principal)}: ${runtime.workload_message ?? 'no message'}` },

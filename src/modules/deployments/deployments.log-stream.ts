@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HTTP_STATUS } from '../../http/errors.ts';
+import { serveLiveStream } from '../../http/live-stream.ts';
 import type { LogEvent, LogReader, LogStreamEnd, LogView } from './deployments.logs.ts';
 
 /**
@@ -62,12 +62,12 @@ function formatEnd(format: LogStreamFormat, end: LogStreamEnd): string {
 const HEARTBEATS: Record<LogStreamFormat, string> = { sse: ': keep-alive\n\n', ndjson: `${JSON.stringify({ type: 'heartbeat' })}\n`, text: '' };
 
 /**
- * Streams a log on the raw response: SSE (`id:` the event's cursor or the line's seq, `event: log` per line,
- * `event: deployment` when a followed service's next deployment begins, a final `event: end` with the state reached),
- * NDJSON (`{type:"log"|"deployment"|"heartbeat"|"end",…}` a line) or plain text (`<time> [<stream>] <message>` a line).
- * The stream ends when what it follows ends, when the reader leaves, or when the server shuts down (`live` holds the
- * streams it stops): then the follower is woken at once, so nothing of it (its listeners, its timer) outlives the
- * connection.
+ * Streams a log on the raw response (http/live-stream.ts): SSE (`id:` the event's cursor or the line's seq,
+ * `event: log` per line, `event: deployment` when a followed service's next deployment begins, a final `event: end`
+ * with the state reached), NDJSON (`{type:"log"|"deployment"|"heartbeat"|"end",…}` a line) or plain text
+ * (`<time> [<stream>] <message>` a line). The stream ends when what it follows ends, when the reader leaves, or when
+ * the server shuts down (`live` holds the streams it stops); stopped by a shutdown it ends without an end event, so
+ * its reader resumes elsewhere (with Last-Event-ID).
  */
 export async function streamLog(
   request: FastifyRequest,
@@ -76,83 +76,18 @@ export async function streamLog(
   live: Set<AbortController>,
   follow: (reader: LogReader) => Promise<LogStreamEnd>,
 ): Promise<void> {
-  const raw = reply.raw;
-  const stopped = new AbortController();
-  const onClose = () => stopped.abort();
-  raw.on('close', onClose);
-  live.add(stopped);
-  try {
-    await streamOn(request, reply, format, stopped, follow);
-  } finally {
-    raw.off('close', onClose);
-    live.delete(stopped);
-  }
-}
-
-async function streamOn(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  format: LogStreamFormat,
-  stopped: AbortController,
-  follow: (reader: LogReader) => Promise<LogStreamEnd>,
-): Promise<void> {
-  const raw = reply.raw;
-  // A reader slower than the stream holds it back (the socket's buffer is full) until it drains or leaves.
-  const drained = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        raw.off('drain', done);
-        stopped.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      raw.on('drain', done);
-      stopped.signal.addEventListener('abort', done, { once: true });
-    });
-  const write = async (text: string): Promise<void> => {
-    if (stopped.signal.aborted || text === '') return;
-    if (!raw.write(text)) await drained();
-  };
-  let started = false;
-  const start = () => {
-    if (started) return;
-    started = true;
-    reply.hijack();
-    raw.writeHead(HTTP_STATUS.ok, {
-      'content-type': CONTENT_TYPES[format],
-      'cache-control': 'no-cache, no-store',
-      'x-request-id': request.id,
-      'x-content-type-options': 'nosniff',
-      // Asks nginx-style proxies not to hold lines back in a buffer.
-      'x-accel-buffering': 'no',
-      vary: 'Accept',
-    });
-    // The status and headers go out now, not with the first line: a reader knows it is connected, and following.
-    raw.flushHeaders();
-  };
-  // The first read happens before anything is written, so a 404 or a 400 still answers with the error body; a
-  // failure once the stream has started can only cut it (the reader sees no end and may resume with Last-Event-ID).
-  let outcome: LogStreamEnd;
-  try {
-    outcome = await follow({
-      signal: stopped.signal,
-      opened: start,
-      async emit(events) {
-        start();
-        await write(events.map((event) => formatEvent(format, event)).join(''));
-      },
-      async heartbeat() {
-        start();
-        await write(HEARTBEATS[format]);
-      },
-    });
-  } catch (error) {
-    if (!started) throw error;
-    request.log.error({ err: error }, 'log stream cut');
-    raw.destroy();
-    return;
-  }
-  start();
-  // Stopped by the server's shutdown: the stream ends without an end event, so its reader resumes elsewhere.
-  if (!stopped.signal.aborted) await write(formatEnd(format, outcome));
-  raw.end();
+  await serveLiveStream(
+    request,
+    reply,
+    CONTENT_TYPES[format],
+    live,
+    (writer) =>
+      follow({
+        signal: writer.signal,
+        opened: writer.opened,
+        emit: (events) => writer.write(events.map((event) => formatEvent(format, event)).join('')),
+        heartbeat: () => writer.write(HEARTBEATS[format]),
+      }),
+    (outcome) => formatEnd(format, outcome),
+  );
 }

@@ -438,11 +438,13 @@ export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | '
     /**
      * Output of a deployed workload after its deployment settled (its process's stdout and stderr, the runs of a cron
      * job), sent by the agent of the service's cluster: kept with the deployment that runs, so the service's logs show
-     * it. A service of another cluster, or one never deployed, is a 404.
+     * it. Before a service's first deployment is DEPLOYED its workload already runs (the agent reports success once it
+     * answers), and what it prints meanwhile can arrive before that report: it is kept with that first deployment. A
+     * service of another cluster, or one with no deployment, is a 404.
      */
     async appendWorkloadLog(serviceId: string, clusterId: string, lines: LogLineInput[]): Promise<void> {
       const runtime = await findRuntime(db, serviceId);
-      const deploymentId = runtime?.deployed_deployment_id ?? null;
+      const deploymentId = runtime?.deployed_deployment_id ?? runtime?.last_deployment_id ?? null;
       const record = deploymentId === null ? undefined : await findServiceDeployment(db, deploymentId);
       if (record === undefined || snapshotOf(record).service.clusterId !== clusterId) throw notFound(`no deployed service ${serviceId} on this cluster`);
       await appendDeploymentLog(record.id, lines);

@@ -104,7 +104,7 @@ function refuseDeployInput(service: StoredService, input: DeployInput): void {
 }
 
 export function createServiceRequests(
-  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'environments' | 'variables' | 'deploymentGate' | 'wakeWorkers' | 'stages'>,
+  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'services' | 'environments' | 'variables' | 'deploymentGate' | 'wakeWorkers' | 'stages' | 'stateChanges'>,
   records: ServiceRecords,
 ) {
   const { db, clock } = deps;
@@ -221,6 +221,7 @@ export function createServiceRequests(
     } else if (!(await updateRuntimeInStatus(trx, serviceId, from, changes))) {
       throw conflict(`cannot ${action} service: its state changed meanwhile; read it again`);
     }
+    await deps.stateChanges?.serviceChanged(trx, serviceId);
     return { ...current, ...changes };
   }
 

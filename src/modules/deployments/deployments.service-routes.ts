@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { liveStreamsEndedOnClose } from '../../http/live-stream.ts';
 import { requirePrincipal } from '../../http/route-access.ts';
 import { badRequest } from '../../lib/errors.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
@@ -260,9 +261,6 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
 /** Every kind's deployment routes (SERVICE_KIND_DEFINITIONS). */
 export function registerServiceDeploymentRoutes(app: FastifyTypeBox, deployments: DeploymentsService, definitions: readonly ServiceKindDefinition[]): void {
   // A followed log never ends by itself: the server's shutdown ends the live streams, or it would wait for them.
-  const liveStreams = new Set<AbortController>();
-  app.addHook('preClose', async () => {
-    for (const stream of liveStreams) stream.abort();
-  });
+  const liveStreams = liveStreamsEndedOnClose(app);
   for (const definition of definitions) registerKindDeploymentRoutes(app, deployments, definition, liveStreams);
 }

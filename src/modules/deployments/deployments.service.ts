@@ -4,6 +4,7 @@ import type { ChangeSignals } from '../../db/db.signals.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
 import type { EnvironmentSummary } from '../environments/environments.service.ts';
+import type { StateChangePublisher } from '../organization-changes/organization-changes.signals.ts';
 import type { StoredService } from '../services/services.kinds.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import type { VariableSnapshot } from '../variables/variables.service.ts';
@@ -94,6 +95,11 @@ export interface DeploymentsDeps {
   stages?: { startOrderOf(environmentId: string): Promise<StartOrder> };
   /** Wakes the in-process job worker after a commit (the agent's dispatcher may be waiting). */
   wakeWorkers?: () => void;
+  /**
+   * Open pages' "look again" (organization-changes.signals.ts): published in the transaction of each write of a
+   * service's runtime row (its state, deployment, workload health); none unless given.
+   */
+  stateChanges?: Pick<StateChangePublisher, 'serviceChanged'> | undefined;
   /** Change signals between the processes sharing the database (db.signals.ts): live log streams of any replica wake. */
   signals?: Pick<ChangeSignals, 'publish' | 'subscribe'> | undefined;
   /** How often a live log stream looks for lines no signal announced (1 s unless given). */

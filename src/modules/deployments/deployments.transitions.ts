@@ -72,7 +72,7 @@ const CANCELED_AT_ONCE = 'canceled before the agent took it';
 const CANCEL_REQUESTED = 'cancel requested: the agent stops at its next step';
 
 export function createDeploymentTransitions(
-  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'environments' | 'services' | 'metering' | 'events' | 'serviceDeployed' | 'metrics'>,
+  deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'environments' | 'services' | 'metering' | 'events' | 'serviceDeployed' | 'metrics' | 'stateChanges'>,
   services: ServiceRecords,
   environments: EnvironmentRecords,
 ) {
@@ -148,7 +148,9 @@ export function createDeploymentTransitions(
               ? NO_WORKLOAD_HEALTH
               : {};
         const changes = { status: to, updated_at: now, ...alongside };
-        return (await updateRuntimeInStatus(trx, service.id, from, changes)) ? { ...current, ...changes } : undefined;
+        if (!(await updateRuntimeInStatus(trx, service.id, from, changes))) return undefined;
+        await deps.stateChanges?.serviceChanged(trx, service.id);
+        return { ...current, ...changes };
       },
       log: (trx, deploymentId, message) => writeLogLines(trx, clock, deploymentId, [{ stream: 'system', message }]),
     };

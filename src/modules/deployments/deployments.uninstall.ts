@@ -39,7 +39,7 @@ export interface UninstallOutcome {
   teardownJobId: string | undefined;
 }
 
-export function createServiceUninstall(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'metering' | 'wakeWorkers'>, records: ServiceRecords) {
+export function createServiceUninstall(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'metering' | 'wakeWorkers' | 'stateChanges'>, records: ServiceRecords) {
   const { db, clock } = deps;
 
   /**
@@ -63,6 +63,7 @@ export function createServiceUninstall(deps: Pick<DeploymentsDeps, 'db' | 'clock
     }
     const changes = { status: 'READY', last_deployment_id: null, deployed_deployment_id: null, ...NO_WORKLOAD_HEALTH, updated_at: clock.now().toISOString() };
     if (!(await updateRuntimeInStatus(trx, serviceId, from, changes))) throw conflict('cannot uninstall service: its state changed meanwhile; read it again');
+    await deps.stateChanges?.serviceChanged(trx, serviceId);
     return { runtime: { ...existing, ...changes }, uninstalled: true, teardownJobId };
   }
 

@@ -101,7 +101,7 @@ export async function queueServiceTeardown(trx: Transaction<DB>, clock: Clock, d
 /** The states in which a deployed workload runs as its last action left it (a health report applies to it). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['DEPLOYED', 'RESTARTED']);
 
-export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'metering'>) {
+export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db' | 'clock' | 'metering' | 'stateChanges'>) {
   const { db, clock } = deps;
 
   /** The service's running deployment (DEPLOYED or RESTARTED), wherever it put the service. */
@@ -127,12 +127,13 @@ export function createServiceDeploymentWorkloads(deps: Pick<DeploymentsDeps, 'db
     async recordWorkloadHealth(serviceId: string, clusterId: string, report: { health: WorkloadHealth; restarts: number; message?: string | undefined }) {
       const running = await runningOn(serviceId, clusterId);
       if (running === undefined) throw notFound(`no running service ${serviceId} on this cluster`);
-      await updateRuntimeInStatus(db, serviceId, running.status, {
+      const recorded = await updateRuntimeInStatus(db, serviceId, running.status, {
         workload_health: report.health,
         workload_restarts: report.restarts,
         workload_message: report.message ?? null,
         workload_reported_at: clock.now().toISOString(),
       });
+      if (recorded) await deps.stateChanges?.serviceChanged(db, serviceId);
     },
 
     /**

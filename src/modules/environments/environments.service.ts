@@ -8,6 +8,7 @@ import { newId } from '../../lib/ids.ts';
 import { cleanName, nameKey } from '../../lib/names.ts';
 import type { ClusterSummary } from '../clusters/clusters.service.ts';
 import type { EnvironmentStateChanges } from '../deployments/deployments.environment-records.ts';
+import type { StateChangePublisher } from '../organization-changes/organization-changes.signals.ts';
 import type { RemovedContents } from '../projects/projects.service.ts';
 import { bumpConfigRevision, countEnvironmentsByProject, deleteEnvironmentRow, findEnvironment, findEnvironmentNames, insertEnvironment, listEnvironments, updateEnvironment, updateEnvironmentInStatus, type EnvironmentRow } from './environments.repo.ts';
 import type { CloneEnvironmentBody, CreateEnvironmentBody, EditEnvironmentBody } from './environments.schemas.ts';
@@ -63,6 +64,8 @@ export interface EnvironmentsDeps {
   };
   /** The deployment-stages module (docs/deployment-stages.md): a clone gets the source's stages, in its transaction. */
   stages?: { copyEnvironmentStages(trx: Transaction<DB>, fromEnvironmentId: string, toEnvironmentId: string): Promise<void> };
+  /** Open pages' "look again" (organization-changes.signals.ts), published in the transaction that moves the state. */
+  stateChanges?: Pick<StateChangePublisher, 'environmentChanged'> | undefined;
 }
 
 function modeOf(row: EnvironmentRow): EnvironmentMode {
@@ -290,8 +293,10 @@ export function createEnvironmentsService(deps: EnvironmentsDeps) {
       return findEnvironment(executor, environmentId);
     },
 
-    moveDeploymentState(trx: Transaction<DB>, environmentId: string, expectedStatus: string, changes: EnvironmentStateChanges): Promise<boolean> {
-      return updateEnvironmentInStatus(trx, environmentId, expectedStatus, changes);
+    async moveDeploymentState(trx: Transaction<DB>, environmentId: string, expectedStatus: string, changes: EnvironmentStateChanges): Promise<boolean> {
+      const moved = await updateEnvironmentInStatus(trx, environmentId, expectedStatus, changes);
+      if (moved) await deps.stateChanges?.environmentChanged(trx, environmentId);
+      return moved;
     },
 
     /** The names of the environments among `ids` that exist, in one read. */

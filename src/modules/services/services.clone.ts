@@ -47,7 +47,7 @@ export const CLONEABLE_KINDS = ['APPLICATION', 'CONTAINER', 'DATABASE', 'JOB', '
 export type CloneableKind = (typeof CLONEABLE_KINDS)[number];
 
 export function createServiceClone(
-  deps: Pick<ServicesDeps, 'db' | 'clock' | 'environments' | 'clone'>,
+  deps: Pick<ServicesDeps, 'db' | 'clock' | 'environments' | 'clone' | 'stateChanges'>,
   records: Pick<ServiceRecords, 'definitionOf' | 'requireServiceOfKind' | 'databaseSummaryOf'>,
   claims: Pick<ServiceClaims, 'sealNewCredentials' | 'claimFreeHostnameLabel'>,
   answer: (kind: ServiceKind, serviceId: string) => Promise<Record<string, unknown>>,
@@ -93,6 +93,7 @@ export function createServiceClone(
           db.transaction().execute(async (trx) => {
             await insertService(trx, row);
             await replaceServiceReferences(trx, row.id, referenceRows(row.id, definition.references(settings)));
+            await deps.stateChanges?.environmentChanged(trx, environment.id);
             await deps.clone.copyServiceVariables(trx, source.id, { serviceId: row.id, environmentId: environment.id, projectId: environment.projectId });
             await deps.clone.copyDeploymentRestrictions(trx, source.id, row.id);
           }),

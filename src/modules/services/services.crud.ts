@@ -44,7 +44,7 @@ export function nameTaken(name: string): string {
 }
 
 export function createServiceCrud(
-  deps: Pick<ServicesDeps, 'db' | 'clock' | 'environments' | 'lookups' | 'variables' | 'runtime' | 'gitUrls'>,
+  deps: Pick<ServicesDeps, 'db' | 'clock' | 'environments' | 'lookups' | 'variables' | 'runtime' | 'gitUrls' | 'stateChanges'>,
   records: ServiceRecords,
   claims: Pick<ServiceClaims, 'sealNewCredentials' | 'claimFreeHostnameLabel'>,
 ) {
@@ -163,6 +163,7 @@ export function createServiceCrud(
     await writeOrRefuse(write.name, async (trx) => {
       await insertService(trx, row);
       await replaceServiceReferences(trx, id, referenceRows(id, definition.references(write.settings)));
+      await deps.stateChanges?.environmentChanged(trx, environment.id);
     });
     row.hostname_label = await claims.claimFreeHostnameLabel(id);
     return responseOf(row);
@@ -206,13 +207,15 @@ export function createServiceCrud(
    * the cluster stays (the reference's delete parameter); otherwise a deployed one's teardown is queued for the agent.
    */
   async function deleteServices(targets: ReadonlyArray<{ kind: ServiceKind; id: string }>, options: { skipReconcile?: boolean | undefined } = {}): Promise<void> {
-    for (const target of targets) await requireServiceOfKind(target.kind, target.id);
+    const environmentIds = new Set<string>();
+    for (const target of targets) environmentIds.add((await requireServiceOfKind(target.kind, target.id)).environment_id);
     await db.transaction().execute(async (trx) => {
       for (const target of targets) {
         await deps.runtime.refuseBusy(trx, target.id, { teardown: options.skipReconcile !== true });
         await deps.variables.deleteServiceVariables(trx, target.id);
         if (!(await deleteServiceRow(trx, target.id))) throw notFound(`${definitionOf(target.kind).item} ${target.id} not found`);
       }
+      for (const environmentId of environmentIds) await deps.stateChanges?.environmentChanged(trx, environmentId);
     });
     for (const target of targets) await deps.runtime.serviceRemoved(target.id);
   }

@@ -11,6 +11,7 @@ import { createServiceCrud } from './services.crud.ts';
 import type { LinkedAnnotationsGroup, LinkedContainerRegistry, LinkedHelmRepository, LinkedLabelsGroup, LinkedRecords, ServiceKindDefinition } from './services.kinds.ts';
 import { createServiceRecords } from './services.records.ts';
 import { createServiceReferences } from './services.references.ts';
+import type { StateChangePublisher } from '../organization-changes/organization-changes.signals.ts';
 
 export { internalHostname } from './services.addresses.ts';
 export { serviceCountsOf } from './services.references.ts';
@@ -107,6 +108,11 @@ export interface ServicesDeps {
   appsDomain: string;
   /** The git URL rules of this installation, as the builds apply them (git/git-urls.ts). */
   gitUrls: Pick<GitAccess, 'checkUrl'>;
+  /**
+   * Tells open pages that an environment's services changed, one came or went (organization-changes): told as a change
+   * of the environment, so a page does not read the gone service again. Absent, pages see it at their next poll.
+   */
+  stateChanges?: Pick<StateChangePublisher, 'environmentChanged'> | undefined;
 }
 
 export function createServicesService(deps: ServicesDeps) {

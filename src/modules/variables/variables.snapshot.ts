@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, createSecretKey } from 'node:crypto';
 import { badRequest } from '../../lib/errors.ts';
 import { associatedData, openSecret, type Definition, type ProjectDefinitions, type VariableDefinitions } from './variables.definitions.ts';
 import { resolveVariables, type ResolvedVariable } from './variables.resolver.ts';
@@ -21,9 +21,11 @@ export function createVariableSnapshots(
   const { secrets } = deps;
   const { consumer, visibleDefinitions } = reader;
   const sealedBuiltInCache = new Map<string, { envelope: string; associated_data: string }>();
+  // A key object made once: given the raw key, each HMAC would import it again, which cost more than the HMAC itself.
+  const fingerprintKey = createSecretKey(deps.fingerprintKey);
 
   function fingerprint(value: string): string {
-    return createHmac('sha256', deps.fingerprintKey).update(value, 'utf8').digest('base64url');
+    return createHmac('sha256', fingerprintKey).update(value, 'utf8').digest('base64url');
   }
 
   /**

@@ -5,7 +5,7 @@ import { Form } from 'react-aria-components';
 import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
 import { Breadcrumbs, Button, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
 import { CopyButton } from '../../ui/CopyButton.tsx';
-import { LIVE_INTERVAL_MS } from '../live.ts';
+import { useLiveInterval } from '../live.ts';
 import { kindLabel, providerLabel } from './cluster-labels.ts';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/clusters/$clusterId');
@@ -29,7 +29,7 @@ export function ClusterPage() {
   const cluster = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}', path);
   // While a deletion is asked, the page stops polling what is about to be gone (a poll landing after the delete would 404).
   const [deleting, setDeleting] = useState(false);
-  const status = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/status', path, { refetchInterval: LIVE_INTERVAL_MS, enabled: !deleting });
+  const status = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/status', path, { refetchInterval: useLiveInterval(), enabled: !deleting });
   const organization = api.useQuery('get', '/organization/{organizationId}', { params: { path: { organizationId } } });
   const [dialog, setDialog] = useState<'edit' | 'lock' | 'delete' | undefined>();
   const [actionError, setActionError] = useState<string | undefined>();
@@ -208,7 +208,7 @@ export function ClusterPage() {
 
 /** The agent that carries the cluster's work out: connected, reachable, its version; the install command for a self-managed cluster. */
 function AgentCard({ organizationId, cluster, live }: { organizationId: string; cluster: Cluster; live: boolean }) {
-  const agent = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/agent', { params: { path: { organizationId, clusterId: cluster.id } } }, { refetchInterval: LIVE_INTERVAL_MS, enabled: live });
+  const agent = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/agent', { params: { path: { organizationId, clusterId: cluster.id } } }, { refetchInterval: useLiveInterval(), enabled: live });
   const [bootstrap, setBootstrap] = useState<Bootstrap | undefined>();
   const getBootstrap = api.useMutation('get', '/organization/{organizationId}/cluster/{clusterId}/operator/bootstrap', { onSuccess: setBootstrap });
   const data = agent.data;

@@ -2,7 +2,7 @@ import { getRouteApi, Link } from '@tanstack/react-router';
 import { useEffect, useState } from 'react';
 import { api, messageOf } from '../../api/client.ts';
 import { Breadcrumbs, Button, ErrorMessage, RelativeTime, Spinner, StatusChip } from '../../ui/controls.tsx';
-import { LIVE_INTERVAL_MS } from '../live.ts';
+import { LIVE_INTERVAL_MS, useLiveInterval } from '../live.ts';
 import { kindLabel, providerLabel } from './cluster-labels.ts';
 import { NewClusterDialog } from './NewClusterDialog.tsx';
 
@@ -14,7 +14,7 @@ export function ClustersPage() {
   const path = { params: { path: { organizationId } } };
   const organization = api.useQuery('get', '/organization/{organizationId}', path);
   const clusters = api.useQuery('get', '/organization/{organizationId}/cluster', path);
-  const statuses = api.useQuery('get', '/organization/{organizationId}/cluster/status', path, { refetchInterval: LIVE_INTERVAL_MS });
+  const statuses = api.useQuery('get', '/organization/{organizationId}/cluster/status', path, { refetchInterval: useLiveInterval() });
   const locks = api.useQuery('get', '/organization/{organizationId}/lock', path, { refetchInterval: LIVE_INTERVAL_MS * 4 });
   const [creating, setCreating] = useState(false);
   useEffect(() => {

@@ -6,7 +6,7 @@ import { api, messageOf, type components } from '../../api/client.ts';
 import { Button, CheckboxField, ErrorMessage, ModalDialog, SelectField, StatusChip, TextField } from '../../ui/controls.tsx';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { formErrorsOf } from '../../ui/dialogs.tsx';
-import { LIVE_INTERVAL_MS } from '../live.ts';
+import { useLiveInterval } from '../live.ts';
 import { configurationOf, EMPTY_CHOICE, PlatformConfigurationFields, type PlatformChoice } from './PlatformConfigurationFields.tsx';
 
 type Bootstrap = components['schemas']['ClusterOperatorBootstrapResponse'];
@@ -189,11 +189,29 @@ function SelfManagedClusterForm({ organizationId, onClose, onCreated }: { organi
 }
 
 /**
+ * One command to copy: its label and the Copy button on one line, the whole command below at the dialog's full width,
+ * wrapped anywhere (a token or a URL is one long word) and grown to its text, so a phone shows all of it and the
+ * button stays in reach. A read-only text box rather than a <pre>: where the clipboard is refused, the person selects
+ * the text in it and copies it by hand.
+ */
+function InstallCommand({ id, label, command, copyLabel }: { id: string; label: string; command: string; copyLabel: string }) {
+  return (
+    <div className="install-command">
+      <div className="install-command-head">
+        <label htmlFor={id}>{label}</label>
+        <CopyButton value={command} label={copyLabel} />
+      </div>
+      <textarea id={id} readOnly value={command} rows={3} spellCheck={false} className="install-command-text" />
+    </div>
+  );
+}
+
+/**
  * The second step of a self-managed cluster: the agent's install commands with the one-time enrollment token (Helm in
  * the cluster, or `slipway agent` on a host), and the agent's status polled until it enrolls and heartbeats.
  */
 function AgentInstallStep({ organizationId, clusterId, bootstrap, onClose }: { organizationId: string; clusterId: string; bootstrap: Bootstrap; onClose: () => void }) {
-  const agent = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/agent', { params: { path: { organizationId, clusterId } } }, { refetchInterval: LIVE_INTERVAL_MS });
+  const agent = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/agent', { params: { path: { organizationId, clusterId } } }, { refetchInterval: useLiveInterval() });
   const connected = agent.data?.connected === true;
   const agentCommand = `slipway agent --control-plane ${bootstrap.values.controlPlaneUrl} --enrollment-token ${bootstrap.values.enrollmentToken}`;
   return (
@@ -201,20 +219,8 @@ function AgentInstallStep({ organizationId, clusterId, bootstrap, onClose }: { o
       <p className="muted">
         The commands hold a one-time enrollment token, valid until {new Date(bootstrap.enrollment_token_expires_at).toLocaleString('en-GB')}. It is shown here once; the cluster’s page can make a new one.
       </p>
-      <div className="secret-value">
-        <label htmlFor="install-helm">In the Kubernetes cluster, with Helm</label>
-        <div className="secret-value-row">
-          <textarea id="install-helm" readOnly value={bootstrap.helm_command} rows={4} spellCheck={false} className="code-block" />
-          <CopyButton value={bootstrap.helm_command} label="Copy the Helm command" />
-        </div>
-      </div>
-      <div className="secret-value">
-        <label htmlFor="install-agent">Or on a host, with the Slipway CLI</label>
-        <div className="secret-value-row">
-          <textarea id="install-agent" readOnly value={agentCommand} rows={2} spellCheck={false} className="code-block" />
-          <CopyButton value={agentCommand} label="Copy the agent command" />
-        </div>
-      </div>
+      <InstallCommand id="install-helm" label="In the Kubernetes cluster, with Helm" command={bootstrap.helm_command} copyLabel="Copy the Helm command" />
+      <InstallCommand id="install-agent" label="Or on a host, with the Slipway CLI" command={agentCommand} copyLabel="Copy the agent command" />
       <div className="agent-wait" aria-live="polite">
         {connected ? (
           <p>

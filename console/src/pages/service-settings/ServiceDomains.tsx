@@ -25,7 +25,7 @@ const STATUS_WORDS: Record<CustomDomain['status'], { label: string; state: strin
 /**
  * A service's custom domains (application, container): each with the DNS records to create (a CNAME to the service's
  * own host name, or for an apex domain A/AAAA records plus the TXT verification record), its verification state as
- * last checked, its certificate's state; "Check now" asks the API to look in DNS again; add, delete.
+ * last checked, its certificate's state; "Check now" asks the API to look in DNS again; add, edit, delete.
  */
 export function ServiceDomains({ context }: { context: ServiceContext }) {
   const key = ['custom-domains', context.base];
@@ -33,6 +33,7 @@ export function ServiceDomains({ context }: { context: ServiceContext }) {
   const queryClient = useQueryClient();
   const [adding, setAdding] = useState(false);
   const [deleting, setDeleting] = useState<CustomDomain | undefined>();
+  const [editing, setEditing] = useState<CustomDomain | undefined>();
   const [rowError, setRowError] = useState<{ id: string; message: string } | undefined>();
   const [checking, setChecking] = useState<string | undefined>();
   async function check(domain: CustomDomain) {
@@ -141,6 +142,9 @@ export function ServiceDomains({ context }: { context: ServiceContext }) {
               <Button variant="secondary" onPress={() => void check(domain)} aria-label={`Check ${domain.domain} now`}>
                 {checking === domain.id ? 'Checking…' : 'Check now'}
               </Button>
+              <Button variant="secondary" onPress={() => setEditing(domain)} aria-label={`Edit ${domain.domain}…`}>
+                Edit…
+              </Button>
               <Button variant="danger" onPress={() => setDeleting(domain)} aria-label={`Delete ${domain.domain}…`}>
                 Delete…
               </Button>
@@ -149,15 +153,20 @@ export function ServiceDomains({ context }: { context: ServiceContext }) {
           </article>
         );
       })}
-      {adding ? <AddDomainDialog context={context} queryKey={key} onClose={() => setAdding(false)} /> : null}
+      {adding ? <DomainDialog context={context} queryKey={key} onClose={() => setAdding(false)} /> : null}
+      {editing === undefined ? null : <DomainDialog context={context} queryKey={key} editing={editing} onClose={() => setEditing(undefined)} />}
       {deleting === undefined ? null : <DeleteDomainDialog context={context} queryKey={key} domain={deleting} onClose={() => setDeleting(undefined)} />}
     </section>
   );
 }
 
-function AddDomainDialog({ context, queryKey, onClose }: { context: ServiceContext; queryKey: string[]; onClose: () => void }) {
-  const [domain, setDomain] = useState('');
-  const [certificate, setCertificate] = useState(true);
+/**
+ * Add a domain, or edit one (`editing`): the API replaces it whole, and a changed name starts over, waiting for DNS
+ * with a new verification record (said in the dialog).
+ */
+function DomainDialog({ context, queryKey, editing, onClose }: { context: ServiceContext; queryKey: string[]; editing?: CustomDomain; onClose: () => void }) {
+  const [domain, setDomain] = useState(editing?.domain ?? '');
+  const [certificate, setCertificate] = useState(editing?.generate_certificate ?? true);
   const queryClient = useQueryClient();
   const [state, setState] = useState<{ isPending: boolean; isError: boolean; error: unknown }>({ isPending: false, isError: false, error: undefined });
   const { fields, summary } = formErrorsOf(state);
@@ -166,7 +175,9 @@ function AddDomainDialog({ context, queryKey, onClose }: { context: ServiceConte
     if (state.isPending) return;
     setState({ isPending: true, isError: false, error: undefined });
     try {
-      await apiRequest('POST', `${context.base}/customDomain`, { domain: domain.trim(), generate_certificate: certificate });
+      const body = { domain: domain.trim(), generate_certificate: certificate };
+      if (editing === undefined) await apiRequest('POST', `${context.base}/customDomain`, body);
+      else await apiRequest('PUT', `${context.base}/customDomain/${editing.id}`, body);
       await queryClient.invalidateQueries({ queryKey });
       onClose();
     } catch (error) {
@@ -174,8 +185,9 @@ function AddDomainDialog({ context, queryKey, onClose }: { context: ServiceConte
     }
   }
   return (
-    <ModalDialog title="Add a custom domain" isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
+    <ModalDialog title={editing === undefined ? 'Add a custom domain' : `Edit ${editing.domain}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
       <Form onSubmit={(event) => void submit(event)} className="form">
+        {editing === undefined ? null : <p className="muted">A new name is verified again: its DNS records change, the old ones stop counting.</p>}
         <TextField
           label="Domain"
           value={domain}
@@ -193,7 +205,7 @@ function AddDomainDialog({ context, queryKey, onClose }: { context: ServiceConte
             <Button variant="secondary" onPress={onClose}>
               Cancel
             </Button>
-            <Button type="submit">Add domain</Button>
+            <Button type="submit">{editing === undefined ? 'Add domain' : 'Save domain'}</Button>
           </div>
         </div>
       </Form>

@@ -5,9 +5,12 @@ import { apiRequest, fieldErrorsOf, messageOf, summaryOf, summaryWithFieldsOf } 
 import { useOrganizationPermissions } from '../../auth/permissions.ts';
 import type { AnyService } from '../../services/kinds.ts';
 import { Button, CheckboxField, ErrorMessage, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
+import { CopyButton } from '../../ui/CopyButton.tsx';
 import { PermissionNote } from '../../ui/PermissionNote.tsx';
 import type { ServiceContext } from '../ServicePage.tsx';
+import { CloneServiceDialog } from './CloneServiceDialog.tsx';
 import { DeleteServiceDialog } from './DeleteServiceDialog.tsx';
+import { UninstallServiceDialog } from './UninstallServiceDialog.tsx';
 import { parseSetting, requiredOf, showSetting, type Settings, type Stored } from './settings-bodies.ts';
 
 /** A number field's text as the API's integer; anything else goes as written, for the server to name the field. */
@@ -74,9 +77,10 @@ function SaveFoot({ error, fieldCount, saved, disabled, noteId }: { error: unkno
 }
 
 /**
- * A service's settings, for every kind: general (name, description, the kind's source), resources, ports, health
- * checks, deployment restrictions, advanced settings and the danger zone, each section shown when the kind has it
- * (`kind.settings`) and saved on its own.
+ * A service's settings, for every kind: general (name, description, the kind's source), a cron job's schedule,
+ * resources, ports, health checks, network, a database's connection, deployment restrictions, advanced settings, clone
+ * and the danger zone (uninstall, delete), each section shown when the kind has it (`kind.settings`, or the kind's
+ * name for what only one or two kinds have) and saved on its own.
  */
 export function ServiceSettings({ context, service }: { context: ServiceContext; service: AnyService }) {
   const stored = service as unknown as Stored;
@@ -86,16 +90,47 @@ export function ServiceSettings({ context, service }: { context: ServiceContext;
   const writeNote = useId();
   const props = { context, service: stored, readOnly: cannotWrite, noteId: cannotWrite ? writeNote : undefined };
   const [deleting, setDeleting] = useState(false);
+  const [uninstalling, setUninstalling] = useState(false);
+  const [cloning, setCloning] = useState(false);
+  const [uninstalled, setUninstalled] = useState(false);
+  const cannotDeploy = !permissions.can('deploy');
+  const deployNote = useId();
   return (
     <div className="service-settings">
       <PermissionNote id={writeNote} reason={permissions.reason('write')} />
       <GeneralSection {...props} />
+      {kind.name === 'job' && cronOf(stored) !== undefined ? <ScheduleSection {...props} /> : null}
       {kind.settings.resources === 'none' ? null : <ResourcesSection {...props} />}
       {kind.settings.ports ? <PortsSection {...props} /> : null}
       {kind.settings.healthChecks ? <HealthChecksSection {...props} /> : null}
+      {kind.name === 'application' || kind.name === 'container' ? <NetworkSection {...props} /> : null}
+      {kind.name === 'database' ? <DatabaseCredentialsSection {...props} /> : null}
       {kind.settings.deploymentRestrictions ? <DeploymentRestrictionsSection {...props} /> : null}
       {kind.settings.advancedSettings === undefined ? null : <AdvancedSettingsSection {...props} settingsKind={kind.settings.advancedSettings} />}
+      {kind.name === 'agenticWorkflow' ? null : (
+        <SettingsCard id="clone" title="Clone" intro={`A copy of the ${kind.label.toLowerCase()} in this environment or another of the project, with its settings and variables, not deployed.`}>
+          <div className="form-actions form-actions-start">
+            <Button variant="secondary" onPress={() => setCloning(true)} isDisabled={cannotWrite} aria-describedby={cannotWrite ? writeNote : undefined}>
+              Clone {kind.label.toLowerCase()}…
+            </Button>
+          </div>
+        </SettingsCard>
+      )}
       <SettingsCard id="danger-zone" title="Danger zone">
+        {kind.name === 'agenticWorkflow' ? null : (
+          <>
+            <p>Uninstalling the {kind.label.toLowerCase()} removes what it runs on the cluster and keeps it here, with its settings, to deploy again.</p>
+            <PermissionNote id={deployNote} reason={permissions.reason('deploy')} />
+            <div className="form-actions form-actions-start">
+              <Button variant="secondary" onPress={() => (setUninstalled(false), setUninstalling(true))} isDisabled={cannotDeploy} aria-describedby={cannotDeploy ? deployNote : undefined}>
+                Uninstall {kind.label.toLowerCase()}…
+              </Button>
+              <span role="status" className="saved-note">
+                {uninstalled ? 'Uninstall requested: the cluster removes it.' : ''}
+              </span>
+            </div>
+          </>
+        )}
         <p>Deleting the {kind.label.toLowerCase()} stops it and removes it with its variables{kind.name === 'database' ? ' and its data' : ''}, after you type its name.</p>
         <div className="form-actions form-actions-start">
           <Button variant="danger" onPress={() => setDeleting(true)} isDisabled={cannotWrite} aria-describedby={cannotWrite ? writeNote : undefined}>
@@ -103,7 +138,9 @@ export function ServiceSettings({ context, service }: { context: ServiceContext;
           </Button>
         </div>
       </SettingsCard>
+      {cloning ? <CloneServiceDialog context={context} name={stored.name} onClose={() => setCloning(false)} /> : null}
       {deleting ? <DeleteServiceDialog context={context} name={stored.name} onClose={() => setDeleting(false)} /> : null}
+      {uninstalling ? <UninstallServiceDialog context={context} name={stored.name} onUninstalled={() => (setUninstalling(false), setUninstalled(true))} onClose={() => setUninstalling(false)} /> : null}
     </div>
   );
 }
@@ -117,7 +154,8 @@ interface SectionProps {
 
 /**
  * Name, description and the source fields the console edits: an application's git repository, a container's image, a
- * database's version, a Helm chart's version (from a Helm repository), a Terraform service's branch and root path.
+ * database's version and reachability, a Helm chart's version (from a Helm repository), a Terraform service's branch
+ * and root path.
  */
 function GeneralSection({ context, service, readOnly, noteId }: SectionProps) {
   const { kind } = context;
@@ -137,9 +175,17 @@ function GeneralSection({ context, service, readOnly, noteId }: SectionProps) {
     terraformRootPath: text(terraformGit?.root_path),
     tag: text(service.tag),
     version: text(service.version),
+    accessibility: service.accessibility === 'PUBLIC' ? ('PUBLIC' as const) : ('PRIVATE' as const),
   });
   const section = useSectionSave(context, service);
   const { fields } = section;
+  // The versions the edit accepts (its own and the newer ones of its type), said beside the field.
+  const versions = useQuery({
+    queryKey: ['database-versions', context.base],
+    queryFn: () => apiRequest<{ results: { name: string }[] }>('GET', `${context.base}/version`),
+    enabled: kind.name === 'database',
+  });
+  const databaseVersions = versions.data === undefined || versions.data.results.length === 0 ? undefined : versions.data.results.map((version) => version.name).join(', ');
   const set = (key: keyof typeof draft) => (value: string) => {
     setDraft((previous) => ({ ...previous, [key]: value }));
     section.clear();
@@ -152,7 +198,7 @@ function GeneralSection({ context, service, readOnly, noteId }: SectionProps) {
       body.dockerfile_path = draft.dockerfilePath.trim() === '' ? null : draft.dockerfilePath.trim();
     }
     if (kind.name === 'container') Object.assign(body, { image_name: draft.image.trim(), tag: draft.tag.trim() });
-    if (kind.name === 'database') body.version = draft.version.trim();
+    if (kind.name === 'database') Object.assign(body, { version: draft.version.trim(), accessibility: draft.accessibility });
     if (kind.name === 'helm' && chart !== undefined) {
       const required = requiredOf(kind, service) as { source: { helm_repository: Record<string, unknown> } };
       body.source = { helm_repository: { ...required.source.helm_repository, chart_version: draft.chartVersion.trim() } };
@@ -183,7 +229,22 @@ function GeneralSection({ context, service, readOnly, noteId }: SectionProps) {
             <TextField label="Tag" value={draft.tag} onChange={set('tag')} isRequired errorMessage={fields.get('tag')} />
           </div>
         ) : null}
-        {kind.name === 'database' ? <TextField label="Version" value={draft.version} onChange={set('version')} isRequired errorMessage={fields.get('version')} /> : null}
+        {kind.name === 'database' ? (
+          <>
+            <TextField label="Version" value={draft.version} onChange={set('version')} isRequired errorMessage={fields.get('version')} description={databaseVersions === undefined ? undefined : `Versions it accepts: ${databaseVersions} (a database is upgraded, never downgraded).`} />
+            <SelectField
+              id="database-accessibility"
+              label="Reachable from"
+              value={draft.accessibility}
+              onChange={(value) => (setDraft((previous) => ({ ...previous, accessibility: value })), section.clear())}
+              options={[
+                { value: 'PRIVATE', label: 'This environment only' },
+                { value: 'PUBLIC', label: 'The internet' },
+              ]}
+              errorMessage={fields.get('accessibility')}
+            />
+          </>
+        ) : null}
         {kind.name === 'helm' && chart !== undefined ? <TextField label="Chart version" value={draft.chartVersion} onChange={set('chartVersion')} isRequired errorMessage={fields.get('source/helm_repository/chart_version')} /> : null}
         {kind.name === 'terraform' && terraformGit !== undefined ? (
           <div className="field-row">
@@ -199,7 +260,9 @@ function GeneralSection({ context, service, readOnly, noteId }: SectionProps) {
 
 function ResourcesSection({ context, service, readOnly, noteId }: SectionProps) {
   const instances = context.kind.settings.resources === 'instances';
-  const [draft, setDraft] = useState({ cpu: text(service.cpu), memory: text(service.memory), min: text(service.min_running_instances), max: text(service.max_running_instances) });
+  // A database's disk: the API takes a larger (or smaller) volume at its edit like cpu and memory.
+  const storage = context.kind.name === 'database';
+  const [draft, setDraft] = useState({ cpu: text(service.cpu), memory: text(service.memory), min: text(service.min_running_instances), max: text(service.max_running_instances), storage: text(service.storage) });
   const section = useSectionSave(context, service);
   const { fields } = section;
   const set = (key: keyof typeof draft) => (value: string) => {
@@ -208,7 +271,12 @@ function ResourcesSection({ context, service, readOnly, noteId }: SectionProps) 
   };
   function submit(event: FormEvent) {
     event.preventDefault();
-    void section.save({ cpu: integer(draft.cpu), memory: integer(draft.memory), ...(instances ? { min_running_instances: integer(draft.min), max_running_instances: integer(draft.max) } : {}) });
+    void section.save({
+      cpu: integer(draft.cpu),
+      memory: integer(draft.memory),
+      ...(instances ? { min_running_instances: integer(draft.min), max_running_instances: integer(draft.max) } : {}),
+      ...(storage ? { storage: integer(draft.storage) } : {}),
+    });
   }
   return (
     <SettingsCard id="resources" title="Resources" intro="What each instance may use. A change applies at the next deployment.">
@@ -217,12 +285,51 @@ function ResourcesSection({ context, service, readOnly, noteId }: SectionProps) 
           <TextField label="CPU (millicores)" value={draft.cpu} onChange={set('cpu')} inputMode="numeric" errorMessage={fields.get('cpu')} description="1000 = one core" />
           <TextField label="Memory (MiB)" value={draft.memory} onChange={set('memory')} inputMode="numeric" errorMessage={fields.get('memory')} />
         </div>
+        {storage ? <TextField label="Storage (GiB)" value={draft.storage} onChange={set('storage')} inputMode="numeric" errorMessage={fields.get('storage')} /> : null}
         {instances ? (
           <div className="field-row">
             <TextField label="Minimum instances" value={draft.min} onChange={set('min')} inputMode="numeric" errorMessage={fields.get('min_running_instances')} />
             <TextField label="Maximum instances" value={draft.max} onChange={set('max')} inputMode="numeric" errorMessage={fields.get('max_running_instances')} />
           </div>
         ) : null}
+        <SaveFoot error={section.error} fieldCount={fields.size} saved={section.saved} disabled={readOnly} noteId={noteId} />
+      </Form>
+    </SettingsCard>
+  );
+}
+
+type StoredCron = Record<string, unknown> & { scheduled_at: string; timezone?: string };
+
+/** A cron job's schedule as stored (a lifecycle job has none: its events are chosen at creation). */
+function cronOf(service: Stored): StoredCron | undefined {
+  return (service.schedule as { cronjob?: StoredCron | null } | undefined)?.cronjob ?? undefined;
+}
+
+/** When a cron job runs: its cron expression and time zone; its command is kept as stored. */
+function ScheduleSection({ context, service, readOnly, noteId }: SectionProps) {
+  const cron = cronOf(service) as StoredCron;
+  const [draft, setDraft] = useState({ cron: cron.scheduled_at, timezone: text(cron.timezone) });
+  const section = useSectionSave(context, service);
+  const { fields } = section;
+  const set = (key: keyof typeof draft) => (value: string) => {
+    setDraft((previous) => ({ ...previous, [key]: value }));
+    section.clear();
+  };
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const timezone = draft.timezone.trim();
+    const cronjob: Record<string, unknown> = { ...cron, scheduled_at: draft.cron.trim() };
+    if (timezone === '') delete cronjob.timezone;
+    else cronjob.timezone = timezone;
+    void section.save({ schedule: { cronjob } });
+  }
+  return (
+    <SettingsCard id="schedule" title="Schedule" intro="When the job runs. A change applies at the next deployment.">
+      <Form className="form" onSubmit={submit}>
+        <div className="field-row">
+          <TextField label="Cron expression" value={draft.cron} onChange={set('cron')} isRequired maxLength={255} errorMessage={fields.get('schedule/cronjob/scheduled_at')} description="Minute, hour, day of the month, month, day of the week: 0 3 * * * is every day at 03:00." />
+          <TextField label="Time zone" value={draft.timezone} onChange={set('timezone')} maxLength={64} errorMessage={fields.get('schedule/cronjob/timezone')} description="An IANA name such as Europe/Paris; UTC when empty." />
+        </div>
         <SaveFoot error={section.error} fieldCount={fields.size} saved={section.saved} disabled={readOnly} noteId={noteId} />
       </Form>
     </SettingsCard>
@@ -498,6 +605,114 @@ function DeploymentRestrictionsSection({ context, readOnly, noteId }: SectionPro
   );
 }
 
+/** `/<kind>/{id}/network` of applications and containers: whether the ingress keeps each client on one instance. */
+function NetworkSection({ context, readOnly, noteId }: SectionProps) {
+  const path = `${context.base}/network`;
+  const network = useQuery({ queryKey: ['service-network', context.base], queryFn: () => apiRequest<{ sticky_session: boolean }>('GET', path) });
+  return (
+    <SettingsCard id="network" title="Network" intro="How the ingress routes the clients of its public ports. A change applies at the next deployment.">
+      {network.isPending ? <Spinner label="Loading the network settings…" /> : null}
+      <ErrorMessage message={network.isError ? messageOf(network.error) : undefined} />
+      {network.data === undefined ? null : <NetworkForm context={context} path={path} stored={network.data.sticky_session} readOnly={readOnly} noteId={noteId} />}
+    </SettingsCard>
+  );
+}
+
+function NetworkForm({ context, path, stored, readOnly, noteId }: { context: ServiceContext; path: string; stored: boolean; readOnly: boolean; noteId: string | undefined }) {
+  const queryClient = useQueryClient();
+  const [sticky, setSticky] = useState(stored);
+  const [state, setState] = useState<{ pending: boolean; error: unknown; saved: boolean }>({ pending: false, error: undefined, saved: false });
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (state.pending) return;
+    setState({ pending: true, error: undefined, saved: false });
+    try {
+      await apiRequest('PUT', path, { sticky_session: sticky });
+      await queryClient.invalidateQueries({ queryKey: ['service-network', context.base] });
+      setState({ pending: false, error: undefined, saved: true });
+    } catch (error) {
+      setState({ pending: false, error, saved: false });
+    }
+  }
+  return (
+    <Form className="form" onSubmit={(event) => void submit(event)}>
+      <CheckboxField id="network-sticky" label="Sticky sessions" checked={sticky} onChange={(checked) => (setSticky(checked), setState((previous) => ({ ...previous, error: undefined })))} description="Each client stays on the same instance (a cookie set by the ingress)." />
+      <SaveFoot error={state.error} fieldCount={0} saved={state.saved} disabled={readOnly} noteId={noteId} />
+    </Form>
+  );
+}
+
+interface MasterCredentials {
+  host: string;
+  port: number;
+  login: string;
+  password: string;
+}
+
+/**
+ * A database's master credentials, revealed on request only: the API needs the permission to reveal secrets and records
+ * every reading in the audit log, so nothing is read before the person asks, and "Hide" forgets the answer.
+ */
+function DatabaseCredentialsSection({ context }: SectionProps) {
+  const [credentials, setCredentials] = useState<MasterCredentials | undefined>();
+  const [state, setState] = useState<{ pending: boolean; error: unknown }>({ pending: false, error: undefined });
+  async function reveal() {
+    if (state.pending) return;
+    setState({ pending: true, error: undefined });
+    try {
+      setCredentials(await apiRequest<MasterCredentials>('GET', `${context.base}/masterCredentials`));
+      setState({ pending: false, error: undefined });
+    } catch (error) {
+      setState({ pending: false, error });
+    }
+  }
+  return (
+    <SettingsCard id="credentials" title="Connection" intro="The host, port, login and password the environment’s services receive as built-in variables. Revealing them is recorded in the audit log.">
+      {credentials === undefined ? (
+        <div className="form-actions form-actions-start">
+          <Button variant="secondary" onPress={() => void reveal()}>
+            Reveal the credentials
+          </Button>
+        </div>
+      ) : (
+        <>
+          <dl className="facts">
+            <div>
+              <dt>Host</dt>
+              <dd>
+                <code>{credentials.host}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Port</dt>
+              <dd>{credentials.port}</dd>
+            </div>
+            <div>
+              <dt>Login</dt>
+              <dd>
+                <code>{credentials.login}</code>
+              </dd>
+            </div>
+          </dl>
+          <div className="secret-value">
+            <label htmlFor="database-password">Password</label>
+            <div className="secret-value-row">
+              <input id="database-password" readOnly value={credentials.password} onFocus={(event) => event.target.select()} spellCheck={false} autoComplete="off" />
+              <CopyButton value={credentials.password} label="Copy the password" />
+            </div>
+          </div>
+          <div className="form-actions form-actions-start">
+            <Button variant="secondary" onPress={() => setCredentials(undefined)}>
+              Hide
+            </Button>
+          </div>
+        </>
+      )}
+      <ErrorMessage message={state.error === undefined ? undefined : messageOf(state.error)} />
+    </SettingsCard>
+  );
+}
+
 /**
  * The advanced settings: every key with the server's default beside it; a key whose value differs from its default is
  * an override. The API's edit replaces them all (a key left out goes back to its default), so the form sends the
@@ -561,7 +776,7 @@ function AdvancedSettingsForm({ context, defaults, current, readOnly, noteId }: 
             <SelectField id={`advanced-${index}-key`} label={`Key ${index + 1}`} value={row.key} onChange={(key) => update(index, { key, value: showSetting(defaults[key]) })} options={[row.key, ...unused].map((key) => ({ value: key, label: key }))} />
             <div className="field">
               <label htmlFor={valueId}>Value {index + 1}</label>
-              <input id={valueId} value={row.value} onChange={(event) => update(index, { value: event.target.value })} spellCheck={false} autoComplete="off" aria-invalid={message === undefined ? undefined : true} aria-describedby={`${valueId}-default${message === undefined ? '' : ` ${valueId}-error`}`} />
+              <input id={valueId} value={row.value} onChange={(event) => update(index, { value: event.target.value })} autoComplete="off" aria-invalid={message === undefined ? undefined : true} aria-describedby={`${valueId}-default${message === undefined ? '' : ` ${valueId}-error`}`} />
               <span id={`${valueId}-default`} className="field-description">
                 Default: <code>{showSetting(defaults[row.key])}</code>
               </span>
