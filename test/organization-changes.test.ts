@@ -1,5 +1,4 @@
 import { createHook } from 'node:async_hooks';
-import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
@@ -8,6 +7,7 @@ import { newId } from '../src/lib/ids.ts';
 import { createOrganizationChangesService } from '../src/modules/organization-changes/organization-changes.service.ts';
 import { createOrganizationChanges } from '../src/modules/organization-changes/organization-changes.signals.ts';
 import { enrolledCluster } from './support/agent-cluster.ts';
+import { arriving as arrivingAnswer, type Arriving as ArrivingAnswer } from './support/arriving-stream.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, startTestApp, uniqueName, type TestApp, type TestUser } from './support/test-app.ts';
 
@@ -33,43 +33,18 @@ interface AgentTask {
   lease_id: string;
 }
 
-/** A stream read as it arrives over node:http; `close()` destroys the request, so its connection closes for certain. */
-interface Arriving {
-  status: number;
-  contentType: string;
-  text(): string;
-  changes(): Change[];
-  ended: Promise<void>;
-  close(): Promise<void>;
+/** The `data:` of each event, as changes (heartbeat comments and other fields aside). */
+function changesOf(text: string): Change[] {
+  return text
+    .split('\n\n')
+    .flatMap((block) => block.split('\n').filter((line) => line.startsWith('data: ')))
+    .map((line) => JSON.parse(line.slice('data: '.length)) as Change);
 }
 
+type Arriving = ArrivingAnswer<Change>;
+
 function arriving(url: string, headers: Record<string, string>): Promise<Arriving> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const request = get(url, { headers }, (response) => {
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('error', () => undefined);
-      const closed = new Promise<void>((done) => request.on('close', done));
-      const ended = new Promise<void>((done) => response.on('end', done));
-      resolve({
-        ended,
-        status: response.statusCode ?? 0,
-        contentType: String(response.headers['content-type']),
-        text: () => text,
-        changes: () =>
-          text
-            .split('\n\n')
-            .flatMap((block) => block.split('\n').filter((line) => line.startsWith('data: ')))
-            .map((line) => JSON.parse(line.slice('data: '.length)) as Change),
-        async close() {
-          request.destroy();
-          await closed;
-        },
-      });
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
-  });
+  return arrivingAnswer(url, headers, changesOf);
 }
 
 /** The timers of waiting streams (each waits on one between changes), told from the process's others by their setter. */
@@ -171,7 +146,7 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
     const stream = await open(w.owner.auth, w.organizationId);
     try {
       await deploy(w);
-      const about = () => stream.changes().filter((change) => change.id === w.applicationId);
+      const about = () => stream.items().filter((change) => change.id === w.applicationId);
       await expect.poll(() => about().length, SOON).toBeGreaterThanOrEqual(1);
       expect(about()[0]).toEqual({ type: 'service', id: w.applicationId, environment_id: w.environmentId, project_id: w.projectId });
       // Another organization's deploy, then an environment's own state moved by its deploy: the stream tells the latter only.
@@ -180,9 +155,9 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
       const environmentDeploy = await post(w.owner.auth, `/environment/${w.environmentId}/deploy`);
       expect(environmentDeploy.statusCode, environmentDeploy.body).toBe(202);
       await expect
-        .poll(() => stream.changes().find((change) => change.type === 'environment'), SOON)
+        .poll(() => stream.items().find((change) => change.type === 'environment'), SOON)
         .toEqual({ type: 'environment', id: w.environmentId, environment_id: w.environmentId, project_id: w.projectId });
-      expect(stream.changes().every((change) => change.id !== other.applicationId && change.id !== other.clusterId)).toBe(true);
+      expect(stream.items().every((change) => change.id !== other.applicationId && change.id !== other.clusterId)).toBe(true);
     } finally {
       await stream.close();
     }
@@ -193,7 +168,7 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
     const stream = await open(w.owner.auth, w.organizationId);
     try {
       const environmentChange = { type: 'environment', id: w.environmentId, environment_id: w.environmentId, project_id: w.projectId };
-      const told = () => stream.changes().filter((change) => change.type === 'environment' && change.id === w.environmentId).length;
+      const told = () => stream.items().filter((change) => change.type === 'environment' && change.id === w.environmentId).length;
       const workerId = await created(w.owner.auth, `/environment/${w.environmentId}/container`, {
         name: 'worker',
         image_name: 'acme/worker',
@@ -202,14 +177,14 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
         healthchecks: {},
       });
       await expect.poll(told, SOON).toBe(1);
-      expect(stream.changes().find((change) => change.type === 'environment')).toEqual(environmentChange);
+      expect(stream.items().find((change) => change.type === 'environment')).toEqual(environmentChange);
       await created(w.owner.auth, `/application/${w.applicationId}/clone`, { name: 'web-copy', environment_id: w.environmentId }, 202);
       await expect.poll(told, SOON).toBe(2);
       const removed = await ctx().call(w.owner.auth, { method: 'DELETE', url: `/container/${workerId}` });
       expect(removed.statusCode, removed.body).toBe(204);
       await expect.poll(told, SOON).toBe(3);
       // Never as a change of the service itself: a page showing it would read it again and find it gone.
-      expect(stream.changes().some((change) => change.id === workerId)).toBe(false);
+      expect(stream.items().some((change) => change.id === workerId)).toBe(false);
     } finally {
       await stream.close();
     }
@@ -223,14 +198,14 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
       const localId = await created(owner.auth, `/organization/${organizationId}/cluster`, { name: uniqueName('local'), region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
       const deployed = await post(owner.auth, `/organization/${organizationId}/cluster/${localId}/deploy`);
       expect(deployed.statusCode, deployed.body).toBeLessThan(300);
-      await expect.poll(() => stream.changes().filter((change) => change.id === localId).length, SOON).toBeGreaterThanOrEqual(1);
-      expect(stream.changes().find((change) => change.id === localId)).toEqual({ type: 'cluster', id: localId });
+      await expect.poll(() => stream.items().filter((change) => change.id === localId).length, SOON).toBeGreaterThanOrEqual(1);
+      expect(stream.items().find((change) => change.id === localId)).toEqual({ type: 'cluster', id: localId });
 
       const { clusterId, credential } = await enrolledCluster(ctx(), organizationId, owner);
-      expect(stream.changes().some((change) => change.id === clusterId)).toBe(false);
+      expect(stream.items().some((change) => change.id === clusterId)).toBe(false);
       const beat = await post(`Bearer ${credential}`, '/operator/v1/heartbeat', { agent_version: '1.0.0', driver: 'local', started_at: new Date().toISOString() });
       expect(beat.statusCode, beat.body).toBe(200);
-      await expect.poll(() => stream.changes().find((change) => change.id === clusterId), SOON).toEqual({ type: 'cluster', id: clusterId });
+      await expect.poll(() => stream.items().find((change) => change.id === clusterId), SOON).toEqual({ type: 'cluster', id: clusterId });
     } finally {
       await stream.close();
     }
@@ -264,8 +239,8 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
     try {
       await deploy(w, hidden.applicationId);
       await deploy(w);
-      for (const stream of streams) await expect.poll(() => stream.changes().some((change) => change.id === w.applicationId), SOON).toBe(true);
-      const [everything, byRole, byPolicy] = streams.map((stream) => stream.changes().map((change) => change.id)) as [string[], string[], string[]];
+      for (const stream of streams) await expect.poll(() => stream.items().some((change) => change.id === w.applicationId), SOON).toBe(true);
+      const [everything, byRole, byPolicy] = streams.map((stream) => stream.items().map((change) => change.id)) as [string[], string[], string[]];
       // The hidden project's deploy came first: a stream that would send it has sent it by now.
       expect(everything).toContain(hidden.applicationId);
       expect(byRole).not.toContain(hidden.applicationId);
@@ -292,7 +267,7 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
     for (let round = 0; round < 2; round++) {
       const readers = await Promise.all(Array.from({ length: 10 }, () => open(w.owner.auth, w.organizationId)));
       await deploy(w);
-      await expect.poll(() => readers.every((reader) => reader.changes().some((change) => change.id === w.applicationId)), SOON).toBe(true);
+      await expect.poll(() => readers.every((reader) => reader.items().some((change) => change.id === w.applicationId)), SOON).toBe(true);
       await expect.poll(timers.live, SOON).toBeGreaterThanOrEqual(readers.length);
       await Promise.all(readers.map((reader) => reader.close()));
     }
@@ -338,7 +313,7 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
       await app.close();
       closed = true;
       await stream.ended;
-      expect(stream.changes()).toEqual([]);
+      expect(stream.items()).toEqual([]);
     } finally {
       if (!closed) await app.close();
     }
@@ -364,7 +339,7 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
         payload: { agent_version: '1.0.0', driver: 'local', started_at: new Date().toISOString() },
       });
       expect(beat.statusCode, beat.body).toBe(200);
-      await expect.poll(() => stream.changes().find((change) => change.id === clusterId), SOON).toEqual({ type: 'cluster', id: clusterId });
+      await expect.poll(() => stream.items().find((change) => change.id === clusterId), SOON).toEqual({ type: 'cluster', id: clusterId });
     } finally {
       await stream.close();
       await replica.close();

@@ -1,5 +1,4 @@
 import { createHook } from 'node:async_hooks';
-import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.ts';
@@ -7,6 +6,7 @@ import type { LogEvent } from '../src/modules/deployments/deployments.logs.ts';
 import { createDeploymentsService } from '../src/modules/deployments/deployments.service.ts';
 import type { StoredService } from '../src/modules/services/services.kinds.ts';
 import { enrolledCluster } from './support/agent-cluster.ts';
+import { arriving as arrivingAnswer, type Arriving as ArrivingAnswer } from './support/arriving-stream.ts';
 import { expectErrorBody } from './support/error-body.ts';
 import { describeEachDatabase, startTestApp, uniqueName, type TestUser } from './support/test-app.ts';
 
@@ -42,47 +42,18 @@ interface AgentTask {
   lease_id: string;
 }
 
-/**
- * A streamed answer read as it arrives, over node:http: `close()` destroys the request, so its connection closes for
- * certain (fetch's pool may keep an aborted streaming connection open, which would hide a server that never noticed).
- */
-interface Arriving {
-  status: number;
-  contentType: string;
-  text(): string;
-  items(): StreamItem[];
-  /** Resolves when the server ended the answer. */
-  ended: Promise<void>;
-  close(): Promise<void>;
+/** NDJSON items, one a line (a text/event-stream answer is read with `text()` instead). */
+function ndjsonItems(text: string): StreamItem[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as StreamItem);
 }
 
+type Arriving = ArrivingAnswer<StreamItem>;
+
 function arriving(url: string, headers: Record<string, string>): Promise<Arriving> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const request = get(url, { headers }, (response) => {
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('error', () => undefined);
-      const closed = new Promise<void>((done) => request.on('close', done));
-      const ended = new Promise<void>((done) => response.on('end', done));
-      resolve({
-        ended,
-        status: response.statusCode ?? 0,
-        contentType: String(response.headers['content-type']),
-        text: () => text,
-        items: () =>
-          text
-            .split('\n')
-            .filter((line) => line.trim() !== '')
-            .map((line) => JSON.parse(line) as StreamItem),
-        async close() {
-          request.destroy();
-          await closed;
-        },
-      });
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
-  });
+  return arrivingAnswer(url, headers, ndjsonItems);
 }
 
 /**
