@@ -12,6 +12,7 @@ import {
   completeJobWithNext,
   deferJob,
   enqueueJob,
+  expediteJob,
   enqueueJobUnlessPending,
   failJobRun,
   findJob,
@@ -123,6 +124,25 @@ for (const dialect of TEST_DIALECTS) {
       expect(run3?.attempt).toBe(2);
       expect(await failJobRun(database.db, clock, id, 'w', 'boom again', undefined)).toBe(true);
       expect(await findJob(database.db, id)).toMatchObject({ status: 'FAILED', attempts: 2, last_error: 'boom again' });
+    });
+
+    it('wakes a deferred job at once, and a job woken while it still runs ends its next deferral at once', async () => {
+      const kind = `k.wake.${newId()}`;
+      const later = () => new Date(clock.now().getTime() + 30_000).toISOString();
+      const id = await enqueueJob(database.db, clock, { kind, payload: {} });
+      await claimNextJob(database.db, database.dialect, clock, 'w', [kind]);
+      expect(await deferJob(database.db, clock, id, 'w', later())).toBe(true);
+      expect(await claimNextJob(database.db, database.dialect, clock, 'w', [kind])).toBeUndefined();
+      expect(await expediteJob(database.db, clock, id)).toBe(true);
+      expect((await claimNextJob(database.db, database.dialect, clock, 'w', [kind]))?.id).toBe(id);
+      // The task it dispatched settles before the run defers: the deferral that follows must not sleep 30 s.
+      expect(await expediteJob(database.db, clock, id)).toBe(false);
+      expect(await deferJob(database.db, clock, id, 'w', later())).toBe(true);
+      expect((await claimNextJob(database.db, database.dialect, clock, 'w', [kind]))?.id).toBe(id);
+      // The wake-up is spent: the next deferral waits its time again.
+      expect(await deferJob(database.db, clock, id, 'w', later())).toBe(true);
+      expect(await claimNextJob(database.db, database.dialect, clock, 'w', [kind])).toBeUndefined();
+      expect(await expediteJob(database.db, clock, id)).toBe(true);
     });
 
     it('completes a job and enqueues its follow-up in one transaction: both, or neither', async () => {

@@ -310,9 +310,12 @@ describe.skipIf(!ON_POSTGRES)(TITLE, () => {
       const tasks = answer.body.tasks as Array<typeof task>;
       expect(tasks.map((t) => t.deployment_id)).toEqual([deploymentId]);
       task = tasks[0] as typeof task;
-      // Dispatching the task was the job's work, and only B runs a worker; the job now waits for the task (deferred).
-      const job = await database.db.selectFrom('jobs').select(['status']).where('kind', '=', SERVICE_ACTION_JOB).executeTakeFirstOrThrow();
-      expect(job.status).toBe('QUEUED');
+      // Dispatching the task was the job's work, and only B runs a worker; the job then waits for the task (deferred).
+      // The task is visible to the agent from the dispatch's commit, a moment before the job has deferred itself.
+      await vi.waitFor(async () => {
+        const job = await database.db.selectFrom('jobs').select(['status', 'claimed_by']).where('kind', '=', SERVICE_ACTION_JOB).executeTakeFirstOrThrow();
+        expect(job).toEqual({ status: 'QUEUED', claimed_by: null });
+      }, DEADLINE);
     }, 120_000);
 
     it('streams a line reported to A to a follower of the live log on B, through the signal', async () => {

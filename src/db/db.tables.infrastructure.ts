@@ -27,6 +27,8 @@ export interface JobsTable {
   finished_at: string | null;
   /** The W3C traceparent its runs continue: the span active when it was enqueued (0053_trace_context); null for none. */
   trace_context: string | null;
+  /** 1 when something the job waits for happened while it ran: its deferral then ends at once (0057). */
+  woken: Generated<number>;
 }
 
 export interface ClustersTable {

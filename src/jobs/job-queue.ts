@@ -13,7 +13,7 @@ import { activeTraceparent } from '../lib/tracing.ts';
  *   QUEUED ──claim──▶ RUNNING ──complete──▶ SUCCEEDED (optionally enqueuing a follow-up job in the same transaction)
  *     ▲                 │  ├──fail (attempts left)──▶ QUEUED (run_at = now + backoff)
  *     │                 │  ├──fail (no attempts left)──▶ FAILED
- *     │                 │  └──defer──▶ QUEUED (run_at given; the attempt is not counted)
+ *     │                 │  └──defer──▶ QUEUED (run_at given, or now when woken while running; the attempt is not counted)
  *     └──stale heartbeat (the worker died)──┘          QUEUED ──cancel──▶ CANCELLED
  *
  * Claiming is one `UPDATE … WHERE id = (SELECT … LIMIT 1) RETURNING *`: atomic on SQLite (one writer) and, with
@@ -127,7 +127,7 @@ export async function claimNextJob(
   const result = await sql<JobRow>`
     update jobs
        set status = 'RUNNING', attempts = attempts + 1, claimed_by = ${workerId},
-           heartbeat_at = ${nowValue}, updated_at = ${nowValue}
+           heartbeat_at = ${nowValue}, updated_at = ${nowValue}, woken = 0
      where id = (
        select candidate.id from jobs candidate
         where candidate.status = 'QUEUED'
@@ -208,7 +208,10 @@ export async function failJobRun(
   return result.numUpdatedRows > 0n;
 }
 
-/** Puts a job back to wait for something outside it (an operator's report); the run does not count as an attempt. */
+/**
+ * Puts a job back to wait for something outside it (an operator's report); the run does not count as an attempt. A
+ * job woken while it ran (expediteJob) waited for something that already happened: it is runnable at once.
+ */
 export async function deferJob(db: Queryable, clock: Clock, jobId: string, workerId: string, runAt: string): Promise<boolean> {
   const now = clock.now().toISOString();
   const result = await db
@@ -225,12 +228,16 @@ export async function deferJob(db: Queryable, clock: Clock, jobId: string, worke
     .where('claimed_by', '=', workerId)
     .where('status', '=', 'RUNNING')
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  if (result.numUpdatedRows === 0n) return false;
+  // A wake-up that came while it ran (or since the update above, which expediteJob then handled itself).
+  await db.updateTable('jobs').set({ run_at: now, woken: 0 }).where('id', '=', jobId).where('status', '=', 'QUEUED').where('woken', '=', 1).execute();
+  return true;
 }
 
 /**
- * Makes a deferred job runnable now: what it waited for happened (an agent settled its task). A job that runs or
- * ended is left alone; false then.
+ * Makes a deferred job runnable now: what it waited for happened (an agent settled its task); true then, and workers
+ * should look. A job still running (it dispatched the task and has not deferred yet) is marked woken, so that its
+ * deferral ends at once; an ended job is left alone. False for both: no worker needs to look.
  */
 export async function expediteJob(db: Queryable, clock: Clock, jobId: string): Promise<boolean> {
   const now = clock.now().toISOString();
@@ -241,7 +248,9 @@ export async function expediteJob(db: Queryable, clock: Clock, jobId: string): P
     .where('status', '=', 'QUEUED')
     .where('run_at', '>', now)
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  if (result.numUpdatedRows > 0n) return true;
+  await db.updateTable('jobs').set({ woken: 1 }).where('id', '=', jobId).where('status', '=', 'RUNNING').execute();
+  return false;
 }
 
 /** Cancels a job that no worker has taken yet; false when it already runs or ended. */

@@ -25,6 +25,8 @@ export function ServiceLogs({ context }: { context: ServiceContext }) {
   const [pausedAt, setPausedAt] = useState<number | undefined>();
   const view = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  /** Where the view was scrolled last (by the person or by following): moving up from it is the person's doing. */
+  const lastTop = useRef(0);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -60,15 +62,29 @@ export function ServiceLogs({ context }: { context: ServiceContext }) {
   // Follow the newest line while the view is at the bottom.
   useEffect(() => {
     const element = view.current;
-    if (element !== null && stick.current) element.scrollTop = element.scrollHeight;
+    if (element !== null && stick.current) scrollToBottom(element);
   }, [shown]);
 
+  function scrollToBottom(element: HTMLDivElement) {
+    element.scrollTop = element.scrollHeight;
+    lastTop.current = element.scrollTop;
+  }
+
+  /**
+   * Following stops when the person scrolls up, not whenever the view is short of the bottom: a scroll event arrives a
+   * frame after the scroll, and lines that came meanwhile have grown the log under it, which is no reason to stop.
+   */
   function onScroll() {
     const element = view.current;
     if (element === null) return;
     const atBottom = element.scrollHeight - element.scrollTop - element.clientHeight < 24;
-    stick.current = atBottom;
-    if (atBottom) setUnseen(0);
+    if (atBottom) {
+      stick.current = true;
+      setUnseen(0);
+    } else if (element.scrollTop < lastTop.current - 1) {
+      stick.current = false;
+    }
+    lastTop.current = element.scrollTop;
   }
 
   function jumpToLatest() {
@@ -76,7 +92,7 @@ export function ServiceLogs({ context }: { context: ServiceContext }) {
     setUnseen(0);
     setPausedAt(undefined);
     const element = view.current;
-    if (element !== null) element.scrollTop = element.scrollHeight;
+    if (element !== null) scrollToBottom(element);
   }
 
   return (
