@@ -486,11 +486,17 @@ function slipwayEnv(dataDir: string, port: number, databaseUrl: string | undefin
   };
 }
 
+/**
+ * A directory for a CPU profile of the measured server (`--cpu-prof`, written when it stops): where its time goes
+ * across every figure, for Chrome's DevTools or a script.
+ */
+const SERVER_PROFILE_DIR = process.env.SLIPWAY_BENCH_SERVER_CPU_PROFILE?.trim() || undefined;
+
 /** Starts the server; on a machine shared with other work a start can outlast the ready timeout, so it is tried thrice. */
-async function startSlipway(label: string, env: Record<string, string>, port: number): Promise<ServerProcess> {
+async function startSlipway(label: string, env: Record<string, string>, port: number, nodeArgs: string[] = []): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const server = await startServerProcess({ name: `Slipway server (${label})`, entry: 'src/main.ts', cwd: ROOT, env, host: HOST, port, readyPath: '/ips' });
+      const server = await startServerProcess({ name: `Slipway server (${label})`, entry: 'src/main.ts', cwd: ROOT, env, host: HOST, port, readyPath: '/ips', nodeArgs });
       bench.onCleanUp(server.stop);
       return server;
     } catch (error) {
@@ -519,7 +525,8 @@ async function runOn(label: string, databaseUrl: string | undefined): Promise<Fi
   try {
     const fixture = await seed(store, { ...templates, organizationId: bootstrap.organization_id, userId: bootstrap.user_id });
     log(`${label}: seeded in ${((performance.now() - seedStart) / 1000).toFixed(0)} s`);
-    const server = await startSlipway(label, env, port);
+    const profiled = SERVER_PROFILE_DIR === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(SERVER_PROFILE_DIR), '--cpu-prof-name', `server-${label}.cpuprofile`];
+    const server = await startSlipway(label, env, port, profiled);
     try {
       return await measureAll(server, authorization, store, fixture);
     } finally {

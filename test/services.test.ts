@@ -408,6 +408,15 @@ describeEachDatabase('services', (ctx) => {
 
       const own = (await call('GET', `/application/${app.id}/resolvedVariables`)).json<ResolvedView>().results;
       expect(own.find((variable) => variable.key === 'PLATFORM_BRANCH_NAME')?.value).toBe('release-7');
+
+      // What a service's built-ins say follows its edits at once (the resolution keeps what each row says while it is unchanged).
+      const renamed = uniqueName('Web-Back');
+      await created('PUT', `/application/${app.id}`, { name: renamed, git_repository: { url: 'https://github.com/acme/web', provider: 'GITHUB', branch: 'release-8' }, healthchecks: {} }, 200);
+      const edited = (await call('GET', `/application/${app.id}/resolvedVariables?reveal=true`)).json<ResolvedView>().results;
+      expect(edited.find((variable) => variable.key === 'PLATFORM_BRANCH_NAME')?.value).toBe('release-8');
+      const renamedKey = `PLATFORM_APPLICATION_${renamed.toUpperCase().replace(/-/g, '_')}_HOSTNAME`;
+      expect(edited.find((variable) => variable.key === renamedKey)?.value).toBe(`${renamed.toLowerCase()}.${environmentId}.slipway.internal`);
+      expect(edited.some((variable) => variable.key === key)).toBe(false);
     });
 
     it.runIf(kindDefined('DATABASE'))('refuses a database type it does not know, naming the types it does', async () => {

@@ -20,6 +20,8 @@ function booleanOf(value: number | null): boolean | null {
 
 export type VariableViews = ReturnType<typeof createVariableViews>;
 
+type DefinitionsByKey = ReadonlyMap<string, readonly Definition[]>;
+
 export function createVariableViews(
   deps: Pick<VariablesDeps, 'clock'>,
   reader: Pick<VariableDefinitions, 'consumer' | 'visibleDefinitions'>,
@@ -31,18 +33,29 @@ export function createVariableViews(
 
   // ---- views --------------------------------------------------------------------------------------------------
 
-  /** The definition of `key` a consumer sees below `rank` (what an override overrides), or undefined. */
-  function broaderDefinition(definitions: readonly Definition[], key: string, rank: number): Definition | undefined {
-    let best: Definition | undefined;
+  /** A consumer's definitions by name: what an override overrides and what an alias names are looked up in it. */
+  function byKeyOf(definitions: readonly Definition[]): DefinitionsByKey {
+    const index = new Map<string, Definition[]>();
     for (const definition of definitions) {
-      if (definition.key !== key || scopeRank(definition.scope) >= rank) continue;
+      const same = index.get(definition.key);
+      if (same === undefined) index.set(definition.key, [definition]);
+      else same.push(definition);
+    }
+    return index;
+  }
+
+  /** The definition of `key` a consumer sees below `rank` (what an override overrides), or undefined. */
+  function broaderDefinition(byKey: DefinitionsByKey, key: string, rank: number): Definition | undefined {
+    let best: Definition | undefined;
+    for (const definition of byKey.get(key) ?? []) {
+      if (scopeRank(definition.scope) >= rank) continue;
       if (best === undefined || scopeRank(definition.scope) > scopeRank(best.scope)) best = definition;
     }
     return best;
   }
 
-  function finalDefinition(definitions: readonly Definition[], key: string): Definition | undefined {
-    return broaderDefinition(definitions, key, Number.POSITIVE_INFINITY);
+  function finalDefinition(byKey: DefinitionsByKey, key: string): Definition | undefined {
+    return broaderDefinition(byKey, key, Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -79,14 +92,14 @@ export function createVariableViews(
     return { service_id: service.id, service_name: service.name, service_type: service.kind };
   }
 
-  function links(definition: Definition, context: readonly Definition[]) {
-    const overridden = definition.variableType === 'OVERRIDE' ? broaderDefinition(context, definition.key, scopeRank(definition.scope)) : undefined;
-    const aliased = definition.aliasOf === undefined ? undefined : finalDefinition(context, definition.aliasOf);
+  function links(definition: Definition, byKey: DefinitionsByKey) {
+    const overridden = definition.variableType === 'OVERRIDE' ? broaderDefinition(byKey, definition.key, scopeRank(definition.scope)) : undefined;
+    const aliased = definition.aliasOf === undefined ? undefined : finalDefinition(byKey, definition.aliasOf);
     return { overridden, aliased };
   }
 
-  function variableView(owner: Owner, definition: Definition, context: readonly Definition[], reveal: boolean) {
-    const { overridden, aliased } = links(definition, context);
+  function variableView(owner: Owner, definition: Definition, byKey: DefinitionsByKey, reveal: boolean) {
+    const { overridden, aliased } = links(definition, byKey);
     const row = definition.row;
     const hidden = definition.sensitive && !reveal;
     return {
@@ -106,8 +119,8 @@ export function createVariableViews(
     };
   }
 
-  function secretView(owner: Owner, definition: Definition, context: readonly Definition[]) {
-    const { overridden, aliased } = links(definition, context);
+  function secretView(owner: Owner, definition: Definition, byKey: DefinitionsByKey) {
+    const { overridden, aliased } = links(definition, byKey);
     const row = definition.row as VariableRow;
     return {
       id: row.id,
@@ -134,7 +147,8 @@ export function createVariableViews(
     const context = (await visibleDefinitions(owner, trx, builtIns)).definitions;
     const definition = context.find((candidate) => candidate.id === rowId);
     if (definition === undefined) throw notFound(`${kindNoun(kind)} ${rowId} not found`);
-    return kind === 'secret' ? secretView(owner, definition, context) : variableView(owner, definition, context, false);
+    const byKey = byKeyOf(context);
+    return kind === 'secret' ? secretView(owner, definition, byKey) : variableView(owner, definition, byKey, false);
   }
 
   // ---- listings (rule 1: a consumer sees its project's, its environment's and its own rows) ---------------------
@@ -147,18 +161,20 @@ export function createVariableViews(
 
   async function listVariables(owner: Owner, reveal: boolean) {
     const context = (await visibleDefinitions(owner)).definitions;
+    const byKey = byKeyOf(context);
     return context
       .filter((definition) => !definition.secret)
       .sort(listingOrder)
-      .map((definition) => variableView(owner, definition, context, reveal));
+      .map((definition) => variableView(owner, definition, byKey, reveal));
   }
 
   async function listSecrets(owner: Owner) {
     const context = (await visibleDefinitions(owner)).definitions;
+    const byKey = byKeyOf(context);
     return context
       .filter((definition) => definition.secret)
       .sort(listingOrder)
-      .map((definition) => secretView(owner, definition, context));
+      .map((definition) => secretView(owner, definition, byKey));
   }
 
   // ---- the resolved view (what a deployment would get, and why) -----------------------------------------------
@@ -175,8 +191,7 @@ export function createVariableViews(
     const owner = await consumer(environmentId, serviceId);
     const { definitions: context, project } = await visibleDefinitions(owner);
     const resolved = resolveVariables(context);
-    const byKey = new Map<string, Definition[]>();
-    for (const definition of context) byKey.set(definition.key, [...(byKey.get(definition.key) ?? []), definition]);
+    const byKey = byKeyOf(context);
     const results = resolved.map((variable) => {
       const hidden = variable.chain.some((definition) => definition.secret) || (variable.hidden && !reveal);
       const holder = variable.chain[variable.chain.length - 1] as Definition;
