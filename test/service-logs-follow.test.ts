@@ -236,6 +236,31 @@ describeEachDatabase('service logs that follow', (ctx) => {
     expect(built.map((line) => line.message)).toEqual(Array.from({ length: 50 }, (_, index) => `build line ${index + 1}`));
   });
 
+  it('numbers a later batch after an earlier one whose resends were answered first (the agent moves on when a resend returns)', async () => {
+    const w = await world();
+    const queued = await post(w.owner.auth, `/application/${w.applicationId}/deploy`, {});
+    expect(queued.statusCode, queued.body).toBe(202);
+    const deploymentId = queued.json<{ deployment_request_id: string }>().deployment_request_id;
+    const task = await leaseTask(w, deploymentId);
+    const at = new Date().toISOString();
+    const batchOf = (first: number) => ({ lease_id: task.lease_id, lines: Array.from({ length: 100 }, (_, index) => ({ seq: first + index, at, stream: 'stdout', line: `build line ${first + index}` })) });
+    const send = (batch: ReturnType<typeof batchOf>) => post(`Bearer ${w.credential}`, `/operator/v1/tasks/${task.id}/logs`, batch);
+    // Each round: the batch sent three times at once, and the next batch as soon as the first of those answers, as an
+    // agent whose request timed out resends it and then goes on. Whatever answered first, the earlier lines come first.
+    for (let round = 0; round < 5; round += 1) {
+      const first = 1 + round * 200;
+      const resends = [send(batchOf(first)), send(batchOf(first)), send(batchOf(first))];
+      const next = Promise.race(resends).then(() => send(batchOf(first + 100)));
+      const answers = await Promise.all([...resends, next]);
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200]);
+    }
+    const built: LogLine[] = [];
+    for (let page = await listed(w, `?deploymentId=${deploymentId}`); page.length > 0; page = await listed(w, `?deploymentId=${deploymentId}&after=${page.at(-1)?.seq ?? 0}`)) {
+      built.push(...page.filter((line) => line.message.startsWith('build line')));
+    }
+    expect(built.map((line) => line.message)).toEqual(Array.from({ length: 1000 }, (_, index) => `build line ${index + 1}`));
+  });
+
   it("keeps a first deployment's workload output that arrives before its success report with that deployment", async () => {
     const w = await world();
     // The agent started the workload and saw it answer; its output is sent before the report that makes it DEPLOYED.

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AgentHeartbeat, AgentProgressEvent, AgentSubjectType, ServiceDeploymentSpec } from '../../protocol/agent-protocol.ts';
 import type { DialectName } from '../../db/db.client.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
@@ -67,8 +67,11 @@ export interface AgentSubject {
    * secrets opened. Read only by the lease holder; absent where the task needs nothing beyond its payload.
    */
   specOf?(subjectId: string, deploymentId: string): Promise<ServiceDeploymentSpec>;
-  /** Stores log lines of the deployment; absent where the subject keeps no logs of its own. */
-  appendLogs?(deploymentId: string, lines: Array<Omit<AgentLogLine, 'seq'>>): Promise<void>;
+  /**
+   * Stores log lines of the deployment if `claim`, run first in the same transaction, says so (answers whether they
+   * were stored); absent where the subject keeps no logs of its own.
+   */
+  appendLogs?(deploymentId: string, lines: Array<Omit<AgentLogLine, 'seq'>>, claim: (trx: Transaction<DB>) => Promise<boolean>): Promise<boolean>;
 }
 
 export interface WorkloadHealthReport {
@@ -439,27 +442,21 @@ export function createAgentsService(deps: AgentsDeps) {
       if (subject.appendLogs === undefined) {
         throw badRequest(`${row.subject_type.toLowerCase()} tasks keep no logs: send the lines with the service tasks`);
       }
-      // The lines past the task's last accepted seq are claimed (a compare-and-set on it) before they are appended, so
-      // two batches sent at once with the same lines (a resend while the first is still in flight) append them once:
-      // the loser reads the seq again and appends only what is still new, or nothing.
+      // The lines past the task's last accepted seq are claimed (a compare-and-set on it) in the transaction that
+      // appends them, so two batches sent at once with the same lines (a resend while the first is still in flight)
+      // append them once, and a later batch is numbered after an earlier one still being written (on PostgreSQL the
+      // claim's row lock makes it wait for that commit): the loser reads the seq again and appends only what is still
+      // new, or nothing. An append that fails takes its claim back with it, so the agent's resend is taken.
       let current = row;
       for (;;) {
         const fresh = batch.lines.filter((line) => line.seq > current.last_log_seq).sort((a, b) => a.seq - b.seq);
         if (fresh.length === 0) return { accepted: 0 };
         refuseLostLease(current, batch.lease_id);
-        const last = fresh[fresh.length - 1]?.seq ?? current.last_log_seq;
-        if (!(await claimAgentTaskLogSeqs(db, taskId, batch.lease_id, current.last_log_seq, { last_log_seq: last, ...renewedLease() }))) {
-          current = await requireTask(clusterId, taskId);
-          continue;
-        }
-        try {
-          await subject.appendLogs(current.deployment_id, fresh.map(({ at, stream, line }) => ({ at, stream, line })));
-        } catch (error) {
-          // Not appended: the claim is given back, so the agent's resend is taken.
-          await claimAgentTaskLogSeqs(db, taskId, batch.lease_id, last, { last_log_seq: current.last_log_seq });
-          throw error;
-        }
-        return { accepted: fresh.length };
+        const seen = current.last_log_seq;
+        const last = fresh[fresh.length - 1]?.seq ?? seen;
+        const claim = (trx: Transaction<DB>) => claimAgentTaskLogSeqs(trx, taskId, batch.lease_id, seen, { last_log_seq: last, ...renewedLease() });
+        if (await subject.appendLogs(current.deployment_id, fresh.map(({ at, stream, line }) => ({ at, stream, line })), claim)) return { accepted: fresh.length };
+        current = await requireTask(clusterId, taskId);
       }
     },
 

@@ -43,10 +43,11 @@ export function createAgentSubjects(deps: AgentSubjectsDeps): Pick<AgentsDeps, '
         statusOf: (serviceId) => deployments.findServiceState(serviceId),
         deploymentOpen: (serviceId, deploymentId) => deployments.isDeploymentOpen('service', serviceId, deploymentId),
         specOf: (serviceId, deploymentId) => specs.serviceTaskSpec(serviceId, deploymentId),
-        appendLogs: (deploymentId, lines) =>
+        appendLogs: (deploymentId, lines, claim) =>
           deployments.appendDeploymentLog(
             deploymentId,
             lines.map((line) => ({ message: line.line, stream: line.stream, timestamp: line.at })),
+            claim,
           ),
       },
       // A deleted service's remains: nothing of it is left to move through states; its job waits for the outcome.

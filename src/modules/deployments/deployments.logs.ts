@@ -1,4 +1,5 @@
-import type { Queryable } from '../../db/db.schema.ts';
+import type { Transaction } from 'kysely';
+import type { DB, Queryable } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -395,15 +396,25 @@ export function createServiceDeploymentLogs(deps: Pick<DeploymentsDeps, 'db' | '
    * workload, or the agent's own as `system`). At most MAX_LOG_LINES_PER_APPEND per call, each cut to
    * MAX_LOG_LINE_CHARS; retries are the caller's to deduplicate (the agent protocol numbers its batches).
    */
-  async function appendDeploymentLog(deploymentId: string, lines: LogLineInput[]): Promise<void> {
+  /**
+   * Appends lines to a deployment's log. With `claim`, the append happens only if the claim, run first in the same
+   * transaction, says so (false: nothing written): the agents module claims a task's batch there, so a batch is
+   * numbered in the order its claim was made, even when a resend of an earlier batch is still in flight.
+   */
+  async function appendDeploymentLog(deploymentId: string, lines: LogLineInput[], claim?: (trx: Transaction<DB>) => Promise<boolean>): Promise<boolean> {
     if (lines.length > MAX_LOG_LINES_PER_APPEND) throw badRequest(`at most ${MAX_LOG_LINES_PER_APPEND} log lines per call, got ${lines.length}`);
     for (const [index, line] of lines.entries()) {
       if (line.timestamp !== undefined && Number.isNaN(Date.parse(line.timestamp))) {
         throw badRequest('invalid log line timestamp', [{ field: `/lines/${index}/timestamp`, message: 'must be an ISO-8601 date-time' }]);
       }
     }
-    await db.transaction().execute((trx) => writeLogLines(trx, clock, deploymentId, lines));
-    changes.emit(deploymentId);
+    const appended = await db.transaction().execute(async (trx) => {
+      if (claim !== undefined && !(await claim(trx))) return false;
+      await writeLogLines(trx, clock, deploymentId, lines);
+      return true;
+    });
+    if (appended) changes.emit(deploymentId);
+    return appended;
   }
 
   return {
