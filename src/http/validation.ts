@@ -22,6 +22,8 @@ export interface SchemaCompilation {
 /**
  * Two validators. Bodies are validated strictly: no type coercion, unknown fields rejected (never silently
  * dropped), all problems reported at once. Path, query and headers arrive as text, so those coerce scalars.
+ * Every route's schema is compiled on its own, its `$id`s kept to that compilation (`addUsedSchema: false`): a named
+ * schema used inside two bodies would otherwise be refused ("already exists") by whichever compiles second.
  */
 function createAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({
@@ -30,6 +32,7 @@ function createAjv(coerce: boolean): Ajv {
     removeAdditional: false,
     allErrors: !coerce,
     strict: false,
+    addUsedSchema: false,
   });
   addFormats(ajv);
   return ajv;
