@@ -49,10 +49,11 @@ const withLinks = (kind: ServiceKind) => kind.hasLinks;
 const withDeploymentRestrictions = (kind: ServiceKind) => kind.settings.deploymentRestrictions;
 const withAdvancedSettings = (kind: ServiceKind) => kind.settings.advancedSettings !== undefined;
 const withNetwork = (kind: ServiceKind) => kind.name === 'application' || kind.name === 'container';
+const withCommits = (kind: ServiceKind) => kind.name === 'application' || kind.name === 'job' || kind.name === 'helm' || kind.name === 'terraform';
 
 const RUN_TIME_CALLS: readonly RunTimeCall[] = [
   { file: 'pages/NewServicePage.tsx', evidence: ["apiRequest<{ id: string }>('POST', `/environment/${environmentId}/${kind.name}`"], method: 'post', paths: ['/environment/{}/<kind>'] },
-  { file: 'pages/ResolvedVariables.tsx', evidence: ["'GET', `${context.base}/resolvedVariables`"], method: 'get', paths: ['/<kind>/{}/resolvedVariables'], kinds: withVariables },
+  { file: 'pages/ResolvedVariables.tsx', evidence: ["'GET', `${base}/resolvedVariables`"], method: 'get', paths: ['/<kind>/{}/resolvedVariables'], kinds: withVariables },
   { file: 'pages/ServiceDeployments.tsx', evidence: ["'GET', `${base}/deploymentHistoryV2?pageSize=30`"], method: 'get', paths: ['/<kind>/{}/deploymentHistoryV2'] },
   { file: 'pages/ServiceDeployments.tsx', evidence: ["'GET', `${base}/log?deploymentId=${deploymentId}`"], method: 'get', paths: ['/<kind>/{}/log'] },
   { file: 'pages/ServiceLogs.tsx', evidence: ['`${context.base}/log`'], method: 'get', paths: ['/<kind>/{}/log'] },
@@ -122,10 +123,25 @@ const RUN_TIME_CALLS: readonly RunTimeCall[] = [
   { file: 'pages/EnvironmentPage.tsx', evidence: ["'GET', `/environment/${environmentId}/${kind.name}`"], method: 'get', paths: ['/environment/{}/<kind>'] },
   {
     file: 'pages/EnvironmentPage.tsx',
-    evidence: ['`/environment/${environmentId}/deploy`', '`/environment/${environmentId}/service/restart-service`', '`/environment/${environmentId}/stop`'],
+    evidence: ['`/environment/${environmentId}/deploy`', '`/environment/${environmentId}/service/restart-service`', '`/environment/${environmentId}/${action}`', "{ id: 'redeploy'", "{ id: 'stop'", "{ id: 'cancelDeployment'"],
     method: 'post',
-    paths: ['/environment/{}/deploy', '/environment/{}/service/restart-service', '/environment/{}/stop'],
+    paths: ['/environment/{}/deploy', '/environment/{}/service/restart-service', '/environment/{}/stop', '/environment/{}/redeploy', '/environment/{}/cancelDeployment'],
   },
+  {
+    file: 'pages/environment/ServiceSelection.tsx',
+    evidence: ['`/environment/${environmentId}/service/deploy`', '`/environment/${environmentId}/service/stop`', '`/environment/${environmentId}/service/uninstall`', '`/environment/${environmentId}/service/delete`'],
+    method: 'post',
+    paths: ['/environment/{}/service/deploy', '/environment/{}/service/stop', '/environment/{}/service/uninstall', '/environment/{}/service/delete'],
+  },
+  { file: 'pages/environment/EnvironmentDeployments.tsx', evidence: ["'GET', `/environment/${environmentId}/deploymentHistoryV2?pageSize="], method: 'get', paths: ['/environment/{}/deploymentHistoryV2'] },
+  // Files served only with the bearer token: fetched, then handed to the browser as a download (environment/download.ts).
+  {
+    file: 'pages/environment/EnvironmentDeployments.tsx',
+    evidence: ['setReportPath(new URL(answer.report_url, location.origin).pathname);', 'downloadFile(path, `build-usage-'],
+    method: 'get',
+    paths: ['/environment/{}/deploymentBuildUsageReport/{}'],
+  },
+  { file: 'pages/environment/EnvironmentSettings.tsx', evidence: ['downloadFile(`/environment/${environment.id}/terraformExport`'], method: 'get', paths: ['/environment/{}/terraformExport'] },
   {
     file: 'pages/EnvironmentPage.tsx',
     evidence: ['`/${kind.name}/${service.id}/deploy`', "{ id: 'restart-service'", '`/${kind.name}/${service.id}/${action}`'],
@@ -157,6 +173,17 @@ const RUN_TIME_CALLS: readonly RunTimeCall[] = [
     paths: ['/project/{}', '/environment/{}', '/<kind>/{}'].flatMap((scope) => ['environmentVariable', 'secret'].map((noun) => `${scope}/${noun}${method === 'post' ? '' : '/{}'}`)),
     kinds: withVariables,
   })),
+  {
+    // A row's alias and override, at the scope chosen (a project's rows are aliased there; nothing is overridden there).
+    file: 'pages/VariablesByScope.tsx',
+    evidence: ["type LinkKind = 'alias' | 'override'", "apiRequest<{ key: string }>('POST', `${collectionPath(level, scope, row.secret)}/${row.id}/${kind}`, body)"],
+    method: 'post' as const,
+    paths: [
+      ...['/project/{}', '/environment/{}', '/<kind>/{}'].flatMap((scope) => ['environmentVariable', 'secret'].map((noun) => `${scope}/${noun}/{}/alias`)),
+      ...['/environment/{}', '/<kind>/{}'].flatMap((scope) => ['environmentVariable', 'secret'].map((noun) => `${scope}/${noun}/{}/override`)),
+    ],
+    kinds: withVariables,
+  },
   { file: 'pages/service-settings/ServiceSettings.tsx', evidence: ["apiRequest('PUT', context.base, { ...requiredOf(context.kind, service), ...body })"], method: 'put', paths: ['/<kind>/{}'] },
   { file: 'pages/service-settings/ServiceSettings.tsx', evidence: ['const path = `${context.base}/deploymentRestriction`', "apiRequest<{ results: Restriction[] }>('GET', path)"], method: 'get', paths: ['/<kind>/{}/deploymentRestriction'], kinds: withDeploymentRestrictions },
   { file: 'pages/service-settings/ServiceSettings.tsx', evidence: ["apiRequest('POST', path, { mode, type: 'PATH', value: value.trim() })"], method: 'post', paths: ['/<kind>/{}/deploymentRestriction'], kinds: withDeploymentRestrictions },
@@ -195,6 +222,10 @@ const RUN_TIME_CALLS: readonly RunTimeCall[] = [
   { file: 'pages/service-settings/ServiceDomains.tsx', evidence: ["apiRequest('POST', `${context.base}/customDomain`, body)"], method: 'post', paths: ['/<kind>/{}/customDomain'], kinds: withLinks },
   { file: 'pages/service-settings/ServiceDomains.tsx', evidence: ["apiRequest('PUT', `${context.base}/customDomain/${editing.id}`, body)"], method: 'put', paths: ['/<kind>/{}/customDomain/{}'], kinds: withLinks },
   { file: 'pages/service-settings/ServiceDomains.tsx', evidence: ["apiRequest('DELETE', `${context.base}/customDomain/${domain.id}`)"], method: 'delete', paths: ['/<kind>/{}/customDomain/{}'], kinds: withLinks },
+  { file: 'pages/service-settings/DomainsCheck.tsx', evidence: ["apiRequest<{ results: DomainCheck[] }>('GET', `${context.base}/checkCustomDomain`)"], method: 'get', paths: ['/<kind>/{}/checkCustomDomain'], kinds: withLinks },
+  { file: 'pages/service-settings/EditRestrictionDialog.tsx', evidence: ["apiRequest('PUT', `${path}/${restriction.id}`, { mode, type: 'PATH', value: value.trim() })"], method: 'put', paths: ['/<kind>/{}/deploymentRestriction/{}'], kinds: withDeploymentRestrictions },
+  { file: 'pages/service/ServiceOverviewExtras.tsx', evidence: ["apiRequest<{ results: Commit[] }>('GET', `${base}/commit"], method: 'get', paths: ['/<kind>/{}/commit'], kinds: withCommits },
+  { file: 'pages/service/ServiceOverviewExtras.tsx', evidence: ["apiRequest('POST', `${base}/deploy`, { git_commit_id: commit.git_commit_id })"], method: 'post', paths: ['/<kind>/{}/deploy'], kinds: withCommits },
 ];
 
 /** Files that only carry the request machinery (the definition of `apiRequest`, of `followLog`). */
@@ -211,14 +242,22 @@ const SCREENS: Readonly<Record<string, string>> = {
   'pages/OrganizationPage.tsx': 'Projects',
   'pages/ProjectPage.tsx': 'Project › Environments',
   'pages/EnvironmentPage.tsx': 'Environment › Services',
+  'pages/environment/ServiceSelection.tsx': 'Environment › Services (selected services)',
+  'pages/environment/ServiceStage.tsx': 'Environment › Services (stages)',
+  'pages/environment/EnvironmentDeployments.tsx': 'Environment › Deployments',
+  'pages/environment/EnvironmentLogs.tsx': 'Environment › Logs',
+  'pages/environment/EnvironmentSettings.tsx': 'Environment › Settings',
+  'pages/environment/ServiceDeploymentQueue.tsx': 'Service › Deployments (queue)',
   'pages/NewServicePage.tsx': 'Environment › New service (wizard)',
+  'pages/GitRepositoryPicker.tsx': 'Environment › New service (wizard: repository from a git account)',
+  'pages/TerraformVariablesFromRepository.tsx': 'Environment › New service (Terraform wizard: variables from the repository)',
   'pages/ServicePage.tsx': 'Service › Overview',
   'pages/ServiceDeployments.tsx': 'Service › Deployments',
   'pages/ServiceLogs.tsx': 'Service › Logs',
   'pages/ServiceVariables.tsx': 'Service › Variables',
   'pages/VariablesByScope.tsx': 'Project, Environment and Service › Variables',
   'pages/VariablesImport.tsx': 'Environment and Service › Variables › Import',
-  'pages/ResolvedVariables.tsx': 'Service › Variables › What the service receives',
+  'pages/ResolvedVariables.tsx': 'Environment and Service › Variables › What is resolved',
   'pages/service-settings/ServiceDomains.tsx': 'Service › Domains',
   'pages/service-settings/ServiceSettings.tsx': 'Service › Settings',
   'pages/service-settings/DeleteServiceDialog.tsx': 'Service › Settings › Danger zone',
@@ -226,8 +265,14 @@ const SCREENS: Readonly<Record<string, string>> = {
   'pages/service-settings/CloneServiceDialog.tsx': 'Service › Settings › Clone',
   'pages/clusters/ClustersPage.tsx': 'Clusters',
   'pages/clusters/NewClusterDialog.tsx': 'Clusters › New cluster',
-  'pages/clusters/PlatformConfigurationFields.tsx': 'Clusters › New cluster (self-managed)',
+  'pages/clusters/PlatformConfigurationFields.tsx': 'Clusters › New cluster (self-managed); Cluster › Platform › Edit',
   'pages/clusters/ClusterPage.tsx': 'Cluster',
+  'pages/clusters/ClusterInsight.tsx': 'Cluster › Environments, Logs, Events',
+  'pages/clusters/ClusterAnalyses.tsx': 'Cluster › Analyses',
+  'pages/clusters/ClusterPlatform.tsx': 'Cluster › Platform',
+  'pages/clusters/ClusterNetwork.tsx': 'Cluster › Network',
+  'pages/clusters/ClusterSettings.tsx': 'Cluster › Settings',
+  'pages/clusters/ClusterOperator.tsx': 'Cluster › Operator',
   'pages/settings/SettingsLayout.tsx': 'Settings',
   'pages/settings/GeneralSettings.tsx': 'Settings › General',
   'pages/settings/MembersSettings.tsx': 'Settings › Members',
@@ -237,6 +282,7 @@ const SCREENS: Readonly<Record<string, string>> = {
   'pages/settings/PolicyEditor.tsx': 'Settings › Policy tokens (editor)',
   'pages/settings/GitTokensSettings.tsx': 'Settings › Git tokens',
   'pages/settings/RepositoryDirectoryPicker.tsx': 'Settings › Git tokens › Browse',
+  'pages/settings/GitHubAppSection.tsx': 'Settings › Git tokens › GitHub App',
   'pages/settings/CloudCredentialsSettings.tsx': 'Settings › Cloud credentials',
   'pages/settings/RegistriesSettings.tsx': 'Settings › Container registries',
   'pages/settings/HelmRepositoriesSettings.tsx': 'Settings › Helm repositories',
@@ -245,6 +291,11 @@ const SCREENS: Readonly<Record<string, string>> = {
   'pages/settings/BillingSettings.tsx': 'Settings › Billing',
   'pages/settings/BillingPayments.tsx': 'Settings › Billing (cards)',
   'pages/settings/AuditLogSettings.tsx': 'Settings › Audit log',
+  'pages/settings/AlertsSettings.tsx': 'Settings › Alerts',
+  'pages/settings/InstallationCard.tsx': 'Settings › General › Installation',
+  'pages/AccountPage.tsx': 'Account (header › Account)',
+  'pages/OrganizationServices.tsx': 'Projects › All services',
+  'pages/OnboardingChecklist.tsx': 'Projects › Get started (onboarding)',
 };
 
 /**
@@ -276,9 +327,33 @@ const EXCEPTIONS: readonly { operations: RegExp; reason: string }[] = [
     operations: /^(list(Application|Container|Database|Job|Helm|Terraform|AgenticWorkflow)DeploymentHistory|get(Application|Container|Database|Job|Helm|Terraform|AgenticWorkflow)Deployment)$/,
     reason: 'the first version of a service’s history and one entry of it; Service › Deployments reads deploymentHistoryV2 (the same deployments, paged by cursor)',
   },
+  {
+    operations: /^listEnvironmentDeploymentHistory$/,
+    reason: 'the first version of an environment’s history: the same executions with their services’ lists always empty; Environment › Deployments reads deploymentHistoryV2, which names each service and how it ended',
+  },
   { operations: /^getEnvironment(Application|Container|Database|Job|Helm)Status$/, reason: 'one kind’s statuses; Environment › Services reads every kind’s (and the environment’s) in one request, getEnvironmentStatuses' },
   { operations: /^getEnvironmentStatus$/, reason: 'Environment › Services reads the environment’s state with its services’ (getEnvironmentStatuses), Project › Environments every environment’s at once' },
   { operations: /^listServicesByEnvironmentId$/, reason: 'Environment › Services reads each kind’s own list, which carries the kind’s fields' },
+  {
+    operations: /^createProject(EnvironmentVariable|Secret)Override$/,
+    reason: 'refused by design (400): nothing is broader than a project to override there, built-ins being per environment; a project’s variable is overridden from an environment’s or a service’s Variables',
+  },
+  {
+    operations: /^(getClusterPlatformBinding|updateClusterPlatformBinding)$/,
+    reason: 'the deprecated names of getClusterPlatformConfiguration and updateClusterPlatformConfiguration, which Cluster › Platform calls',
+  },
+  // What only a MANAGED cluster's wizard would ask, and the API creates no MANAGED cluster (docs/clusters.md).
+  {
+    operations:
+      /^(listCloudProvider|list(AWS|Scaleway|Gcp|Azure)Features|list(AWS|AWSEKS|AzureAKS|GcpGke|Scaleway|ScalewayKapsule)InstanceType|list(AWSManagedDatabaseType|AWSManagedDatabaseInstanceType|SCWManagedDatabaseType))$/,
+    reason:
+      'the catalogs a MANAGED cluster is built from (providers, features, node types, cloud-managed database types); the API creates no MANAGED cluster, a self-managed cluster’s nodes are its owner’s, and a database’s instance type is not checked against them. The regions do have a screen (the cluster wizard and Cluster › Network)',
+  },
+  {
+    operations: /^(listVariables|createVariable|editVariable|deleteVariable|createVariableAlias|createVariableOverride|importEnvironmentVariables)$/,
+    reason:
+      'the unified /variable API, a second door onto the rows and rules of the per-scope operations (docs/variables.md) that Project, Environment and Service › Variables call: one door for the screens, whose edit also moves a file’s mount path (editVariable cannot)',
+  },
 ];
 
 interface ServedOperation {

@@ -52,7 +52,7 @@ describe('web console at a phone width (real browser, real server)', () => {
 
       // Wide: the links themselves, beside the section.
       const navigation = page.getByRole('navigation', { name: 'Settings' });
-      expect(await navigation.getByRole('link').count()).toBe(13);
+      expect(await navigation.getByRole('link').count()).toBe(14);
       expect(await navigation.getByRole('button').count()).toBe(0);
 
       // Phone: one button naming the section shown, collapsed; the links appear when it opens.
@@ -81,6 +81,7 @@ describe('web console at a phone width (real browser, real server)', () => {
         'Labels and annotations',
         'Billing',
         'Audit log',
+        'Alerts',
       ]);
       expect(await navigation.getByRole('link', { name: 'General' }).getAttribute('aria-current')).toBe('page');
       await checkScreen(page, '94-phone-settings-navigation-open');

@@ -374,7 +374,7 @@ for (const dialect of TEST_DIALECTS) {
 
         // Overview: deployed, with its URL; the URL answers with the variable set in the console.
         await page.getByRole('tab', { name: 'Overview' }).click();
-        await page.locator('.chip[data-state="DEPLOYED"]').waitFor({ timeout: DEPLOY_TIMEOUT_MS });
+        await page.getByRole('region', { name: 'Status' }).locator('.chip[data-state="DEPLOYED"]').waitFor({ timeout: DEPLOY_TIMEOUT_MS });
         const url = await page.getByRole('link', { name: /^http:\/\/web-staging-/ }).textContent();
         expect(url).toMatch(new RegExp(`^http://web-staging-[a-z2-7]{8}\\.localhost:${appsPort}$`));
         const answer = await requestThroughProxy(appsPort, new URL(url as string).hostname);

@@ -286,7 +286,7 @@ describe('web console: variables import and resolved view (real browser, real se
 
       // The environment's page: its table and the project's (FEATURE_FLAGS there); a variable created at the
       // environment, a .env row imported there (through its service), one deleted.
-      await page.goto(`${server.baseUrl}/console/organization/${organization.id}/project/${project.id}/environment/${environment.id}`);
+      await page.goto(`${server.baseUrl}/console/organization/${organization.id}/project/${project.id}/environment/${environment.id}?tab=variables`);
       const environmentOwn = page.getByRole('table', { name: 'This environment' });
       const environmentProject = page.getByRole('table', { name: 'Project shop' });
       await rowIn(environmentProject, 'FEATURE_FLAGS').filter({ hasText: 'search,cart' }).waitFor();

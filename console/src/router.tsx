@@ -40,6 +40,8 @@ import { SignInPage } from './pages/SignInPage.tsx';
  *       /billing                           plan, cost, billing status, credit code, billing information, cards,
  *                                          invoices (detail, PDF, all by mail), usage report
  *       /audit-log                         the organization's events, filtered and paged
+ *       /alerts                            alert receivers (tested before saving) and alert rules with their history
+ *   /account                               the signed-in person's account: profile and communication e-mail
  *
  * The pages below the organization are loaded when first opened (route-level code splitting): the first page a
  * person sees downloads only the sign-in, the Shell and the organization overview.
@@ -100,9 +102,13 @@ export const projectRoute = createRoute({
   path: PROJECT_PATH,
   component: lazyRouteComponent(() => import('./pages/ProjectPage.tsx'), 'ProjectPage'),
 });
+export type EnvironmentTab = 'services' | 'deployments' | 'logs' | 'variables' | 'settings';
+const ENVIRONMENT_TABS: readonly EnvironmentTab[] = ['services', 'deployments', 'logs', 'variables', 'settings'];
 export const environmentRoute = createRoute({
   getParentRoute: () => signedInRoute,
   path: ENVIRONMENT_PATH,
+  validateSearch: (search: Record<string, unknown>): { tab?: EnvironmentTab } =>
+    ENVIRONMENT_TABS.includes(search.tab as EnvironmentTab) && search.tab !== 'services' ? { tab: search.tab as EnvironmentTab } : {},
   component: lazyRouteComponent(() => import('./pages/EnvironmentPage.tsx'), 'EnvironmentPage'),
 });
 export const newServiceRoute = createRoute({
@@ -126,9 +132,13 @@ export const clustersRoute = createRoute({
   path: 'organization/$organizationId/clusters',
   component: lazyRouteComponent(() => import('./pages/clusters/ClustersPage.tsx'), 'ClustersPage'),
 });
+export type ClusterTab = 'overview' | 'environments' | 'logs' | 'events' | 'analyses' | 'platform' | 'network' | 'settings' | 'operator';
+const CLUSTER_TABS: readonly ClusterTab[] = ['overview', 'environments', 'logs', 'events', 'analyses', 'platform', 'network', 'settings', 'operator'];
 export const clusterRoute = createRoute({
   getParentRoute: () => signedInRoute,
   path: 'organization/$organizationId/clusters/$clusterId',
+  validateSearch: (search: Record<string, unknown>): { tab?: ClusterTab } =>
+    CLUSTER_TABS.includes(search.tab as ClusterTab) && search.tab !== 'overview' ? { tab: search.tab as ClusterTab } : {},
   component: lazyRouteComponent(() => import('./pages/clusters/ClusterPage.tsx'), 'ClusterPage'),
 });
 
@@ -199,6 +209,16 @@ const settingsBillingRoute = createRoute({
   path: 'billing',
   component: lazyRouteComponent(() => import('./pages/settings/BillingSettings.tsx'), 'BillingSettings'),
 });
+const settingsAlertsRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: 'alerts',
+  component: lazyRouteComponent(() => import('./pages/settings/AlertsSettings.tsx'), 'AlertsSettings'),
+});
+const accountRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: 'account',
+  component: lazyRouteComponent(() => import('./pages/AccountPage.tsx'), 'AccountPage'),
+});
 const settingsAuditLogRoute = createRoute({
   getParentRoute: () => settingsRoute,
   path: 'audit-log',
@@ -208,7 +228,7 @@ const settingsAuditLogRoute = createRoute({
 const routeTree = rootRoute.addChildren([
   signInRoute,
   callbackRoute,
-  signedInRoute.addChildren([homeRoute, newOrganizationRoute, invitationRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsPolicyTokensRoute, settingsGitTokensRoute, settingsCloudCredentialsRoute, settingsRegistriesRoute, settingsHelmRepositoriesRoute, settingsWebhooksRoute, settingsLabelsAnnotationsRoute, settingsBillingRoute, settingsAuditLogRoute])]),
+  signedInRoute.addChildren([homeRoute, newOrganizationRoute, invitationRoute, accountRoute, organizationRoute, projectRoute, environmentRoute, newServiceRoute, serviceRoute, clustersRoute, clusterRoute, settingsRoute.addChildren([settingsGeneralRoute, settingsMembersRoute, settingsRolesRoute, settingsApiTokensRoute, settingsPolicyTokensRoute, settingsGitTokensRoute, settingsCloudCredentialsRoute, settingsRegistriesRoute, settingsHelmRepositoriesRoute, settingsWebhooksRoute, settingsLabelsAnnotationsRoute, settingsBillingRoute, settingsAuditLogRoute, settingsAlertsRoute])]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -8,8 +8,9 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { PNG } from 'pngjs';
 import { expect } from 'vitest';
 import { decodedMailText, linksIn } from './mail-text.ts';
-import type { SlipwayServer } from './slipway-process.ts';
-import type { TestSmtpServer } from './smtp-server.ts';
+import type { TestDialect } from './databases.ts';
+import { startSlipwayServer, type SlipwayServer } from './slipway-process.ts';
+import { startTestSmtpServer, type TestSmtpServer } from './smtp-server.ts';
 
 /**
  * What the console's browser suites share (docs/console.md, "Tests"): Debian's Chromium through playwright-core, the
@@ -181,4 +182,67 @@ export async function callApi<T>(server: SlipwayServer, token: string, method: s
   });
   const text = await response.text();
   return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+}
+
+/** What a browser suite runs against: a real server whose mail goes to a test SMTP server, one person signed up, Chromium. */
+export interface ConsoleWorld {
+  server: SlipwayServer;
+  smtp: TestSmtpServer;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** Starts a ConsoleWorld on `dialect` (open sign-up, `env` on top) with `person` signed up through the built-in provider. */
+export async function startConsoleWorld(dialect: TestDialect, person: { email: string; name: string }, env: Record<string, string> = {}): Promise<ConsoleWorld> {
+  const smtp = await startTestSmtpServer();
+  let server: SlipwayServer | undefined;
+  try {
+    server = await startSlipwayServer(dialect, { SLIPWAY_SMTP_URL: smtp.url, SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>', SLIPWAY_SIGNUP: 'open', ...env });
+    await signUp(server, smtp, person.email, person.name);
+    const browser = await launchConsoleBrowser();
+    const started = server;
+    return {
+      server: started,
+      smtp,
+      browser,
+      async close() {
+        await browser.close();
+        await started.close();
+        await smtp.close();
+      },
+    };
+  } catch (error) {
+    await server?.close();
+    await smtp.close();
+    throw error;
+  }
+}
+
+/** The API as the signed-in person calls it (their console token); anything but a 2xx fails the test, naming the call. */
+export type ConsoleApi = <T>(method: string, url: string, body?: unknown) => Promise<T>;
+
+/**
+ * A first organization created on the console's onboarding page by the person signed in on `page`: its id, and the
+ * API as that person calls it.
+ */
+export async function createFirstOrganization(page: Page, server: SlipwayServer, name: string): Promise<{ organizationId: string; made: ConsoleApi }> {
+  await page.getByLabel('Organization name').fill(name);
+  await page.getByRole('button', { name: 'Create organization' }).click();
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+  const organizationId = /\/organization\/([0-9a-f-]{36})$/.exec(page.url())?.[1];
+  if (organizationId === undefined) throw new Error(`the new organization's page is not at its id: ${page.url()}`);
+  const token = await consoleToken(page);
+  const made: ConsoleApi = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
+    const answer = await callApi<T>(server, token, method, url, body);
+    expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
+    return answer.body;
+  };
+  return { organizationId, made };
+}
+
+/** A LOCAL cluster of the organization (the operator allows it first), as an environment's cluster: no agent deploys on it unless the server runs one. */
+export async function localCluster(server: SlipwayServer, organizationId: string, made: ConsoleApi): Promise<{ id: string }> {
+  const allowed = await server.operator(['admin', 'local-clusters', 'allow', '--organization', organizationId]);
+  expect(allowed.code, allowed.stderr).toBe(0);
+  return made<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: 'local', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
 }

@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useEffect, useId, useState } from 'react';
-import { Button as AriaButton, Menu, MenuItem, MenuTrigger, Popover } from 'react-aria-components';
+import { Button as AriaButton, Menu, MenuItem, MenuTrigger, Popover, Tab, TabList, TabPanel, Tabs } from 'react-aria-components';
 import { api, apiRequest, messageOf, type Link as ServiceLink, type ServiceStatus } from '../api/client.ts';
 import { KINDS, type AnyService, type ServiceKind } from '../services/kinds.ts';
 import { ActionsMenu, Breadcrumbs, Button, ErrorMessage, RelativeTime, Spinner, StatusChip } from '../ui/controls.tsx';
@@ -9,6 +9,14 @@ import { useOrganizationPermissions } from '../auth/permissions.ts';
 import { PermissionNote } from '../ui/PermissionNote.tsx';
 import { LIVE_INTERVAL_MS, useLiveInterval } from './live.ts';
 import { VariablesByScope } from './VariablesByScope.tsx';
+import type { EnvironmentTab } from '../router.tsx';
+import { EnvironmentDeployments } from './environment/EnvironmentDeployments.tsx';
+import { EnvironmentLogs } from './environment/EnvironmentLogs.tsx';
+import { EnvironmentSettings } from './environment/EnvironmentSettings.tsx';
+import { ServiceStageNote, useServiceStages } from './environment/ServiceStage.tsx';
+import { BulkServiceActions, SelectAllServices, SelectService, useServiceSelection } from './environment/ServiceSelection.tsx';
+import { DeploymentStages } from './environment/DeploymentStages.tsx';
+import { EnvironmentDeploymentRule } from './environment/EnvironmentDeploymentRule.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId/environment/$environmentId');
 
@@ -33,6 +41,7 @@ export function useEnvironmentServices(environmentId: string) {
 /** An environment: its services with their live state, URL and last deployment, and the actions on each. */
 export function EnvironmentPage() {
   const { organizationId, projectId, environmentId } = route.useParams();
+  const { tab = 'services' } = route.useSearch();
   const environmentPath = { params: { path: { environmentId } } };
   const organization = api.useQuery('get', '/organization/{organizationId}', { params: { path: { organizationId } } });
   const project = api.useQuery('get', '/project/{projectId}', { params: { path: { projectId } } });
@@ -58,6 +67,8 @@ export function EnvironmentPage() {
   for (const link of links.data?.results ?? []) if (link.is_default || !urlOf.has(link.service_id)) urlOf.set(link.service_id, link);
   const rows: Row[] = (services.data ?? []).map(({ kind, service }) => ({ kind, service, status: statusOf.get(service.id), url: urlOf.get(service.id)?.url }));
   const environmentStatus = statuses.data?.environment;
+  const selection = useServiceSelection(rows);
+  const stages = useServiceStages(environmentId);
 
   async function act(id: string, path: string, body?: unknown) {
     setActionError(undefined);
@@ -117,17 +128,49 @@ export function EnvironmentPage() {
           <ActionsMenu
             label="More actions for this environment"
             actions={[
+              { id: 'redeploy', label: 'Redeploy', isDisabled: cannotDeploy },
               { id: 'restart', label: 'Restart all', isDisabled: cannotDeploy },
               { id: 'stop', label: 'Stop all', isDisabled: cannotDeploy },
+              { id: 'cancelDeployment', label: 'Cancel deployment', isDisabled: cannotDeploy },
             ]}
             onAction={(action) =>
-              void act('environment', action === 'restart' ? `/environment/${environmentId}/service/restart-service` : `/environment/${environmentId}/stop`, action === 'restart' ? {} : undefined)
+              void act('environment', action === 'restart' ? `/environment/${environmentId}/service/restart-service` : `/environment/${environmentId}/${action}`, action === 'restart' ? {} : undefined)
             }
           />
         </div>
       </div>
       <PermissionNote id={deployNote} reason={permissions.reason('deploy')} />
       {actionError?.id === 'environment' ? <ErrorMessage message={actionError.message} /> : null}
+      <Tabs
+        selectedKey={tab}
+        onSelectionChange={(key) =>
+          void navigate({
+            to: '/organization/$organizationId/project/$projectId/environment/$environmentId',
+            params: { organizationId, projectId, environmentId },
+            search: key === 'services' ? {} : { tab: key as EnvironmentTab },
+            replace: true,
+          })
+        }
+        className="tabs"
+      >
+        <TabList aria-label="Environment" className="tab-list">
+          <Tab id="services" className="tab">
+            Services
+          </Tab>
+          <Tab id="deployments" className="tab">
+            Deployments
+          </Tab>
+          <Tab id="logs" className="tab">
+            Logs
+          </Tab>
+          <Tab id="variables" className="tab">
+            Variables
+          </Tab>
+          <Tab id="settings" className="tab">
+            Settings
+          </Tab>
+        </TabList>
+        <TabPanel id="services" className="tab-panel">
       <section aria-labelledby="services-heading" className="section">
         <div className="section-heading">
           <h2 id="services-heading">Services</h2>
@@ -177,10 +220,14 @@ export function EnvironmentPage() {
             </ul>
           </div>
         ) : null}
+        {rows.length === 0 ? null : <BulkServiceActions environmentId={environmentId} rows={rows} selection={selection} permissions={permissions} />}
         {rows.length === 0 ? null : (
           <table className="table services-table" aria-labelledby="services-heading">
             <thead>
               <tr>
+                <th scope="col" className="select-cell">
+                  <SelectAllServices rows={rows} selection={selection} />
+                </th>
                 <th scope="col">Name</th>
                 <th scope="col">Status</th>
                 <th scope="col">URL</th>
@@ -193,6 +240,9 @@ export function EnvironmentPage() {
             <tbody>
               {rows.map(({ kind, service, status, url }) => (
                 <tr key={service.id}>
+                  <td className="select-cell">
+                    <SelectService row={{ kind, service }} selection={selection} />
+                  </td>
                   <th scope="row" data-label="Name">
                     <Link
                       to="/organization/$organizationId/project/$projectId/environment/$environmentId/$kind/$serviceId"
@@ -209,6 +259,7 @@ export function EnvironmentPage() {
                       {status?.service_deployment_status === 'OUT_OF_DATE' ? <span className="tag tag-warning">Out of date</span> : null}
                       {status?.workload !== undefined && status.workload !== null && status.workload.health !== 'RUNNING' ? <span className="tag tag-danger">{status.workload.health === 'FAILED' ? 'Crashed' : 'Restarting'}</span> : null}
                     </span>
+                    <ServiceStageNote stage={stages.get(service.id)} />
                     {actionError?.id === service.id ? <ErrorMessage message={actionError.message} /> : null}
                   </td>
                   <td data-label="URL" className="url-cell">
@@ -242,7 +293,27 @@ export function EnvironmentPage() {
           </table>
         )}
       </section>
-      <EnvironmentVariables organizationId={organizationId} projectId={projectId} environmentId={environmentId} services={rows} />
+        </TabPanel>
+        <TabPanel id="deployments" className="tab-panel">
+          <EnvironmentDeployments environmentId={environmentId} permissions={permissions} />
+        </TabPanel>
+        <TabPanel id="logs" className="tab-panel">
+          <EnvironmentLogs environmentId={environmentId} />
+        </TabPanel>
+        <TabPanel id="variables" className="tab-panel">
+          <EnvironmentVariables organizationId={organizationId} projectId={projectId} environmentId={environmentId} services={rows} />
+        </TabPanel>
+        <TabPanel id="settings" className="tab-panel">
+          {environment.data === undefined ? (
+            <Spinner label="Loading the environment…" />
+          ) : (
+            <EnvironmentSettings environment={environment.data} permissions={permissions}>
+              <DeploymentStages organizationId={organizationId} environmentId={environmentId} services={rows} />
+              <EnvironmentDeploymentRule organizationId={organizationId} environmentId={environmentId} />
+            </EnvironmentSettings>
+          )}
+        </TabPanel>
+      </Tabs>
     </main>
   );
 }

@@ -6,6 +6,9 @@ import { api, apiRequest, fieldErrorsOf, messageOf, summaryWithFieldsOf } from '
 import { kindNamed, type ServiceKind } from '../services/kinds.ts';
 import { Breadcrumbs, Button, CheckboxField, ErrorMessage, SelectField, TextField } from '../ui/controls.tsx';
 import { KeyValueRows, type KeyValueRow } from '../ui/KeyValueRows.tsx';
+import { GitRepositoryPicker, type GitSource } from './GitRepositoryPicker.tsx';
+import { TerraformVariablesFromRepository } from './TerraformVariablesFromRepository.tsx';
+import { ContainerImageCheck, GitSourceCheck, HelmChartCheck, HelmDefaultValues, TerraformVersionField } from './service/SourceChecks.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId/environment/$environmentId/new/$kind');
 
@@ -14,6 +17,8 @@ interface Draft {
   name: string;
   description: string;
   gitTokenId: string;
+  /** The provider of the git account chosen; '' when none (the URL tells). */
+  gitProvider: GitSource['gitProvider'];
   repository: string;
   branch: string;
   rootPath: string;
@@ -41,6 +46,8 @@ interface Draft {
   onStart: boolean;
   onStop: boolean;
   onDelete: boolean;
+  /** Where the chart is: a Helm repository of the organization, or a directory of a git repository. */
+  helmSource: 'REPOSITORY' | 'GIT';
   helmRepositoryId: string;
   chartName: string;
   chartVersion: string;
@@ -49,6 +56,8 @@ interface Draft {
   /** `--set key=value` overrides. */
   helmSet: KeyValueRow[];
   engine: 'TERRAFORM' | 'OPEN_TOFU';
+  /** An explicit engine version; empty: the files' terraform block decides. */
+  terraformVersion: string;
   tfVars: KeyValueRow[];
   /** .tfvars files of the repository, one a line. */
   tfVarFiles: string;
@@ -64,6 +73,7 @@ const INITIAL: Draft = {
   name: '',
   description: '',
   gitTokenId: '',
+  gitProvider: '',
   repository: '',
   branch: 'main',
   rootPath: '/',
@@ -91,12 +101,14 @@ const INITIAL: Draft = {
   onStart: true,
   onStop: false,
   onDelete: false,
+  helmSource: 'REPOSITORY',
   helmRepositoryId: '',
   chartName: '',
   chartVersion: '',
   valuesYaml: '',
   helmSet: [],
   engine: 'TERRAFORM',
+  terraformVersion: '',
   tfVars: [],
   tfVarFiles: '',
   modelProvider: 'ANTHROPIC',
@@ -139,7 +151,7 @@ function words(command: string): string[] {
 function gitRepository(draft: Draft) {
   return {
     url: draft.repository.trim(),
-    provider: providerOf(draft.repository),
+    provider: draft.gitProvider === '' ? providerOf(draft.repository) : draft.gitProvider,
     branch: draft.branch.trim(),
     root_path: draft.rootPath.trim() === '' ? '/' : draft.rootPath.trim(),
     ...(draft.gitTokenId === '' ? {} : { git_token_id: draft.gitTokenId }),
@@ -158,6 +170,10 @@ function workload(draft: Draft) {
     min_running_instances: integer(draft.minInstances),
     max_running_instances: integer(draft.maxInstances),
   };
+}
+
+function helmSourceOf(draft: Draft) {
+  return draft.helmSource === 'GIT' ? { git_repository: gitRepository(draft) } : { helm_repository: { repository: draft.helmRepositoryId, chart_name: draft.chartName, chart_version: draft.chartVersion } };
 }
 
 /** The creation request of `kind` from the wizard's fields. */
@@ -188,7 +204,7 @@ function bodyOf(kind: ServiceKind, draft: Draft): Record<string, unknown> {
         ...(set.length === 0 ? {} : { set }),
         ...(draft.valuesYaml.trim() === '' ? {} : { file: { raw: { values: [{ name: 'values.yaml', content: draft.valuesYaml }] } } }),
       };
-      return { ...common, source: { helm_repository: { repository: draft.helmRepositoryId, chart_name: draft.chartName, chart_version: draft.chartVersion } }, values_override };
+      return { ...common, source: helmSourceOf(draft), values_override };
     }
     case 'terraform': {
       const tfVars = filled(draft.tfVars).map((row) => ({ key: row.key.trim(), value: row.value }));
@@ -198,7 +214,7 @@ function bodyOf(kind: ServiceKind, draft: Draft): Record<string, unknown> {
         terraform_variables_source: { tf_vars: tfVars, tf_var_file_paths: lines(draft.tfVarFiles) },
         engine: draft.engine,
         backend: { kubernetes: {} },
-        provider_version: { read_from_terraform_block: true },
+        provider_version: draft.terraformVersion === '' ? { read_from_terraform_block: true } : { read_from_terraform_block: false, explicit_version: draft.terraformVersion },
       };
     }
     case 'agenticWorkflow':
@@ -320,7 +336,7 @@ function Wizard({ kind, organizationId, projectId, environmentId }: { kind: Serv
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const organizationPath = { params: { path: { organizationId } } };
-  const needsGit = kind.name === 'application' || kind.name === 'terraform' || (kind.name === 'job' && draft.jobSource === 'GIT');
+  const needsGit = kind.name === 'application' || kind.name === 'terraform' || (kind.name === 'job' && draft.jobSource === 'GIT') || (kind.name === 'helm' && draft.helmSource === 'GIT');
   const needsRegistry = kind.name === 'container' || (kind.name === 'job' && draft.jobSource === 'IMAGE');
   const gitTokens = api.useQuery('get', '/organization/{organizationId}/gitToken', organizationPath, { enabled: needsGit });
   const registries = api.useQuery('get', '/organization/{organizationId}/containerRegistry', organizationPath, { enabled: needsRegistry });
@@ -335,6 +351,10 @@ function Wizard({ kind, organizationId, projectId, environmentId }: { kind: Serv
   // An edit clears the server's field messages: a field marked invalid would keep the form from being sent again.
   const set = <Key extends keyof Draft>(key: Key) => (value: Draft[Key]) => {
     setDraft((previous) => ({ ...previous, [key]: value }));
+    setError(undefined);
+  };
+  const update = (next: Partial<Draft>) => {
+    setDraft((previous) => ({ ...previous, ...next }));
     setError(undefined);
   };
   const last = step === steps.length - 1;
@@ -417,11 +437,13 @@ function Wizard({ kind, organizationId, projectId, environmentId }: { kind: Serv
         ) : (
           <StepFields
             kind={kind}
+            organizationId={organizationId}
+            environmentId={environmentId}
             title={steps[step]?.title ?? ''}
             draft={draft}
             set={set}
+            update={update}
             fields={fields}
-            gitTokens={gitTokens.data?.results ?? []}
             registries={registries.data?.results ?? []}
             registriesLoaded={registries.isSuccess}
             helm={{ repositories: helmRepositories.data?.results ?? [], repositoriesLoaded: helmRepositories.isSuccess, charts: charts.data?.results ?? [], chartsPending: charts.isFetching, chartsError: charts.isError ? messageOf(charts.error) : undefined }}
@@ -447,11 +469,13 @@ function Wizard({ kind, organizationId, projectId, environmentId }: { kind: Serv
 
 function StepFields(props: {
   kind: ServiceKind;
+  organizationId: string;
+  environmentId: string;
   title: string;
   draft: Draft;
   set: <Key extends keyof Draft>(key: Key) => (value: Draft[Key]) => void;
+  update: (next: Partial<Draft>) => void;
   fields: Map<string, string>;
-  gitTokens: { id: string; name: string }[];
   registries: { id: string; name: string; url?: string }[];
   registriesLoaded: boolean;
   helm: HelmChoices;
@@ -460,22 +484,12 @@ function StepFields(props: {
   const nameField = <TextField label="Name" value={draft.name} onChange={set('name')} isRequired autoFocus maxLength={63} errorMessage={fields.get('name')} description="Letters, digits and dashes; it becomes part of the service’s address." />;
   const descriptionField = <TextField label="Description (optional)" value={draft.description} onChange={set('description')} maxLength={1000} errorMessage={fields.get('description')} />;
   const git = (prefix: string) => (
-    <>
-      <SelectField
-        id="git-token"
-        label="Git token"
-        value={draft.gitTokenId}
-        onChange={set('gitTokenId')}
-        options={[{ value: '', label: 'None: a public repository' }, ...props.gitTokens.map((token) => ({ value: token.id, label: token.name }))]}
-        errorMessage={fields.get(`${prefix}/git_token_id`)}
-        description="For a private repository, a token of your git host (organization settings)."
-      />
-      <TextField label="Repository URL" value={draft.repository} onChange={set('repository')} isRequired type="url" placeholder="https://github.com/acme/shop.git" errorMessage={fields.get(`${prefix}/url`)} />
-      <div className="field-row">
-        <TextField label="Branch" value={draft.branch} onChange={set('branch')} isRequired errorMessage={fields.get(`${prefix}/branch`)} />
-        <TextField label="Root path" value={draft.rootPath} onChange={set('rootPath')} errorMessage={fields.get(`${prefix}/root_path`)} description="The directory to build in." />
-      </div>
-    </>
+    <GitRepositoryPicker
+      organizationId={props.organizationId}
+      source={draft}
+      onChange={props.update}
+      errors={{ gitTokenId: fields.get(`${prefix}/git_token_id`), url: fields.get(`${prefix}/url`), branch: fields.get(`${prefix}/branch`), rootPath: fields.get(`${prefix}/root_path`) }}
+    />
   );
   const registry = (registryPath: string, imagePath: string, tagPath: string) => (
     <>
@@ -506,10 +520,19 @@ function StepFields(props: {
   );
 
   if (title === 'Resources') return resources;
-  if (title === 'Chart') return <HelmChartFields draft={draft} set={set} fields={fields} choices={props.helm} nameField={nameField} descriptionField={descriptionField} />;
+  if (title === 'Chart') {
+    const gitChart = (
+      <>
+        {git('source/git_repository')}
+        <HelmChartCheck environmentId={props.environmentId} source={gitRepository(draft)} />
+      </>
+    );
+    return <HelmChartFields draft={draft} set={set} fields={fields} choices={props.helm} nameField={nameField} descriptionField={descriptionField} gitChart={gitChart} />;
+  }
   if (title === 'Values') {
     return (
       <>
+        <HelmDefaultValues environmentId={props.environmentId} source={helmSourceOf(draft)} current={draft.valuesYaml} onLoaded={set('valuesYaml')} />
         <div className="field">
           <label htmlFor="helm-values">Values override (YAML, optional)</label>
           <textarea id="helm-values" className="code-input" rows={10} value={draft.valuesYaml} onChange={(event) => set('valuesYaml')(event.target.value)} spellCheck={false} aria-describedby="helm-values-description" aria-invalid={fields.get('values_override/file/raw/values/0/content') === undefined ? undefined : true} />
@@ -538,6 +561,14 @@ function StepFields(props: {
             </span>
           ))}
         </div>
+        <TerraformVariablesFromRepository
+          organizationId={props.organizationId}
+          repository={gitRepository(draft)}
+          rows={draft.tfVars}
+          files={lines(draft.tfVarFiles)}
+          onAddVariable={(row) => set('tfVars')([...filled(draft.tfVars), row])}
+          onUseFile={(path) => set('tfVarFiles')([...lines(draft.tfVarFiles), path].join('\n'))}
+        />
       </>
     );
   }
@@ -625,6 +656,7 @@ function StepFields(props: {
           {nameField}
           {git('git_repository')}
           <TextField label="Dockerfile (optional)" value={draft.dockerfilePath} onChange={set('dockerfilePath')} errorMessage={fields.get('dockerfile_path')} description="Without one, Slipway finds how to build and start the code." />
+          <GitSourceCheck environmentId={props.environmentId} source={gitRepository(draft)} dockerfilePath={draft.dockerfilePath} />
           {descriptionField}
         </>
       );
@@ -633,6 +665,7 @@ function StepFields(props: {
         <>
           {nameField}
           {registry('registry_id', 'image_name', 'tag')}
+          <ContainerImageCheck environmentId={props.environmentId} registryId={draft.registryId} image={draft.image} tag={draft.tag} />
           {descriptionField}
         </>
       );
@@ -717,8 +750,9 @@ function StepFields(props: {
               { value: 'OPEN_TOFU', label: 'OpenTofu' },
             ]}
             errorMessage={fields.get('engine')}
-            description="The provider version is read from the files’ terraform block; the state is kept in the cluster."
+            description="The state is kept in the cluster."
           />
+          <TerraformVersionField engine={draft.engine} value={draft.terraformVersion} onChange={set('terraformVersion')} errorMessage={fields.get('provider_version/explicit_version')} />
           {descriptionField}
         </>
       );
@@ -778,12 +812,35 @@ interface HelmChoices {
 }
 
 /** A Helm chart's source: a repository of the organization, one of its charts (read from its index), a version. */
-function HelmChartFields(props: { draft: Draft; set: <Key extends keyof Draft>(key: Key) => (value: Draft[Key]) => void; fields: Map<string, string>; choices: HelmChoices; nameField: ReactNode; descriptionField: ReactNode }) {
+function HelmChartFields(props: { draft: Draft; set: <Key extends keyof Draft>(key: Key) => (value: Draft[Key]) => void; fields: Map<string, string>; choices: HelmChoices; nameField: ReactNode; descriptionField: ReactNode; gitChart: ReactNode }) {
   const { draft, set, fields, choices } = props;
   const chart = choices.charts.find((candidate) => candidate.chart_name === draft.chartName);
+  const sourceField = (
+    <SelectField
+      id="helm-source"
+      label="Source"
+      value={draft.helmSource}
+      onChange={set('helmSource')}
+      options={[
+        { value: 'REPOSITORY', label: 'A Helm repository' },
+        { value: 'GIT', label: 'A git repository' },
+      ]}
+    />
+  );
+  if (draft.helmSource === 'GIT') {
+    return (
+      <>
+        {props.nameField}
+        {sourceField}
+        {props.gitChart}
+        {props.descriptionField}
+      </>
+    );
+  }
   return (
     <>
       {props.nameField}
+      {sourceField}
       {choices.repositoriesLoaded && choices.repositories.length === 0 ? (
         <p className="notice">This organization has no Helm repository yet; add one in the organization settings (Helm repositories), then come back.</p>
       ) : (
@@ -835,11 +892,11 @@ function Review({ kind, draft, gitTokenName, registryName }: { kind: ServiceKind
     );
   }
   if (kind.name === 'terraform') {
-    rows.push(['Repository', draft.repository || '—'], ['Branch', draft.branch], ['Root path', draft.rootPath || '/'], ['Git token', gitTokenName ?? 'none'], ['Engine', draft.engine === 'OPEN_TOFU' ? 'OpenTofu' : 'Terraform']);
+    rows.push(['Repository', draft.repository || '—'], ['Branch', draft.branch], ['Root path', draft.rootPath || '/'], ['Git token', gitTokenName ?? 'none'], ['Engine', `${draft.engine === 'OPEN_TOFU' ? 'OpenTofu' : 'Terraform'} ${draft.terraformVersion || '(as the files require)'}`]);
     rows.push(['Variables', filled(draft.tfVars).map((row) => row.key).join(', ') || 'none'], ['Variable files', lines(draft.tfVarFiles).join(', ') || 'none']);
   }
   if (kind.name === 'helm') {
-    rows.push(['Chart', `${draft.chartName || '—'} ${draft.chartVersion}`], ['Values override', draft.valuesYaml.trim() === '' ? 'none' : `${lines(draft.valuesYaml).length} lines of YAML`], ['Values set', filled(draft.helmSet).map((row) => row.key).join(', ') || 'none']);
+    rows.push(['Chart', draft.helmSource === 'GIT' ? `${draft.repository || '—'} (${draft.branch}, ${draft.rootPath || '/'})` : `${draft.chartName || '—'} ${draft.chartVersion}`], ['Values override', draft.valuesYaml.trim() === '' ? 'none' : `${lines(draft.valuesYaml).length} lines of YAML`], ['Values set', filled(draft.helmSet).map((row) => row.key).join(', ') || 'none']);
   }
   if (kind.name === 'agenticWorkflow') rows.push(['Model', `${draft.modelProvider} ${draft.model || '—'}`], ['Runs', draft.agentSchedule === 'CRON' ? `${draft.cron} (${draft.timezone})` : 'when deployed']);
   if (kind.name === 'application' || kind.name === 'container' || kind.name === 'job' || kind.name === 'agenticWorkflow') rows.push(['Resources', `${draft.cpu} millicores, ${draft.memory} MiB`]);

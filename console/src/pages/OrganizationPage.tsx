@@ -6,6 +6,8 @@ import { api, messageOf, type Project } from '../api/client.ts';
 import { useOrganizationPermissions } from '../auth/permissions.ts';
 import { Button, ErrorMessage, ModalDialog, Spinner, TextField } from '../ui/controls.tsx';
 import { PermissionNote } from '../ui/PermissionNote.tsx';
+import { OnboardingChecklist } from './OnboardingChecklist.tsx';
+import { OrganizationServices } from './OrganizationServices.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId');
 
@@ -50,6 +52,7 @@ export function OrganizationPage() {
           <h1>{organization.data?.name ?? '…'}</h1>
         </div>
       </div>
+      <OnboardingChecklist organizationId={organizationId} />
       <section aria-labelledby="projects-heading" className="section">
         <div className="section-heading">
           <h2 id="projects-heading">Projects</h2>
@@ -100,6 +103,7 @@ export function OrganizationPage() {
           </ul>
         )}
       </section>
+      <OrganizationServices organizationId={organizationId} />
       {creating ? <CreateProjectDialog organizationId={organizationId} onClose={() => setCreating(false)} /> : null}
       {renaming === undefined ? null : <RenameProjectDialog organizationId={organizationId} project={renaming} onClose={() => setRenaming(undefined)} />}
       {deleting === undefined ? null : <DeleteProjectDialog organizationId={organizationId} project={deleting} onClose={() => setDeleting(undefined)} />}

@@ -20,12 +20,14 @@ import {
 import { useOrganizationPermissions } from '../auth/permissions.ts';
 import { PermissionNote } from '../ui/PermissionNote.tsx';
 import { plural, useLiveInterval } from './live.ts';
+import { providerLabel } from './clusters/cluster-labels.ts';
 import { VariablesByScope } from './VariablesByScope.tsx';
+import { DeploymentRules } from './project/DeploymentRules.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/project/$projectId');
 
 type Mode = Environment['mode'];
-const MODES: readonly { value: Mode; label: string }[] = [
+export const MODES: readonly { value: Mode; label: string }[] = [
   { value: 'DEVELOPMENT', label: 'Development' },
   { value: 'STAGING', label: 'Staging' },
   { value: 'PRODUCTION', label: 'Production' },
@@ -41,6 +43,7 @@ export function ProjectPage() {
   const environments = api.useQuery('get', '/project/{projectId}/environment', projectPath);
   const statuses = api.useQuery('get', '/project/{projectId}/environment/status', projectPath, { refetchInterval: useLiveInterval() });
   const stats = api.useQuery('get', '/project/{projectId}/environment/stats', projectPath);
+  const overview = api.useQuery('get', '/project/{projectId}/environment/overview', projectPath);
   const clusters = api.useQuery('get', '/organization/{organizationId}/cluster', { params: { path: { organizationId } } });
   const [creating, setCreating] = useState(false);
   const [cloning, setCloning] = useState<Environment | undefined>();
@@ -58,6 +61,7 @@ export function ProjectPage() {
 
   const statusOf = new Map<string, EnvironmentStatus>(statuses.data?.results.map((status) => [status.id, status]));
   const servicesOf = new Map(stats.data?.results.map((entry) => [entry.id, entry.service_total_number]));
+  const clusterOf = new Map(overview.data?.results.map((entry) => [entry.id, entry.cluster]));
   const list = environments.data?.results ?? [];
   const clusterList = clusters.data?.results ?? [];
 
@@ -143,6 +147,8 @@ export function ProjectPage() {
                     <p className="row-facts">
                       <span className="tag">{MODES.find((mode) => mode.value === environment.mode)?.label ?? environment.mode}</span>
                       <span>on {environment.cluster_name ?? clusterList.find((cluster) => cluster.id === environment.cluster_id)?.name ?? 'a cluster'}</span>
+                      {clusterOf.has(environment.id) ? <span className="muted">{providerLabel(clusterOf.get(environment.id)?.cloud_provider ?? '')}</span> : null}
+                      {clusterOf.get(environment.id)?.is_demo === true ? <span className="tag">Demo cluster</span> : null}
                       {servicesOf.has(environment.id) ? <span>{plural(servicesOf.get(environment.id) ?? 0, 'service', 'services')}</span> : null}
                       {status === undefined || status.last_deployment_date === null ? null : (
                         <span>
@@ -185,6 +191,7 @@ export function ProjectPage() {
           importThrough: { unavailable: 'A .env file is imported into the project from an environment’s or a service’s page: the API imports through a service.' },
         }}
       />
+      <DeploymentRules organizationId={organizationId} projectId={projectId} />
       {creating ? <EnvironmentDialog projectId={projectId} clusters={clusterList} clustersLoading={clusters.isPending} onClose={() => setCreating(false)} /> : null}
       {cloning === undefined ? null : <EnvironmentDialog projectId={projectId} clusters={clusterList} clustersLoading={clusters.isPending} source={cloning} onClose={() => setCloning(undefined)} />}
       {deleting === undefined ? null : <DeleteEnvironmentDialog projectId={projectId} environment={deleting} services={servicesOf.get(deleting.id) ?? 0} onClose={() => setDeleting(undefined)} />}

@@ -1,7 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import { apiRequest, messageOf, type components } from '../api/client.ts';
+import { api, apiRequest, messageOf, type components } from '../api/client.ts';
 import { ErrorMessage, Spinner } from '../ui/controls.tsx';
-import type { ServiceContext } from './ServicePage.tsx';
 
 type ResolvedVariable = components['schemas']['ResolvedVariable'];
 type ResolvedLink = ResolvedVariable['alias_chain'][number];
@@ -17,20 +16,34 @@ function linkText(link: ResolvedLink): string {
 }
 
 /**
- * What the service receives at its next deployment (`…/resolvedVariables`): each final name with the scope that won,
- * the alias chain that produced its value, and the broader definitions it overrides. Secrets and hidden built-ins show
- * no value (the API answers none); an alias whose target does not exist is said, as the deployment would refuse it.
+ * What the service receives at its next deployment (`…/resolvedVariables` of the service at `base`, one path per
+ * service kind).
  */
-export function ResolvedVariables({ context }: { context: ServiceContext }) {
+export function ServiceResolvedVariables({ base }: { base: string }) {
   const resolved = useQuery({
-    queryKey: ['service-resolved-variables', context.base],
-    queryFn: () => apiRequest<{ content_hash: string; results: ResolvedVariable[] }>('GET', `${context.base}/resolvedVariables`),
+    queryKey: ['service-resolved-variables', base],
+    queryFn: () => apiRequest<{ content_hash: string; results: ResolvedVariable[] }>('GET', `${base}/resolvedVariables`),
   });
+  return <ResolvedVariablesTable label="What the service receives" resolved={resolved} />;
+}
+
+/** What the environment resolves (listEnvironmentResolvedVariables): what its services receive unless they set a name themselves. */
+export function EnvironmentResolvedVariables({ environmentId }: { environmentId: string }) {
+  const resolved = api.useQuery('get', '/environment/{environmentId}/resolvedVariables', { params: { path: { environmentId } } });
+  return <ResolvedVariablesTable label="What the environment resolves" resolved={resolved} />;
+}
+
+/**
+ * Each final name with the scope that won, the alias chain that produced its value, and the broader definitions it
+ * overrides. Secrets and hidden built-ins show no value (the API answers none); an alias whose target does not exist is
+ * said, as the deployment would refuse it.
+ */
+function ResolvedVariablesTable({ label, resolved }: { label: string; resolved: { isPending: boolean; error: unknown; data?: { results: ResolvedVariable[] } | undefined } }) {
   if (resolved.isPending) return <Spinner label="Resolving the variables…" />;
-  if (resolved.isError) return <ErrorMessage message={messageOf(resolved.error)} />;
+  if (resolved.data === undefined) return <ErrorMessage message={messageOf(resolved.error)} />;
   const results = [...resolved.data.results].sort((a, b) => a.key.localeCompare(b.key));
   return (
-    <table className="table variables-table" aria-label="What the service receives">
+    <table className="table variables-table" aria-label={label}>
       <thead>
         <tr>
           <th scope="col">Name</th>

@@ -18,7 +18,7 @@ interface HistoryEntry {
 }
 
 /** "PT1M5.2S" → "1 min 5 s". */
-function duration(iso: string): string {
+export function duration(iso: string): string {
   const match = /^PT(?:(\d+)H)?(?:(\d+)M)?(?:([\d.]+)S)?$/.exec(iso);
   if (match === null) return iso;
   const [, hours, minutes, seconds] = match;
@@ -26,7 +26,7 @@ function duration(iso: string): string {
   return parts.length === 0 ? '0 s' : parts.join(' ');
 }
 
-const ACTIONS = { DEPLOY: 'Deploy', STOP: 'Stop', RESTART: 'Restart' } as const;
+export const ACTIONS = { DEPLOY: 'Deploy', STOP: 'Stop', RESTART: 'Restart' } as const;
 
 /** The service's deployments, newest first, each with what it deployed, who asked, how long it took and its log. */
 export function ServiceDeployments({ context }: { context: ServiceContext }) {

@@ -10,8 +10,11 @@ import { Breadcrumbs, Button, ErrorMessage, ModalDialog, RelativeTime, Spinner, 
 import { PermissionNote } from '../ui/PermissionNote.tsx';
 import { useLiveInterval } from './live.ts';
 import { ServiceDeployments } from './ServiceDeployments.tsx';
+import { ServiceDeploymentQueue } from './environment/ServiceDeploymentQueue.tsx';
 import { DeleteServiceDialog } from './service-settings/DeleteServiceDialog.tsx';
 import { ServiceDomains } from './service-settings/ServiceDomains.tsx';
+import { ServiceOverviewExtras } from './service/ServiceOverviewExtras.tsx';
+import { ServiceDeploymentStageFact } from './environment/ServiceDeploymentStage.tsx';
 import { ServiceLogs } from './ServiceLogs.tsx';
 import { ServiceVariables } from './ServiceVariables.tsx';
 
@@ -118,6 +121,7 @@ export function ServicePage() {
           {service.data === undefined ? null : <Overview context={context} service={service.data} organizationId={organizationId} />}
         </TabPanel>
         <TabPanel id="deployments" className="tab-panel">
+          <ServiceDeploymentQueue serviceId={serviceId} organizationId={organizationId} />
           <ServiceDeployments context={context} />
         </TabPanel>
         <TabPanel id="logs" className="tab-panel">
@@ -278,6 +282,7 @@ function Overview({ context, service, organizationId }: { context: ServiceContex
               <dd className="break">{value}</dd>
             </div>
           ))}
+          <ServiceDeploymentStageFact serviceId={context.serviceId} />
         </dl>
         <div className="action-bar">
           <Button variant="quiet-danger" onPress={() => setDeleting(true)} isDisabled={cannotWrite} aria-describedby={cannotWrite ? deleteNote : undefined}>
@@ -286,6 +291,7 @@ function Overview({ context, service, organizationId }: { context: ServiceContex
         </div>
         <PermissionNote id={deleteNote} reason={permissions.reason('write')} />
       </section>
+      <ServiceOverviewExtras context={context} service={service} />
       {deploying ? <DeployDialog context={context} byTag={kind.name === 'container' || ('source' in service && 'image' in service.source && service.source.image !== undefined && service.source.image !== null)} onClose={() => setDeploying(false)} /> : null}
       {deleting ? <DeleteServiceDialog context={context} name={service.name} onClose={() => setDeleting(false)} /> : null}
     </div>

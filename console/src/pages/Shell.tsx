@@ -74,6 +74,9 @@ export function Shell() {
           <span className="who" title={session?.email}>
             {session?.name ?? session?.email}
           </span>
+          <Link to="/account" className="button button-secondary">
+            Account
+          </Link>
           <Button variant="secondary" onPress={() => void signOut(session)}>
             Sign out
           </Button>

@@ -1,11 +1,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useId, useState, type FormEvent, type MouseEvent, type ReactNode } from 'react';
+import { useEffect, useId, useState, type FormEvent, type MouseEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type EnvironmentVariable, type Secret } from '../api/client.ts';
 import { useOrganizationPermissions } from '../auth/permissions.ts';
-import { Button, CheckboxField, ErrorMessage, ModalDialog, SelectField, Spinner, TextField } from '../ui/controls.tsx';
+import { ActionsMenu, Button, CheckboxField, ErrorMessage, ModalDialog, SelectField, Spinner, TextField } from '../ui/controls.tsx';
 import { PermissionNote } from '../ui/PermissionNote.tsx';
 import { plural } from './live.ts';
+import { EnvironmentResolvedVariables, ServiceResolvedVariables } from './ResolvedVariables.tsx';
 import { ImportVariablesDialog, type ExistingDefinition, type WritableScope } from './VariablesImport.tsx';
 
 /** The four groups a listing falls into; the service's stored scope (APPLICATION, JOB, …) is SERVICE here. */
@@ -90,17 +91,40 @@ const SCOPE_OPTIONS: Record<WritableScope, string> = {
 function useRefreshVariables() {
   const queryClient = useQueryClient();
   // A write at the project reaches every listing below it: every page's listings are read again.
-  return () => Promise.all(['variables', 'secrets', 'service-resolved-variables', 'service-status'].map((key) => queryClient.invalidateQueries({ queryKey: [key] })));
+  const keys = [['variables'], ['secrets'], ['service-resolved-variables'], ['service-status'], ['get', '/environment/{environmentId}/resolvedVariables']];
+  return () => Promise.all(keys.map((queryKey) => queryClient.invalidateQueries({ queryKey })));
+}
+
+/** What the alias and override actions create: a new name for a row's value, or the row's name with a new value. */
+type LinkKind = 'alias' | 'override';
+
+const rankOf = (group: ScopeGroup) => GROUPS.indexOf(group);
+
+/** Whether a scope's consumers see the row: its own scope and the narrower ones (a built-in exists per environment, so not the project). */
+function sees(scope: WritableScope, row: VariableRow): boolean {
+  return rankOf(scope) <= rankOf(row.group) && !(row.group === 'BUILT_IN' && scope === 'PROJECT');
+}
+
+/** Where a row's alias can land: a scope the page writes that sees the row. */
+function aliasScopes(level: VariablesLevel, row: VariableRow): WritableScope[] {
+  return writableScopes(level).filter((scope) => sees(scope, row));
+}
+
+/** Where a row can be overridden: a narrower scope the page writes that does not set the name yet (there, it is edited). */
+function overrideScopes(level: VariablesLevel, row: VariableRow, rows: readonly VariableRow[]): WritableScope[] {
+  return writableScopes(level).filter((scope) => sees(scope, row) && scope !== row.group && !rows.some((other) => other.key === row.key && other.group === scope));
 }
 
 /**
  * A page's variables, one table per scope from the narrowest to the broadest (the service's, the environment's, the
  * project's, then the built-ins on demand), each under its heading with its count. An alias links to the row of what
- * it names, an override to the row it overrides, which says by which scope it is overridden and links back. Secrets
- * are write-only: the API never answers their value, and the console never shows one. `children` places the tables
- * (a service's page switches them with what the service receives).
+ * it names, an override to the row it overrides, which says by which scope it is overridden and links back. Each row
+ * can be aliased (a new name for its value: the only way for a secret, whose value is never written as `$NAME`) and,
+ * from a narrower scope, overridden (a built-in's PLATFORM_ name included), through the row's own alias and override
+ * operations at the scope chosen. Secrets are write-only: the API never answers their value, and the console never
+ * shows one. On a service's and an environment's page the tables switch with what is resolved there.
  */
-export function VariablesByScope({ level, children }: { level: VariablesLevel; children?: (definitions: ReactNode) => ReactNode }) {
+export function VariablesByScope({ level }: { level: VariablesLevel }) {
   const base = listingBase(level);
   const variables = useQuery({ queryKey: ['variables', base], queryFn: () => apiRequest<{ results: EnvironmentVariable[] }>('GET', `${base}/environmentVariable`) });
   const secrets = useQuery({ queryKey: ['secrets', base], queryFn: () => apiRequest<{ results: Secret[] }>('GET', `${base}/secret`) });
@@ -110,6 +134,8 @@ export function VariablesByScope({ level, children }: { level: VariablesLevel; c
   const [editing, setEditing] = useState<VariableRow | 'new' | undefined>();
   const [deleting, setDeleting] = useState<VariableRow | undefined>();
   const [importing, setImporting] = useState(false);
+  const [linking, setLinking] = useState<{ row: VariableRow; kind: LinkKind; scopes: WritableScope[] } | undefined>();
+  const [view, setView] = useState<'definitions' | 'resolved'>('definitions');
   const [focusing, setFocusing] = useState<string | undefined>();
   const refresh = useRefreshVariables();
   const permissions = useOrganizationPermissions(level.organizationId);
@@ -205,6 +231,11 @@ export function VariablesByScope({ level, children }: { level: VariablesLevel; c
               {inGroup.map((row) => {
                 const { aliased, overridden, overriddenBy } = links.get(row) ?? {};
                 const where = row.group === level.own ? '' : ` (${SCOPE_NOUNS[row.group]})`;
+                const linkScopes: Record<LinkKind, WritableScope[]> = { alias: aliasScopes(level, row), override: overrideScopes(level, row, rows) };
+                const linkActions = [
+                  ...(linkScopes.alias.length === 0 ? [] : [{ id: 'alias', label: 'Alias…', isDisabled: cannotWrite }]),
+                  ...(linkScopes.override.length === 0 ? [] : [{ id: 'override', label: 'Override…', isDisabled: cannotWrite }]),
+                ];
                 return (
                   <tr key={`${row.secret ? 's' : 'v'}-${row.id}`} id={anchorOf(row)} tabIndex={-1} className="variable-row">
                     <th scope="row" data-label="Name">
@@ -252,6 +283,16 @@ export function VariablesByScope({ level, children }: { level: VariablesLevel; c
                           </Button>
                         </>
                       ) : null}
+                      {linkActions.length === 0 ? null : (
+                        <ActionsMenu
+                          label={`More actions for ${row.key}${where}`}
+                          actions={linkActions}
+                          onAction={(id) => {
+                            const kind = id === 'override' ? 'override' : 'alias';
+                            setLinking({ row, kind, scopes: linkScopes[kind] });
+                          }}
+                        />
+                      )}
                     </td>
                   </tr>
                 );
@@ -313,7 +354,35 @@ export function VariablesByScope({ level, children }: { level: VariablesLevel; c
           {importUnavailable}
         </p>
       )}
-      {children === undefined ? definitions : children(definitions)}
+      {level.own === 'PROJECT' ? (
+        definitions
+      ) : (
+        <>
+          <div className="view-switch" role="group" aria-label="Show">
+            <Button variant="secondary" aria-pressed={view === 'definitions'} onPress={() => setView('definitions')}>
+              Definitions by scope
+            </Button>
+            <Button variant="secondary" aria-pressed={view === 'resolved'} onPress={() => setView('resolved')}>
+              {level.own === 'SERVICE' ? 'What the service receives' : 'What the environment resolves'}
+            </Button>
+          </div>
+          {view === 'definitions' ? (
+            definitions
+          ) : level.own === 'SERVICE' ? (
+            <>
+              <p className="muted section-intro-below">Each name as the next deployment receives it: the scope that won, the aliases followed to its value, and what it overrides.</p>
+              <ServiceResolvedVariables base={level.serviceBase ?? ''} />
+            </>
+          ) : (
+            <>
+              <p className="muted section-intro-below">
+                Each name as the environment resolves it, which its services receive unless they set the name themselves: the scope that won, the aliases followed to its value, and what it overrides.
+              </p>
+              <EnvironmentResolvedVariables environmentId={level.environmentId ?? ''} />
+            </>
+          )}
+        </>
+      )}
       {importing && 'path' in level.importThrough ? (
         <ImportVariablesDialog
           importPath={level.importThrough.path}
@@ -326,6 +395,16 @@ export function VariablesByScope({ level, children }: { level: VariablesLevel; c
         />
       ) : null}
       {editing === undefined ? null : <VariableDialog level={level} row={editing === 'new' ? undefined : editing} onClose={() => setEditing(undefined)} />}
+      {linking === undefined ? null : (
+        <LinkVariableDialog
+          level={level}
+          row={linking.row}
+          kind={linking.kind}
+          scopes={linking.scopes}
+          onCreated={(anchor) => setFocusing(anchor)}
+          onClose={() => setLinking(undefined)}
+        />
+      )}
       {deleting === undefined ? null : <DeleteVariableDialog level={level} row={deleting} overridden={links.get(deleting)?.overridden} onClose={() => setDeleting(undefined)} />}
     </section>
   );
@@ -431,6 +510,99 @@ function VariableDialog({ level, row, onClose }: { level: VariablesLevel; row: V
             Cancel
           </Button>
           <Button type="submit">{row === undefined ? 'Create variable' : 'Save'}</Button>
+        </div>
+      </Form>
+    </ModalDialog>
+  );
+}
+
+/**
+ * "Alias…" (a new name whose value is always the row's: a secret's alias is a secret) or "Override…" (the row's name
+ * with another value, for every service of a narrower scope), created through the row's own operation at the scope
+ * chosen (`/environment/{id}/secret/{secretId}/alias`, `/application/{id}/environmentVariable/{id}/override`, …).
+ */
+function LinkVariableDialog({
+  level,
+  row,
+  kind,
+  scopes,
+  onCreated,
+  onClose,
+}: {
+  level: VariablesLevel;
+  row: VariableRow;
+  kind: LinkKind;
+  /** Where it can land, narrowest first: the page's own scope is the default. */
+  scopes: readonly WritableScope[];
+  /** The new row's anchor, to focus it once the tables show it. */
+  onCreated: (anchor: string) => void;
+  onClose: () => void;
+}) {
+  const [scope, setScope] = useState<WritableScope>(scopes[0] ?? level.own);
+  const [text, setText] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [pending, setPending] = useState(false);
+  const refresh = useRefreshVariables();
+  const fields = fieldErrorsOf(error);
+  const alias = kind === 'alias';
+  const owner = row.group === 'BUILT_IN' ? 'the built-in variable' : `${row.group === level.own ? 'this' : 'the'} ${SCOPE_NOUNS[row.group]}’s ${row.secret ? 'secret' : 'variable'}`;
+  const source = `${row.key}, ${owner}`;
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (pending) return;
+    setPending(true);
+    setError(undefined);
+    try {
+      const body = alias ? { key: text.trim() } : { value: text };
+      const created = await apiRequest<{ key: string }>('POST', `${collectionPath(level, scope, row.secret)}/${row.id}/${kind}`, body);
+      await refresh();
+      onCreated(anchorOf({ ...row, key: created.key, group: scope }));
+      onClose();
+    } catch (caught) {
+      setError(caught);
+      setPending(false);
+    }
+  }
+
+  function change(value: string) {
+    setText(value);
+    setError(undefined);
+  }
+
+  return (
+    <ModalDialog title={`${alias ? 'Alias' : 'Override'} ${row.key}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
+      <Form className="form" onSubmit={(event) => void submit(event)}>
+        <p>
+          {alias
+            ? `A new name whose value is always that of ${source}, following its changes${row.secret ? '; the alias is a secret too' : ''}.`
+            : `Another value for ${source}: the services where it lands get it instead, under the same name.`}
+        </p>
+        {alias ? (
+          <TextField label="New name" value={text} onChange={change} isRequired autoFocus maxLength={255} errorMessage={fields.get('key')} description="Letters, digits and underscores, not starting with a digit." />
+        ) : (
+          <TextField
+            label="Value"
+            value={text}
+            onChange={change}
+            type={row.secret ? 'password' : 'text'}
+            autoComplete="off"
+            autoFocus
+            errorMessage={fields.get('value')}
+            description={row.secret ? 'Write-only, like every secret: it is never shown again.' : undefined}
+          />
+        )}
+        {scopes.length > 1 ? (
+          <SelectField id={`${kind}-scope`} label="Lands in" value={scope} onChange={setScope} options={scopes.map((option) => ({ value: option, label: SCOPE_OPTIONS[option] }))} />
+        ) : (
+          <p className="muted">Lands in: {SCOPE_OPTIONS[scope].toLowerCase()}</p>
+        )}
+        <ErrorMessage message={error === undefined ? undefined : summaryOf(error)} />
+        <div className="form-actions">
+          <Button variant="secondary" onPress={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit">{alias ? 'Create alias' : 'Override'}</Button>
         </div>
       </Form>
     </ModalDialog>

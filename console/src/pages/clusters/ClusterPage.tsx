@@ -1,12 +1,21 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { useEffect, useState, type FormEvent } from 'react';
-import { Form } from 'react-aria-components';
-import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
+import { lazy, Suspense, useEffect, useState, type FormEvent } from 'react';
+import { Form, Tab, TabList, TabPanel, Tabs } from 'react-aria-components';
+import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type components, type paths } from '../../api/client.ts';
 import { Breadcrumbs, Button, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { useLiveInterval } from '../live.ts';
+import type { ClusterTab } from '../../router.tsx';
 import { kindLabel, providerLabel } from './cluster-labels.ts';
+import { ClusterAnalyses } from './ClusterAnalyses.tsx';
+import { ClusterEnvironments, ClusterEvents, ClusterLogs } from './ClusterInsight.tsx';
+import { ClusterNetwork } from './ClusterNetwork.tsx';
+import { ClusterOperator } from './ClusterOperator.tsx';
+import { ClusterPlatform } from './ClusterPlatform.tsx';
+
+// The settings reuse the service settings' advanced settings form: a chunk of their own, loaded when the tab is opened.
+const ClusterSettings = lazy(() => import('./ClusterSettings.tsx').then((module) => ({ default: module.ClusterSettings })));
 
 const route = getRouteApi('/signed-in/organization/$organizationId/clusters/$clusterId');
 
@@ -22,9 +31,23 @@ const ACTIONS: readonly { id: Action; label: string; variant: 'primary' | 'secon
   { id: 'cancel', label: 'Cancel deployment', variant: 'secondary' },
 ];
 
-/** A cluster: live state, its agent, actions, lock, settings and deletion. */
+const TABS: readonly { id: ClusterTab; label: string }[] = [
+  { id: 'overview', label: 'Overview' },
+  { id: 'environments', label: 'Environments' },
+  { id: 'logs', label: 'Logs' },
+  { id: 'events', label: 'Events' },
+  { id: 'analyses', label: 'Analyses' },
+  { id: 'platform', label: 'Platform' },
+  { id: 'network', label: 'Network' },
+  { id: 'settings', label: 'Settings' },
+  { id: 'operator', label: 'Operator' },
+];
+
+/** A cluster: live state, its agent, actions, lock and deletion; its environments, logs, events, analyses, platform, network, settings and operator, one tab each. */
 export function ClusterPage() {
   const { organizationId, clusterId } = route.useParams();
+  const { tab = 'overview' } = route.useSearch();
+  const navigate = useNavigate();
   const path = { params: { path: { organizationId, clusterId } } };
   const cluster = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}', path);
   // While a deletion is asked, the page stops polling what is about to be gone (a poll landing after the delete would 404).
@@ -99,105 +122,150 @@ export function ClusterPage() {
       </div>
       {cluster.isPending ? <Spinner label="Loading the cluster…" /> : null}
       {cluster.data === undefined ? null : (
-        <>
-          <section aria-labelledby="actions-heading" className="card section">
-            <h2 id="actions-heading" className="card-title">
-              Actions
-            </h2>
-            <div className="action-bar">
-              {ACTIONS.map((action) => (
-                <Button key={action.id} variant={action.variant} onPress={() => void act(action.id)}>
-                  {action.label}
-                </Button>
-              ))}
-            </div>
-            <ErrorMessage message={actionError} />
-            {status.data?.message ? <p className="status-message muted">{status.data.message}</p> : null}
-            {status.data?.next_k8s_available_version ? <p className="muted">Kubernetes {status.data.next_k8s_available_version} is available: Upgrade installs it.</p> : null}
-          </section>
-
-          <div className="overview">
-            <section aria-labelledby="facts-heading" className="card">
-              <h2 id="facts-heading" className="card-title">
-                Cluster
+        <Tabs
+          selectedKey={tab}
+          onSelectionChange={(key) => void navigate({ to: '/organization/$organizationId/clusters/$clusterId', params: { organizationId, clusterId }, search: key === 'overview' ? {} : { tab: key as ClusterTab }, replace: true })}
+          className="tabs"
+        >
+          <TabList aria-label="Cluster" className="tab-list">
+            {TABS.map((entry) => (
+              <Tab key={entry.id} id={entry.id} className="tab">
+                {entry.label}
+              </Tab>
+            ))}
+          </TabList>
+          <TabPanel id="overview" className="tab-panel">
+            <section aria-labelledby="actions-heading" className="card section">
+              <h2 id="actions-heading" className="card-title">
+                Actions
               </h2>
-              <dl className="facts">
-                <div>
-                  <dt>Kind</dt>
-                  <dd>{kindLabel(cluster.data.kubernetes)}</dd>
-                </div>
-                <div>
-                  <dt>Provider</dt>
-                  <dd>{providerLabel(cluster.data.cloud_provider)}</dd>
-                </div>
-                <div>
-                  <dt>Region</dt>
-                  <dd>{cluster.data.region}</dd>
-                </div>
-                <div>
-                  <dt>Version</dt>
-                  <dd>{cluster.data.version === '' ? <span className="muted">not deployed</span> : cluster.data.version}</dd>
-                </div>
-                <div>
-                  <dt>Configuration</dt>
-                  <dd>{cluster.data.deployment_status === 'UP_TO_DATE' ? 'Up to date' : cluster.data.deployment_status === 'OUT_OF_DATE' ? 'Changed since the last deployment' : 'Never deployed'}</dd>
-                </div>
-                <div>
-                  <dt>Current cost</dt>
-                  <dd>
-                    <ClusterCost organizationId={organizationId} clusterId={clusterId} />
-                  </dd>
-                </div>
-                <div>
-                  <dt>Last deployment</dt>
-                  <dd>
-                    <RelativeTime at={status.data?.last_deployment_date} />
-                  </dd>
-                </div>
-              </dl>
-              <div className="form-actions form-actions-start">
-                <Button variant="secondary" onPress={() => setDialog('edit')}>
-                  Edit…
-                </Button>
+              <div className="action-bar">
+                {ACTIONS.map((action) => (
+                  <Button key={action.id} variant={action.variant} onPress={() => void act(action.id)}>
+                    {action.label}
+                  </Button>
+                ))}
               </div>
+              <ErrorMessage message={actionError} />
+              {status.data?.message ? <p className="status-message muted">{status.data.message}</p> : null}
+              {status.data?.next_k8s_available_version ? <p className="muted">Kubernetes {status.data.next_k8s_available_version} is available: Upgrade installs it.</p> : null}
             </section>
-            <AgentCard organizationId={organizationId} cluster={cluster.data} live={!deleting} />
-          </div>
 
-          <section aria-labelledby="lock-heading" className="card section">
-            <h2 id="lock-heading" className="card-title">
-              Lock
-            </h2>
-            {lock === null ? (
-              <>
-                <p className="muted">A lock refuses every change to the cluster (deploy, upgrade, stop, restart, edit, delete) until it is lifted or expires, with its reason.</p>
-                <Button variant="secondary" onPress={() => setDialog('lock')}>
-                  Lock…
-                </Button>
-              </>
-            ) : (
-              <>
-                <p>
-                  Locked by <strong>{lock.owner_name}</strong> <RelativeTime at={lock.locked_at} />
-                  {lock.ttl_in_days === undefined ? ', until unlocked' : `, for ${lock.ttl_in_days} ${lock.ttl_in_days === 1 ? 'day' : 'days'}`}: “{lock.reason}”
-                </p>
-                <Button variant="secondary" onPress={() => void act('unlock')}>
-                  Unlock
-                </Button>
-              </>
-            )}
-          </section>
+            <div className="overview">
+              <section aria-labelledby="facts-heading" className="card">
+                <h2 id="facts-heading" className="card-title">
+                  Cluster
+                </h2>
+                <dl className="facts">
+                  <div>
+                    <dt>Kind</dt>
+                    <dd>{kindLabel(cluster.data.kubernetes)}</dd>
+                  </div>
+                  <div>
+                    <dt>Provider</dt>
+                    <dd>{providerLabel(cluster.data.cloud_provider)}</dd>
+                  </div>
+                  <div>
+                    <dt>Region</dt>
+                    <dd>{cluster.data.region}</dd>
+                  </div>
+                  <div>
+                    <dt>Version</dt>
+                    <dd>{cluster.data.version === '' ? <span className="muted">not deployed</span> : cluster.data.version}</dd>
+                  </div>
+                  <div>
+                    <dt>Configuration</dt>
+                    <dd>{cluster.data.deployment_status === 'UP_TO_DATE' ? 'Up to date' : cluster.data.deployment_status === 'OUT_OF_DATE' ? 'Changed since the last deployment' : 'Never deployed'}</dd>
+                  </div>
+                  <div>
+                    <dt>Current cost</dt>
+                    <dd>
+                      <ClusterCost organizationId={organizationId} clusterId={clusterId} />
+                    </dd>
+                  </div>
+                  <div>
+                    <dt>Ready for workloads</dt>
+                    <dd>
+                      <Readiness organizationId={organizationId} clusterId={clusterId} live={!deleting} />
+                    </dd>
+                  </div>
+                  <div>
+                    <dt>Last deployment</dt>
+                    <dd>
+                      <RelativeTime at={status.data?.last_deployment_date} />
+                    </dd>
+                  </div>
+                </dl>
+                <div className="form-actions form-actions-start">
+                  <Button variant="secondary" onPress={() => setDialog('edit')}>
+                    Edit…
+                  </Button>
+                </div>
+              </section>
+              <AgentCard organizationId={organizationId} cluster={cluster.data} live={!deleting} />
+            </div>
 
-          <section aria-labelledby="cluster-danger-heading" className="card section danger-zone">
-            <h2 id="cluster-danger-heading" className="card-title">
-              Danger zone
-            </h2>
-            <p>Deleting the cluster tears down what it runs. Environments on it must be deleted first.</p>
-            <Button variant="danger" onPress={() => setDialog('delete')}>
-              Delete cluster…
-            </Button>
-          </section>
-        </>
+            <section aria-labelledby="lock-heading" className="card section">
+              <h2 id="lock-heading" className="card-title">
+                Lock
+              </h2>
+              {lock === null ? (
+                <>
+                  <p className="muted">A lock refuses every change to the cluster (deploy, upgrade, stop, restart, edit, delete) until it is lifted or expires, with its reason.</p>
+                  <Button variant="secondary" onPress={() => setDialog('lock')}>
+                    Lock…
+                  </Button>
+                </>
+              ) : (
+                <>
+                  <p>
+                    Locked by <strong>{lock.owner_name}</strong> <RelativeTime at={lock.locked_at} />
+                    {lock.ttl_in_days === undefined ? ', until unlocked' : `, for ${lock.ttl_in_days} ${lock.ttl_in_days === 1 ? 'day' : 'days'}`}: “{lock.reason}”
+                  </p>
+                  <Button variant="secondary" onPress={() => void act('unlock')}>
+                    Unlock
+                  </Button>
+                </>
+              )}
+            </section>
+
+            <section aria-labelledby="cluster-danger-heading" className="card section danger-zone">
+              <h2 id="cluster-danger-heading" className="card-title">
+                Danger zone
+              </h2>
+              <p>Deleting the cluster tears down what it runs. Environments on it must be deleted first.</p>
+              <Button variant="danger" onPress={() => setDialog('delete')}>
+                Delete cluster…
+              </Button>
+            </section>
+          </TabPanel>
+          <TabPanel id="environments" className="tab-panel">
+            <ClusterEnvironments organizationId={organizationId} clusterId={clusterId} />
+          </TabPanel>
+          <TabPanel id="logs" className="tab-panel">
+            <ClusterLogs organizationId={organizationId} clusterId={clusterId} />
+          </TabPanel>
+          <TabPanel id="events" className="tab-panel">
+            <ClusterEvents clusterId={clusterId} />
+          </TabPanel>
+          <TabPanel id="analyses" className="tab-panel">
+            <ClusterAnalyses organizationId={organizationId} clusterId={clusterId} />
+          </TabPanel>
+          <TabPanel id="platform" className="tab-panel">
+            <ClusterPlatform organizationId={organizationId} cluster={cluster.data} />
+          </TabPanel>
+          <TabPanel id="network" className="tab-panel">
+            <ClusterNetwork organizationId={organizationId} cluster={cluster.data} />
+          </TabPanel>
+          <TabPanel id="settings" className="tab-panel">
+            <Suspense fallback={<Spinner label="Loading the settings…" />}>
+              <ClusterSettings organizationId={organizationId} cluster={cluster.data} />
+            </Suspense>
+          </TabPanel>
+          <TabPanel id="operator" className="tab-panel">
+            <ClusterOperator organizationId={organizationId} cluster={cluster.data} />
+          </TabPanel>
+        </Tabs>
       )}
       {dialog === 'edit' && cluster.data !== undefined ? <EditClusterDialog organizationId={organizationId} cluster={cluster.data} onClose={() => setDialog(undefined)} /> : null}
       {dialog === 'lock' ? <LockDialog clusterId={clusterId} onClose={() => setDialog(undefined)} /> : null}
@@ -271,6 +339,33 @@ function AgentCard({ organizationId, cluster, live }: { organizationId: string; 
   );
 }
 
+type ClusterRequest = paths['/organization/{organizationId}/cluster/{clusterId}']['put']['requestBody']['content']['application/json'];
+
+/**
+ * What editCluster must be sent again for the cluster to keep it: the API replaces the cluster's definition whole (a
+ * field left out goes back to its default, its features and chart parameters are dropped), and the cluster answers
+ * them in the request's own shape.
+ */
+function keptOnEdit(cluster: Cluster): ClusterRequest {
+  const kept: Record<string, unknown> = {
+    region: cluster.region,
+    cloud_provider: cluster.cloud_provider,
+    kubernetes: cluster.kubernetes,
+    min_running_nodes: cluster.min_running_nodes,
+    max_running_nodes: cluster.max_running_nodes,
+    disk_size: cluster.disk_size,
+    production: cluster.production,
+    ssh_keys: cluster.ssh_keys,
+    features: cluster.features,
+    labels_groups: cluster.labels_groups,
+    secret_manager_accesses: cluster.secret_manager_accesses,
+  };
+  for (const field of ['disk_iops', 'disk_throughput', 'instance_type', 'metrics_parameters', 'infrastructure_charts_parameters', 'keda'] as const) {
+    if (cluster[field] !== undefined && cluster[field] !== null) kept[field] = cluster[field];
+  }
+  return kept as unknown as ClusterRequest;
+}
+
 function EditClusterDialog({ organizationId, cluster, onClose }: { organizationId: string; cluster: Cluster; onClose: () => void }) {
   const [name, setName] = useState(cluster.name);
   const [description, setDescription] = useState(cluster.description ?? '');
@@ -288,7 +383,7 @@ function EditClusterDialog({ organizationId, cluster, onClose }: { organizationI
     if (edit.isPending) return;
     edit.mutate({
       params: { path: { organizationId, clusterId: cluster.id } },
-      body: { name: name.trim(), description: description.trim() === '' ? null : description.trim(), region: cluster.region, cloud_provider: cluster.cloud_provider as components['schemas']['CloudVendorEnum'] },
+      body: { ...keptOnEdit(cluster), name: name.trim(), description: description.trim() === '' ? null : description.trim() },
     });
   }
   return (
@@ -413,4 +508,12 @@ function ClusterCost({ organizationId, clusterId }: { organizationId: string; cl
   if (cost.data === undefined) return <span className="muted">…</span>;
   const money = (amount: number) => new Intl.NumberFormat('en-GB', { style: 'currency', currency: cost.data.currency_code }).format(amount);
   return <>{cost.data.min_cost === cost.data.max_cost ? money(cost.data.min_cost) : `${money(cost.data.min_cost)} – ${money(cost.data.max_cost)}`}</>;
+}
+
+/** Deployed and its agent heartbeating: what the API calls ready. */
+function Readiness({ organizationId, clusterId, live }: { organizationId: string; clusterId: string; live: boolean }) {
+  const ready = api.useQuery('get', '/organization/{organizationId}/cluster/{clusterId}/isReady', { params: { path: { organizationId, clusterId } } }, { refetchInterval: useLiveInterval(), enabled: live });
+  if (ready.isError) return <span className="muted">{messageOf(ready.error)}</span>;
+  if (ready.data === undefined) return <span className="muted">…</span>;
+  return <>{ready.data.is_ready ? 'Yes' : 'No: it must be deployed, with its agent connected'}</>;
 }

@@ -107,6 +107,8 @@ function SelfManagedClusterForm({ organizationId, onClose, onCreated }: { organi
   const path = { params: { path: { organizationId } } };
   const credentials = api.useQuery('get', '/organization/{organizationId}/aws/credentials', path);
   const templates = api.useQuery('get', '/organization/{organizationId}/platformTemplate', path);
+  // The regions AWS offers, from the provider catalog: the table self-managed clusters are checked against.
+  const regions = api.useQuery('get', '/aws/region');
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [region, setRegion] = useState('eu-west-3');
@@ -154,7 +156,15 @@ function SelfManagedClusterForm({ organizationId, onClose, onCreated }: { organi
       </p>
       <TextField label="Name" value={name} onChange={(value) => (reset(), setName(value))} isRequired autoFocus maxLength={255} errorMessage={fields.get('name')} />
       <TextField label="Description (optional)" value={description} onChange={(value) => (reset(), setDescription(value))} maxLength={2000} errorMessage={fields.get('description')} />
-      <TextField label="AWS region" value={region} onChange={(value) => (reset(), setRegion(value))} isRequired maxLength={64} errorMessage={fields.get('region')} />
+      <SelectField
+        id="cluster-region"
+        label="AWS region"
+        value={region}
+        onChange={(value) => (reset(), setRegion(value))}
+        options={(regions.data?.results ?? [{ name: region, city: '', country: '' }]).map((entry) => ({ value: entry.name, label: entry.city === '' ? entry.name : `${entry.name} (${entry.city}, ${entry.country})` }))}
+        errorMessage={fields.get('region')}
+      />
+      <ErrorMessage message={regions.isError ? messageOf(regions.error) : undefined} />
       {credentials.isSuccess && credentialChoices.length === 0 ? (
         <p className="notice">
           This organization has no AWS credential yet. Register one (<code>POST /organization/{'{id}'}/aws/credentials</code>, or <code>slipway</code> on the command line), then come back.

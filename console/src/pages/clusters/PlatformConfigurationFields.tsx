@@ -23,9 +23,22 @@ export interface PlatformChoice {
 
 export const EMPTY_CHOICE: PlatformChoice = { layers: {}, settings: {}, inputs: {} };
 
-/** The layers a self-managed (customer-managed) cluster on AWS can have. */
-export function layersFor(template: Template | undefined): Layer[] {
-  return (template?.layers ?? []).filter((layer) => layer.modes.includes('CUSTOMER_MANAGED') && (layer.providers === null || layer.providers.includes('AWS')));
+/** A cluster's context in the catalog: its mode (SELF_MANAGED is CUSTOMER_MANAGED) and its provider (ON_PREMISE is UNKNOWN). */
+export interface PlatformContext {
+  mode: 'CUSTOMER_MANAGED' | 'PLATFORM_MANAGED';
+  provider: string;
+}
+
+/** A new self-managed cluster's: customer-managed, on AWS. */
+export const SELF_MANAGED_AWS: PlatformContext = { mode: 'CUSTOMER_MANAGED', provider: 'AWS' };
+
+export function platformContextOf(cluster: { kubernetes: string; cloud_provider: string }): PlatformContext {
+  return { mode: cluster.kubernetes === 'SELF_MANAGED' ? 'CUSTOMER_MANAGED' : 'PLATFORM_MANAGED', provider: cluster.cloud_provider === 'ON_PREMISE' ? 'UNKNOWN' : cluster.cloud_provider };
+}
+
+/** The layers a cluster of the context can have. */
+export function layersFor(template: Template | undefined, context: PlatformContext = SELF_MANAGED_AWS): Layer[] {
+  return (template?.layers ?? []).filter((layer) => layer.modes.includes(context.mode) && (layer.providers === null || layer.providers.includes(context.provider as never)));
 }
 
 export function isLayerOn(layer: Layer, choice: PlatformChoice): boolean {
@@ -33,11 +46,11 @@ export function isLayerOn(layer: Layer, choice: PlatformChoice): boolean {
 }
 
 /** The request's platform_configuration beside templateKey/templateVersion, typed as the template's fields say. */
-export function configurationOf(template: Template, choice: PlatformChoice) {
+export function configurationOf(template: Template, choice: PlatformChoice, context: PlatformContext = SELF_MANAGED_AWS) {
   const layerSelections: Record<string, boolean> = {};
   const managedConfig: Record<string, Record<string, unknown>> = {};
   const customerProvidedInputs: Record<string, Record<string, string>> = {};
-  for (const layer of layersFor(template)) {
+  for (const layer of layersFor(template, context)) {
     if (!layer.mandatory) layerSelections[layer.key] = isLayerOn(layer, choice);
     if (!isLayerOn(layer, choice)) continue;
     for (const component of layer.components) {
@@ -59,14 +72,15 @@ export function configurationOf(template: Template, choice: PlatformChoice) {
 
 /**
  * A template's layers (optional ones as checkboxes) and, for each component of the layers turned on, the API's
- * `resolve` preview for a customer-managed AWS cluster with the values typed so far: its settings (the defaults shown
- * as placeholders), the inputs the cluster must provide with MISSING or READY, and the violations of the values.
+ * `resolve` preview in the cluster's context (a new self-managed cluster's: customer-managed on AWS) with the values
+ * typed so far: its settings (the defaults shown as placeholders), the inputs the cluster must provide with MISSING or
+ * READY, and the violations of the values.
  */
-export function PlatformConfigurationFields({ organizationId, template, choice, onChange }: { organizationId: string; template: Template; choice: PlatformChoice; onChange: (choice: PlatformChoice) => void }) {
+export function PlatformConfigurationFields({ organizationId, template, choice, onChange, context = SELF_MANAGED_AWS }: { organizationId: string; template: Template; choice: PlatformChoice; onChange: (choice: PlatformChoice) => void; context?: PlatformContext }) {
   return (
     <fieldset className="fieldset platform-configuration">
       <legend>Platform layers</legend>
-      {layersFor(template).map((layer) => (
+      {layersFor(template, context).map((layer) => (
         <div key={layer.key} className="platform-layer">
           <CheckboxField
             id={`layer-${layer.key}`}
@@ -76,7 +90,7 @@ export function PlatformConfigurationFields({ organizationId, template, choice, 
             {...(layer.description === null ? {} : { description: layer.description })}
           />
           {isLayerOn(layer, choice)
-            ? layer.components.map((component) => <ComponentPreview key={component.key} organizationId={organizationId} template={template} componentKey={component.key} choice={choice} onChange={onChange} />)
+            ? layer.components.map((component) => <ComponentPreview key={component.key} organizationId={organizationId} template={template} componentKey={component.key} choice={choice} onChange={onChange} context={context} />)
             : null}
         </div>
       ))}
@@ -84,10 +98,10 @@ export function PlatformConfigurationFields({ organizationId, template, choice, 
   );
 }
 
-function ComponentPreview({ organizationId, template, componentKey, choice, onChange }: { organizationId: string; template: Template; componentKey: string; choice: PlatformChoice; onChange: (choice: PlatformChoice) => void }) {
+function ComponentPreview({ organizationId, template, componentKey, choice, onChange, context }: { organizationId: string; template: Template; componentKey: string; choice: PlatformChoice; onChange: (choice: PlatformChoice) => void; context: PlatformContext }) {
   const settings = choice.settings[componentKey] ?? {};
   const inputs = choice.inputs[componentKey] ?? {};
-  const url = `/organization/${organizationId}/platformTemplate/${encodeURIComponent(template.key)}/${encodeURIComponent(template.version)}/component/${encodeURIComponent(componentKey)}/resolve?clusterMode=CUSTOMER_MANAGED&cloudProvider=AWS`;
+  const url = `/organization/${organizationId}/platformTemplate/${encodeURIComponent(template.key)}/${encodeURIComponent(template.version)}/component/${encodeURIComponent(componentKey)}/resolve?clusterMode=${context.mode}&cloudProvider=${context.provider}`;
   const body = { clusterInputs: Object.fromEntries(Object.entries(inputs).filter(([, value]) => value !== '')) };
   const preview = useQuery({ queryKey: ['platform-resolve', url, body], queryFn: () => apiRequest<Resolution>('POST', url, body), placeholderData: (previous) => previous });
   const setSetting = (key: string, value: string) => onChange({ ...choice, settings: { ...choice.settings, [componentKey]: { ...settings, [key]: value } } });

@@ -5,6 +5,7 @@ import { apiRequest, messageOf, type components } from '../../api/client.ts';
 import { Button, CheckboxField, ErrorMessage, ModalDialog, RelativeTime, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
 import { DeleteByNameDialog, formErrorsOf } from '../../ui/dialogs.tsx';
 import type { ServiceContext } from '../ServicePage.tsx';
+import { DomainsCheck } from './DomainsCheck.tsx';
 
 type CustomDomain = components['schemas']['CustomDomain'];
 
@@ -56,6 +57,7 @@ export function ServiceDomains({ context }: { context: ServiceContext }) {
         <h2 id="domains-heading">Custom domains</h2>
         {list.length === 0 ? null : <Button onPress={() => setAdding(true)}>Add domain</Button>}
       </div>
+      {list.length === 0 ? null : <DomainsCheck context={context} queryKey={key} />}
       {domains.isPending ? <Spinner label="Loading the custom domains…" /> : null}
       <ErrorMessage message={domains.isError ? messageOf(domains.error) : undefined} />
       {domains.isSuccess && list.length === 0 ? (

@@ -10,6 +10,7 @@ import { PermissionNote } from '../../ui/PermissionNote.tsx';
 import type { ServiceContext } from '../ServicePage.tsx';
 import { CloneServiceDialog } from './CloneServiceDialog.tsx';
 import { DeleteServiceDialog } from './DeleteServiceDialog.tsx';
+import { EditRestrictionDialog } from './EditRestrictionDialog.tsx';
 import { UninstallServiceDialog } from './UninstallServiceDialog.tsx';
 import { parseSetting, requiredOf, showSetting, type Settings, type Stored } from './settings-bodies.ts';
 
@@ -519,6 +520,7 @@ function DeploymentRestrictionsSection({ context, readOnly, noteId }: SectionPro
   const [error, setError] = useState<unknown>();
   const [rowError, setRowError] = useState<{ id: string; message: string } | undefined>();
   const [pending, setPending] = useState(false);
+  const [editing, setEditing] = useState<Restriction | undefined>();
   const fields = fieldErrorsOf(error);
   async function add(event: FormEvent) {
     event.preventDefault();
@@ -570,6 +572,9 @@ function DeploymentRestrictionsSection({ context, readOnly, noteId }: SectionPro
                   <ErrorMessage message={rowError?.id === restriction.id ? rowError.message : undefined} />
                 </td>
                 <td className="actions-cell">
+                  <Button variant="secondary" onPress={() => setEditing(restriction)} isDisabled={readOnly} aria-label={`Edit the restriction ${restriction.value}…`} aria-describedby={noteId}>
+                    Edit…
+                  </Button>
                   <Button variant="quiet-danger" onPress={() => void remove(restriction)} isDisabled={readOnly} aria-label={`Delete the restriction ${restriction.value}`} aria-describedby={noteId}>
                     Delete
                   </Button>
@@ -601,6 +606,7 @@ function DeploymentRestrictionsSection({ context, readOnly, noteId }: SectionPro
           </Button>
         </div>
       </Form>
+      {editing === undefined ? null : <EditRestrictionDialog path={path} queryKey={key} restriction={editing} onClose={() => setEditing(undefined)} />}
     </SettingsCard>
   );
 }
@@ -721,11 +727,16 @@ function DatabaseCredentialsSection({ context }: SectionProps) {
 function AdvancedSettingsSection({ context, readOnly, noteId, settingsKind }: SectionProps & { settingsKind: string }) {
   const defaults = useQuery({ queryKey: ['advanced-defaults', settingsKind], queryFn: () => apiRequest<Settings>('GET', `/default${settingsKind}AdvancedSettings`) });
   const current = useQuery({ queryKey: ['advanced-settings', context.base], queryFn: () => apiRequest<Settings>('GET', `${context.base}/advancedSettings`) });
+  const queryClient = useQueryClient();
+  async function save(body: Settings) {
+    await apiRequest('PUT', `${context.base}/advancedSettings`, body);
+    await queryClient.invalidateQueries({ queryKey: ['advanced-settings', context.base] });
+  }
   return (
     <SettingsCard id="advanced-settings" title="Advanced settings" intro="Fine-tuning of the build, the deployment and the network. A key you do not set keeps the default shown.">
       {defaults.isPending || current.isPending ? <Spinner label="Loading the advanced settings…" /> : null}
       <ErrorMessage message={defaults.isError ? messageOf(defaults.error) : current.isError ? messageOf(current.error) : undefined} />
-      {defaults.data === undefined || current.data === undefined ? null : <AdvancedSettingsForm key={JSON.stringify(current.data)} context={context} defaults={defaults.data} current={current.data} readOnly={readOnly} noteId={noteId} />}
+      {defaults.data === undefined || current.data === undefined ? null : <AdvancedSettingsForm key={JSON.stringify(current.data)} save={save} defaults={defaults.data} current={current.data} readOnly={readOnly} noteId={noteId} />}
     </SettingsCard>
   );
 }
@@ -735,13 +746,13 @@ interface OverrideRow {
   value: string;
 }
 
-function AdvancedSettingsForm({ context, defaults, current, readOnly, noteId }: { context: ServiceContext; defaults: Settings; current: Settings; readOnly: boolean; noteId: string | undefined }) {
+/** The override rows of an advanced settings map (a service's or a cluster's), saved whole by `save` (the API's PUT, then a fresh read). */
+export function AdvancedSettingsForm({ save, defaults, current, readOnly, noteId }: { save: (body: Settings) => Promise<void>; defaults: Settings; current: Settings; readOnly: boolean; noteId: string | undefined }) {
   const keys = Object.keys(defaults).sort();
   const [rows, setRows] = useState<OverrideRow[]>(() => keys.filter((key) => JSON.stringify(current[key]) !== JSON.stringify(defaults[key])).map((key) => ({ key, value: showSetting(current[key]) })));
   const [error, setError] = useState<unknown>();
   const [pending, setPending] = useState(false);
   const [saved, setSaved] = useState(false);
-  const queryClient = useQueryClient();
   const fields = fieldErrorsOf(error);
   function update(index: number, change: Partial<OverrideRow>) {
     setRows((previous) => previous.map((row, position) => (position === index ? { ...row, ...change } : row)));
@@ -755,8 +766,7 @@ function AdvancedSettingsForm({ context, defaults, current, readOnly, noteId }: 
     setSaved(false);
     try {
       const body = Object.fromEntries(rows.filter((row) => row.key !== '').map((row) => [row.key, parseSetting(row.value, defaults[row.key])]));
-      await apiRequest('PUT', `${context.base}/advancedSettings`, body);
-      await queryClient.invalidateQueries({ queryKey: ['advanced-settings', context.base] });
+      await save(body);
       setSaved(true);
     } catch (caught) {
       setError(caught);

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { Fragment, useState } from 'react';
-import { apiRequest, messageOf, type components } from '../../api/client.ts';
+import { api, apiRequest, messageOf, type components } from '../../api/client.ts';
 import { Button, ErrorMessage, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
@@ -36,12 +36,14 @@ function pretty(change: string): string {
 }
 
 /**
- * The organization's audit log: newest first, filtered by target, action, origin, author and time range, a page at a
- * time (the API's `links`), each entry expandable to its change and request.
+ * The organization's audit log: newest first, filtered by target (its type, then one of the targets the log has
+ * events about: getOrganizationEventTargets under the other filters), action, origin, author and time range, a page
+ * at a time (the API's `links`), each entry expandable to its change and request.
  */
 export function AuditLogSettings() {
   const { organizationId } = route.useParams();
   const [target, setTarget] = useState<Event['target_type'] | ''>('');
+  const [targetId, setTargetId] = useState('');
   const [action, setAction] = useState<Event['event_type'] | ''>('');
   const [origin, setOrigin] = useState<Event['origin'] | ''>('');
   const [author, setAuthor] = useState('');
@@ -56,6 +58,10 @@ export function AuditLogSettings() {
   if (author.trim() !== '') query.set('triggeredBy', author.trim());
   if (from !== '') query.set('fromTimestamp', new Date(`${from}T00:00:00`).toISOString());
   if (to !== '') query.set('toTimestamp', new Date(`${to}T23:59:59.999`).toISOString());
+  // The targets the log names under the other filters; the chosen one narrows the events only.
+  const targetFilters = Object.fromEntries([...query.entries()].filter(([key]) => key !== 'pageSize'));
+  const targets = api.useQuery('get', '/organization/{organizationId}/targets', { params: { path: { organizationId }, query: targetFilters } }, { placeholderData: keepPreviousData });
+  if (targetId !== '') query.set('targetId', targetId);
   const path = page ?? `/organization/${organizationId}/events?${query.toString()}`;
   const events = useQuery({ queryKey: ['organization-events', path], queryFn: () => apiRequest<Page>('GET', path), placeholderData: keepPreviousData });
 
@@ -75,7 +81,20 @@ export function AuditLogSettings() {
       </div>
       <p className="muted section-intro">Every change made to this organization and what it holds, by whom, from where. Secret values are masked.</p>
       <div className="card filters" role="search" aria-label="Filter the audit log">
-        <SelectField id="audit-target" label="Target" value={target} onChange={filter(setTarget)} options={options(TARGETS, 'Any target')} />
+        <SelectField id="audit-target" label="Target" value={target} onChange={filter((next: Event['target_type'] | '') => (setTarget(next), setTargetId('')))} options={options(TARGETS, 'Any target')} />
+        <SelectField
+          id="audit-target-name"
+          label="Name"
+          value={targetId}
+          onChange={filter(setTargetId)}
+          options={[
+            { value: '', label: target === '' ? 'Any name' : `Any ${words(target).toLowerCase()}` },
+            ...(targets.data?.targets ?? []).map((entry) => ({ value: entry.id, label: entry.name === '' ? `${entry.id.slice(0, 8)}…` : entry.name })),
+            // Kept while the list no longer holds it (another filter changed), so the select still says what filters.
+            ...(targetId === '' || (targets.data?.targets ?? []).some((entry) => entry.id === targetId) ? [] : [{ value: targetId, label: `${targetId.slice(0, 8)}…` }]),
+          ]}
+          {...(targets.isError ? { errorMessage: messageOf(targets.error) } : {})}
+        />
         <SelectField id="audit-action" label="Action" value={action} onChange={filter(setAction)} options={options(EVENTS, 'Any action')} />
         <SelectField id="audit-origin" label="Origin" value={origin} onChange={filter(setOrigin)} options={options(ORIGINS, 'Any origin')} />
         <TextField label="Author" value={author} onChange={filter(setAuthor)} placeholder="e-mail or token name" />

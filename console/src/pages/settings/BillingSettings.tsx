@@ -4,6 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, apiRequest, fieldErrorsOf, messageOf, summaryOf, type components } from '../../api/client.ts';
 import { Button, ErrorMessage, SelectField, Spinner, StatusChip, TextField } from '../../ui/controls.tsx';
+import { CopyButton } from '../../ui/CopyButton.tsx';
 import { CreditCardsCard, DownloadAllInvoices, InvoiceDialog, UsageReportCard } from './BillingPayments.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
@@ -50,6 +51,8 @@ export function BillingSettings() {
   const path = { params: { path: { organizationId } } };
   const cost = api.useQuery('get', '/organization/{organizationId}/currentCost', path);
   const status = api.useQuery('get', '/organization/{organizationId}/billingStatus', path);
+  // The id billing systems know the organization by (for support, or matching payments by hand).
+  const customer = api.useQuery('get', '/organization/{organizationId}/billingExternalId', path);
   return (
     <>
       <section aria-labelledby="plan-heading" className="card settings-card">
@@ -87,6 +90,18 @@ export function BillingSettings() {
                     <StatusChip state="DEPLOYMENT_ERROR" label="Deployments blocked" />
                     <span className="kind-label">{status.data.message}</span>
                   </>
+                )}
+              </dd>
+            </div>
+            <div>
+              <dt>Billing customer id</dt>
+              <dd>
+                {customer.data === undefined ? (
+                  <span className="muted">{customer.isError ? messageOf(customer.error) : '…'}</span>
+                ) : (
+                  <span>
+                    <code>{customer.data.id}</code> <CopyButton value={customer.data.id} label="Copy the billing customer id" />
+                  </span>
                 )}
               </dd>
             </div>

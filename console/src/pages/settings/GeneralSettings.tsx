@@ -4,6 +4,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, fieldErrorsOf, messageOf, summaryOf, type Organization } from '../../api/client.ts';
 import { Button, ConfirmByNameDialog, ErrorMessage, Spinner, TextField } from '../../ui/controls.tsx';
+import { InstallationCard } from './InstallationCard.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
 
@@ -22,6 +23,7 @@ export function GeneralSettings() {
         </h2>
         <EditOrganizationForm key={organization.data.id} organization={organization.data} />
       </section>
+      <InstallationCard />
       <section aria-labelledby="danger-heading" className="card settings-card danger-zone">
         <h2 id="danger-heading" className="card-title">
           Danger zone

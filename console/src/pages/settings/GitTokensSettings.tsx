@@ -1,10 +1,12 @@
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
-import { api, messageOf, type components } from '../../api/client.ts';
-import { ActionsMenu, Button, ErrorMessage, ModalDialog, RelativeTime, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
+import { api, type components } from '../../api/client.ts';
+import { ActionsMenu, Button, ModalDialog, RelativeTime, SelectField, TextField } from '../../ui/controls.tsx';
 import { createOrEdit, DeleteByNameDialog, FormActions, useRefreshThenClose } from '../../ui/dialogs.tsx';
 import { ListSection } from '../../ui/ListSection.tsx';
+import { AssociatedServicesDialog } from './AssociatedServicesDialog.tsx';
+import { GitHubAppSection } from './GitHubAppSection.tsx';
 import { RepositoryDirectoryPicker } from './RepositoryDirectoryPicker.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
@@ -83,11 +85,12 @@ export function GitTokensSettings() {
       </ListSection>
       {dialog?.kind === 'new' ? <GitTokenDialog organizationId={organizationId} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'edit' ? <GitTokenDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
-      {dialog?.kind === 'services' ? <AssociatedServicesDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
+      {dialog?.kind === 'services' ? <GitTokenServicesDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'browse' ? (
         <RepositoryDirectoryPicker organizationId={organizationId} title={`Browse a repository with ${dialog.token.name}`} provider={dialog.token.type} gitTokenId={dialog.token.id} onClose={() => setDialog(undefined)} />
       ) : null}
       {dialog?.kind === 'delete' ? <DeleteGitTokenDialog organizationId={organizationId} token={dialog.token} onClose={() => setDialog(undefined)} /> : null}
+      <GitHubAppSection organizationId={organizationId} />
     </>
   );
 }
@@ -141,27 +144,9 @@ function GitTokenDialog({ organizationId, token, onClose }: { organizationId: st
   );
 }
 
-function AssociatedServicesDialog({ organizationId, token, onClose }: { organizationId: string; token: GitToken; onClose: () => void }) {
+function GitTokenServicesDialog({ organizationId, token, onClose }: { organizationId: string; token: GitToken; onClose: () => void }) {
   const services = api.useQuery('get', '/organization/{organizationId}/gitToken/{gitTokenId}/associatedServices', { params: { path: { organizationId, gitTokenId: token.id } } });
-  return (
-    <ModalDialog title={`Services using ${token.name}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())}>
-      {services.isPending ? <Spinner label="Loading the services…" /> : null}
-      <ErrorMessage message={services.isError ? messageOf(services.error) : undefined} />
-      <ul className="plain-list service-links">
-        {(services.data?.results ?? []).map((service) => (
-          <li key={service.service_id}>
-            <strong>{service.service_name}</strong> <span className="muted">({service.service_type.toLowerCase()})</span>
-            <span className="kind-label">
-              {service.project_name} › {service.environment_name}
-            </span>
-          </li>
-        ))}
-      </ul>
-      <div className="form-actions">
-        <Button onPress={onClose}>Close</Button>
-      </div>
-    </ModalDialog>
-  );
+  return <AssociatedServicesDialog organizationId={organizationId} title={`Services using ${token.name}`} query={services} onClose={onClose} />;
 }
 
 function DeleteGitTokenDialog({ organizationId, token, onClose }: { organizationId: string; token: GitToken; onClose: () => void }) {

@@ -1,11 +1,12 @@
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
-import { api, type components } from '../../api/client.ts';
+import { api, messageOf, type components } from '../../api/client.ts';
 import { ConnectionCell, useConnectionChecks } from '../../ui/ConnectionCheck.tsx';
-import { ActionsMenu, Button, CheckboxField, ModalDialog, SelectField, TextField } from '../../ui/controls.tsx';
+import { ActionsMenu, Button, CheckboxField, ErrorMessage, ModalDialog, SelectField, Spinner, TextField } from '../../ui/controls.tsx';
 import { createOrEdit, DeleteByNameDialog, FormActions, useRefreshThenClose } from '../../ui/dialogs.tsx';
 import { ListSection } from '../../ui/ListSection.tsx';
+import { AssociatedServicesDialog } from './AssociatedServicesDialog.tsx';
 
 const route = getRouteApi('/signed-in/organization/$organizationId/settings');
 
@@ -35,7 +36,7 @@ function kindOf(kind: Kind) {
 export function HelmRepositoriesSettings() {
   const { organizationId } = route.useParams();
   const repositories = api.useQuery('get', HELM_REPOSITORIES, { params: { path: { organizationId } } });
-  const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'delete'; repository: HelmRepository } | undefined>();
+  const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'services' | 'delete'; repository: HelmRepository } | undefined>();
   const checks = useConnectionChecks();
   const check = api.useMutation('post', '/organization/{organizationId}/helmRepository/{helmRepositoryId}/check');
   const list = repositories.data?.results ?? [];
@@ -80,10 +81,11 @@ export function HelmRepositoriesSettings() {
               <ActionsMenu
                 label={`Actions for ${repository.name}`}
                 actions={[
+                  { id: 'services', label: 'Services using it…' },
                   { id: 'edit', label: 'Edit…' },
                   { id: 'delete', label: 'Delete…', danger: true },
                 ]}
-                onAction={(id) => setDialog({ kind: id as 'edit' | 'delete', repository })}
+                onAction={(id) => setDialog({ kind: id as 'services' | 'edit' | 'delete', repository })}
               />
             </td>
           </tr>
@@ -91,6 +93,7 @@ export function HelmRepositoriesSettings() {
       </ListSection>
       {dialog?.kind === 'new' ? <HelmRepositoryDialog organizationId={organizationId} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'edit' ? <HelmRepositoryDialog organizationId={organizationId} repository={dialog.repository} onClose={() => setDialog(undefined)} /> : null}
+      {dialog?.kind === 'services' ? <HelmRepositoryServicesDialog organizationId={organizationId} repository={dialog.repository} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'delete' ? <DeleteHelmRepositoryDialog organizationId={organizationId} repository={dialog.repository} onClose={() => setDialog(undefined)} /> : null}
     </>
   );
@@ -113,6 +116,10 @@ function HelmRepositoryDialog({ organizationId, repository, onClose }: { organiz
   const [scalewayAccessKey, setScalewayAccessKey] = useState(repository?.config.scaleway_access_key ?? '');
   const [scalewaySecretKey, setScalewaySecretKey] = useState('');
   const [scalewayProjectId, setScalewayProjectId] = useState(repository?.config.scaleway_project_id ?? '');
+  const available = api.useQuery('get', '/availableHelmRepository');
+  const offered = available.data?.results ?? [];
+  const required = offered.find((entry) => entry.kind === kind)?.required_config ?? {};
+  const requiredSentence = Object.values(required).map(String).join('; ');
   const credentials = kindOf(kind)?.credentials ?? 'basic';
   const awsCredentials = api.useQuery('get', '/organization/{organizationId}/aws/credentials', { params: { path: { organizationId } } }, { enabled: credentials === 'aws' });
   const done = useRefreshThenClose([HELM_REPOSITORIES], onClose);
@@ -151,7 +158,17 @@ function HelmRepositoryDialog({ organizationId, repository, onClose }: { organiz
     <ModalDialog title={repository === undefined ? 'New Helm repository' : `Edit ${repository.name}`} isOpen onOpenChange={(open) => (open ? undefined : onClose())} wide>
       <Form onSubmit={submit} className="form">
         <TextField label="Name" value={name} onChange={(next) => (reset(), setName(next))} isRequired autoFocus maxLength={255} errorMessage={fields.get('name')} />
-        <SelectField id="helm-repository-kind" label="Kind" value={kind} onChange={(next) => (reset(), setKind(next))} options={KINDS} errorMessage={fields.get('kind')} />
+        {available.isPending ? <Spinner label="Loading the repository kinds…" /> : null}
+        <ErrorMessage message={available.isError ? messageOf(available.error) : undefined} />
+        <SelectField
+          id="helm-repository-kind"
+          label="Kind"
+          value={kind}
+          onChange={(next) => (reset(), setKind(next))}
+          options={KINDS.filter((entry) => entry.value === kind || offered.some((candidate) => candidate.kind === entry.value))}
+          description={requiredSentence === '' ? undefined : `Requires ${requiredSentence}.`}
+          errorMessage={fields.get('kind')}
+        />
         <TextField label="URL" value={url} onChange={(next) => (reset(), setUrl(next))} isRequired maxLength={2048} placeholder={kindOf(kind)?.placeholder} errorMessage={fields.get('url')} />
         <TextField label="Description (optional)" value={description} onChange={(next) => (reset(), setDescription(next))} maxLength={2000} errorMessage={fields.get('description')} />
         {credentials === 'basic' ? (
@@ -187,6 +204,11 @@ function HelmRepositoryDialog({ organizationId, repository, onClose }: { organiz
       </Form>
     </ModalDialog>
   );
+}
+
+function HelmRepositoryServicesDialog({ organizationId, repository, onClose }: { organizationId: string; repository: HelmRepository; onClose: () => void }) {
+  const services = api.useQuery('get', '/organization/{organizationId}/helmRepository/{helmRepositoryId}/associatedServices', { params: { path: { organizationId, helmRepositoryId: repository.id } } });
+  return <AssociatedServicesDialog organizationId={organizationId} title={`Services using ${repository.name}`} query={services} onClose={onClose} />;
 }
 
 function DeleteHelmRepositoryDialog({ organizationId, repository, onClose }: { organizationId: string; repository: HelmRepository; onClose: () => void }) {

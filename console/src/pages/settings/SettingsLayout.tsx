@@ -63,6 +63,7 @@ const SECTIONS = [
   { slug: 'labels-annotations', to: '/organization/$organizationId/settings/labels-annotations', label: 'Labels and annotations' },
   { slug: 'billing', to: '/organization/$organizationId/settings/billing', label: 'Billing' },
   { slug: 'audit-log', to: '/organization/$organizationId/settings/audit-log', label: 'Audit log' },
+  { slug: 'alerts', to: '/organization/$organizationId/settings/alerts', label: 'Alerts' },
 ] as const;
 
 /**

@@ -1,6 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
-import { useState, type FormEvent } from 'react';
+import { Fragment, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, apiRequest, messageOf, type components } from '../../api/client.ts';
 import { CheckboxGroup } from '../../ui/CheckboxGroup.tsx';
@@ -15,6 +15,7 @@ type Webhook = components['schemas']['OrganizationWebhookResponse'];
 type WebhookEvent = components['schemas']['OrganizationWebhookEventEnum'];
 type EnvironmentType = 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
 type Delivery = components['schemas']['WebhookDeliveryResponse'];
+type DeploymentEvent = components['schemas']['WebhookEventResponse'];
 
 const WEBHOOKS = '/organization/{organizationId}/webhook' as const;
 const EVENTS: readonly { value: WebhookEvent; label: string }[] = [
@@ -48,7 +49,7 @@ function webhookName(webhook: Webhook): string {
 export function WebhooksSettings() {
   const { organizationId } = route.useParams();
   const webhooks = api.useQuery('get', WEBHOOKS, { params: { path: { organizationId } } });
-  const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'deliveries' | 'delete'; webhook: Webhook } | undefined>();
+  const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'deliveries' | 'events' | 'delete'; webhook: Webhook } | undefined>();
   const list = webhooks.data?.results ?? [];
   return (
     <>
@@ -95,9 +96,10 @@ export function WebhooksSettings() {
                 label={`Actions for ${webhookName(webhook)}`}
                 actions={[
                   { id: 'edit', label: 'Edit…' },
+                  { id: 'events', label: 'Deployment events…' },
                   { id: 'delete', label: 'Delete…', danger: true },
                 ]}
-                onAction={(id) => setDialog({ kind: id as 'edit' | 'delete', webhook })}
+                onAction={(id) => setDialog({ kind: id as 'edit' | 'events' | 'delete', webhook })}
               />
             </td>
           </tr>
@@ -106,6 +108,7 @@ export function WebhooksSettings() {
       {dialog?.kind === 'new' ? <WebhookDialog organizationId={organizationId} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'edit' ? <WebhookDialog organizationId={organizationId} webhook={dialog.webhook} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'deliveries' ? <DeliveriesDialog organizationId={organizationId} webhook={dialog.webhook} onClose={() => setDialog(undefined)} /> : null}
+      {dialog?.kind === 'events' ? <DeploymentEventsDialog organizationId={organizationId} webhook={dialog.webhook} onClose={() => setDialog(undefined)} /> : null}
       {dialog?.kind === 'delete' ? <DeleteWebhookDialog organizationId={organizationId} webhook={dialog.webhook} onClose={() => setDialog(undefined)} /> : null}
     </>
   );
@@ -307,6 +310,69 @@ function DeliveryResult({ delivery }: { delivery: Delivery }) {
       </span>
       {delivery.error === null ? null : <span className="kind-label">{delivery.error}</span>}
     </>
+  );
+}
+
+/**
+ * The deployment events sent to the webhook (listWebhookEvent: the newest 100 attempts, audit-log events left out):
+ * which event, the receiver's answer, and the body sent, opened on demand.
+ */
+function DeploymentEventsDialog({ organizationId, webhook, onClose }: { organizationId: string; webhook: Webhook; onClose: () => void }) {
+  const events = api.useQuery('get', '/organization/{organizationId}/webhook/{webhookId}/event', { params: { path: { organizationId, webhookId: webhook.id } } });
+  const [open, setOpen] = useState<string | undefined>();
+  const list = events.data?.results ?? [];
+  return (
+    <ModalDialog title={`Deployment events sent to ${webhookName(webhook)}`} isOpen onOpenChange={(next) => (next ? undefined : onClose())} wide>
+      <div className="form">
+        <p className="muted">The newest 100 attempts at sending deployment events; the deliveries list every attempt, organization events included.</p>
+        {events.isPending ? <Spinner label="Loading deployment events…" /> : null}
+        <ErrorMessage message={events.isError ? messageOf(events.error) : undefined} />
+        {events.isSuccess && list.length === 0 ? <p className="muted">No deployment event sent yet.</p> : null}
+        {list.length === 0 ? null : (
+          <ListTable label="Deployment events" columns={['Event', 'Answer', 'Sent']}>
+            {list.map((event: DeploymentEvent) => (
+              <Fragment key={event.id}>
+                <tr>
+                  <th scope="row">
+                    {eventLabel(event.matched_event)}
+                    {event.target_url_used === webhook.target_url ? null : <span className="kind-label">sent to {event.target_url_used}</span>}
+                  </th>
+                  <td data-label="Answer">
+                    <StatusChip
+                      state={event.target_response_status_code >= 200 && event.target_response_status_code < 300 ? 'DEPLOYED' : 'DEPLOYMENT_ERROR'}
+                      label={event.target_response_status_code === 0 ? 'No answer' : `HTTP ${event.target_response_status_code}`}
+                    />
+                    {event.target_response_body === null || event.target_response_body === '' ? null : <span className="kind-label">{event.target_response_body.slice(0, 200)}</span>}
+                  </td>
+                  <td data-label="Sent">
+                    <RelativeTime at={event.created_at} />
+                  </td>
+                  <td className="actions-cell">
+                    <Button variant="secondary" aria-expanded={open === event.id} aria-controls={`webhook-event-${event.id}`} onPress={() => setOpen(open === event.id ? undefined : event.id)}>
+                      {open === event.id ? 'Hide body' : 'Body'}
+                      <span className="visually-hidden"> of {eventLabel(event.matched_event)}</span>
+                    </Button>
+                  </td>
+                </tr>
+                {open === event.id ? (
+                  <tr id={`webhook-event-${event.id}`}>
+                    <td colSpan={4}>
+                      {/* A region that takes the focus: a long body scrolls sideways, and the keyboard must reach it. */}
+                      <pre className="change" role="region" aria-label={`Body sent: ${eventLabel(event.matched_event)}`} tabIndex={0}>
+                        {JSON.stringify(event.request, null, 2)}
+                      </pre>
+                    </td>
+                  </tr>
+                ) : null}
+              </Fragment>
+            ))}
+          </ListTable>
+        )}
+        <div className="form-actions">
+          <Button onPress={onClose}>Close</Button>
+        </div>
+      </div>
+    </ModalDialog>
   );
 }
 
