@@ -1,13 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { cardNumberProblem, groupedCardNumber, luhnValid } from '../console/src/pages/settings/card-number.ts';
 import { csvRows } from '../console/src/pages/settings/usage-report.ts';
+import { openDatabase } from '../src/db/db.client.ts';
 import { callApi, checkScreen, consoleToken, expectAccessible, launchConsoleBrowser, newConsoleContext, SCREENSHOTS, signIn, signUp, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { createBareRepository, startGitServer, type TestGitServer } from './support/git-server.ts';
+import { pdfText } from './support/pdf-text.ts';
 import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
 import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
 
@@ -284,6 +286,29 @@ for (const dialect of TEST_DIALECTS) {
         await page.getByText('No metered usage in this range.').waitFor();
         await expectAccessible(page, '119-settings-billing-usage');
         await photographSection(page, '119-settings-billing-usage', 'usage-heading');
+
+        // An invoice: the organization existed on the Startup plan in January 2020 (only time makes that, so the row
+        // is dated back), the operator invoices the month, and the person downloads its PDF from the list.
+        const database = openDatabase(server.database);
+        try {
+          await database.db.updateTable('organizations').set({ created_at: '2020-01-01T00:00:00.000Z', plan: 'STARTUP' }).where('id', '=', organizationId).execute();
+        } finally {
+          await database.close();
+        }
+        const invoiced = await server.operator(['admin', 'invoices', 'generate', '--period', '2020-01']);
+        expect(invoiced.code, invoiced.stderr).toBe(0);
+        await page.reload();
+        const invoiceRow = page.getByRole('row', { name: /2020-01/ });
+        await invoiceRow.waitFor();
+        const downloading = page.waitForEvent('download');
+        await invoiceRow.getByRole('button', { name: 'Download PDF of 2020-01' }).click();
+        const download = await downloading;
+        // The signed link's Content-Disposition names the file: the period and the invoice's id.
+        expect(download.suggestedFilename()).toMatch(/^invoice-2020-01-[0-9a-f-]{36}\.pdf$/);
+        const text = await pdfText(await readFile((await download.path()) as string));
+        expect(text).toContain('Billing period: 2020-01');
+        expect(text).toContain('Startup plan');
+        expect(text).toContain('Total due: 49.00 USD');
 
         expect(problems).toEqual([]);
       } finally {

@@ -122,12 +122,17 @@ function openPostgres(target: Extract<DatabaseTarget, { dialect: 'postgres' }>):
   // The driver loads with the first query: an installation on SQLite never loads it.
   const pool = async (): Promise<pg.Pool> => {
     const { default: postgres } = await import('pg');
-    return new postgres.Pool({
+    const created = new postgres.Pool({
       connectionString: target.url,
       max: target.maxConnections ?? 10,
       types: { getTypeParser: (oid: number, format?: 'text' | 'binary') => pgTypeParser(postgres.types, oid, format) } as pg.CustomTypesConfig,
       options: target.schema === undefined ? '-c timezone=UTC' : `-c timezone=UTC -c search_path=${target.schema}`,
     });
+    // An idle connection the server ends (a restart, a failover, an administrator's terminate, an idle timeout) is
+    // reported here and dropped from the pool, which opens a new one for the next query; unheard, the event would end
+    // the process. A query in flight on a connection that ends fails with its own error.
+    created.on('error', () => undefined);
+    return created;
   };
   const db = new Kysely<DB>({ dialect: withCommitParticipants(new PostgresDialect({ pool })) });
   return {

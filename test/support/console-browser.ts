@@ -96,6 +96,24 @@ export async function photograph(page: Page, name: string): Promise<void> {
  * PIXEL_BUDGET. A mismatch writes the actual screenshot and the diff next to the screenshots (BASELINE_DIFFS) and fails
  * naming them; a missing baseline fails too. `SLIPWAY_UPDATE_BASELINES=1` writes the baselines instead.
  */
+/**
+ * A screenshot of the page once it stopped changing: nothing says it is loading, and two screenshots in a row are
+ * alike. A page's parts answer their queries in their own time (the organization switcher, an environment's cluster),
+ * and a loaded machine showed a baseline half of them.
+ */
+async function settledScreenshot(page: Page): Promise<Buffer> {
+  const take = () => page.screenshot({ animations: 'disabled', caret: 'hide', mask: [page.locator('[data-volatile]')], maskColor: '#ff00ff' });
+  await expect.poll(() => page.locator('.loading').count(), { timeout: 15_000 }).toBe(0);
+  let previous = await take();
+  for (let look = 0; look < 40; look += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const next = await take();
+    if (next.equals(previous)) return next;
+    previous = next;
+  }
+  throw new Error('the page kept changing for 6 s: no screenshot of it can be compared');
+}
+
 export async function expectBaseline(page: Page, name: string): Promise<void> {
   const update = process.env.SLIPWAY_UPDATE_BASELINES === '1';
   const failures: string[] = [];
@@ -103,7 +121,7 @@ export async function expectBaseline(page: Page, name: string): Promise<void> {
     await page.setViewportSize(viewport);
     await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
     const file = `${name}-${viewport.width}x${viewport.height}.png`;
-    const shot = await page.screenshot({ animations: 'disabled', caret: 'hide', mask: [page.locator('[data-volatile]')], maskColor: '#ff00ff' });
+    const shot = await settledScreenshot(page);
     const baseline = path.join(BASELINES, file);
     if (update) {
       mkdirSync(BASELINES, { recursive: true });

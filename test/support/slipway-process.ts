@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { databaseTargetOf, type DatabaseTarget } from '../../src/db/db.client.ts';
 import { newId } from '../../src/lib/ids.ts';
 import type { TestDialect } from './databases.ts';
 import { freePort } from './identity-app.ts';
@@ -28,6 +29,8 @@ export interface SlipwayServer {
   restart(): Promise<void>;
   /** Runs `slipway <args>` on the server's data directory and database, as its operator would (`admin …`). */
   operator(args: string[]): Promise<CliResult>;
+  /** Where its database is, for a test that must shape what only time makes (a month gone by): openDatabase(target). */
+  database: DatabaseTarget;
   close(): Promise<void>;
 }
 
@@ -150,6 +153,7 @@ export async function startSlipwayServer(dialect: TestDialect, env: Record<strin
     },
     restart: launch,
     operator: (args: string[]) => runSlipway(args, { ...database, SLIPWAY_LOG_LEVEL: 'silent' }),
+    database: databaseTargetOf({ databaseUrl: database.SLIPWAY_DATABASE_URL, dataDir }),
     async close() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
