@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { EnvironmentsTable, Queryable } from '../../db/db.schema.ts';
+import { readInIdChunks } from '../../db/db.id-chunks.ts';
 
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
 
@@ -24,13 +25,14 @@ export function listEnvironments(db: Queryable, projectId: string): Promise<Envi
 }
 
 export async function countEnvironmentsByProject(db: Queryable, projectIds: string[]): Promise<Map<string, number>> {
-  if (projectIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('environments')
-    .select(['project_id', (eb) => eb.fn.countAll<string | number>().as('count')])
-    .where('project_id', 'in', projectIds)
-    .groupBy('project_id')
-    .execute();
+  const rows = await readInIdChunks(projectIds, (chunk) =>
+    db
+      .selectFrom('environments')
+      .select(['project_id', (eb) => eb.fn.countAll<string | number>().as('count')])
+      .where('project_id', 'in', chunk)
+      .groupBy('project_id')
+      .execute(),
+  );
   return new Map(rows.map((r) => [r.project_id, Number(r.count)]));
 }
 

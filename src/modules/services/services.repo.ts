@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Queryable, ServiceReferencesTable, ServicesTable } from '../../db/db.schema.ts';
+import { readInIdChunks } from '../../db/db.id-chunks.ts';
 
 export type ServiceRow = Selectable<ServicesTable>;
 export type ServiceReferenceRow = Selectable<ServiceReferencesTable>;
@@ -74,13 +75,14 @@ export async function countServicesReferencing(db: Queryable, organizationId: st
 }
 
 export async function countServicesByProject(db: Queryable, projectIds: string[]): Promise<Map<string, number>> {
-  if (projectIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('services')
-    .select(['project_id', (eb) => eb.fn.countAll<string | number>().as('count')])
-    .where('project_id', 'in', projectIds)
-    .groupBy('project_id')
-    .execute();
+  const rows = await readInIdChunks(projectIds, (chunk) =>
+    db
+      .selectFrom('services')
+      .select(['project_id', (eb) => eb.fn.countAll<string | number>().as('count')])
+      .where('project_id', 'in', chunk)
+      .groupBy('project_id')
+      .execute(),
+  );
   return new Map(rows.map((r) => [r.project_id, Number(r.count)]));
 }
 
