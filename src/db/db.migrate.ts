@@ -53,6 +53,7 @@ import * as rateLimitCounters from './migrations/0054_rate_limit_counters.ts';
 import * as listIndexes from './migrations/0055_list_indexes.ts';
 import * as deploymentLogCounter from './migrations/0056_deployment_log_counter.ts';
 import * as jobWokenWhileRunning from './migrations/0057_job_woken_while_running.ts';
+import * as environmentsByOrganization from './migrations/0058_environments_by_organization.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -121,6 +122,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0055_list_indexes', listIndexes],
   ['0056_deployment_log_counter', deploymentLogCounter],
   ['0057_job_woken_while_running', jobWokenWhileRunning],
+  ['0058_environments_by_organization', environmentsByOrganization],
 ];
 
 /** The names of the migrations this build knows: a backup taken at a level beyond them is refused (db.backup.ts). */

@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { EnvironmentsTable, Queryable } from '../../db/db.schema.ts';
+import { compiledOnce } from '../../db/db.compiled-query.ts';
 import { readInIdChunks } from '../../db/db.id-chunks.ts';
 
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
@@ -34,6 +35,19 @@ export async function countEnvironmentsByProject(db: Queryable, projectIds: stri
       .execute(),
   );
   return new Map(rows.map((r) => [r.project_id, Number(r.count)]));
+}
+
+const environmentCountsOfOrganization = compiledOnce((db, organizationId) =>
+  db
+    .selectFrom('environments')
+    .select(['project_id', (eb) => eb.fn.countAll<string | number>().as('count')])
+    .where('organization_id', '=', organizationId)
+    .groupBy('project_id'),
+);
+
+/** How many environments each project of the organization has (projects without any are absent). */
+export async function countEnvironmentsOfOrganization(db: Queryable, organizationId: string): Promise<Map<string, number>> {
+  return new Map((await environmentCountsOfOrganization(db, organizationId)).map((r) => [r.project_id, Number(r.count)]));
 }
 
 export async function updateEnvironment(db: Queryable, id: string, changes: Updateable<EnvironmentsTable>): Promise<boolean> {

@@ -10,7 +10,7 @@ import type { ClusterSummary } from '../clusters/clusters.service.ts';
 import type { EnvironmentStateChanges } from '../deployments/deployments.environment-records.ts';
 import type { StateChangePublisher } from '../organization-changes/organization-changes.signals.ts';
 import type { RemovedContents } from '../projects/projects.service.ts';
-import { bumpConfigRevision, countEnvironmentsByProject, deleteEnvironmentRow, findEnvironment, findEnvironmentNames, insertEnvironment, listEnvironments, updateEnvironment, updateEnvironmentInStatus, type EnvironmentRow } from './environments.repo.ts';
+import { bumpConfigRevision, countEnvironmentsByProject, countEnvironmentsOfOrganization, deleteEnvironmentRow, findEnvironment, findEnvironmentNames, insertEnvironment, listEnvironments, updateEnvironment, updateEnvironmentInStatus, type EnvironmentRow } from './environments.repo.ts';
 import type { CloneEnvironmentBody, CreateEnvironmentBody, EditEnvironmentBody } from './environments.schemas.ts';
 
 export type EnvironmentMode = 'PRODUCTION' | 'STAGING' | 'DEVELOPMENT' | 'PREVIEW';
@@ -330,5 +330,6 @@ export function environmentCountsOf(db: Kysely<DB>, services: { countsByProject(
       return new Map([...counts].map(([projectId, environments]) => [projectId, { environments, services: serviceCounts.get(projectId) ?? 0 }]));
     },
     environmentCountsByProject: (projectIds: string[]): Promise<Map<string, number>> => countEnvironmentsByProject(db, projectIds),
+    environmentCountsOfOrganization: (organizationId: string): Promise<Map<string, number>> => countEnvironmentsOfOrganization(db, organizationId),
   };
 }

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ProjectsTable, Queryable } from '../../db/db.schema.ts';
+import { compiledOnce } from '../../db/db.compiled-query.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
@@ -27,14 +28,18 @@ export async function findProjectNames(db: Queryable, ids: readonly string[]): P
 /** A project as lists show it: its name key only orders the list, so it is not read (every text column costs). */
 export type ProjectListRow = Omit<ProjectRow, 'name_key'>;
 
-export function listProjects(db: Queryable, organizationId: string): Promise<ProjectListRow[]> {
-  return db
+/** Built and compiled once per database handle: it runs on every project list (docs/benchmarks.md, issue 26). */
+const projectsOfOrganization = compiledOnce((db, organizationId) =>
+  db
     .selectFrom('projects')
     .select(['id', 'organization_id', 'name', 'description', 'created_at', 'updated_at'])
     .where('organization_id', '=', organizationId)
     // The name key is unique in an organization: the unique index (organization_id, name_key) gives the order.
-    .orderBy('name_key')
-    .execute();
+    .orderBy('name_key'),
+);
+
+export function listProjects(db: Queryable, organizationId: string): Promise<ProjectListRow[]> {
+  return projectsOfOrganization(db, organizationId);
 }
 
 export async function updateProject(

@@ -26,6 +26,8 @@ export interface ProjectContentCounts {
   countsByProject(projectIds: string[]): Promise<Map<string, { environments: number; services: number }>>;
   /** The environments alone: what a project's answer shows, without the services count's query. */
   environmentCountsByProject(projectIds: string[]): Promise<Map<string, number>>;
+  /** The same for every project of an organization, without naming them. */
+  environmentCountsOfOrganization(organizationId: string): Promise<Map<string, number>>;
 }
 
 export interface ProjectsDeps {
@@ -102,9 +104,8 @@ export function createProjectsService(deps: ProjectsDeps) {
   }
 
   async function listOrganizationProjects(organizationId: string) {
-    const rows = await listProjects(db, organizationId);
-    const environments = await environmentsOf(rows);
-    return rows.map((row) => view(row, environments(row)));
+    const [rows, counts] = await Promise.all([listProjects(db, organizationId), deps.contents.environmentCountsOfOrganization(organizationId)]);
+    return rows.map((row) => view(row, counts.get(row.id) ?? 0));
   }
 
   async function projectStats(organizationId: string) {
