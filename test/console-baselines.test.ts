@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { callApi, consoleToken, expectBaseline, launchConsoleBrowser, newConsoleContext, PASSWORD, signUp, watchPage } from './support/console-browser.ts';
+import { callApi, consoleToken, expectBaseline, launchConsoleBrowser, localCluster, newConsoleContext, PASSWORD, signUp, watchPage } from './support/console-browser.ts';
 import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
 import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
 
@@ -65,9 +65,7 @@ describe('web console: screenshot baselines (real browser, real server)', () => 
         expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
         return answer.body;
       };
-      const allowed = await server.operator(['admin', 'local-clusters', 'allow', '--organization', organizationId]);
-      expect(allowed.code, allowed.stderr).toBe(0);
-      const cluster = await made<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: 'local', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
+      const cluster = await localCluster(server, organizationId, made);
       const project = await made<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: 'shop', description: 'The shop and its workers' });
       const environment = await made<{ id: string }>('POST', `/project/${project.id}/environment`, { name: 'staging', cluster: cluster.id, mode: 'STAGING' });
       const application = await made<{ id: string }>('POST', `/environment/${environment.id}/application`, {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestAwsServer, type TestAwsServer } from './support/aws-server.ts';
-import { callApi, checkScreen, consoleToken, launchConsoleBrowser, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { checkScreen, createFirstOrganization, launchConsoleBrowser, localCluster, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { spawnSlipway, startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
 import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
@@ -56,16 +56,7 @@ for (const dialect of TEST_DIALECTS) {
       watchPage(page, problems, (url, status) => status === 400 && /\/customDomain$/.test(url));
       try {
         await signIn(page, server, owner);
-        await page.getByLabel('Organization name').fill('Acme Clusters');
-        await page.getByRole('button', { name: 'Create organization' }).click();
-        await page.getByRole('heading', { level: 1, name: 'Acme Clusters' }).waitFor();
-        const organizationId = /\/organization\/([0-9a-f-]{36})$/.exec(page.url())?.[1] as string;
-        const token = await consoleToken(page);
-        const made = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-          const answer = await callApi<T>(server, token, method, url, body);
-          expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
-          return answer.body;
-        };
+        const { organizationId, made } = await createFirstOrganization(page, server, 'Acme Clusters');
         // A paid plan (self-managed clusters need one) and an AWS credential the stand-in knows.
         await made('POST', `/organization/${organizationId}/changePlan`, { plan: 'STARTUP' });
         const keys = aws.addKey('123456789012');
@@ -130,9 +121,7 @@ for (const dialect of TEST_DIALECTS) {
         await expect.poll(async () => (await made<{ results: unknown[] }>('GET', `/organization/${organizationId}/cluster`)).results.length, { timeout: 30_000 }).toBe(0);
 
         // Custom domains: an application with a public port on a LOCAL cluster.
-        const allowed = await server.operator(['admin', 'local-clusters', 'allow', '--organization', organizationId]);
-        expect(allowed.code, allowed.stderr).toBe(0);
-        const cluster = await made<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: 'local', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
+        const cluster = await localCluster(server, organizationId, made);
         const project = await made<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: 'shop' });
         const environment = await made<{ id: string }>('POST', `/project/${project.id}/environment`, { name: 'staging', cluster: cluster.id, mode: 'STAGING' });
         const application = await made<{ id: string }>('POST', `/environment/${environment.id}/application`, {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Request } from 'playwright-core';
-import { callApi, checkScreen, consoleToken, launchConsoleBrowser, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { checkScreen, createFirstOrganization, launchConsoleBrowser, localCluster, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
 import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
@@ -44,21 +44,10 @@ for (const dialect of TEST_DIALECTS) {
       watchPage(page, problems, () => false);
       try {
         await signIn(page, server, owner);
-        await page.getByLabel('Organization name').fill('Acme Live');
-        await page.getByRole('button', { name: 'Create organization' }).click();
-        await page.getByRole('heading', { level: 1, name: 'Acme Live' }).waitFor();
-        const organizationId = /\/organization\/([0-9a-f-]{36})$/.exec(page.url())?.[1] as string;
-        const token = await consoleToken(page);
-        const made = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-          const answer = await callApi<T>(server, token, method, url, body);
-          expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
-          return answer.body;
-        };
+        const { organizationId, made } = await createFirstOrganization(page, server, 'Acme Live');
 
         // A LOCAL cluster (no agent runs in this server: a deploy stays QUEUED), a project, an environment, an application.
-        const allowed = await server.operator(['admin', 'local-clusters', 'allow', '--organization', organizationId]);
-        expect(allowed.code, allowed.stderr).toBe(0);
-        const cluster = await made<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: 'local', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
+        const cluster = await localCluster(server, organizationId, made);
         await made('POST', `/organization/${organizationId}/cluster/${cluster.id}/deploy`);
         await expect
           .poll(async () => (await made<{ status: string }>('GET', `/organization/${organizationId}/cluster/${cluster.id}/status`)).status, { timeout: 30_000 })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator } from 'playwright-core';
 import { readableFieldMessage } from '../console/src/api/field-messages.ts';
-import { callApi, checkScreen, consoleToken, launchConsoleBrowser, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { callApi, checkScreen, consoleToken, createFirstOrganization, launchConsoleBrowser, localCluster, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
 import { startTestAwsServer, type TestAwsServer } from './support/aws-server.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
@@ -52,16 +52,8 @@ for (const dialect of TEST_DIALECTS) {
       watchPage(page, problems, (url, status) => status === 400 && /\/(container|job|database)\/[0-9a-f-]{36}$/.test(url));
       try {
         await signIn(page, server, owner);
-        await page.getByLabel('Organization name').fill('Acme Kinds');
-        await page.getByRole('button', { name: 'Create organization' }).click();
-        await page.getByRole('heading', { level: 1, name: 'Acme Kinds' }).waitFor();
-        const organizationId = /\/organization\/([0-9a-f-]{36})$/.exec(page.url())?.[1] as string;
+        const { organizationId, made } = await createFirstOrganization(page, server, 'Acme Kinds');
         const token = await consoleToken(page);
-        const made = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-          const answer = await callApi<T>(server, token, method, url, body);
-          expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
-          return answer.body;
-        };
         /** What the API says of `body` at `field`, in the words the console shows it (field-messages.ts). */
         const refusalAt = async (url: string, body: unknown, field: string): Promise<string> => {
           const answer = await callApi<{ details?: { field: string; message: string }[] }>(server, token, 'PUT', url, body);
@@ -70,9 +62,7 @@ for (const dialect of TEST_DIALECTS) {
           expect(detail, JSON.stringify(answer.body)).toBeDefined();
           return readableFieldMessage((detail as { message: string }).message);
         };
-        const allowed = await server.operator(['admin', 'local-clusters', 'allow', '--organization', organizationId]);
-        expect(allowed.code, allowed.stderr).toBe(0);
-        const cluster = await made<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: 'local', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
+        const cluster = await localCluster(server, organizationId, made);
         const project = await made<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: 'shop' });
         const environment = await made<{ id: string }>('POST', `/project/${project.id}/environment`, { name: 'staging', cluster: cluster.id, mode: 'STAGING' });
         const registry = await made<{ id: string }>('POST', `/organization/${organizationId}/containerRegistry`, { name: 'hub', kind: 'DOCKER_HUB', url: 'https://docker.io' });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { callApi, checkScreen, consoleToken, launchConsoleBrowser, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { callApi, checkScreen, consoleToken, createFirstOrganization, launchConsoleBrowser, localCluster, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { createBareRepository, startGitServer, type TestGitServer } from './support/git-server.ts';
 import { startHelmRepo, type TestHelmRepo } from './support/helm-repo-server.ts';
@@ -85,19 +85,9 @@ for (const dialect of TEST_DIALECTS) {
       watchPage(page, problems, (url, status) => status === 400 && (/\/application\/[0-9a-f-]{36}$/.test(url) || /\/advancedSettings$/.test(url)));
       try {
         await signIn(page, server, owner);
-        await page.getByLabel('Organization name').fill('Acme Settings');
-        await page.getByRole('button', { name: 'Create organization' }).click();
-        await page.getByRole('heading', { level: 1, name: 'Acme Settings' }).waitFor();
-        const organizationId = /\/organization\/([0-9a-f-]{36})$/.exec(page.url())?.[1] as string;
+        const { organizationId, made } = await createFirstOrganization(page, server, 'Acme Settings');
         const token = await consoleToken(page);
-        const made = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-          const answer = await callApi<T>(server, token, method, url, body);
-          expect(answer.status, `${method} ${url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
-          return answer.body;
-        };
-        const allowed = await server.operator(['admin', 'local-clusters', 'allow', '--organization', organizationId]);
-        expect(allowed.code, allowed.stderr).toBe(0);
-        const cluster = await made<{ id: string }>('POST', `/organization/${organizationId}/cluster`, { name: 'local', region: 'local', cloud_provider: 'ON_PREMISE', kubernetes: 'LOCAL' });
+        const cluster = await localCluster(server, organizationId, made);
         const project = await made<{ id: string }>('POST', `/organization/${organizationId}/project`, { name: 'shop' });
         const environment = await made<{ id: string }>('POST', `/project/${project.id}/environment`, { name: 'staging', cluster: cluster.id, mode: 'STAGING' });
         const application = await made<{ id: string }>('POST', `/environment/${environment.id}/application`, {
