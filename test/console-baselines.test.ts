@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { callApi, consoleToken, expectBaseline, launchConsoleBrowser, localCluster, newConsoleContext, PASSWORD, signUp, watchPage } from './support/console-browser.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { callApi, consoleToken, type ConsoleWorld, expectBaseline, localCluster, newConsoleContext, PASSWORD, startConsoleWorld, watchPage } from './support/console-browser.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
 
 /**
  * The console's look, compared pixel by pixel with committed baselines (docs/console.md, "Screenshot baselines"):
@@ -16,23 +15,19 @@ import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.
 const FIXED_TIME = new Date('2026-01-01T09:00:00Z');
 
 describe('web console: screenshot baselines (real browser, real server)', () => {
-  let smtp: TestSmtpServer;
+  let world: ConsoleWorld;
   let server: SlipwayServer;
   let browser: Browser;
   const email = 'robin@example.com';
   const problems: string[] = [];
 
   beforeAll(async () => {
-    smtp = await startTestSmtpServer();
-    server = await startSlipwayServer('sqlite', { SLIPWAY_SMTP_URL: smtp.url, SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>', SLIPWAY_SIGNUP: 'open' });
-    await signUp(server, smtp, email, 'Robin Baseline');
-    browser = await launchConsoleBrowser();
+    world = await startConsoleWorld('sqlite', { email: email, name: 'Robin Baseline' });
+    ({ server, browser } = world);
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await smtp?.close();
+    await world?.close();
   }, 60_000);
 
   it('looks like its baselines on every main screen at both sizes', { timeout: 240_000 }, async () => {

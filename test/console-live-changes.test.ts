@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Request } from 'playwright-core';
-import { checkScreen, createFirstOrganization, launchConsoleBrowser, localCluster, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { checkScreen, type ConsoleWorld, createFirstOrganization, localCluster, newConsoleContext, signIn, startConsoleWorld, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
 
 /**
  * Issue 20 in the console (docs/console.md, "Live states"): the signed-in shell follows the organization's change
@@ -15,27 +14,19 @@ import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.
  */
 for (const dialect of TEST_DIALECTS) {
   describe(`web console: live states pushed [${dialect}]`, () => {
-    let smtp: TestSmtpServer;
+    let world: ConsoleWorld;
     let server: SlipwayServer;
     let browser: Browser;
     const owner = `console-live-${dialect}-${process.pid}@example.com`;
     const problems: string[] = [];
 
     beforeAll(async () => {
-      smtp = await startTestSmtpServer();
-      server = await startSlipwayServer(dialect, {
-        SLIPWAY_SMTP_URL: smtp.url,
-        SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>',
-        SLIPWAY_SIGNUP: 'open',
-      });
-      await signUp(server, smtp, owner, 'Lena Live');
-      browser = await launchConsoleBrowser();
+      world = await startConsoleWorld(dialect, { email: owner, name: 'Lena Live' });
+      ({ server, browser } = world);
     }, 120_000);
 
     afterAll(async () => {
-      await browser?.close();
-      await server?.close();
-      await smtp?.close();
+      await world?.close();
     }, 60_000);
 
     it("shows a service's new state on an open environment page as soon as it is pushed, with polling ten minutes apart", { timeout: 180_000 }, async () => {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { checkScreen, launchConsoleBrowser, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { checkScreen, type ConsoleWorld, newConsoleContext, signIn, startConsoleWorld, watchPage } from './support/console-browser.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
 
 /**
  * The console at a phone's width (390×844, the narrow baseline of docs/console.md), in the real browser against the
@@ -11,23 +10,19 @@ import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.
  * photographs `93-…` to `95-…`.
  */
 describe('web console at a phone width (real browser, real server)', () => {
-  let smtp: TestSmtpServer;
+  let world: ConsoleWorld;
   let server: SlipwayServer;
   let browser: Browser;
   const owner = `console-phone-${process.pid}@example.com`;
   const problems: string[] = [];
 
   beforeAll(async () => {
-    smtp = await startTestSmtpServer();
-    server = await startSlipwayServer('sqlite', { SLIPWAY_SMTP_URL: smtp.url, SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>', SLIPWAY_SIGNUP: 'open' });
-    await signUp(server, smtp, owner, 'Pat Phone');
-    browser = await launchConsoleBrowser();
+    world = await startConsoleWorld('sqlite', { email: owner, name: 'Pat Phone' });
+    ({ server, browser } = world);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await smtp?.close();
+    await world?.close();
   }, 60_000);
 
   /** Whether the element's box lies wholly inside the viewport (what the person sees without scrolling). */

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator } from 'playwright-core';
-import { callApi, checkScreen, consoleToken, launchConsoleBrowser, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { callApi, checkScreen, consoleToken, type ConsoleWorld, newConsoleContext, signIn, startConsoleWorld, watchPage } from './support/console-browser.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
 
 interface Variable {
   key: string;
@@ -21,23 +20,19 @@ interface Variable {
  * `99-…` to `102-…` and `180-…` to `184-…`.
  */
 describe('web console: variables import and resolved view (real browser, real server)', () => {
-  let smtp: TestSmtpServer;
+  let world: ConsoleWorld;
   let server: SlipwayServer;
   let browser: Browser;
   const owner = `console-variables-${process.pid}@example.com`;
   const problems: string[] = [];
 
   beforeAll(async () => {
-    smtp = await startTestSmtpServer();
-    server = await startSlipwayServer('sqlite', { SLIPWAY_SMTP_URL: smtp.url, SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>', SLIPWAY_SIGNUP: 'open' });
-    await signUp(server, smtp, owner, 'Vera Variables');
-    browser = await launchConsoleBrowser();
+    world = await startConsoleWorld('sqlite', { email: owner, name: 'Vera Variables' });
+    ({ server, browser } = world);
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await smtp?.close();
+    await world?.close();
   }, 60_000);
 
   it('imports a .env file with per-row scopes and conflicts, refuses a bad row at its row, and explains the resolved variables', { timeout: 300_000 }, async () => {
