@@ -6,12 +6,11 @@ import type { Browser, Page } from 'playwright-core';
 import { cardNumberProblem, groupedCardNumber, luhnValid } from '../console/src/pages/settings/card-number.ts';
 import { csvRows } from '../console/src/pages/settings/usage-report.ts';
 import { openDatabase } from '../src/db/db.client.ts';
-import { callApi, checkScreen, consoleToken, expectAccessible, launchConsoleBrowser, newConsoleContext, SCREENSHOTS, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { callApi, checkScreen, consoleToken, type ConsoleWorld, expectAccessible, newConsoleContext, SCREENSHOTS, signIn, startConsoleWorld, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { createBareRepository, startGitServer, type TestGitServer } from './support/git-server.ts';
 import { pdfText } from './support/pdf-text.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
 
 /**
  * Access and billing in the settings (docs/console.md, "Tests (test/console-access-billing.test.ts)"), in a real
@@ -63,7 +62,7 @@ describe('console access and billing: pure pieces', () => {
 
 for (const dialect of TEST_DIALECTS) {
   describe(`web console: policy tokens, cloud credentials, directory picker, cards, usage [${dialect}]`, () => {
-    let smtp: TestSmtpServer;
+    let world: ConsoleWorld;
     let server: SlipwayServer;
     let browser: Browser;
     let git: TestGitServer;
@@ -72,25 +71,18 @@ for (const dialect of TEST_DIALECTS) {
     const problems: string[] = [];
 
     beforeAll(async () => {
-      smtp = await startTestSmtpServer();
       repositories = await mkdtemp(path.join(tmpdir(), 'slipway-console-access-'));
       await createBareRepository(repositories, 'infra', { main: ['README.md', 'terraform/prod/main.tf', 'terraform/staging/main.tf', 'charts/web/Chart.yaml'] });
       git = await startGitServer({ root: repositories, privateRepositories: { infra: 'git-secret-value' } });
-      server = await startSlipwayServer(dialect, {
-        SLIPWAY_SMTP_URL: smtp.url,
-        SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>',
-        SLIPWAY_SIGNUP: 'open',
+      world = await startConsoleWorld(dialect, { email: owner, name: 'Ada Access' }, {
         // The git server is on loopback, over plain http.
         SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
       });
-      await signUp(server, smtp, owner, 'Ada Access');
-      browser = await launchConsoleBrowser();
+      ({ server, browser } = world);
     }, 120_000);
 
     afterAll(async () => {
-      await browser?.close();
-      await server?.close();
-      await smtp?.close();
+      await world?.close();
       await git?.close();
       if (repositories !== undefined) await rm(repositories, { recursive: true, force: true });
     }, 60_000);

@@ -4,10 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestAwsServer, type TestAwsServer } from './support/aws-server.ts';
-import { checkScreen, createFirstOrganization, launchConsoleBrowser, localCluster, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { checkScreen, type ConsoleWorld, createFirstOrganization, localCluster, newConsoleContext, signIn, startConsoleWorld, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { spawnSlipway, startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { spawnSlipway, type SlipwayServer } from './support/slipway-process.ts';
 
 /**
  * Console part 2's clusters and service screens (docs/console.md, "Tests (test/console-clusters-services.test.ts)"),
@@ -19,7 +18,7 @@ import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.
  */
 for (const dialect of TEST_DIALECTS) {
   describe(`web console: self-managed clusters and custom domains [${dialect}]`, () => {
-    let smtp: TestSmtpServer;
+    let world: ConsoleWorld;
     let aws: TestAwsServer;
     let server: SlipwayServer;
     let browser: Browser;
@@ -28,24 +27,17 @@ for (const dialect of TEST_DIALECTS) {
     const problems: string[] = [];
 
     beforeAll(async () => {
-      smtp = await startTestSmtpServer();
       aws = await startTestAwsServer();
       agentDir = await mkdtemp(path.join(tmpdir(), 'slipway-console-agent-'));
-      server = await startSlipwayServer(dialect, {
-        SLIPWAY_SMTP_URL: smtp.url,
-        SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>',
-        SLIPWAY_SIGNUP: 'open',
+      world = await startConsoleWorld(dialect, { email: owner, name: 'Clara Clusters' }, {
         SLIPWAY_AWS_ENDPOINT_URL: aws.url,
       });
-      await signUp(server, smtp, owner, 'Clara Clusters');
-      browser = await launchConsoleBrowser();
+      ({ server, browser } = world);
     }, 120_000);
 
     afterAll(async () => {
-      await browser?.close();
-      await server?.close();
+      await world?.close();
       await aws?.close();
-      await smtp?.close();
       if (agentDir !== undefined) await rm(agentDir, { recursive: true, force: true });
     }, 60_000);
 

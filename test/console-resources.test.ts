@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { callApi, checkScreen, consoleToken, launchConsoleBrowser, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { callApi, checkScreen, consoleToken, type ConsoleWorld, newConsoleContext, signIn, startConsoleWorld, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
 import { startWebhookReceiver, type TestWebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
@@ -16,7 +15,7 @@ import { startWebhookReceiver, type TestWebhookReceiver } from './support/webhoo
  */
 for (const dialect of TEST_DIALECTS) {
   describe(`web console: webhooks, Helm repositories, labels and annotations [${dialect}]`, () => {
-    let smtp: TestSmtpServer;
+    let world: ConsoleWorld;
     let server: SlipwayServer;
     let browser: Browser;
     let receiver: TestWebhookReceiver;
@@ -24,23 +23,16 @@ for (const dialect of TEST_DIALECTS) {
     const problems: string[] = [];
 
     beforeAll(async () => {
-      smtp = await startTestSmtpServer();
       receiver = await startWebhookReceiver();
-      server = await startSlipwayServer(dialect, {
-        SLIPWAY_SMTP_URL: smtp.url,
-        SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>',
-        SLIPWAY_SIGNUP: 'open',
+      world = await startConsoleWorld(dialect, { email: owner, name: 'Rita Resources' }, {
         // The webhook receiver and the Helm repository are on loopback, over plain http.
         SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
       });
-      await signUp(server, smtp, owner, 'Rita Resources');
-      browser = await launchConsoleBrowser();
+      ({ server, browser } = world);
     }, 120_000);
 
     afterAll(async () => {
-      await browser?.close();
-      await server?.close();
-      await smtp?.close();
+      await world?.close();
       await receiver?.close();
     }, 60_000);
 

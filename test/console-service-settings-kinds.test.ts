@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator } from 'playwright-core';
 import { readableFieldMessage } from '../console/src/api/field-messages.ts';
-import { callApi, checkScreen, consoleToken, createFirstOrganization, launchConsoleBrowser, localCluster, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { callApi, checkScreen, consoleToken, type ConsoleWorld, createFirstOrganization, localCluster, newConsoleContext, signIn, startConsoleWorld, watchPage } from './support/console-browser.ts';
 import { startTestAwsServer, type TestAwsServer } from './support/aws-server.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
 
 /**
  * The settings tab of a container, a cron job and a database (docs/console.md, "Tests
@@ -17,7 +16,7 @@ import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.
  */
 for (const dialect of TEST_DIALECTS) {
   describe(`web console: settings of containers, jobs and databases [${dialect}]`, () => {
-    let smtp: TestSmtpServer;
+    let world: ConsoleWorld;
     let aws: TestAwsServer;
     let server: SlipwayServer;
     let browser: Browser;
@@ -25,24 +24,17 @@ for (const dialect of TEST_DIALECTS) {
     const problems: string[] = [];
 
     beforeAll(async () => {
-      smtp = await startTestSmtpServer();
       aws = await startTestAwsServer();
-      server = await startSlipwayServer(dialect, {
-        SLIPWAY_SMTP_URL: smtp.url,
-        SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>',
-        SLIPWAY_SIGNUP: 'open',
+      world = await startConsoleWorld(dialect, { email: owner, name: 'Kim Kinds' }, {
         // The AWS credential of the self-managed cluster is checked against the local STS stand-in.
         SLIPWAY_AWS_ENDPOINT_URL: aws.url,
       });
-      await signUp(server, smtp, owner, 'Kim Kinds');
-      browser = await launchConsoleBrowser();
+      ({ server, browser } = world);
     }, 120_000);
 
     afterAll(async () => {
-      await browser?.close();
-      await server?.close();
+      await world?.close();
       await aws?.close();
-      await smtp?.close();
     }, 60_000);
 
     it('edits every section of a container’s, a cron job’s and a database’s settings, each refusal at its field', { timeout: 300_000 }, async () => {

@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { callApi, checkScreen, consoleToken, createFirstOrganization, launchConsoleBrowser, localCluster, newConsoleContext, signIn, signUp, watchPage } from './support/console-browser.ts';
+import { callApi, checkScreen, consoleToken, type ConsoleWorld, createFirstOrganization, localCluster, newConsoleContext, signIn, startConsoleWorld, watchPage } from './support/console-browser.ts';
 import { TEST_DIALECTS } from './support/databases.ts';
 import { createBareRepository, startGitServer, type TestGitServer } from './support/git-server.ts';
 import { startHelmRepo, type TestHelmRepo } from './support/helm-repo-server.ts';
-import { startSlipwayServer, type SlipwayServer } from './support/slipway-process.ts';
-import { startTestSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
+import { type SlipwayServer } from './support/slipway-process.ts';
 
 const INDEX_YAML = `apiVersion: v1
 entries:
@@ -37,7 +36,7 @@ generated: "2024-03-01T10:00:00Z"
  */
 for (const dialect of TEST_DIALECTS) {
   describe(`web console: service settings and the Helm and Terraform wizards [${dialect}]`, () => {
-    let smtp: TestSmtpServer;
+    let world: ConsoleWorld;
     let server: SlipwayServer;
     let browser: Browser;
     let charts: TestHelmRepo;
@@ -47,26 +46,19 @@ for (const dialect of TEST_DIALECTS) {
     const problems: string[] = [];
 
     beforeAll(async () => {
-      smtp = await startTestSmtpServer();
       charts = await startHelmRepo({ path: '/stable', indexYaml: INDEX_YAML });
       gitRoot = await mkdtemp(path.join(tmpdir(), 'slipway-console-git-'));
       await createBareRepository(gitRoot, 'infra', { main: ['main.tf', 'prod.tfvars'] });
       git = await startGitServer({ root: gitRoot, privateRepositories: {} });
-      server = await startSlipwayServer(dialect, {
-        SLIPWAY_SMTP_URL: smtp.url,
-        SLIPWAY_MAIL_FROM: 'Slipway <slipway@example.com>',
-        SLIPWAY_SIGNUP: 'open',
+      world = await startConsoleWorld(dialect, { email: owner, name: 'Sam Settings' }, {
         // The Helm repository and the git server are on loopback, over plain http.
         SLIPWAY_GIT_ALLOW_PRIVATE_HOSTS: 'true',
       });
-      await signUp(server, smtp, owner, 'Sam Settings');
-      browser = await launchConsoleBrowser();
+      ({ server, browser } = world);
     }, 120_000);
 
     afterAll(async () => {
-      await browser?.close();
-      await server?.close();
-      await smtp?.close();
+      await world?.close();
       await charts?.close();
       await git?.close();
       if (gitRoot !== undefined) await rm(gitRoot, { recursive: true, force: true });
