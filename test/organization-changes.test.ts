@@ -1,4 +1,3 @@
-import { createHook } from 'node:async_hooks';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
@@ -6,6 +5,7 @@ import { createChangeSignals } from '../src/db/db.signals.ts';
 import { newId } from '../src/lib/ids.ts';
 import { createOrganizationChangesService } from '../src/modules/organization-changes/organization-changes.service.ts';
 import { createOrganizationChanges } from '../src/modules/organization-changes/organization-changes.signals.ts';
+import { liveTimersSetBy } from './support/live-timers.ts';
 import { enrolledCluster } from './support/agent-cluster.ts';
 import { arriving as arrivingAnswer, type Arriving as ArrivingAnswer } from './support/arriving-stream.ts';
 import { expectErrorBody } from './support/error-body.ts';
@@ -45,25 +45,6 @@ type Arriving = ArrivingAnswer<Change>;
 
 function arriving(url: string, headers: Record<string, string>): Promise<Arriving> {
   return arrivingAnswer(url, headers, changesOf);
-}
-
-/** The timers of waiting streams (each waits on one between changes), told from the process's others by their setter. */
-function streamTimers(): { live(): number; stop(): void } {
-  const live = new Set<number>();
-  const hook = createHook({
-    init(asyncId, type) {
-      if (type !== 'Timeout') return;
-      const limit = Error.stackTraceLimit;
-      Error.stackTraceLimit = 50;
-      const stack = new Error().stack ?? '';
-      Error.stackTraceLimit = limit;
-      if (/\bat nextChange \(.*\/organization-changes\.service\.ts/.test(stack)) live.add(asyncId);
-    },
-    destroy(asyncId) {
-      live.delete(asyncId);
-    },
-  }).enable();
-  return { live: () => live.size, stop: () => void hook.disable() };
 }
 
 const SOON = { timeout: 15_000 };
@@ -269,7 +250,7 @@ describeEachDatabase('organization changes, pushed', (ctx) => {
 
   it('leaves no timer, socket or listener behind when readers come and go', async () => {
     const w = await world();
-    const timers = streamTimers();
+    const timers = liveTimersSetBy(/\bat nextChange \(.*\/organization-changes\.service\.ts/);
     const connections = () => new Promise<number>((resolve, reject) => ctx().app.server.getConnections((error, count) => (error === null ? resolve(count) : reject(error))));
     for (let round = 0; round < 2; round++) {
       const readers = await Promise.all(Array.from({ length: 10 }, () => open(w.owner.auth, w.organizationId)));

@@ -1,10 +1,10 @@
-import { createHook } from 'node:async_hooks';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.ts';
 import type { LogEvent } from '../src/modules/deployments/deployments.logs.ts';
 import { createDeploymentsService } from '../src/modules/deployments/deployments.service.ts';
 import type { StoredService } from '../src/modules/services/services.kinds.ts';
+import { liveTimersSetBy } from './support/live-timers.ts';
 import { enrolledCluster } from './support/agent-cluster.ts';
 import { arriving as arrivingAnswer, type Arriving as ArrivingAnswer } from './support/arriving-stream.ts';
 import { expectErrorBody } from './support/error-body.ts';
@@ -54,30 +54,6 @@ type Arriving = ArrivingAnswer<StreamItem>;
 
 function arriving(url: string, headers: Record<string, string>): Promise<Arriving> {
   return arrivingAnswer(url, headers, ndjsonItems);
-}
-
-/**
- * The timers the log followers have set and not cleared (each waiting follower holds one, with its wake-ups, set and
- * cleared together), told from the rest of the process's timers (the job worker's, the PostgreSQL pool's) by the
- * function that set them.
- */
-function followerTimers(): { live(): number; stop(): void } {
-  const live = new Set<number>();
-  const hook = createHook({
-    init(asyncId, type) {
-      if (type !== 'Timeout') return;
-      const limit = Error.stackTraceLimit;
-      Error.stackTraceLimit = 50;
-      const stack = new Error().stack ?? '';
-      Error.stackTraceLimit = limit;
-      // Set by the follower's wait itself, not by a database call it awaited (async frames name it too).
-      if (/\bat nextChange \(.*\/deployments\.logs\.ts/.test(stack)) live.add(asyncId);
-    },
-    destroy(asyncId) {
-      live.delete(asyncId);
-    },
-  }).enable();
-  return { live: () => live.size, stop: () => void hook.disable() };
 }
 
 /** How long a poll waits for what a follower shows: it notices other replicas' lines and new deployments by polling. */
@@ -384,7 +360,7 @@ describeEachDatabase('service logs that follow', (ctx) => {
   it('leaves no timer, socket or listener behind when many followers come and go', async () => {
     const w = await world();
     await deploy(w);
-    const timers = followerTimers();
+    const timers = liveTimersSetBy(/\bat nextChange \(.*\/deployments\.logs\.ts/);
     const connections = () => new Promise<number>((resolve, reject) => ctx().app.server.getConnections((error, count) => (error === null ? resolve(count) : reject(error))));
     const formats = ['application/x-ndjson', 'text/event-stream', 'text/plain'];
     for (let round = 0; round < 3; round++) {
