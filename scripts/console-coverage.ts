@@ -248,6 +248,7 @@ const SCREENS: Readonly<Record<string, string>> = {
   'pages/environment/EnvironmentLogs.tsx': 'Environment › Logs',
   'pages/environment/EnvironmentSettings.tsx': 'Environment › Settings',
   'pages/environment/ServiceDeploymentQueue.tsx': 'Service › Deployments (queue)',
+  'pages/environment/DeploymentRequestRow.tsx': 'Environment › Deployments; Service › Deployments (queue)',
   'pages/NewServicePage.tsx': 'Environment › New service (wizard)',
   'pages/GitRepositoryPicker.tsx': 'Environment › New service (wizard: repository from a git account)',
   'pages/TerraformVariablesFromRepository.tsx': 'Environment › New service (Terraform wizard: variables from the repository)',

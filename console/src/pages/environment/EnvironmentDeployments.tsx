@@ -1,4 +1,4 @@
-import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
+import { useInfiniteQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { api, apiRequest, messageOf, type paths } from '../../api/client.ts';
 import type { Permissions } from '../../auth/permissions.ts';
@@ -6,6 +6,7 @@ import { Button, ErrorMessage, RelativeTime, Spinner, StatusChip, humanState } f
 import { PermissionNote } from '../../ui/PermissionNote.tsx';
 import { useLiveInterval } from '../live.ts';
 import { ACTIONS, duration } from '../ServiceDeployments.tsx';
+import { CancelRequestCell, RequestedCell, RequestStatusCell, useDeploymentRequestCancel } from './DeploymentRequestRow.tsx';
 import { downloadFile } from './download.ts';
 
 type HistoryPage = paths['/environment/{environmentId}/deploymentHistoryV2']['get']['responses']['200']['content']['application/json'];
@@ -43,19 +44,13 @@ function subjectOf(entry: QueueEntry): string {
 
 function DeploymentQueue({ environmentId, permissions }: { environmentId: string; permissions: Permissions }) {
   const queue = api.useQuery('get', '/environment/{environmentId}/deploymentQueue', { params: { path: { environmentId } } }, { refetchInterval: useLiveInterval() });
-  const [error, setError] = useState<{ id: string; message: string } | undefined>();
-  const queryClient = useQueryClient();
   const cannotDeploy = !permissions.can('deploy');
   const deployNote = useId();
-  const cancel = api.useMutation('post', '/deploymentQueue/{deploymentRequestId}/cancelDeployment', {
-    onError: (caught, variables) => setError({ id: variables.params.path.deploymentRequestId, message: messageOf(caught) }),
-    onSettled: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: ['get', '/environment/{environmentId}/deploymentQueue'] }),
-        queryClient.invalidateQueries({ queryKey: ['get', '/environment/{environmentId}/statuses'] }),
-        queryClient.invalidateQueries({ queryKey: ['environment-history', environmentId] }),
-      ]),
-  });
+  const cancel = useDeploymentRequestCancel([
+    ['get', '/environment/{environmentId}/deploymentQueue'],
+    ['get', '/environment/{environmentId}/statuses'],
+    ['environment-history', environmentId],
+  ]);
   const entries = queue.data?.results ?? [];
   return (
     <section aria-labelledby="queue-heading" className="section environment-queue">
@@ -88,10 +83,7 @@ function DeploymentQueue({ environmentId, permissions }: { environmentId: string
                   <th scope="row" data-label="Action">
                     {ACTIONS[entry.trigger_action]} <span className="muted">{subjectOf(entry)}</span>
                   </th>
-                  <td data-label="Status">
-                    <StatusChip state={entry.status} />
-                    {error?.id === id ? <ErrorMessage message={error.message} /> : null}
-                  </td>
+                  <RequestStatusCell entry={entry} cancel={cancel} />
                   <td data-label="Services by stage">
                     <ul className="stage-list">
                       {entry.stages.map((stage) => (
@@ -106,20 +98,13 @@ function DeploymentQueue({ environmentId, permissions }: { environmentId: string
                       ))}
                     </ul>
                   </td>
-                  <td data-label="Requested">
-                    <RelativeTime at={entry.created_at} /> <span className="muted">by {entry.auditing_data.triggered_by}</span>
-                  </td>
-                  <td className="actions-cell">
-                    <Button
-                      variant="secondary"
-                      aria-label={`Cancel the ${ACTIONS[entry.trigger_action].toLowerCase()} of ${subjectOf(entry)}`}
-                      onPress={() => (setError(undefined), cancel.mutate({ params: { path: { deploymentRequestId: id } } }))}
-                      isDisabled={cannotDeploy || entry.status === 'CANCELING'}
-                      aria-describedby={cannotDeploy ? deployNote : undefined}
-                    >
-                      Cancel
-                    </Button>
-                  </td>
+                  <RequestedCell entry={entry} />
+                  <CancelRequestCell
+                    entry={entry}
+                    cancel={cancel}
+                    label={`Cancel the ${ACTIONS[entry.trigger_action].toLowerCase()} of ${subjectOf(entry)}`}
+                    permissionNote={cannotDeploy ? deployNote : undefined}
+                  />
                 </tr>
               );
             })}

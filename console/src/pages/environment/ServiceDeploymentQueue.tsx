@@ -1,11 +1,11 @@
-import { useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useId } from 'react';
 import { api, messageOf } from '../../api/client.ts';
 import { useOrganizationPermissions } from '../../auth/permissions.ts';
-import { Button, ErrorMessage, RelativeTime, StatusChip } from '../../ui/controls.tsx';
+import { ErrorMessage } from '../../ui/controls.tsx';
 import { PermissionNote } from '../../ui/PermissionNote.tsx';
 import { useLiveInterval } from '../live.ts';
 import { ACTIONS } from '../ServiceDeployments.tsx';
+import { CancelRequestCell, RequestedCell, RequestStatusCell, useDeploymentRequestCancel } from './DeploymentRequestRow.tsx';
 
 /**
  * A service's deployment queue, above its deployments: its own requests and its environment's actions that concern
@@ -13,15 +13,10 @@ import { ACTIONS } from '../ServiceDeployments.tsx';
  */
 export function ServiceDeploymentQueue({ serviceId, organizationId }: { serviceId: string; organizationId: string }) {
   const queue = api.useQuery('get', '/service/{serviceId}/deploymentQueue', { params: { path: { serviceId } } }, { refetchInterval: useLiveInterval() });
-  const [error, setError] = useState<{ id: string; message: string } | undefined>();
-  const queryClient = useQueryClient();
   const permissions = useOrganizationPermissions(organizationId);
   const cannotDeploy = !permissions.can('deploy');
   const deployNote = useId();
-  const cancel = api.useMutation('post', '/deploymentQueue/{deploymentRequestId}/cancelDeployment', {
-    onError: (caught, variables) => setError({ id: variables.params.path.deploymentRequestId, message: messageOf(caught) }),
-    onSettled: () => Promise.all([queryClient.invalidateQueries({ queryKey: ['get', '/service/{serviceId}/deploymentQueue'] }), queryClient.invalidateQueries({ queryKey: ['service-status'] })]),
-  });
+  const cancel = useDeploymentRequestCancel([['get', '/service/{serviceId}/deploymentQueue'], ['service-status']]);
   const entries = queue.data?.results ?? [];
   if (queue.isError) return <ErrorMessage message={messageOf(queue.error)} />;
   if (entries.length === 0) return null;
@@ -51,24 +46,9 @@ export function ServiceDeploymentQueue({ serviceId, organizationId }: { serviceI
                 <th scope="row" data-label="Action">
                   {action} <span className="muted">{entry.requested_for === 'ENVIRONMENT' ? 'with its environment' : 'of this service'}</span>
                 </th>
-                <td data-label="Status">
-                  <StatusChip state={entry.status} />
-                  {error?.id === id ? <ErrorMessage message={error.message} /> : null}
-                </td>
-                <td data-label="Requested">
-                  <RelativeTime at={entry.created_at} /> <span className="muted">by {entry.auditing_data.triggered_by}</span>
-                </td>
-                <td className="actions-cell">
-                  <Button
-                    variant="secondary"
-                    aria-label={`Cancel the queued ${action.toLowerCase()}`}
-                    onPress={() => (setError(undefined), cancel.mutate({ params: { path: { deploymentRequestId: id } } }))}
-                    isDisabled={cannotDeploy || entry.status === 'CANCELING'}
-                    aria-describedby={cannotDeploy ? deployNote : undefined}
-                  >
-                    Cancel
-                  </Button>
-                </td>
+                <RequestStatusCell entry={entry} cancel={cancel} />
+                <RequestedCell entry={entry} />
+                <CancelRequestCell entry={entry} cancel={cancel} label={`Cancel the queued ${action.toLowerCase()}`} permissionNote={cannotDeploy ? deployNote : undefined} />
               </tr>
             );
           })}
