@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, messageOf, type components } from '../../api/client.ts';
 import { useOrganizationPermissions } from '../../auth/permissions.ts';
@@ -8,6 +8,7 @@ import { ActionsMenu, Button, ErrorMessage, ModalDialog, Spinner, TextField } fr
 import { createOrEdit, DeleteByNameDialog, FormActions, useRefreshThenClose } from '../../ui/dialogs.tsx';
 import { PermissionNote } from '../../ui/PermissionNote.tsx';
 import { plural } from '../live.ts';
+import { useFocusAfterChange } from '../../ui/focus-after-change.ts';
 
 type Stage = components['schemas']['DeploymentStageResponse'];
 type StageService = components['schemas']['DeploymentStageServiceResponse'];
@@ -39,7 +40,6 @@ export function DeploymentStages({ organizationId, environmentId, services }: { 
   const [announcement, setAnnouncement] = useState('');
   const [failure, setFailure] = useState<{ id: string; message: string } | undefined>();
   /** The ids of the controls to focus once the list is read again, the first one enabled wins. */
-  const [focusAfter, setFocusAfter] = useState<string[]>([]);
   /** A service's choice while its request runs, so its select and checkbox show it rather than the stored one. */
   const [placing, setPlacing] = useState<{ serviceId: string; stageId: string; isSkipped: boolean } | undefined>();
   const refresh = useRefreshStages();
@@ -50,17 +50,7 @@ export function DeploymentStages({ organizationId, environmentId, services }: { 
   const serviceOf = new Map(services.map((entry) => [entry.service.id, entry]));
   const controlId = (what: string, id: string) => `${idPrefix}-${what}-${id}`;
 
-  useEffect(() => {
-    if (focusAfter.length === 0) return;
-    for (const id of focusAfter) {
-      const element = document.getElementById(id);
-      if (element !== null && !(element as HTMLButtonElement).disabled) {
-        element.focus();
-        break;
-      }
-    }
-    setFocusAfter([]);
-  }, [stages.data, focusAfter]);
+  const setFocusAfter = useFocusAfterChange(stages.data);
 
   async function move(stage: Stage, direction: 'earlier' | 'later') {
     const index = list.findIndex((candidate) => candidate.id === stage.id);

@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
 import { api, messageOf, type Cluster, type components } from '../../api/client.ts';
 import { useOrganizationPermissions } from '../../auth/permissions.ts';
@@ -7,6 +7,7 @@ import { ActionsMenu, Button, ErrorMessage, ModalDialog, SelectField, Spinner, T
 import { createOrEdit, DeleteByNameDialog, FormActions, useRefreshThenClose } from '../../ui/dialogs.tsx';
 import { PermissionNote } from '../../ui/PermissionNote.tsx';
 import { DEFAULT_SCHEDULE, scheduleBody, ScheduleFields, scheduleOf, scheduleSummary, type ScheduleDraft } from '../environment/DeploymentSchedule.tsx';
+import { useFocusAfterChange } from '../../ui/focus-after-change.ts';
 
 type Rule = components['schemas']['ProjectDeploymentRule'];
 type Mode = Rule['mode'];
@@ -39,24 +40,13 @@ export function DeploymentRules({ organizationId, projectId }: { organizationId:
   const [dialog, setDialog] = useState<{ kind: 'new' } | { kind: 'edit' | 'delete'; rule: Rule } | undefined>();
   const [announcement, setAnnouncement] = useState('');
   const [failure, setFailure] = useState<{ id: string; message: string } | undefined>();
-  const [focusAfter, setFocusAfter] = useState<string[]>([]);
   const queryClient = useQueryClient();
   const reorder = api.useMutation('put', '/project/{projectId}/deploymentRule/order');
   const list = rules.data?.results ?? [];
   const clusterList = clusters.data?.results ?? [];
   const controlId = (what: string, id: string) => `${idPrefix}-${what}-${id}`;
 
-  useEffect(() => {
-    if (focusAfter.length === 0) return;
-    for (const id of focusAfter) {
-      const element = document.getElementById(id);
-      if (element !== null && !(element as HTMLButtonElement).disabled) {
-        element.focus();
-        break;
-      }
-    }
-    setFocusAfter([]);
-  }, [rules.data, focusAfter]);
+  const setFocusAfter = useFocusAfterChange(rules.data);
 
   async function move(rule: Rule, direction: 'earlier' | 'later') {
     const index = list.findIndex((candidate) => candidate.id === rule.id);
