@@ -105,11 +105,21 @@ export function transitionOf(state: DeploymentState, event: DeploymentEvent): De
   return DEPLOYMENT_TRANSITIONS[state][event];
 }
 
+/**
+ * Why a subject in `state` refuses `action` ("is BUILDING", "has never been deployed (it is READY)"), or undefined
+ * when it may take it: what a 409 says of one subject, and of each subject of a request naming several.
+ */
+export function refusalOf(state: DeploymentState, action: DeploymentAction, hasBeenDeployed: boolean): string | undefined {
+  if (transitionOf(state, action) === undefined) return `is ${state}`;
+  if (NEEDS_DEPLOYED.has(action) && !hasBeenDeployed) return `has never been deployed (it is ${state})`;
+  return undefined;
+}
+
 /** The state an action request moves an environment or a service to, or a 409 that names the current state. */
 export function requestedStateOf(noun: 'environment' | 'service', state: DeploymentState, action: DeploymentAction, hasBeenDeployed: boolean): DeploymentState {
+  const refusal = refusalOf(state, action, hasBeenDeployed);
   const next = transitionOf(state, action);
-  if (next === undefined) throw conflict(`cannot ${action} ${noun}: it is ${state}`);
-  if (NEEDS_DEPLOYED.has(action) && !hasBeenDeployed) throw conflict(`cannot ${action} ${noun}: it has never been deployed (it is ${state})`);
+  if (refusal !== undefined || next === undefined) throw conflict(`cannot ${action} ${noun}: it ${refusal ?? `is ${state}`}`);
   return next;
 }
 

@@ -62,7 +62,7 @@ export class AppError extends Error {
 export const badRequest = (message: string, details?: FieldProblem[]): AppError =>
   new AppError('bad_request', message, details);
 export const notFound = (message: string): AppError => new AppError('not_found', message);
-export const conflict = (message: string): AppError => new AppError('conflict', message);
+export const conflict = (message: string, details?: FieldProblem[]): AppError => new AppError('conflict', message, details);
 export const forbidden = (message: string): AppError => new AppError('forbidden', message);
 /** The organization's billing is not valid (SPEC.md's billing status rule), so what would cost money is refused. */
 export const paymentRequired = (message: string): AppError => new AppError('payment_required', message);

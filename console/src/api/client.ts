@@ -35,7 +35,11 @@ export function messageOf(error: unknown): string {
   if (error !== null && typeof error === 'object' && 'message' in error && typeof error.message === 'string') {
     const body = error as Partial<ErrorBody>;
     if (body.status === 403) return `You are not allowed to do this: ${body.message}`;
-    const details = body.details?.map((detail) => `${detail.field.replace(/^\//, '')} ${readableFieldMessage(detail.message)}`).join('; ');
+    // Details the message already tells (a 409 naming each refusing service says it in both) are not repeated.
+    const details = body.details
+      ?.filter((detail) => !(error.message as string).includes(detail.message))
+      .map((detail) => `${detail.field.replace(/^\//, '')} ${readableFieldMessage(detail.message)}`)
+      .join('; ');
     if (error instanceof TypeError) return 'The server could not be reached. Check your connection and try again.';
     return details === undefined || details === '' ? (error.message as string) : `${error.message as string} (${details})`;
   }

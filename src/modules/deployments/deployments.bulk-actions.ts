@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import { transitionOf } from '../../engine/deployment-states.ts';
 import { principalDisplayName, type Principal } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -11,6 +10,7 @@ import { writeLogLines } from './deployments.logs.ts';
 import type { CleanFailedJobsBody, DeployAllBody, EnvironmentServiceIdsBody } from './deployments.queue-schemas.ts';
 import { findRuntime } from './deployments.repo.ts';
 import { NO_WORKLOAD_HEALTH } from './deployments.service-records.ts';
+import { refuseServicesInTheWay } from './deployments.service-refusals.ts';
 import type { EnvironmentStatePort } from './deployments.environment-records.ts';
 import type { DeploymentsService } from './deployments.service.ts';
 import { requestedState, stateOf } from './deployments.states.ts';
@@ -20,9 +20,10 @@ import type { UninstallOutcome } from './deployments.uninstall.ts';
  * An environment's bulk actions (docs/deployment-queue.md, "Bulk actions"): deploy, stop, delete or uninstall the
  * services a request names, and clean the failed runs of its jobs. Each is the services' own action, asked for
  * several at once: every id is checked first — it must name a service of this environment of the list's kind (400
- * naming each one that does not, whatever organization it belongs to) and the service's state must allow the action
- * (409 naming it) — and only then is anything queued, so a refused request leaves nothing half-done. Deploy and stop
- * write all their services' deployments in one transaction (requestServicesAction).
+ * naming each one that does not, whatever organization it belongs to) and every service's state must allow the
+ * action (one 409 naming each service that refuses it, and its state: deployments.service-refusals.ts) — and only then
+ * is anything queued, so a refused request leaves nothing half-done. Deploy and stop write all their services'
+ * deployments in one transaction (requestServicesAction), as delete and uninstall do their own writes.
  */
 
 export interface EnvironmentBulkActionsDeps {
@@ -58,6 +59,11 @@ interface Named {
   kind: ServiceKind;
   field: string;
   input?: { git_commit_id?: string | undefined; image_tag?: string | undefined };
+}
+
+/** The services resolved from a request, each with the body field that named it (for the 409's details). */
+function asked(selected: ReadonlyArray<{ service: StoredService; named: Named }>) {
+  return selected.map(({ service, named }) => ({ service, field: named.field }));
 }
 
 /** What a deploy of a Helm or a Terraform may name but Slipway keeps in the service's settings (400, naming it). */
@@ -186,10 +192,9 @@ export function createEnvironmentBulkActions(deps: EnvironmentBulkActionsDeps) {
       const refused = refuseSettingsInDeploy(body);
       if (refused.length > 0) throw badRequest('fields a deploy does not take here', refused);
       const named = namedInDeploy(body);
-      const targets =
-        named.length === 0
-          ? (await allServicesOf(environmentId)).map((service) => ({ service }))
-          : (await resolve(environmentId, named)).map(({ service, named: entry }) => ({ service, ...(entry.input === undefined ? {} : { input: entry.input }) }));
+      const resolved = named.length === 0 ? (await allServicesOf(environmentId)).map((service) => ({ service, named: undefined })) : await resolve(environmentId, named);
+      await refuseServicesInTheWay(db, 'deploy', resolved.map(({ service, named: entry }) => ({ service, field: entry?.field })));
+      const targets = resolved.map(({ service, named: entry }) => ({ service, ...(entry?.input === undefined ? {} : { input: entry.input }) }));
       await deps.deployments.requestServicesAction(principal, 'deploy', targets);
       return deps.deployments.getEnvironmentStatus(environmentId);
     },
@@ -197,20 +202,18 @@ export function createEnvironmentBulkActions(deps: EnvironmentBulkActionsDeps) {
     /** Stops the deployed services named, in one transaction; answers their statuses. */
     async stopSelectedServices(principal: Principal, environmentId: string, body: EnvironmentServiceIdsBody) {
       const selected = await resolveSelection(environmentId, body);
+      await refuseServicesInTheWay(db, 'stop', asked(selected));
       return { results: await deps.deployments.requestServicesAction(principal, 'stop', selected.map(({ service }) => ({ service }))) };
     },
 
     /**
      * Deletes the services named, as each one's delete does (their workloads torn down unless skipReconcile), in one
-     * transaction: all or none. A service in a state that cannot be deleted is named (409), and so is one the agent
-     * took up meanwhile (the delete's own check, inside the transaction).
+     * transaction: all or none. Every service in a state that cannot be deleted is named (one 409); one the agent
+     * took up meanwhile is refused by the delete's own check, inside the transaction.
      */
     async deleteSelectedServices(environmentId: string, body: EnvironmentServiceIdsBody, options: { skipReconcile?: boolean | undefined }) {
       const selected = await resolveSelection(environmentId, body);
-      for (const { service } of selected) {
-        const { state } = await deps.deployments.getServiceStatus(service.kind, service.id);
-        if (transitionOf(state, 'delete') === undefined) throw conflict(`cannot delete ${service.kind.toLowerCase()} ${service.name}: it is ${state}; nothing was deleted`);
-      }
+      await refuseServicesInTheWay(db, 'delete', asked(selected));
       await deps.services.deleteServices(selected.map(({ service }) => ({ kind: service.kind, id: service.id })), options);
       return { results: selected.map(({ service }) => ({ id: service.id, service_type: service.kind, name: service.name })) };
     },
@@ -222,6 +225,7 @@ export function createEnvironmentBulkActions(deps: EnvironmentBulkActionsDeps) {
      */
     async uninstallSelectedServices(principal: Principal, environmentId: string, body: EnvironmentServiceIdsBody) {
       const selected = await resolveSelection(environmentId, body);
+      await refuseServicesInTheWay(db, 'uninstall', asked(selected));
       const triggeredBy = principalDisplayName(principal);
       const outcomes = await db.transaction().execute(async (trx) => {
         const done: Array<[string, UninstallOutcome]> = [];

@@ -7,9 +7,11 @@ import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
 import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import { badRequest, conflict } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import type { StoredService } from '../services/services.kinds.ts';
 import type { EnvironmentDeploymentState, EnvironmentRecords } from './deployments.environment-records.ts';
 import { findEnvironmentDeployment, insertEnvironmentDeployment, listEnvironmentDeploymentJobIds, updateEnvironmentDeployment } from './deployments.repo.ts';
 import type { RebootServicesBody } from './deployments.schemas.ts';
+import { refuseServicesInTheWay } from './deployments.service-refusals.ts';
 import type { DeploymentsDeps } from './deployments.service.ts';
 import { COSTS_MONEY, queuedRecord, requestedState, stateOf } from './deployments.states.ts';
 
@@ -100,24 +102,26 @@ export function createEnvironmentRequests(
 
     /**
      * Restarts the environment's services: those named, or all of them. Each id given must name a service of this
-     * environment of the field's kind (400 naming each one that does not); the environment's restart job carries the
-     * restart into the named services' own deployments.
+     * environment of the field's kind (400 naming each one that does not), and each service named must be able to
+     * restart now (one 409 naming each that cannot, and nothing is queued, as the other bulk actions do); the
+     * environment's restart job carries the restart into the named services' own deployments. Without names, the job
+     * restarts the deployed services and skips those whose state refuses it.
      */
     async rebootServices(principal: Principal, environmentId: string, body: RebootServicesBody) {
       const given = REBOOT_FIELDS.some(([field]) => (body[field] ?? []).length > 0);
-      const kinds = new Map<string, string>();
-      if (given) for (const service of await deps.services.listEnvironmentServices(environmentId)) kinds.set(service.id, service.kind);
-      const unknown = REBOOT_FIELDS.flatMap(([field, kind]) =>
-        (body[field] ?? [])
-          .map((id, index) => ({ id, index }))
-          .filter(({ id }) => kinds.get(id) !== kind)
-          .map(({ id, index }) => ({ field: `/${field}/${index}`, message: `no ${kind.toLowerCase()} ${id} in this environment` })),
+      const services = new Map<string, StoredService>(given ? (await deps.services.listEnvironmentServices(environmentId)).map((service) => [service.id, service]) : []);
+      const asked = REBOOT_FIELDS.flatMap(([field, kind]) =>
+        (body[field] ?? []).map((id, index) => ({ id, kind, field: `/${field}/${index}`, service: services.get(id) })),
       );
+      const unknown = asked
+        .filter(({ kind, service }) => service?.kind !== kind)
+        .map(({ id, kind, field }) => ({ field, message: `no ${kind.toLowerCase()} ${id} in this environment` }));
       if (unknown.length > 0) {
         await requireEnvironment(db, environmentId);
         throw badRequest('unknown services', unknown);
       }
-      const named = given ? REBOOT_FIELDS.flatMap(([field]) => body[field] ?? []) : undefined;
+      await refuseServicesInTheWay(db, 'restart', asked.flatMap(({ service, field }) => (service === undefined ? [] : [{ service, field }])));
+      const named = given ? asked.map(({ id }) => id) : undefined;
       return actionStatusView(await requestAction(principal, environmentId, 'restart', named));
     },
 

@@ -198,6 +198,20 @@ export async function updateEnvironmentDeployment(db: Queryable, id: string, cha
   await db.updateTable('environment_deployments').set(changes).where('id', '=', id).execute();
 }
 
+/**
+ * Whether the environment's deployment has not ended, holding its row until the transaction ends: an update that
+ * changes nothing, so that on PostgreSQL a cancel writing the same row waits for this transaction or is waited for.
+ */
+export async function lockOpenEnvironmentDeployment(db: Queryable, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('environment_deployments')
+    .set((eb) => ({ finished_at: eb.ref('finished_at') }))
+    .where('id', '=', id)
+    .where('finished_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /** The jobs of an environment's actions that may still wait (to withdraw them when it is removed), as for a service. */
 export async function listEnvironmentDeploymentJobIds(db: Queryable, environmentId: string): Promise<string[]> {
   const rows = await db.selectFrom('environment_deployments').select('job_id').where('environment_id', '=', environmentId).where('finished_at', 'is', null).execute();

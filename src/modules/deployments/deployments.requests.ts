@@ -11,7 +11,15 @@ import { newId } from '../../lib/ids.ts';
 import { SERVICE_KINDS, type ServiceKind } from '../variables/variables.builtins.ts';
 import type { StoredService } from '../services/services.kinds.ts';
 import { dependenciesOf, dependencyRefusal, describeService } from './deployments.dependencies.ts';
-import { findServiceDeployment, findRuntime, insertServiceDeployment, insertRuntime, updateRuntimeInStatus, type ServiceRuntimeRow } from './deployments.repo.ts';
+import {
+  findServiceDeployment,
+  findRuntime,
+  insertServiceDeployment,
+  insertRuntime,
+  lockOpenEnvironmentDeployment,
+  updateRuntimeInStatus,
+  type ServiceRuntimeRow,
+} from './deployments.repo.ts';
 import { writeLogLines } from './deployments.logs.ts';
 import { serviceStateOf, settingsHashOf, snapshotOf, type ServiceRecords, type StatusView } from './deployments.service-records.ts';
 import type { DeploymentSnapshot, DeploymentsDeps } from './deployments.service.ts';
@@ -176,6 +184,12 @@ export function createServiceRequests(
   async function writeAction(trx: Transaction<DB>, prepared: PreparedAction, now: string) {
     const { service, action, snapshot, triggeredBy } = prepared;
     const serviceId = service.id;
+    // An environment's action cancelled while its job was fanning it out (the job could not be withdrawn) asks no
+    // service anything more; the cancel ends those it asked before (deployments.transitions.ts).
+    const environmentDeploymentId = prepared.origin?.environmentDeploymentId;
+    if (environmentDeploymentId !== undefined && !(await lockOpenEnvironmentDeployment(trx, environmentDeploymentId))) {
+      throw conflict(`cannot ${action} service: the environment's deployment request ${environmentDeploymentId} has ended`);
+    }
     const existing = await findRuntime(trx, serviceId);
     const current = existing ?? neverActed(serviceId);
     const from = serviceStateOf(current);
@@ -219,7 +233,8 @@ export function createServiceRequests(
     if (existing === undefined) {
       await insertRuntime(trx, { ...current, ...changes });
     } else if (!(await updateRuntimeInStatus(trx, serviceId, from, changes))) {
-      throw conflict(`cannot ${action} service: its state changed meanwhile; read it again`);
+      // Named: in a request for several services, this says which one moved since they were all checked.
+      throw conflict(`cannot ${action} ${describeService(service)} (${serviceId}): its state changed meanwhile; read it again`);
     }
     await deps.stateChanges?.serviceChanged(trx, serviceId);
     return { ...current, ...changes };

@@ -11,6 +11,7 @@ import { writeLogLines } from './deployments.logs.ts';
 import {
   findEnvironmentDeployment,
   findServiceDeployment,
+  listServiceDeploymentsOfEnvironmentDeployment,
   updateEnvironmentDeployment,
   updateRuntimeInStatus,
   updateServiceDeployment,
@@ -82,26 +83,42 @@ export function createDeploymentTransitions(
     if (source !== undefined && deps.events !== undefined) await publishDeploymentTransition(deps.events.publisher, trx, source, move);
   }
 
-  /** Cancels the action under way: a queued one at once (its job is withdrawn), a running deploy at the agent's next step. */
+  /** Whether the subject's current action can be cancelled: the state has a cancel move and there is an action. */
+  function cancellable(subject: DeploymentSubject, id: string, current: MovableRow): boolean {
+    return transitionOf(stateOf(subject, id, current.status), 'cancel') !== undefined && current.last_deployment_id !== null;
+  }
+
+  /**
+   * Cancels the action under way inside the caller's transaction: a queued one at once (its job is withdrawn), a
+   * running deploy at the agent's next step. Answers the row after.
+   */
+  async function cancelIn<Row extends MovableRow, Record extends MovedRecord>(trx: Transaction<DB>, target: Movable<Row, Record>, current: Row): Promise<Row> {
+    const from = stateOf(target.subject, target.id, current.status);
+    const to = transitionOf(from, 'cancel');
+    if (to === undefined || current.last_deployment_id === null) throw conflict(`cannot cancel: ${target.subject} is ${from}, with no cancellable action under way`);
+    const now = clock.now().toISOString();
+    const last = await target.findRecord(trx, current.last_deployment_id);
+    if (last !== undefined) {
+      if (to === 'CANCELED') await cancelQueuedJob(trx, clock, last.job_id);
+      const message = to === 'CANCELED' ? CANCELED_AT_ONCE : CANCEL_REQUESTED;
+      await target.updateRecord(trx, last.id, { status: to, message, updated_at: now, ...(to === 'CANCELED' ? { finished_at: now } : {}) });
+      await target.log?.(trx, last.id, message);
+      if (to === 'CANCELED') await publishMove(trx, target.source, { action: last.action, deploymentId: last.id, from, to, message });
+    }
+    const moved = await target.move(trx, current, from, to, now);
+    if (moved === undefined) throw conflict(`cannot cancel: the ${target.subject} state changed meanwhile; read it again`);
+    return moved;
+  }
+
+  /** Cancels the subject's action under way, in a transaction of its own. */
   async function cancel<Row extends MovableRow, Record extends MovedRecord>(target: Movable<Row, Record>): Promise<Row> {
-    return db.transaction().execute(async (trx) => {
-      const current = await target.read(trx);
-      const from = stateOf(target.subject, target.id, current.status);
-      const to = transitionOf(from, 'cancel');
-      if (to === undefined || current.last_deployment_id === null) throw conflict(`cannot cancel: ${target.subject} is ${from}, with no cancellable action under way`);
-      const now = clock.now().toISOString();
-      const last = await target.findRecord(trx, current.last_deployment_id);
-      if (last !== undefined) {
-        if (to === 'CANCELED') await cancelQueuedJob(trx, clock, last.job_id);
-        const message = to === 'CANCELED' ? CANCELED_AT_ONCE : CANCEL_REQUESTED;
-        await target.updateRecord(trx, last.id, { status: to, message, updated_at: now, ...(to === 'CANCELED' ? { finished_at: now } : {}) });
-        await target.log?.(trx, last.id, message);
-        if (to === 'CANCELED') await publishMove(trx, target.source, { action: last.action, deploymentId: last.id, from, to, message });
-      }
-      const moved = await target.move(trx, current, from, to, now);
-      if (moved === undefined) throw conflict(`cannot cancel: the ${target.subject} state changed meanwhile; read it again`);
-      return moved;
-    });
+    return db.transaction().execute(async (trx) => cancelIn(trx, target, await target.read(trx)));
+  }
+
+  /** What follows a service's cancel once committed: the metric of a settled action, and the wake-up of its log streams. */
+  function serviceCanceled(service: StoredService, runtime: ServiceRuntimeRow): void {
+    if (runtime.status === 'CANCELED') deps.metrics?.serviceActionSettled(service.kind, runtime.status);
+    if (runtime.last_deployment_id !== null) services.changes.emit(runtime.last_deployment_id);
   }
 
   /** Moves the subject by one report of the agent on its newest action; answers the row after, the state reached and when. */
@@ -177,13 +194,39 @@ export function createDeploymentTransitions(
     async cancelServiceDeployment(kind: ServiceKind, serviceId: string) {
       const service = await services.requireService(serviceId, kind);
       const runtime = await cancel(await movableService(service));
-      if (runtime.status === 'CANCELED') deps.metrics?.serviceActionSettled(service.kind, runtime.status);
-      if (runtime.last_deployment_id !== null) services.changes.emit(runtime.last_deployment_id);
+      serviceCanceled(service, runtime);
       return services.statusView(service, runtime);
     },
 
+    /**
+     * Cancels the environment's action and, in the same transaction, the services' own deployments it was fanned out
+     * into that have not ended: each as that service's cancel does it (a queued one at once, its job withdrawn so it
+     * never starts; one the agent carries out at its next step). A service whose newest action is no longer the one
+     * the environment asked for, or whose action cannot be cancelled (a stop or restart under way), is left as it is.
+     */
     async cancelEnvironmentDeployment(environmentId: string) {
-      return environments.statusView(await cancel(await movableEnvironment(environmentId)));
+      const environment = await movableEnvironment(environmentId);
+      // The services' event sources read other modules: asked before the transaction, which on SQLite holds the one
+      // connection. Every service of the environment, as a fan-out still writing when the cancel began commits first.
+      const movables = new Map<string, { service: StoredService; target: Movable<ServiceRuntimeRow, ServiceDeploymentRow> }>();
+      for (const service of await deps.services.listEnvironmentServices(environmentId)) movables.set(service.id, { service, target: await movableService(service) });
+      const { row, canceled } = await db.transaction().execute(async (trx) => {
+        const moved = await cancelIn(trx, environment, await environment.read(trx));
+        const followed: Array<{ service: StoredService; runtime: ServiceRuntimeRow }> = [];
+        // Listed after the environment's record was written: a fan-out that wrote its services' deployments first is
+        // seen here, one that comes later finds the record ended and asks nothing (deployments.requests.ts).
+        const fannedOut = moved.last_deployment_id === null ? [] : await listServiceDeploymentsOfEnvironmentDeployment(trx, moved.last_deployment_id);
+        for (const record of fannedOut.filter((deployment) => deployment.finished_at === null)) {
+          const movable = movables.get(record.service_id);
+          if (movable === undefined) continue;
+          const current = await movable.target.read(trx);
+          if (current.last_deployment_id !== record.id || !cancellable('service', movable.service.id, current)) continue;
+          followed.push({ service: movable.service, runtime: await cancelIn(trx, movable.target, current) });
+        }
+        return { row: moved, canceled: followed };
+      });
+      for (const { service, runtime } of canceled) serviceCanceled(service, runtime);
+      return environments.statusView(row);
     },
 
     /**
