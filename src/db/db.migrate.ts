@@ -54,6 +54,7 @@ import * as listIndexes from './migrations/0055_list_indexes.ts';
 import * as deploymentLogCounter from './migrations/0056_deployment_log_counter.ts';
 import * as jobWokenWhileRunning from './migrations/0057_job_woken_while_running.ts';
 import * as environmentsByOrganization from './migrations/0058_environments_by_organization.ts';
+import * as webhooksByOrganizationInOrder from './migrations/0059_webhooks_by_organization_in_order.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -123,6 +124,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0056_deployment_log_counter', deploymentLogCounter],
   ['0057_job_woken_while_running', jobWokenWhileRunning],
   ['0058_environments_by_organization', environmentsByOrganization],
+  ['0059_webhooks_by_organization_in_order', webhooksByOrganizationInOrder],
 ];
 
 /** The names of the migrations this build knows: a backup taken at a level beyond them is refused (db.backup.ts). */

@@ -292,12 +292,13 @@ export function createClusterInsightService(deps: ClusterInsightDeps) {
     withClusterLogs(publisher: EventPublisher): EventPublisher {
       return {
         async publish(executor, event) {
-          await publisher.publish(executor, event);
-          if (event.resource.type !== 'CLUSTER') return;
+          const queued = await publisher.publish(executor, event);
+          if (event.resource.type !== 'CLUSTER') return queued;
           const line = transitionLine(event);
-          if (line === undefined) return;
+          if (line === undefined) return queued;
           await insertClusterLogs(executor, [{ id: newId(), cluster_id: event.resource.id, at: clock.now().toISOString(), ...line, source: 'WORKER' }]);
           await pruneLogs(executor, event.resource.id);
+          return queued;
         },
       };
     },

@@ -69,7 +69,10 @@ export async function listEvents(db: Queryable, filter: EventFilter, cursor: Eve
     if (filter.operationId !== undefined) query = query.where('operation_id', '=', filter.operationId);
     if (cursor !== undefined) {
       const comparison = cursor.direction === 'older' ? '<' : '>';
-      query = query.where((eb) =>
+      // The bound on the time alone comes first so PostgreSQL starts its index range at the cursor: with the OR
+      // only, it walked a time window's range from its far end and filtered each row (the last page of one day
+      // took 100 ms at a million events).
+      query = query.where('created_at', cursor.direction === 'older' ? '<=' : '>=', cursor.createdAt).where((eb) =>
         eb.or([
           eb('created_at', comparison, cursor.createdAt),
           eb.and([eb('created_at', '=', cursor.createdAt), eb('id', comparison, cursor.id)]),

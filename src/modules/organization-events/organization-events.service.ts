@@ -167,7 +167,7 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
      */
     async announce(recorded: RecordedEvent, event: EventRecord): Promise<void> {
       const data = view({ ...event, id: recorded.id, created_at: recorded.createdAt, organization_id: recorded.organizationId } as OrganizationEventRow);
-      await db.transaction().execute((trx) =>
+      const queued = await db.transaction().execute((trx) =>
         deps.events.publish(trx, {
           organizationId: recorded.organizationId,
           type: 'ORGANIZATION_EVENT',
@@ -175,7 +175,8 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
           data,
         }),
       );
-      deps.wakeWorkers();
+      // Most organizations have no webhook: waking the worker for nothing cost every audited write a job claim.
+      if (queued > 0) deps.wakeWorkers();
     },
 
     /** Settles how a request written in its transaction ended; false when that transaction did not commit after all. */

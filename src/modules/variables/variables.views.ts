@@ -179,8 +179,16 @@ export function createVariableViews(
 
   // ---- the resolved view (what a deployment would get, and why) -----------------------------------------------
 
-  function link(definition: Definition) {
-    return { id: definition.id, key: definition.key, scope: definition.scope, variable_type: definition.variableType, is_secret: definition.secret };
+  type Link = { id: string; key: string; scope: Definition['scope']; variable_type: Definition['variableType']; is_secret: boolean };
+
+  /** A definition as the chains and overrides name it; made once per definition, as many chains end at the same one. */
+  function linkOf(links: Map<Definition, Link>, definition: Definition): Link {
+    let made = links.get(definition);
+    if (made === undefined) {
+      made = { id: definition.id, key: definition.key, scope: definition.scope, variable_type: definition.variableType, is_secret: definition.secret };
+      links.set(definition, made);
+    }
+    return made;
   }
 
   /**
@@ -192,25 +200,32 @@ export function createVariableViews(
     const { definitions: context, project } = await visibleDefinitions(owner);
     const resolved = resolveVariables(context);
     const byKey = byKeyOf(context);
+    const links = new Map<Definition, Link>();
     const results = resolved.map((variable) => {
       const hidden = variable.chain.some((definition) => definition.secret) || (variable.hidden && !reveal);
       const holder = variable.chain[variable.chain.length - 1] as Definition;
       const rank = scopeRank(variable.definition.scope);
-      const overrides = (byKey.get(variable.key) ?? [])
-        .filter((definition) => scopeRank(definition.scope) < rank)
-        .sort((a, b) => scopeRank(b.scope) - scopeRank(a.scope));
+      // Most names have one definition: only a name defined at several scopes has anything to override.
+      const same = byKey.get(variable.key) ?? [];
+      const overrides =
+        same.length < 2
+          ? []
+          : same
+              .filter((definition) => scopeRank(definition.scope) < rank)
+              .sort((a, b) => scopeRank(b.scope) - scopeRank(a.scope))
+              .map((definition) => linkOf(links, definition));
       return {
         key: variable.key,
-        ...(hidden || variable.unresolved !== undefined ? {} : { value: holder.value ?? '' }),
+        value: hidden || variable.unresolved !== undefined ? undefined : (holder.value ?? ''),
         hidden,
         scope: variable.definition.scope,
         variable_id: variable.definition.id,
         variable_type: variable.definition.variableType,
         is_secret: variable.definition.secret,
         mount_path: variable.definition.mountPath,
-        alias_chain: variable.chain.map(link),
+        alias_chain: variable.chain.map((definition) => linkOf(links, definition)),
         unresolved_alias: variable.unresolved ?? null,
-        overrides: overrides.map(link),
+        overrides,
       };
     });
     return { content_hash: contentHash(resolved, project), results };

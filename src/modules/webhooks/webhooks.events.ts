@@ -27,10 +27,11 @@ export interface PublishedEvent {
 }
 
 export interface EventPublisher {
-  publish(executor: Queryable, event: PublishedEvent): Promise<void>;
+  /** Answers how many deliveries it queued: none when no enabled webhook subscribes, and then no worker need wake. */
+  publish(executor: Queryable, event: PublishedEvent): Promise<number>;
 }
 
-export const NO_EVENTS: EventPublisher = { publish: async () => undefined };
+export const NO_EVENTS: EventPublisher = { publish: async () => 0 };
 
 const CLUSTER_DEPLOY_WORK: ReadonlySet<string> = new Set(['BUILDING', 'DEPLOYING', 'CANCELING', 'DEPLOYMENT_QUEUED']);
 

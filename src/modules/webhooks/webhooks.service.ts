@@ -252,6 +252,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         await enqueueDelivery(executor, { webhookId: hook.id, messageId, trigger: 'EVENT' });
       }
       if (hooks.length > 0) await deps.signals?.publishIn(executor, JOBS_SIGNAL_CHANNEL, '');
+      return hooks.length;
     },
   };
 
