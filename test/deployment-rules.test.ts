@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Principal } from '../src/auth/principal.ts';
+import type { Requester } from '../src/auth/principal.ts';
 import { AppError } from '../src/lib/errors.ts';
 import { latestScheduledAction, timeOfDayFrom, wildcardMatches, WEEKDAYS, type Weekday } from '../src/modules/deployment-rules/deployment-rules.calendar.ts';
 import { createDeploymentRulesService } from '../src/modules/deployment-rules/deployment-rules.service.ts';
@@ -481,7 +481,7 @@ describeEachDatabase('deployment rules', (ctx) => {
           clusters: { findClusterSummary: async () => undefined },
           deployments: {
             findEnvironmentState: async () => 'DEPLOYED',
-            stopEnvironment: async (_principal: Principal, environmentId: string) => stops.push(environmentId),
+            stopEnvironment: async (_requester: Requester, environmentId: string) => stops.push(environmentId),
             deployEnvironment: async () => {
               throw new Error('not due');
             },

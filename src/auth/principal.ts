@@ -1,4 +1,5 @@
 import { forbidden } from '../lib/errors.ts';
+import type { RequestOrigin } from '../lib/request-origin.ts';
 import type { Grant } from './permissions.ts';
 
 /**
@@ -46,17 +47,29 @@ export interface Placement {
 }
 
 /**
- * Slipway itself acting on a schedule someone set (a deployment rule's stop at night): no request, no one signed in,
- * nothing to authorize — the schedule acts on what its rule names. It only ever names who did something.
+ * Slipway itself acting on a schedule someone set (a deployment rule's stop at night) or on a git provider's push: no
+ * request, no one signed in, nothing to authorize — it acts on what its rule or push names. It only ever names who
+ * did something, and from where.
  */
 export interface ScheduledActor {
   kind: 'schedule';
   /** What the history shows as `triggered_by`, e.g. "deployment rule schedule". */
   name: string;
+  /** What the history shows as `origin`: GIT for a push, PLATFORM_INTERNAL for Slipway's own schedules. */
+  origin: Extract<RequestOrigin, 'GIT' | 'PLATFORM_INTERNAL'>;
 }
 
 /** Who an action is recorded as requested by: a caller, or one of Slipway's own schedules. */
 export type Actor = Principal | ScheduledActor;
+
+/**
+ * Who asked for a deployment and from where, as its record shows them (`triggered_by`, `origin`): a caller and the
+ * client its request came through (requesterOf in http/route-access.ts), or a ScheduledActor, which is one already.
+ */
+export interface Requester {
+  name: string;
+  origin: RequestOrigin;
+}
 
 /** A display name for "who did this", recorded as the creator of tokens and in audit entries. */
 export function principalDisplayName(principal: Actor): string {

@@ -1,5 +1,6 @@
 import type { Permission } from '../auth/permissions.ts';
-import { actingUserId, type Access, type Principal } from '../auth/principal.ts';
+import { actingUserId, principalDisplayName, type Access, type Principal, type Requester } from '../auth/principal.ts';
+import { originOf } from '../lib/request-origin.ts';
 
 /**
  * What every route declares in `config.access`: either public, or the permission it needs and where the
@@ -108,6 +109,11 @@ export function requireActingUserId(request: { principal: Principal | undefined 
 export function requirePrincipal(request: { principal: Principal | undefined }): Principal {
   if (request.principal === undefined) throw new Error('route reached without authentication');
   return request.principal;
+}
+
+/** Who a request asks as and from where, for the deployment records it writes: its caller and its client's origin. */
+export function requesterOf(request: { principal: Principal | undefined; headers: { 'user-agent'?: string | undefined } }): Requester {
+  return { name: principalDisplayName(requirePrincipal(request)), origin: originOf(request.headers['user-agent']) };
 }
 
 /** The person behind a request on a `person`-only route (the authorizer has already refused tokens). */

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Actor, ScheduledActor } from '../../auth/principal.ts';
+import type { Requester, ScheduledActor } from '../../auth/principal.ts';
 import { isForeignKeyViolation, uniqueOrConflict } from '../../db/db.errors.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
@@ -43,8 +43,8 @@ export interface DeploymentRulesDeps {
   /** The deployments module's environment actions: what a schedule asks for is what a user's request would do. */
   deployments: {
     findEnvironmentState(environmentId: string): Promise<DeploymentState | undefined>;
-    stopEnvironment(actor: Actor, environmentId: string): Promise<unknown>;
-    deployEnvironment(actor: Actor, environmentId: string): Promise<unknown>;
+    stopEnvironment(requester: Requester, environmentId: string): Promise<unknown>;
+    deployEnvironment(requester: Requester, environmentId: string): Promise<unknown>;
   };
   log: { info(object: object, message: string): void };
 }
@@ -58,7 +58,7 @@ export const DEFAULT_ENVIRONMENT_SCHEDULE = {
 };
 
 /** Who a scheduled stop or start is recorded as triggered by (the history's `triggered_by`). */
-const SCHEDULE_ACTOR: ScheduledActor = { kind: 'schedule', name: 'deployment rule schedule' };
+const SCHEDULE_ACTOR: ScheduledActor = { kind: 'schedule', name: 'deployment rule schedule', origin: 'PLATFORM_INTERNAL' };
 
 interface CheckedSchedule {
   auto_stop: number;

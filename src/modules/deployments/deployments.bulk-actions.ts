@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { principalDisplayName, type Principal } from '../../auth/principal.ts';
+import { principalDisplayName, type Principal, type Requester } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound, type FieldProblem } from '../../lib/errors.ts';
@@ -188,22 +188,22 @@ export function createEnvironmentBulkActions(deps: EnvironmentBulkActionsDeps) {
      * Deploys the services named (each at the commit or tag given), or every service of the environment when none
      * is named, in one transaction; answers the environment's status.
      */
-    async deployAllServices(principal: Principal, environmentId: string, body: DeployAllBody) {
+    async deployAllServices(requester: Requester, environmentId: string, body: DeployAllBody) {
       const refused = refuseSettingsInDeploy(body);
       if (refused.length > 0) throw badRequest('fields a deploy does not take here', refused);
       const named = namedInDeploy(body);
       const resolved = named.length === 0 ? (await allServicesOf(environmentId)).map((service) => ({ service, named: undefined })) : await resolve(environmentId, named);
       await refuseServicesInTheWay(db, 'deploy', resolved.map(({ service, named: entry }) => ({ service, field: entry?.field })));
       const targets = resolved.map(({ service, named: entry }) => ({ service, ...(entry?.input === undefined ? {} : { input: entry.input }) }));
-      await deps.deployments.requestServicesAction(principal, 'deploy', targets);
+      await deps.deployments.requestServicesAction(requester, 'deploy', targets);
       return deps.deployments.getEnvironmentStatus(environmentId);
     },
 
     /** Stops the deployed services named, in one transaction; answers their statuses. */
-    async stopSelectedServices(principal: Principal, environmentId: string, body: EnvironmentServiceIdsBody) {
+    async stopSelectedServices(requester: Requester, environmentId: string, body: EnvironmentServiceIdsBody) {
       const selected = await resolveSelection(environmentId, body);
       await refuseServicesInTheWay(db, 'stop', asked(selected));
-      return { results: await deps.deployments.requestServicesAction(principal, 'stop', selected.map(({ service }) => ({ service }))) };
+      return { results: await deps.deployments.requestServicesAction(requester, 'stop', selected.map(({ service }) => ({ service }))) };
     },
 
     /**

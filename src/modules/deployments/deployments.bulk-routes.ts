@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { requirePrincipal } from '../../http/route-access.ts';
+import { requesterOf, requirePrincipal } from '../../http/route-access.ts';
 import { SkipReconcileQuery, Uuid } from '../../protocol/wire.ts';
 import { SERVICE_KINDS } from '../variables/variables.builtins.ts';
 import { EnvironmentParams } from '../environments/environments.schemas.ts';
@@ -25,6 +25,18 @@ const ID_CHECK =
   'Every id must name a service of this environment of its list\'s kind, named once (400 naming each one that does not, whatever organization it belongs to); ' +
   'all are checked before anything is done.';
 
+/**
+ * The state check every bulk action makes after the ids' (deployments.service-refusals.ts): all services first, then
+ * one 409 for all of those in the way, so that a caller learns of each at once and knows nothing was done.
+ */
+function stateCheck(action: string, inTheWay: string, nothingDone: string): string {
+  return (
+    `Then every service's state is checked, and one 409 names each service whose state refuses ${action} (${inTheWay}) — its kind, name, id ` +
+    `and state, in the message and, for each body field that named it, in details — and says ${nothingDone}. The write checks each state ` +
+    'again: a service that moved meanwhile is a 409 too, and nothing is done.'
+  );
+}
+
 /** An environment's bulk actions and the clean of failed jobs: docs/deployment-queue.md, "Bulk actions". */
 export function registerEnvironmentBulkRoutes(app: FastifyTypeBox, bulk: EnvironmentBulkActions): void {
   app.post(
@@ -35,8 +47,10 @@ export function registerEnvironmentBulkRoutes(app: FastifyTypeBox, bulk: Environ
         summary: "Deploy an environment's services",
         description:
           "Deploys the services named — each at the commit or image tag given — or, when none is named, every service of the environment. " +
-          `${ID_CHECK} The deploys are written in one transaction, in stage order, or none is (409 naming a service whose state refuses a deploy; ` +
-          "402 while billing is not valid). A Helm's chart version and values, and Terraform actions other than a deploy, are settings here: naming them is a 400. " +
+          `${ID_CHECK} ${stateCheck('a deploy', 'an action queued or under way', 'nothing was queued')} With none named, every service of the ` +
+          "environment is checked the same way (the 409's message alone names those in the way). The deploys are written in one transaction, " +
+          "in stage order, or none is (402 while billing is not valid). A Helm's chart version and values, and Terraform actions other than a " +
+          'deploy, are settings here: naming them is a 400. ' +
           "Answers the environment's status; the services' own statuses show their deploys.",
         tags: ACTION_TAGS,
         params: EnvironmentParams,
@@ -50,7 +64,7 @@ export function registerEnvironmentBulkRoutes(app: FastifyTypeBox, bulk: Environ
       },
     },
     async (request, reply) =>
-      reply.code(HTTP_STATUS.accepted).send(await bulk.deployAllServices(requirePrincipal(request), request.params.environmentId, request.body)),
+      reply.code(HTTP_STATUS.accepted).send(await bulk.deployAllServices(requesterOf(request), request.params.environmentId, request.body)),
   );
 
   app.post(
@@ -59,7 +73,9 @@ export function registerEnvironmentBulkRoutes(app: FastifyTypeBox, bulk: Environ
       schema: {
         operationId: 'stopSelectedServices',
         summary: "Stop some of an environment's services",
-        description: `Stops the services named, in one transaction or not at all. ${ID_CHECK} 409 naming a service that was never deployed or is busy. Answers their statuses.`,
+        description:
+          `Stops the services named, in one transaction or not at all. ${ID_CHECK} ` +
+          `${stateCheck('a stop', 'never deployed, already stopped, or an action queued or under way', 'nothing was queued')} Answers their statuses.`,
         tags: ACTION_TAGS,
         params: EnvironmentParams,
         body: EnvironmentServiceIdsAllRequest,
@@ -67,7 +83,7 @@ export function registerEnvironmentBulkRoutes(app: FastifyTypeBox, bulk: Environ
       },
       config: { access: { permission: 'environments:deploy', target: 'environment' } },
     },
-    async (request) => bulk.stopSelectedServices(requirePrincipal(request), request.params.environmentId, request.body),
+    async (request) => bulk.stopSelectedServices(requesterOf(request), request.params.environmentId, request.body),
   );
 
   app.post(
@@ -78,7 +94,8 @@ export function registerEnvironmentBulkRoutes(app: FastifyTypeBox, bulk: Environ
         summary: "Delete some of an environment's services",
         description:
           `Deletes the services named as each one's delete does: its record, variables and history go and the cluster's agent tears its workloads down, unless skipReconcile. ${ID_CHECK} ` +
-          "409 naming a service the agent works on (nothing is deleted then). Answers the services deleted.",
+          `${stateCheck('a delete', 'the agent works on it', 'nothing was deleted')} The deletes are one transaction, all or none. ` +
+          'Answers the services deleted.',
         tags: ACTION_TAGS,
         params: EnvironmentParams,
         querystring: SkipReconcileQuery,
@@ -98,7 +115,8 @@ export function registerEnvironmentBulkRoutes(app: FastifyTypeBox, bulk: Environ
         summary: "Uninstall some of an environment's services",
         description:
           "Removes what the services named run on the cluster (the agent tears it down) and keeps the services, their configuration and history: each reads " +
-          `READY, never deployed, until a deploy brings it back. ${ID_CHECK} One transaction: 409 naming a service with an action queued or under way, and nothing is uninstalled. Answers their statuses.`,
+          `READY, never deployed, until a deploy brings it back. ${ID_CHECK} ${stateCheck('an uninstall', 'an action queued or under way', 'nothing was uninstalled')} ` +
+          'The uninstalls are one transaction, all or none. Answers their statuses.',
         tags: ACTION_TAGS,
         params: EnvironmentParams,
         body: EnvironmentServiceIdsAllRequest,

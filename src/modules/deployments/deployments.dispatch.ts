@@ -63,7 +63,10 @@ export function createDeploymentDispatch(deps: DeploymentDispatchDeps): Array<re
   async function fanOut(job: ClaimedJob, environmentId: string): Promise<void> {
     const payload = payloadOf(ENVIRONMENT_ACTION, job);
     if ((await deployments.servicesRequested(payload.deploymentId)) || (await agents.taskDispatched(payload.deploymentId))) return;
-    const outcomes = await deployments.requestEnvironmentServicesAction(environmentId, payload.action, payload.triggeredBy ?? 'Slipway', payload.serviceIds, payload.deploymentId);
+    // Its services' deployments record the environment action's requester; a job written before the payload named the
+    // origin comes from a record that says API (what every record said then).
+    const requester = { name: payload.triggeredBy ?? 'Slipway', origin: payload.origin ?? 'API' };
+    const outcomes = await deployments.requestEnvironmentServicesAction(environmentId, payload.action, requester, payload.serviceIds, payload.deploymentId);
     await deployments.markServicesRequested(payload.deploymentId);
     for (const skipped of outcomes.filter((outcome) => outcome.skipped !== undefined)) {
       deps.log.info({ environmentId, serviceId: skipped.serviceId }, `${payload.action} of ${skipped.name} skipped: ${skipped.skipped}`);

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import { referenceStatus } from '../../engine/deployment-states.ts';
 import type { DB, Queryable } from '../../db/db.schema.ts';
 import { notFound } from '../../lib/errors.ts';
+import type { RequestOrigin } from '../../lib/request-origin.ts';
 import type { EnvironmentSummary } from '../environments/environments.service.ts';
 import { findEnvironmentDeployment, type EnvironmentDeploymentRow } from './deployments.repo.ts';
 import type { DeploymentsDeps } from './deployments.service.ts';
@@ -73,7 +74,7 @@ export function createEnvironmentRecords(deps: Pick<DeploymentsDeps, 'db' | 'clo
       last_deployment_state: last === undefined ? state : stateOf('environment', last.id, last.status),
       last_deployment_id: last?.job_id ?? null,
       total_deployment_duration_in_seconds: last?.finished_at ? Math.round(durationSeconds(last, clock.now())) : null,
-      origin: (last?.origin ?? null) as 'API' | null,
+      origin: (last?.origin ?? null) as RequestOrigin | null,
       triggered_by: last?.triggered_by ?? null,
       deployment_status: deploymentStatusOf(row),
       deployment_request_id: last?.id ?? null,

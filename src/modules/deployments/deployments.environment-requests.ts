@@ -1,12 +1,13 @@
 import type { Transaction } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { QUEUED_ACTIONS, waitingMessage, type QueuedAction } from '../../engine/deployment-states.ts';
-import { principalDisplayName, type Actor, type Principal } from '../../auth/principal.ts';
+import type { Requester } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { enqueueJobOf, jobKind } from '../../jobs/job-kinds.ts';
 import { cancelQueuedJob } from '../../jobs/job-queue.ts';
 import { badRequest, conflict } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { REQUEST_ORIGINS } from '../../lib/request-origin.ts';
 import type { StoredService } from '../services/services.kinds.ts';
 import type { EnvironmentDeploymentState, EnvironmentRecords } from './deployments.environment-records.ts';
 import { findEnvironmentDeployment, insertEnvironmentDeployment, listEnvironmentDeploymentJobIds, updateEnvironmentDeployment } from './deployments.repo.ts';
@@ -33,6 +34,8 @@ export const EnvironmentActionPayload = Type.Object({
   requestedAt: Type.String(),
   /** Who asked (the services' deployments it fans out into name them); absent in jobs written before it existed. */
   triggeredBy: Type.Optional(Type.String()),
+  /** From where they asked (the services' deployments record it too); absent in jobs written before it existed. */
+  origin: Type.Optional(Type.Enum(REQUEST_ORIGINS)),
   /** rebootServices naming services: only those restart. */
   serviceIds: Type.Optional(Type.Array(Type.String())),
 });
@@ -57,7 +60,7 @@ export function createEnvironmentRequests(
    * Moves an environment into QUEUED for an action and writes its history record and the job that carries it out,
    * in one transaction. The job waits for the cluster's agent; nothing here pretends to do its work.
    */
-  async function requestAction(principal: Actor, environmentId: string, action: QueuedAction, serviceIds?: string[]): Promise<EnvironmentDeploymentState> {
+  async function requestAction(requester: Requester, environmentId: string, action: QueuedAction, serviceIds?: string[]): Promise<EnvironmentDeploymentState> {
     // Clusters and billing read their own tables: asked before the transaction, which on SQLite holds the one connection.
     const before = await requireEnvironment(db, environmentId);
     if ((await deps.clusters.findClusterSummary(before.organization_id, before.cluster_id)) === undefined) {
@@ -71,18 +74,18 @@ export function createEnvironmentRequests(
       const to = requestedState('environment', from, action, current.deployed_revision !== null);
       const now = clock.now().toISOString();
       const deploymentId = newId();
-      const triggeredBy = principalDisplayName(principal);
       const payload: EnvironmentActionPayload = {
         environmentId,
         deploymentId,
         action,
         requestedAt: now,
-        triggeredBy,
+        triggeredBy: requester.name,
+        origin: requester.origin,
         ...(serviceIds === undefined ? {} : { serviceIds }),
       };
       const jobId = await enqueueJobOf(trx, clock, ENVIRONMENT_ACTION, payload, { serialKey: `environment:${environmentId}` });
       await insertEnvironmentDeployment(trx, {
-        ...queuedRecord({ id: deploymentId, action, status: to, message: waitingMessage(action), triggeredBy, jobId, now }),
+        ...queuedRecord({ id: deploymentId, action, status: to, message: waitingMessage(action), requester, jobId, now }),
         environment_id: environmentId,
         config_revision: current.config_revision,
         services_requested_at: null,
@@ -96,9 +99,9 @@ export function createEnvironmentRequests(
   }
 
   return {
-    deployEnvironment: async (principal: Actor, environmentId: string) => actionStatusView(await requestAction(principal, environmentId, 'deploy')),
-    redeployEnvironment: async (principal: Principal, environmentId: string) => statusView(await requestAction(principal, environmentId, 'redeploy')),
-    stopEnvironment: async (principal: Actor, environmentId: string) => statusView(await requestAction(principal, environmentId, 'stop')),
+    deployEnvironment: async (requester: Requester, environmentId: string) => actionStatusView(await requestAction(requester, environmentId, 'deploy')),
+    redeployEnvironment: async (requester: Requester, environmentId: string) => statusView(await requestAction(requester, environmentId, 'redeploy')),
+    stopEnvironment: async (requester: Requester, environmentId: string) => statusView(await requestAction(requester, environmentId, 'stop')),
 
     /**
      * Restarts the environment's services: those named, or all of them. Each id given must name a service of this
@@ -107,7 +110,7 @@ export function createEnvironmentRequests(
      * environment's restart job carries the restart into the named services' own deployments. Without names, the job
      * restarts the deployed services and skips those whose state refuses it.
      */
-    async rebootServices(principal: Principal, environmentId: string, body: RebootServicesBody) {
+    async rebootServices(requester: Requester, environmentId: string, body: RebootServicesBody) {
       const given = REBOOT_FIELDS.some(([field]) => (body[field] ?? []).length > 0);
       const services = new Map<string, StoredService>(given ? (await deps.services.listEnvironmentServices(environmentId)).map((service) => [service.id, service]) : []);
       const asked = REBOOT_FIELDS.flatMap(([field, kind]) =>
@@ -122,7 +125,7 @@ export function createEnvironmentRequests(
       }
       await refuseServicesInTheWay(db, 'restart', asked.flatMap(({ service, field }) => (service === undefined ? [] : [{ service, field }])));
       const named = given ? asked.map(({ id }) => id) : undefined;
-      return actionStatusView(await requestAction(principal, environmentId, 'restart', named));
+      return actionStatusView(await requestAction(requester, environmentId, 'restart', named));
     },
 
     /** Whether this environment action was already fanned out into its services' deployments (deployments.dispatch.ts). */

@@ -1,6 +1,6 @@
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { requirePrincipal } from '../../http/route-access.ts';
+import { requesterOf } from '../../http/route-access.ts';
 import { EnvironmentParams } from '../environments/environments.schemas.ts';
 import {
   DeploymentHistoryEnvironmentPaginatedResponseList,
@@ -71,7 +71,7 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
       config: { access: { permission: 'environments:deploy', target: 'environment' } },
     },
     async (request, reply) =>
-      reply.code(HTTP_STATUS.accepted).send(await deployments.deployEnvironment(requirePrincipal(request), request.params.environmentId)),
+      reply.code(HTTP_STATUS.accepted).send(await deployments.deployEnvironment(requesterOf(request), request.params.environmentId)),
   );
 
   // Redeploy and stop answer the environment's status; deploy and rebootServices the reference's Status.
@@ -109,7 +109,7 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
         },
         config: { access: { permission: 'environments:deploy', target: 'environment' } },
       },
-      async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await action.run(requirePrincipal(request), request.params.environmentId)),
+      async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await action.run(requesterOf(request), request.params.environmentId)),
     );
   }
 
@@ -121,7 +121,11 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
         summary: "Restart an environment's services",
         description:
           "Queues a restart of a deployed environment's services: those the body names (application_ids, database_ids, container_ids), or " +
-          `every one without a body. ${QUEUED_NOTE} 400 naming each id that is not a service of that kind in this environment; ${actionRefusals('restart')}`,
+          `every deployed one when no id is given. ${QUEUED_NOTE} 400 naming each id that is not a service of that kind in this environment. ` +
+          'The services named are all checked before anything is queued: one 409 names each whose state refuses a restart (never deployed, ' +
+          'stopped, or an action queued or under way) — its kind, name, id and state, in the message and in details at the body field that ' +
+          'named it — and nothing is queued. Without ids, and for a service whose state changes before the job carries the restart out, the ' +
+          `job skips a service whose state refuses it and logs why. ${actionRefusals('restart')}`,
         tags: ACTION_TAGS,
         params: EnvironmentParams,
         body: RebootServicesRequest,
@@ -134,7 +138,7 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
       },
     },
     async (request, reply) =>
-      reply.code(HTTP_STATUS.accepted).send(await deployments.rebootServices(requirePrincipal(request), request.params.environmentId, request.body)),
+      reply.code(HTTP_STATUS.accepted).send(await deployments.rebootServices(requesterOf(request), request.params.environmentId, request.body)),
   );
 
   app.post(
@@ -144,8 +148,11 @@ export function registerEnvironmentDeploymentRoutes(app: FastifyTypeBox, deploym
         operationId: 'cancelEnvironmentDeployment',
         summary: "Cancel an environment's deployment",
         description:
-          "Cancels the queued action at once, or a deploy under way at the agent's next step. 409 when no cancellable action is under way, " +
-          'or when its state changed meanwhile.',
+          "Cancels the queued action at once, or a deploy under way at the agent's next step. In the same transaction it cancels the services' " +
+          'deployments the action was fanned out into that have not ended, each as its own cancel does: a queued one at once (its job ' +
+          "withdrawn), one the agent carries out at its next step (CANCELING); a service whose newest action is another, or whose stop or restart " +
+          'is under way, is left as it is. A fan-out that comes after the cancel asks no service anything. 409 when no cancellable action is ' +
+          'under way, or when its state changed meanwhile.',
         tags: ACTION_TAGS,
         params: EnvironmentParams,
         response: { 202: EnvironmentStatus, ...authenticatedErrors('conflict') },

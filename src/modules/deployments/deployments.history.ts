@@ -1,5 +1,6 @@
 import { actionStatusOf, wireAction, type DeploymentState } from '../../engine/deployment-states.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
+import type { RequestOrigin } from '../../lib/request-origin.ts';
 import type { StoredService } from '../services/services.kinds.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import type { EnvironmentRecords } from './deployments.environment-records.ts';
@@ -36,7 +37,7 @@ function serviceHistoryEntry(r: ServiceDeploymentRow, now: Date) {
   return {
     identifier: { name: snapshot.service.name, service_id: r.service_id, service_type: snapshot.service.kind, execution_id: r.job_id },
     status,
-    auditing_data: { created_at: r.created_at, updated_at: r.updated_at, triggered_by: r.triggered_by, origin: r.origin as 'API' },
+    auditing_data: { created_at: r.created_at, updated_at: r.updated_at, triggered_by: r.triggered_by, origin: r.origin as RequestOrigin },
     details: {
       ...(r.git_commit_id === null ? {} : { commit: { git_commit_id: r.git_commit_id } }),
       ...(r.image_tag === null ? {} : { tag: r.image_tag }),
@@ -277,7 +278,7 @@ export function createDeploymentHistory(deps: Pick<DeploymentsDeps, 'db' | 'cloc
         created_at: r.created_at,
         updated_at: r.updated_at,
         status: stateOf('environment', r.id, r.status),
-        origin: r.origin as 'API',
+        origin: r.origin as RequestOrigin,
         triggered_by: r.triggered_by,
         applications: [],
         containers: [],
@@ -293,7 +294,7 @@ export function createDeploymentHistory(deps: Pick<DeploymentsDeps, 'db' | 'cloc
         const status = stateOf('environment', r.id, r.status);
         return {
           identifier: { execution_id: r.job_id, environment_id: r.environment_id },
-          auditing_data: { created_at: r.created_at, updated_at: r.updated_at, triggered_by: r.triggered_by, origin: r.origin as 'API' },
+          auditing_data: { created_at: r.created_at, updated_at: r.updated_at, triggered_by: r.triggered_by, origin: r.origin as RequestOrigin },
           status,
           trigger_action: wireAction(r.action),
           total_duration: `PT${durationSeconds(r, now).toFixed(3)}S`,

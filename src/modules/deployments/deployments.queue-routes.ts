@@ -67,8 +67,9 @@ export function registerDeploymentQueueRoutes(app: FastifyTypeBox, queue: Deploy
         summary: 'Cancel a deployment request',
         description:
           "Cancels a request of the queue through its environment's or service's cancel: a queued one at once (its job is withdrawn, it ends CANCELED), " +
-          "one under way at the agent's next step (CANCELING). 409 when it has ended or is no longer its subject's newest action; 404 for a request of " +
-          'another organization.',
+          "one under way at the agent's next step (CANCELING). An environment's request takes the services' deployments it was fanned out into " +
+          'that have not ended with it, in the same transaction, as cancelEnvironmentDeployment does. 409 when it has ended or is no longer ' +
+          "its subject's newest action; 404 for a request of another organization.",
         tags: ['Deployment Queue Actions'],
         params: DeploymentRequestParams,
         response: { 202: NoContent, ...authenticatedErrors('conflict') },

@@ -6,6 +6,7 @@ import type { DB, Queryable } from '../../db/db.schema.ts';
 import { payloadOf } from '../../jobs/job-kinds.ts';
 import { findJob } from '../../jobs/job-queue.ts';
 import { conflict, notFound } from '../../lib/errors.ts';
+import type { RequestOrigin } from '../../lib/request-origin.ts';
 import type { StoredService } from '../services/services.kinds.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import { ENVIRONMENT_ACTION } from './deployments.environment-requests.ts';
@@ -80,7 +81,7 @@ function iconUriOf(kind: ServiceKind): string {
 }
 
 function auditingDataOf(record: { triggered_by: string; origin: string }) {
-  return { triggered_by: record.triggered_by, origin: record.origin as 'API' };
+  return { triggered_by: record.triggered_by, origin: record.origin as RequestOrigin };
 }
 
 /** The services' own deployments an environment's action was fanned out into (each names it); none until it is. */

@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { QUEUED_ACTIONS, waitingMessage, type QueuedAction } from '../../engine/deployment-states.ts';
-import { principalDisplayName, type Actor, type Principal } from '../../auth/principal.ts';
+import type { Requester } from '../../auth/principal.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
 import { writeJson } from '../../db/db.json.ts';
 import type { DB } from '../../db/db.schema.ts';
@@ -75,7 +75,7 @@ type DeployInput = { git_commit_id?: string | undefined; image_tag?: string | un
 
 /** An action checked and its snapshot taken, ready to be written (outside any transaction: it reads other modules). */
 interface PreparedAction {
-  triggeredBy: string;
+  requester: Requester;
   service: StoredService;
   action: QueuedAction;
   clusterId: string;
@@ -154,7 +154,7 @@ export function createServiceRequests(
    * Checks that the service may take the action now (its state, billing and the cluster's grant for what starts a
    * workload) and takes what the deployment will carry: the settings and variables now, or what runs.
    */
-  async function prepareAction(triggeredBy: string, service: StoredService, action: QueuedAction, input: DeployInput = {}): Promise<PreparedAction> {
+  async function prepareAction(requester: Requester, service: StoredService, action: QueuedAction, input: DeployInput = {}): Promise<PreparedAction> {
     refuseDeployInput(service, input);
     const environment = await deps.environments.findEnvironmentSummary(service.environmentId);
     if (environment === undefined) throw notFound(`service ${service.id} not found`);
@@ -173,7 +173,7 @@ export function createServiceRequests(
       snapshot = snapshotOf(deployedBefore);
     }
     const settingsHash = action === 'deploy' || action === 'redeploy' ? settingsHashOf(service) : (deployedBefore?.settings_hash ?? settingsHashOf(service));
-    return { triggeredBy, service, action, clusterId: environment.clusterId, snapshot, settingsHash, notes: { message: undefined, lines: [] } };
+    return { requester, service, action, clusterId: environment.clusterId, snapshot, settingsHash, notes: { message: undefined, lines: [] } };
   }
 
   /**
@@ -182,7 +182,7 @@ export function createServiceRequests(
    * carries it out. Answers the runtime row after the move.
    */
   async function writeAction(trx: Transaction<DB>, prepared: PreparedAction, now: string) {
-    const { service, action, snapshot, triggeredBy } = prepared;
+    const { service, action, snapshot, requester } = prepared;
     const serviceId = service.id;
     // An environment's action cancelled while its job was fanning it out (the job could not be withdrawn) asks no
     // service anything more; the cancel ends those it asked before (deployments.transitions.ts).
@@ -209,7 +209,7 @@ export function createServiceRequests(
     const waiting = waitingMessage(action);
     const message = prepared.notes.message === undefined ? waiting : `${waiting}; ${prepared.notes.message}`;
     await insertServiceDeployment(trx, {
-      ...queuedRecord({ id: deploymentId, action, status: to, message, triggeredBy, jobId, now }),
+      ...queuedRecord({ id: deploymentId, action, status: to, message, requester, jobId, now }),
       service_id: serviceId,
       git_commit_id: snapshot.git_commit_id,
       image_tag: snapshot.image_tag,
@@ -222,7 +222,7 @@ export function createServiceRequests(
     });
     const variableCount = snapshot.variables?.variables.length ?? 0;
     await writeLogLines(trx, clock, deploymentId, [
-      { stream: 'system', message: `${action} of ${service.kind.toLowerCase()} ${service.name} requested by ${triggeredBy}` },
+      { stream: 'system', message: `${action} of ${service.kind.toLowerCase()} ${service.name} requested by ${requester.name}` },
       ...prepared.notes.lines.map((message) => ({ stream: 'system' as const, message })),
       ...(snapshot.variables === null
         ? []
@@ -264,7 +264,7 @@ export function createServiceRequests(
    * lines and the job that carries it out, in one transaction. The job waits for the cluster's agent.
    */
   async function requestAction(
-    triggeredBy: string,
+    requester: Requester,
     kind: ServiceKind,
     serviceId: string,
     action: QueuedAction,
@@ -273,7 +273,7 @@ export function createServiceRequests(
   ): Promise<StatusView> {
     // Other modules read their own tables: asked before the transaction, which on SQLite holds the one connection.
     const service = await requireService(serviceId, kind);
-    const prepared = { ...(await prepareAction(triggeredBy, service, action, input)), origin };
+    const prepared = { ...(await prepareAction(requester, service, action, input)), origin };
     const [runtime] = await writeActions(action, [prepared]);
     if (runtime === undefined) throw new Error(`no runtime written for service ${serviceId}`);
     return statusView(service, runtime);
@@ -284,14 +284,14 @@ export function createServiceRequests(
    * the services its variables need that were never deployed. A needed service its user stopped stays stopped; the
    * deployment's message and log warn about it.
    */
-  async function requestStartWithDependencies(triggeredBy: string, kind: ServiceKind, serviceId: string, action: 'deploy' | 'redeploy', input: DeployInput = {}) {
+  async function requestStartWithDependencies(requester: Requester, kind: ServiceKind, serviceId: string, action: 'deploy' | 'redeploy', input: DeployInput = {}) {
     const service = await requireService(serviceId, kind);
-    const prepared = await prepareAction(triggeredBy, service, action, input);
+    const prepared = await prepareAction(requester, service, action, input);
     const { neverDeployed, stopped } = await dependenciesOf(deps, records, service);
     const companions: PreparedAction[] = [];
     for (const use of neverDeployed) {
       try {
-        const companion = await prepareAction(triggeredBy, use.service, 'deploy');
+        const companion = await prepareAction(requester, use.service, 'deploy');
         const line = `deployed with ${describeService(service)}: ${use.neededBy.name} needs it (${use.via}) and it was never deployed`;
         companions.push({ ...companion, notes: { message: line, lines: [line] } });
       } catch (error) {
@@ -318,12 +318,11 @@ export function createServiceRequests(
   return {
     /** Each service's deployment stage in its environment (the deployment queue shows requests by stage: deployments.queue.ts). */
     startOrderOf,
-    /** The actor may be Slipway itself, acting on a git provider's push (the git-webhooks module). */
-    deployService: (principal: Actor, kind: ServiceKind, serviceId: string, input: DeployInput) =>
-      requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'deploy', input),
-    redeployService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestStartWithDependencies(principalDisplayName(principal), kind, serviceId, 'redeploy'),
-    stopService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'stop'),
-    restartService: (principal: Principal, kind: ServiceKind, serviceId: string) => requestAction(principalDisplayName(principal), kind, serviceId, 'restart'),
+    /** The requester may be Slipway itself, acting on a git provider's push (the git-webhooks module). */
+    deployService: (requester: Requester, kind: ServiceKind, serviceId: string, input: DeployInput) => requestStartWithDependencies(requester, kind, serviceId, 'deploy', input),
+    redeployService: (requester: Requester, kind: ServiceKind, serviceId: string) => requestStartWithDependencies(requester, kind, serviceId, 'redeploy'),
+    stopService: (requester: Requester, kind: ServiceKind, serviceId: string) => requestAction(requester, kind, serviceId, 'stop'),
+    restartService: (requester: Requester, kind: ServiceKind, serviceId: string) => requestAction(requester, kind, serviceId, 'restart'),
 
     /**
      * The position of the service's deployment stage (undefined once it is gone), and the services of the earlier
@@ -341,13 +340,12 @@ export function createServiceRequests(
      * is checked and prepared first (its state, billing, the cluster's grant, its deploy input), then all are written
      * in one transaction in start order, or none is. Answers each service's status, in the order given.
      */
-    async requestServicesAction(principal: Principal, action: QueuedAction, targets: ReadonlyArray<{ service: StoredService; input?: DeployInput }>) {
-      const triggeredBy = principalDisplayName(principal);
+    async requestServicesAction(requester: Requester, action: QueuedAction, targets: ReadonlyArray<{ service: StoredService; input?: DeployInput }>) {
       const environmentId = targets[0]?.service.environmentId;
       const order: StartOrder = environmentId === undefined ? new Map() : await startOrderOf(environmentId);
       const prepared: PreparedAction[] = [];
       for (const target of targets) {
-        prepared.push({ ...(await prepareAction(triggeredBy, target.service, action, target.input)), origin: { stage: stageIn(order, target.service.id) } });
+        prepared.push({ ...(await prepareAction(requester, target.service, action, target.input)), origin: { stage: stageIn(order, target.service.id) } });
       }
       const inStages = byStage(order);
       const ordered = [...prepared].sort((a, b) => inStages(a.service, b.service));
@@ -368,8 +366,9 @@ export function createServiceRequests(
      * connect to them), leaving out the services their stage marks skipped; stop and restart act on the deployed ones
      * (restart on `only` when given). A service whose state refuses its action (busy, already stopped) is skipped with
      * the reason. Runs from the environment's action job, so a retry after a crash skips what the first run requested.
+     * Each service's deployment records the environment action's requester: who asked for it and from where.
      */
-    async requestEnvironmentServicesAction(environmentId: string, action: QueuedAction, triggeredBy: string, only?: readonly string[], environmentDeploymentId?: string) {
+    async requestEnvironmentServicesAction(environmentId: string, action: QueuedAction, requester: Requester, only?: readonly string[], environmentDeploymentId?: string) {
       const order = await startOrderOf(environmentId);
       const services = (await deps.services.listEnvironmentServices(environmentId))
         .filter((service) => only === undefined || only.includes(service.id))
@@ -388,7 +387,7 @@ export function createServiceRequests(
           continue;
         }
         try {
-          await requestAction(triggeredBy, service.kind, service.id, own, {}, { environmentDeploymentId, stage: stageIn(order, service.id) });
+          await requestAction(requester, service.kind, service.id, own, {}, { environmentDeploymentId, stage: stageIn(order, service.id) });
           outcomes.push({ serviceId: service.id, name: service.name, action: own });
         } catch (error) {
           // Refusals (a state that does not allow it, billing, a LOCAL cluster's grant withdrawn meanwhile) skip the service.

@@ -3,7 +3,7 @@ import Negotiator from 'negotiator';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
 import { liveStreamsEndedOnClose } from '../../http/live-stream.ts';
-import { requirePrincipal } from '../../http/route-access.ts';
+import { requesterOf } from '../../http/route-access.ts';
 import { badRequest } from '../../lib/errors.ts';
 import type { ServiceKind } from '../variables/variables.builtins.ts';
 import type { ServiceKindDefinition } from '../services/services.kinds.ts';
@@ -75,7 +75,7 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
       config: { access: deploy },
     },
     async (request, reply) =>
-      reply.code(HTTP_STATUS.accepted).send(await deployments.deployService(requirePrincipal(request), kind, serviceIdOf(request, definition), request.body ?? {})),
+      reply.code(HTTP_STATUS.accepted).send(await deployments.deployService(requesterOf(request), kind, serviceIdOf(request, definition), request.body ?? {})),
   );
 
   const simpleActions = [
@@ -111,7 +111,7 @@ function registerKindDeploymentRoutes(app: FastifyTypeBox, deployments: Deployme
         },
         config: { access: deploy },
       },
-      async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await action.run(requirePrincipal(request), kind, serviceIdOf(request, definition))),
+      async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await action.run(requesterOf(request), kind, serviceIdOf(request, definition))),
     );
   }
 

@@ -1,3 +1,4 @@
+import type { Requester } from '../../auth/principal.ts';
 import { HISTORY_ACTION, isDeploymentState, requestedStateOf, type DeploymentAction, type DeploymentState, type QueuedAction } from '../../engine/deployment-states.ts';
 
 /**
@@ -29,15 +30,18 @@ export function durationSeconds(record: { created_at: string; finished_at: strin
   return Math.max(0, (end - new Date(record.created_at).getTime()) / 1000);
 }
 
-/** What every deployment record holds when its action is queued, an environment's and a service's alike. */
-export function queuedRecord(input: { id: string; action: QueuedAction; status: DeploymentState; message: string; triggeredBy: string; jobId: string; now: string }) {
+/**
+ * What every deployment record holds when its action is queued, an environment's and a service's alike: among it who
+ * asked and from where (a service's deployment fanned out from an environment's carries that one's requester).
+ */
+export function queuedRecord(input: { id: string; action: QueuedAction; status: DeploymentState; message: string; requester: Requester; jobId: string; now: string }) {
   return {
     id: input.id,
     action: HISTORY_ACTION[input.action],
     status: input.status,
     message: input.message,
-    origin: 'API',
-    triggered_by: input.triggeredBy,
+    origin: input.requester.origin,
+    triggered_by: input.requester.name,
     job_id: input.jobId,
     created_at: input.now,
     updated_at: input.now,

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Actor } from '../../auth/principal.ts';
+import type { Requester } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { AppError, badRequest, type AppErrorKind, type FieldProblem } from '../../lib/errors.ts';
 import type { StoredService } from '../services/services.kinds.ts';
@@ -19,7 +19,7 @@ export interface ImageDeploysDeps {
   db: Kysely<DB>;
   services: { findService(serviceId: string): Promise<StoredService | undefined> };
   environments: { findEnvironmentSummary(environmentId: string): Promise<{ mode: string } | undefined> };
-  deployments: { deployService(actor: Actor, kind: ServiceKind, serviceId: string, input: { image_tag?: string }): Promise<unknown> };
+  deployments: { deployService(requester: Requester, kind: ServiceKind, serviceId: string, input: { image_tag?: string }): Promise<unknown> };
 }
 
 export interface ImageBody {
@@ -60,7 +60,7 @@ function requiredImage(body: ImageBody): { imageName: string; tag: string } {
 }
 
 export function createImageDeploys(deps: ImageDeploysDeps) {
-  async function deployImage(actor: Actor, organizationId: string, kind: 'CONTAINER' | 'JOB', flag: Flag, body: ImageBody): Promise<ImageDeployStatus> {
+  async function deployImage(requester: Requester, organizationId: string, kind: 'CONTAINER' | 'JOB', flag: Flag, body: ImageBody): Promise<ImageDeployStatus> {
     const { imageName, tag } = requiredImage(body);
     const deployed: string[] = [];
     const skipped: string[] = [];
@@ -70,7 +70,7 @@ export function createImageDeploys(deps: ImageDeploysDeps) {
       const environment = await deps.environments.findEnvironmentSummary(service.environmentId);
       if (environment === undefined || (environment.mode === 'PREVIEW') !== (flag === 'auto_preview')) continue;
       try {
-        await deps.deployments.deployService(actor, service.kind, service.id, { image_tag: tag });
+        await deps.deployments.deployService(requester, service.kind, service.id, { image_tag: tag });
         deployed.push(service.name);
       } catch (error) {
         if (!(error instanceof AppError) || !SKIPPED_REFUSALS.has(error.kind)) throw error;
@@ -95,9 +95,9 @@ export function createImageDeploys(deps: ImageDeploysDeps) {
   }
 
   return {
-    autoDeployContainers: (actor: Actor, organizationId: string, body: ImageBody) => deployImage(actor, organizationId, 'CONTAINER', 'auto_deploy', body),
-    previewContainers: (actor: Actor, organizationId: string, body: ImageBody) => deployImage(actor, organizationId, 'CONTAINER', 'auto_preview', body),
-    autoDeployJobs: (actor: Actor, organizationId: string, body: ImageBody) => deployImage(actor, organizationId, 'JOB', 'auto_deploy', body),
+    autoDeployContainers: (requester: Requester, organizationId: string, body: ImageBody) => deployImage(requester, organizationId, 'CONTAINER', 'auto_deploy', body),
+    previewContainers: (requester: Requester, organizationId: string, body: ImageBody) => deployImage(requester, organizationId, 'CONTAINER', 'auto_preview', body),
+    autoDeployJobs: (requester: Requester, organizationId: string, body: ImageBody) => deployImage(requester, organizationId, 'JOB', 'auto_deploy', body),
   };
 }
 

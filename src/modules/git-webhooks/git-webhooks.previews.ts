@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Actor } from '../../auth/principal.ts';
+import type { Actor, Requester, ScheduledActor } from '../../auth/principal.ts';
 import { isUniqueViolation } from '../../db/db.errors.ts';
 import type { DB } from '../../db/db.schema.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
@@ -37,7 +37,7 @@ export interface PreviewsDeps {
     getService(kind: ServiceKind, serviceId: string): Promise<Record<string, unknown>>;
     editService(kind: ServiceKind, serviceId: string, body: unknown): Promise<unknown>;
   };
-  deployments: { deployService(actor: Actor, kind: ServiceKind, serviceId: string, input: { git_commit_id?: string }): Promise<unknown> };
+  deployments: { deployService(requester: Requester, kind: ServiceKind, serviceId: string, input: { git_commit_id?: string }): Promise<unknown> };
 }
 
 /** Environment names are at most 255 characters; a preview's starts with its pull request. */
@@ -59,8 +59,8 @@ function inPreviews(service: StoredService): boolean {
 export function createPreviews(deps: PreviewsDeps): PreviewPort {
   const { db, clock } = deps;
 
-  function actorFor(event: PullRequestEvent): Actor {
-    return { kind: 'schedule', name: `pull request ${event.number} of ${event.repository} (git webhook)` };
+  function actorFor(event: PullRequestEvent): ScheduledActor {
+    return { kind: 'schedule', name: `pull request ${event.number} of ${event.repository} (git webhook)`, origin: 'GIT' };
   }
 
   function fromRepository(service: StoredService, repository: string): StoredGitSource | undefined {

@@ -1,6 +1,6 @@
 import { authenticatedErrors, errorResponses, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
-import { requirePrincipal } from '../../http/route-access.ts';
+import { requesterOf } from '../../http/route-access.ts';
 import { EnvironmentActionStatus } from '../deployments/deployments.schemas.ts';
 import {
   DeliveryParams,
@@ -85,7 +85,7 @@ export function registerGitWebhookRoutes(app: FastifyTypeBox, deps: GitWebhookRo
         },
         config: { access: { permission: 'services:deploy', target: 'organization' } },
       },
-      async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await run(requirePrincipal(request), request.params.organizationId, request.body ?? {})),
+      async (request, reply) => reply.code(HTTP_STATUS.accepted).send(await run(requesterOf(request), request.params.organizationId, request.body ?? {})),
     );
 
   imageRoute(

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Actor } from '../../auth/principal.ts';
+import type { Requester, ScheduledActor } from '../../auth/principal.ts';
 import type { DB } from '../../db/db.schema.ts';
 import type { GitProvider } from '../../git/git-access.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
@@ -72,7 +72,7 @@ export interface GitWebhooksDeps {
     credentialsOf(organizationId: string, gitTokenId: string): Promise<{ token: string } | undefined>;
   };
   restrictions: { pushDeploysService(serviceId: string, changedPaths: readonly string[]): Promise<boolean> };
-  deployments: { deployService(actor: Actor, kind: ServiceKind, serviceId: string, input: { git_commit_id?: string }): Promise<unknown> };
+  deployments: { deployService(requester: Requester, kind: ServiceKind, serviceId: string, input: { git_commit_id?: string }): Promise<unknown> };
   previews?: PreviewPort;
 }
 
@@ -180,7 +180,7 @@ export function createGitWebhooksService(deps: GitWebhooksDeps) {
     if (!(await deps.restrictions.pushDeploysService(service.id, event.changedPaths ?? []))) {
       return ignored('the deployment restrictions leave this push out: none of its changed paths deploys the service');
     }
-    const actor: Actor = { kind: 'schedule', name: `git push${event.pusher === null ? '' : ` by ${event.pusher}`} (${provider.toLowerCase()} webhook)` };
+    const actor: ScheduledActor = { kind: 'schedule', name: `git push${event.pusher === null ? '' : ` by ${event.pusher}`} (${provider.toLowerCase()} webhook)`, origin: 'GIT' };
     await deps.deployments.deployService(actor, service.kind, service.id, { git_commit_id: event.commitId });
     return { outcome: 'DEPLOYED', message: `deploying commit ${event.commitId} of branch ${event.branch}`, git_commit_id: event.commitId, environment_id: null };
   }

@@ -9,6 +9,11 @@
  *   sub-target type  the last path segment naming a part of a resource (variables, secrets, API tokens, …)
  */
 
+import { REQUEST_ORIGINS, type RequestOrigin } from '../../lib/request-origin.ts';
+
+/** Audit entries and deployment records tell a request's origin alike; this module's readers find it here too. */
+export { originOf } from '../../lib/request-origin.ts';
+
 export const ORGANIZATION_EVENT_TYPES = [
   'CREATE',
   'UPDATE',
@@ -118,9 +123,9 @@ export const ORGANIZATION_EVENT_SUB_TARGET_TYPES = [
 ] as const;
 export type OrganizationEventSubTargetType = (typeof ORGANIZATION_EVENT_SUB_TARGET_TYPES)[number];
 
-/** The reference's OrganizationEventOrigin: where the request came from. */
-export const ORGANIZATION_EVENT_ORIGINS = ['API', 'CLI', 'CONSOLE', 'GIT', 'PLATFORM_INTERNAL', 'SKILL', 'TERRAFORM_PROVIDER'] as const;
-export type OrganizationEventOrigin = (typeof ORGANIZATION_EVENT_ORIGINS)[number];
+/** The reference's OrganizationEventOrigin: where the request came from (told from its User-Agent: lib/request-origin.ts). */
+export const ORGANIZATION_EVENT_ORIGINS = REQUEST_ORIGINS;
+export type OrganizationEventOrigin = RequestOrigin;
 
 export const AUTHOR_TYPES = ['USER', 'API_TOKEN', 'POLICY_TOKEN'] as const;
 export type AuthorType = (typeof AUTHOR_TYPES)[number];
@@ -231,13 +236,4 @@ export function classifyRoute(operationId: string, method: string, url: string):
     subTargetType = SUB_TARGET_SEGMENTS[segment] ?? subTargetType;
   }
   return { eventType: eventTypeOf(operationId, method), targetType, subTargetType };
-}
-
-/** Where the request came from, told by its User-Agent (the CLI and the Terraform provider name themselves). */
-export function originOf(userAgent: string | undefined): OrganizationEventOrigin {
-  if (userAgent === undefined) return 'API';
-  if (/^slipway-cli\b/i.test(userAgent)) return 'CLI';
-  if (/terraform/i.test(userAgent)) return 'TERRAFORM_PROVIDER';
-  if (/^Mozilla\//.test(userAgent)) return 'CONSOLE';
-  return 'API';
 }
