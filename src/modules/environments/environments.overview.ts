@@ -13,7 +13,7 @@ import type { EnvironmentsService } from './environments.service.ts';
 
 export interface EnvironmentOverviewDeps {
   environments: Pick<EnvironmentsService, 'listEnvironment' | 'getEnvironment'>;
-  services: Pick<ServicesService, 'listServices' | 'listEnvironmentServices'>;
+  services: Pick<ServicesService, 'listServices' | 'listAllServices' | 'listEnvironmentServices'>;
   deployments: Pick<DeploymentsService, 'getEnvironmentStatus'>;
   kinds: readonly ServiceKindDefinition[];
 }
@@ -22,10 +22,7 @@ export function createEnvironmentOverview(deps: EnvironmentOverviewDeps) {
   return {
     /** Every service of the environment, of every kind, as each kind's own listing shows it (kinds in the API's order). */
     async listServicesByEnvironmentId(environmentId: string) {
-      await deps.environments.getEnvironment(environmentId);
-      const results: unknown[] = [];
-      for (const definition of deps.kinds) results.push(...(await deps.services.listServices(definition.kind, environmentId)));
-      return { results };
+      return { results: await deps.services.listAllServices(environmentId, deps.kinds.map((definition) => definition.kind)) };
     },
 
     /** The project's environments, each with its cluster, its number of services and its deployment status. */

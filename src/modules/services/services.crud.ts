@@ -136,6 +136,20 @@ export function createServiceCrud(
     return responsesOf(rows.filter((row) => outOfDate.has(row.id)));
   }
 
+  /**
+   * Every service of the environment, of every kind, each as its kind's listing shows it: the kinds in `kindOrder`,
+   * by name within a kind. One read of the services and one of what they link to, whatever the number of kinds.
+   */
+  async function listAllServices(environmentId: string, kindOrder: readonly ServiceKind[]) {
+    await requireEnvironment(environmentId);
+    const rank = new Map(kindOrder.map((kind, index) => [kind, index]));
+    const rows = (await listServicesOfEnvironment(db, environmentId))
+      .filter((row) => rank.has(row.kind as ServiceKind))
+      // Array sort is stable: the name order of the read stays within each kind.
+      .sort((a, b) => (rank.get(a.kind as ServiceKind) ?? 0) - (rank.get(b.kind as ServiceKind) ?? 0));
+    return responsesOf(rows);
+  }
+
   async function createService(kind: ServiceKind, environmentId: string, body: unknown) {
     const definition = definitionOf(kind);
     const environment = await requireEnvironment(environmentId);
@@ -266,6 +280,7 @@ export function createServiceCrud(
       for (const serviceId of serviceIds) await deps.runtime.serviceRemoved(serviceId);
     },
     listServices,
+    listAllServices,
     createService,
     getService,
     editService,
