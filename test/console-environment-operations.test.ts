@@ -37,7 +37,8 @@ for (const dialect of ['sqlite'] as const) {
       await checkScreen(page, name);
     }
 
-    it('renames, exports, acts on selected services, shows and cancels the queue, the history, the logs, and uninstalls', { timeout: 120_000 }, async () => {
+    // One long walk through every tab (65 s alone on a 2-core machine, over 120 s inside the full parallel suite).
+    it('renames, exports, acts on selected services, shows and cancels the queue, the history, the logs, and uninstalls', { timeout: 240_000 }, async () => {
       const context = await newConsoleContext(browser);
       const page = await context.newPage();
       // The refusal provoked on purpose: stopping a database that was never deployed.

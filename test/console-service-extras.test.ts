@@ -12,6 +12,14 @@ import { startOciRegistry, type TestOciRegistry } from './support/oci-registry-s
 import { type SlipwayServer } from './support/slipway-process.ts';
 
 /**
+ * The wizards' checks go through the server to a real registry and a real git server (a fetch of the branch). Alone
+ * they answer in a second or two; inside the full parallel suite on a 2-core machine an answer twice failed to show
+ * within Playwright's 30 s default (the image's once, the branch's once). Why it was that slow there is not known;
+ * a check that fails still fails the test, only later.
+ */
+const SOURCE_CHECK_MS = 90_000;
+
+/**
  * The service operations that had no screen (issue 22): in a real browser against the real server, on SQLite, each
  * new card or action opened and used — commits (one deployed), contributors, the public route's state, the git
  * webhook (set up, refused without a git token), a Helm chart's Services, a Terraform service's resources, a cron
@@ -194,17 +202,17 @@ describe('web console: the service operations without a screen [sqlite]', () => 
       await page.getByLabel('Image').fill('acme/api');
       await page.getByLabel('Tag').fill('1.0.0');
       await page.getByRole('button', { name: 'Check the image' }).click();
-      await page.getByText('The registry has acme/api:1.0.0.').waitFor();
+      await page.getByText('The registry has acme/api:1.0.0.').waitFor({ timeout: SOURCE_CHECK_MS });
       await page.getByLabel('Tag').fill('9.9.9');
       await page.getByRole('button', { name: 'Check the image' }).click();
-      await page.getByText('The registry does not list acme/api:9.9.9.').waitFor();
+      await page.getByText('The registry does not list acme/api:9.9.9.').waitFor({ timeout: SOURCE_CHECK_MS });
       await checkScreen(page, '340-container-wizard-check');
 
       await page.goto(`${environmentPath}/new/application`);
       await page.getByLabel('Repository URL').fill(git.urlOf('shop'));
       await page.getByRole('button', { name: 'Check the repository' }).click();
-      await page.getByText('The branch has Dockerfile.').waitFor();
-      await page.getByText('Builds from node:${NODE_VERSION}, gcr.io/distroless/nodejs24; build arguments: NODE_VERSION, BUILD_ENV.').waitFor();
+      await page.getByText('The branch has Dockerfile.').waitFor({ timeout: SOURCE_CHECK_MS });
+      await page.getByText('Builds from node:${NODE_VERSION}, gcr.io/distroless/nodejs24; build arguments: NODE_VERSION, BUILD_ENV.').waitFor({ timeout: SOURCE_CHECK_MS });
       await checkScreen(page, '340-application-wizard-check');
 
       await page.goto(`${environmentPath}/new/helm`);
@@ -213,7 +221,7 @@ describe('web console: the service operations without a screen [sqlite]', () => 
       await page.getByLabel('Repository URL').fill(git.urlOf('shop'));
       await page.getByLabel('Root path').fill('/chart');
       await page.getByRole('button', { name: 'Check the chart' }).click();
-      await page.getByText(/Chart webapp 1\.2\.3 \(app 4\.5\), with a values\.yaml/).waitFor();
+      await page.getByText(/Chart webapp 1\.2\.3 \(app 4\.5\), with a values\.yaml/).waitFor({ timeout: SOURCE_CHECK_MS });
       await checkScreen(page, '340-helm-wizard-check');
       await page.getByRole('button', { name: 'Next' }).click();
       await page.getByRole('button', { name: 'Load the chart’s default values' }).click();

@@ -33,7 +33,7 @@ function runCli(args: string[], env: Record<string, string>, script = SLIPWAY): 
 }
 
 /** Starts `slipway server` on a free port and resolves with its base URL once it listens. */
-function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
+function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null>; output: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SLIPWAY, 'server'], {
       // Any free apps port: the default one may be another program's (another suite's server, on a busy machine).
@@ -45,7 +45,7 @@ function startServer(env: Record<string, string>): Promise<{ child: ChildProcess
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match?.[1] !== undefined) resolve({ child, baseUrl: match[1], exited });
+      if (match?.[1] !== undefined) resolve({ child, baseUrl: match[1], exited, output: () => output });
     });
     child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     child.on('error', reject);
@@ -134,10 +134,18 @@ describe('slipway process', () => {
         );
         req.on('error', reject);
         req.write(payload.slice(0, 10));
-        setTimeout(() => {
+        // SIGTERM only once the server has taken the request in (its log says so): on a loaded machine a fixed
+        // delay could let the signal arrive first, and a request that arrives after it is rightly answered 503.
+        const takenIn = () => server.output().split('\n').some((line) => line.includes('incoming request') && line.includes(url.pathname));
+        const signalWhenTakenIn = (waited: number) => {
+          if (!takenIn() && waited < 20_000) {
+            setTimeout(() => signalWhenTakenIn(waited + 20), 20);
+            return;
+          }
           server.child.kill('SIGTERM');
           setTimeout(() => req.end(payload.slice(10)), 300);
-        }, 300);
+        };
+        signalWhenTakenIn(0);
       });
       const result = await answered;
       expect(result.status).toBe(200);
