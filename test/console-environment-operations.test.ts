@@ -104,6 +104,7 @@ for (const dialect of ['sqlite'] as const) {
         await page.getByRole('button', { name: 'Stop selected' }).click();
         const bulk = page.getByRole('group', { name: 'Actions on the selected services' });
         await bulk.getByRole('alert').getByText(/^cannot stop the service: database orders \([0-9a-f-]{36}\) is READY; nothing was queued$/).waitFor();
+        await checkBothWidths(page, '302-environment-bulk-refused');
         await services.getByRole('checkbox', { name: 'Select orders' }).uncheck();
 
         // Deployments: the queue (web's and worker's own deploys), web's cancelled there.

@@ -12,8 +12,8 @@ import type { EnvironmentsService } from './environments.service.ts';
  */
 
 export interface EnvironmentOverviewDeps {
-  environments: Pick<EnvironmentsService, 'listEnvironment' | 'getEnvironment'>;
-  services: Pick<ServicesService, 'listServices' | 'listAllServices' | 'listEnvironmentServices'>;
+  environments: Pick<EnvironmentsService, 'listEnvironment'>;
+  services: Pick<ServicesService, 'listAllServices' | 'listEnvironmentServices'>;
   deployments: Pick<DeploymentsService, 'getEnvironmentStatus'>;
   kinds: readonly ServiceKindDefinition[];
 }
