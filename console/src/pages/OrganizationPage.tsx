@@ -33,6 +33,8 @@ export function OrganizationPage() {
     document.title = `${organization.data?.name ?? 'Organization'} · Slipway`;
   }, [organization.data?.name]);
 
+  // An organization the caller may not read fails every request of the page: one refusal for the page, not one per
+  // section, so the sections hold their errors until the organization itself has been read.
   if (organization.isError) {
     return (
       <main className="page">
@@ -64,7 +66,7 @@ export function OrganizationPage() {
         </div>
         <PermissionNote id={writeNote} reason={permissions.reason('write')} />
         {projects.isPending ? <Spinner label="Loading projects…" /> : null}
-        <ErrorMessage message={projects.isError ? messageOf(projects.error) : undefined} />
+        <ErrorMessage message={organization.isSuccess && projects.isError ? messageOf(projects.error) : undefined} />
         {projects.isSuccess && list.length === 0 ? (
           <div className="empty card">
             <h3>No projects yet</h3>
@@ -103,7 +105,7 @@ export function OrganizationPage() {
           </ul>
         )}
       </section>
-      <OrganizationServices organizationId={organizationId} />
+      <OrganizationServices organizationId={organizationId} organizationRead={organization.isSuccess} />
       {creating ? <CreateProjectDialog organizationId={organizationId} onClose={() => setCreating(false)} /> : null}
       {renaming === undefined ? null : <RenameProjectDialog organizationId={organizationId} project={renaming} onClose={() => setRenaming(undefined)} />}
       {deleting === undefined ? null : <DeleteProjectDialog organizationId={organizationId} project={deleting} onClose={() => setDeleting(undefined)} />}

@@ -6,9 +6,10 @@ import { ErrorMessage, SelectField, Spinner } from '../ui/controls.tsx';
 
 /**
  * Every service of the organization in one table (listServicesByOrganizationId), narrowed by project, environment
- * (listEnvironmentsByOrganizationId) or cluster; each row opens the service's page.
+ * (listEnvironmentsByOrganizationId) or cluster; each row opens the service's page. Its error shows once the page has
+ * read the organization (`organizationRead`): before that, a failure is the page's to report.
  */
-export function OrganizationServices({ organizationId }: { organizationId: string }) {
+export function OrganizationServices({ organizationId, organizationRead }: { organizationId: string; organizationRead: boolean }) {
   const path = { params: { path: { organizationId } } };
   const [projectId, setProjectId] = useState('');
   const [environmentId, setEnvironmentId] = useState('');
@@ -41,7 +42,7 @@ export function OrganizationServices({ organizationId }: { organizationId: strin
         <SelectField id="all-services-cluster" label="Cluster" value={clusterId} onChange={setClusterId} options={[{ value: '', label: 'Any cluster' }, ...(clusters.data?.results ?? []).map((cluster) => ({ value: cluster.id, label: cluster.name }))]} />
       </div>
       {services.isPending ? <Spinner label="Loading the services…" /> : null}
-      <ErrorMessage message={services.isError ? messageOf(services.error) : undefined} />
+      <ErrorMessage message={organizationRead && services.isError ? messageOf(services.error) : undefined} />
       {services.isSuccess && list.length === 0 ? <p className="muted">{filtered ? 'No service matches these filters.' : 'No services yet: open a project’s environment to create one.'}</p> : null}
       {list.length === 0 ? null : (
         <table className="table" aria-labelledby="all-services-heading">
