@@ -12,6 +12,7 @@ import type { ClusterSettingsTable, ClusterAnalysesTable, ClusterAnalysisLogsTab
 import type { AlertReceiversTable, AlertRulesTable, AlertRuleReceiversTable, AlertFiringsTable } from './db.tables.alerts.ts';
 import type { ClusterKubeconfigsTable, ClusterInsightEventsTable, ClusterInsightLogsTable, ClusterOperatorTargetsTable } from './db.tables.cluster-insight.ts';
 import type { RateLimitCountersTable } from './db.tables.rate-limit.ts';
+import type { ListRevisionsTable } from './db.tables.list-revisions.ts';
 import type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';
 
 /**
@@ -99,6 +100,7 @@ export interface DB {
   alert_rule_receivers: AlertRuleReceiversTable;
   alert_firings: AlertFiringsTable;
   rate_limit_counters: RateLimitCountersTable;
+  list_revisions: ListRevisionsTable;
   cluster_kubeconfigs: ClusterKubeconfigsTable;
   cluster_insight_events: ClusterInsightEventsTable;
   cluster_insight_logs: ClusterInsightLogsTable;
@@ -121,4 +123,5 @@ export type { ClusterSettingsTable, ClusterAnalysesTable, ClusterAnalysisLogsTab
 export type { AlertReceiversTable, AlertRulesTable, AlertRuleReceiversTable, AlertFiringsTable } from './db.tables.alerts.ts';
 export type { ClusterKubeconfigsTable, ClusterInsightEventsTable, ClusterInsightLogsTable, ClusterOperatorTargetsTable } from './db.tables.cluster-insight.ts';
 export type { RateLimitCountersTable } from './db.tables.rate-limit.ts';
+export type { ListRevisionsTable } from './db.tables.list-revisions.ts';
 export type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';

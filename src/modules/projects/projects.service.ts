@@ -2,6 +2,7 @@ import type { Placement } from '../../auth/principal.ts';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/db.schema.ts';
 import { uniqueOrConflict } from '../../db/db.errors.ts';
+import { readListRevision } from '../../db/db.list-revisions.ts';
 import { isoTimestamp, type Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -103,6 +104,14 @@ export function createProjectsService(deps: ProjectsDeps) {
     return view(row, 0);
   }
 
+  /**
+   * What the project list of the organization is at: the database moves it forward with every write the list shows
+   * (a project's row, an environment's arrival, removal or move). Read it before the list.
+   */
+  function projectListRevision(organizationId: string): Promise<string> {
+    return readListRevision(db, organizationId, 'projects');
+  }
+
   async function listOrganizationProjects(organizationId: string) {
     const [rows, counts] = await Promise.all([listProjects(db, organizationId), deps.contents.environmentCountsOfOrganization(organizationId)]);
     return rows.map((row) => view(row, counts.get(row.id) ?? 0));
@@ -163,6 +172,7 @@ export function createProjectsService(deps: ProjectsDeps) {
     /** The names of the projects among `ids` that exist, in one read. */
     projectNames: (ids: readonly string[]) => findProjectNames(db, ids),
     listOrganizationProjects,
+    projectListRevision,
     projectStats,
     editProject,
     removeProject,
