@@ -321,7 +321,6 @@ async function seed(store: Store, ids: { organizationId: string; userId: string;
       const projectId = projectIds[1 + (index % (PROJECTS - 1))] as string;
       return variable('P', { owner_id: projectId, project_id: projectId, environment_id: null, service_id: null }, `PROJECT_VAR_${Math.floor(index / (PROJECTS - 1))}`, undefined);
     });
-    await store.run('UPDATE variable_revisions SET revision = revision + 1 WHERE project_id = $1', [ids.projectId]);
   });
   log(`seeded projects, environments, services, deployments and ${VARIABLES} variables`);
 
@@ -443,6 +442,25 @@ function renamingAProject(server: ServerProcess, authorization: string, store: S
   };
 }
 
+/** Before each request: one plain variable of the project given a new value through the API. */
+function editingAVariable(server: ServerProcess, authorization: string, store: Store, projectId: string): () => Promise<void> {
+  let edits = 0;
+  return async () => {
+    const variable = await store.one(
+      'select id, key from variables where owner_id = $1 and is_secret = 0 and alias_of is null order by key limit 1',
+      [projectId],
+    );
+    if (variable === undefined) throw new Error('the project has no plain variable to edit');
+    edits += 1;
+    const response = await fetch(`${server.baseUrl}/project/${projectId}/environmentVariable/${String(variable.id)}`, {
+      method: 'PUT',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: variable.key, value: `edited-${edits}` }),
+    });
+    if (response.status !== 200) throw new Error(`editing a variable answered ${response.status}: ${await response.text()}`);
+  };
+}
+
 async function measureAll(server: ServerProcess, authorization: string, store: Store, fixture: Fixture): Promise<Figure[]> {
   const { organizationId, projectId, environmentId, serviceId, userId } = fixture;
   const figures: Figure[] = [];
@@ -461,6 +479,15 @@ async function measureAll(server: ServerProcess, authorization: string, store: S
   await measure("variables a service sees (one page)", `/container/${serviceId}/environmentVariable`, LIST_GOAL_MS, results);
   await measure("a project's variables (one page)", `/project/${projectId}/environmentVariable`, LIST_GOAL_MS, results);
   await measure('variable resolution of a service', `/container/${serviceId}/resolvedVariables`, RESOLUTION_GOAL_MS, results);
+  // The variable answers too are kept until a variable, a service or the environment is written: this figure edits
+  // one of the project's variables before each request, so every resolution is built again.
+  await measure(
+    'variable resolution, each after a variable edit',
+    `/container/${serviceId}/resolvedVariables`,
+    RESOLUTION_GOAL_MS,
+    results,
+    editingAVariable(server, authorization, store, projectId),
+  );
 
   // Deployment history: the first page, and the last one as its startId / cursor reaches it.
   const history = await store.all('SELECT id FROM service_deployments WHERE service_id = $1 ORDER BY id LIMIT $2', [serviceId, HISTORY_PAGE_SIZE + 1]);

@@ -210,7 +210,7 @@ describeEachDatabase('project list answered from its revision', (ctx) => {
     const deleted = await ctx().call(owner.auth, { method: 'DELETE', url: `/organization/${organizationId}` });
     expect(deleted.statusCode, deleted.body).toBe(204);
     await ctx().organizationPurged(organizationId);
-    const { rows } = await sql<{ count: number | string }>`select count(*) as count from list_revisions where organization_id = ${organizationId}`.execute(ctx().database.db);
+    const { rows } = await sql<{ count: number | string }>`select count(*) as count from list_revisions where scope_id = ${organizationId}`.execute(ctx().database.db);
     expect(Number(rows[0]?.count)).toBe(0);
   });
 });

@@ -27,6 +27,8 @@ export type Principal =
 /** What the caller may do in the organization a request addresses, as established by authorization. */
 export interface Access {
   organizationId: string;
+  /** The project the addressed resource lives in, when it lives in one (its placement, as the authorizer read it). */
+  projectId?: string;
   grants: ReadonlySet<Grant>;
   /** The built-in or custom role of a person; null for tokens. */
   roleName: string | null;

@@ -13,7 +13,7 @@ import type { AlertReceiversTable, AlertRulesTable, AlertRuleReceiversTable, Ale
 import type { ClusterKubeconfigsTable, ClusterInsightEventsTable, ClusterInsightLogsTable, ClusterOperatorTargetsTable } from './db.tables.cluster-insight.ts';
 import type { RateLimitCountersTable } from './db.tables.rate-limit.ts';
 import type { ListRevisionsTable } from './db.tables.list-revisions.ts';
-import type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';
+import type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';
 
 /**
  * The database as Kysely sees it: every table by name (the row types live in db.tables.<area>.ts, re-exported here so
@@ -66,7 +66,6 @@ export interface DB {
   environments: EnvironmentsTable;
   environment_deployments: EnvironmentDeploymentsTable;
   variables: VariablesTable;
-  variable_revisions: VariableRevisionsTable;
   webhooks: WebhooksTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
@@ -124,4 +123,4 @@ export type { AlertReceiversTable, AlertRulesTable, AlertRuleReceiversTable, Ale
 export type { ClusterKubeconfigsTable, ClusterInsightEventsTable, ClusterInsightLogsTable, ClusterOperatorTargetsTable } from './db.tables.cluster-insight.ts';
 export type { RateLimitCountersTable } from './db.tables.rate-limit.ts';
 export type { ListRevisionsTable } from './db.tables.list-revisions.ts';
-export type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, VariableRevisionsTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';
+export type { EnvironmentsTable, EnvironmentDeploymentsTable, VariablesTable, WebhooksTable, WebhookMessagesTable, WebhookDeliveriesTable, OrganizationEventsTable, ServicesTable, ServiceReferencesTable, ServiceRuntimeTable, ServiceDeploymentsTable, ServiceDeploymentLogsTable, ServiceCustomDomainsTable, ServiceDeploymentRestrictionsTable } from './db.tables.deployments.ts';

@@ -74,12 +74,6 @@ export interface VariablesTable {
   updated_at: string;
 }
 
-/** One counter per project, bumped by every variable write (the resolvers' cache check). */
-export interface VariableRevisionsTable {
-  project_id: string;
-  revision: number;
-}
-
 /** An organization's webhook endpoint (migrations/0014_webhooks.ts); the secret only sealed. */
 export interface WebhooksTable {
   id: string;

@@ -1,4 +1,4 @@
-import { sql, type Selectable, type Updateable } from 'kysely';
+import type { Selectable, Updateable } from 'kysely';
 import type { DialectName } from '../../db/db.client.ts';
 import { lockUntilCommit } from '../../db/db.locks.ts';
 import type { Queryable, VariablesTable } from '../../db/db.schema.ts';
@@ -21,6 +21,11 @@ export function findVariableByKey(db: Queryable, ownerId: string, key: string): 
 /** Every row of a project, all scopes: what a write checks for alias cycles in every environment and service it reaches. */
 export function listProjectVariables(db: Queryable, projectId: string): Promise<VariableRow[]> {
   return db.selectFrom('variables').selectAll().where('project_id', '=', projectId).orderBy('key').orderBy('id').execute();
+}
+
+/** The rows of the given owners (project, environment or service ids), in one statement, by name. */
+export function listVariablesOfOwners(db: Queryable, ownerIds: readonly string[]): Promise<VariableRow[]> {
+  return db.selectFrom('variables').selectAll().where('owner_id', 'in', ownerIds).orderBy('key').orderBy('id').execute();
 }
 
 /** The rows one consumer sees: its project's PROJECT rows, its environment's rows and, with a service, that service's. */
@@ -62,20 +67,6 @@ export async function deleteVariable(db: Queryable, id: string): Promise<boolean
 
 export async function deleteServiceVariables(db: Queryable, serviceId: string): Promise<void> {
   await db.deleteFrom('variables').where('owner_id', '=', serviceId).execute();
-}
-
-/** The project's variables revision (0 before its first write). */
-export async function readVariablesRevision(db: Queryable, projectId: string): Promise<number> {
-  const row = await db.selectFrom('variable_revisions').select('revision').where('project_id', '=', projectId).executeTakeFirst();
-  return Number(row?.revision ?? 0);
-}
-
-export async function bumpVariablesRevision(db: Queryable, projectId: string): Promise<void> {
-  await db
-    .insertInto('variable_revisions')
-    .values({ project_id: projectId, revision: 1 })
-    .onConflict((oc) => oc.column('project_id').doUpdateSet({ revision: sql<number>`variable_revisions.revision + 1` }))
-    .execute();
 }
 
 /**

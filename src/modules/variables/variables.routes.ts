@@ -1,7 +1,8 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TObject } from 'typebox';
 import { authenticatedErrors, HTTP_STATUS } from '../../http/errors.ts';
 import type { FastifyTypeBox } from '../../http/fastify.types.ts';
+import { createListAnswers, type ListAnswers } from '../../http/list-answers.ts';
 import { REVEAL_SECRETS, requireAccess, type AccessTarget, type RevealDeclaration } from '../../http/route-access.ts';
 import { NoContent, Uuid } from '../../protocol/wire.ts';
 import {
@@ -57,6 +58,30 @@ function revealRequested(request: FastifyRequest): boolean {
   return (request.query as { reveal?: boolean } | undefined)?.reveal === true;
 }
 
+/** The variable answers an app keeps serialized (list-answers.ts): a service seeing 2,500 variables answers about 1 MB. */
+const KEPT_VARIABLE_ANSWERS_BYTES = 64 * 1024 * 1024;
+/** One store per app, shared by the routes of every scope: the app's variables service stands for the app. */
+const keptAnswers = new WeakMap<VariablesService, ListAnswers>();
+
+/**
+ * A listing or resolution without `reveal`, which is the same for everyone who may read it: sent from the bytes kept
+ * for this route and owner while its project's variables revision is unchanged, built by `build` otherwise. The
+ * revision is read before `build` reads anything, as list-answers.ts requires; the project is part of what is
+ * compared, so an environment moved to another project is never answered under the old one's revision.
+ */
+async function sendVariablesAnswer(request: FastifyRequest, reply: FastifyReply, variables: VariablesService, build: () => Promise<unknown>): Promise<FastifyReply> {
+  let answers = keptAnswers.get(variables);
+  if (answers === undefined) {
+    answers = createListAnswers(KEPT_VARIABLE_ANSWERS_BYTES);
+    keptAnswers.set(variables, answers);
+  }
+  const { projectId } = requireAccess(request);
+  if (projectId === undefined) throw new Error('variables answered for a target outside any project');
+  const revision = `${projectId}:${await variables.variablesRevision(projectId)}`;
+  const key = `${request.routeOptions.url ?? request.url} ${Object.values(request.params as Record<string, string>).join(' ')}`;
+  return answers.send(reply, key, revision, build);
+}
+
 function idParam(request: FastifyRequest, name: 'environmentVariableId' | 'secretId'): string {
   return (request.params as Record<string, string>)[name] as string;
 }
@@ -110,9 +135,9 @@ function registerScope(app: FastifyTypeBox, variables: VariablesService, scope: 
       config: access('variables:read', scope.revealable ? REVEAL_SECRETS : undefined),
     },
     async (request, reply) => {
-      const reveal = revealRequested(request);
-      const results = await variables.listVariables(await scope.owner(request), reveal);
-      if (reveal) reply.header('cache-control', 'no-store');
+      if (!revealRequested(request)) return sendVariablesAnswer(request, reply, variables, async () => ({ results: await variables.listVariables(await scope.owner(request), false) }));
+      const results = await variables.listVariables(await scope.owner(request), true);
+      reply.header('cache-control', 'no-store');
       return { results };
     },
   );
@@ -392,10 +417,10 @@ export function registerEnvironmentVariableRoutes(app: FastifyTypeBox, variables
       config: { access: { permission: 'variables:read', target: 'environment', reveal: REVEAL_SECRETS } },
     },
     async (request, reply) => {
-      const reveal = revealRequested(request);
-      const explained = await variables.explain(request.params.environmentId, undefined, reveal);
-      if (reveal) reply.header('cache-control', 'no-store');
-      return explained;
+      const { environmentId } = request.params;
+      if (!revealRequested(request)) return sendVariablesAnswer(request, reply, variables, () => variables.explain(environmentId, undefined, false));
+      reply.header('cache-control', 'no-store');
+      return variables.explain(environmentId, undefined, true);
     },
   );
 }
@@ -454,11 +479,13 @@ export function registerServiceVariableRoutes(app: FastifyTypeBox, variables: Va
       config: { access: { permission: 'variables:read', target: 'service', reveal: REVEAL_SECRETS } },
     },
     async (request, reply) => {
-      const reveal = revealRequested(request);
-      const service = await scope.locate(serviceIdOf(request));
-      const explained = await variables.explain(service.environmentId, service.id, reveal);
-      if (reveal) reply.header('cache-control', 'no-store');
-      return explained;
+      const explainService = async (reveal: boolean) => {
+        const service = await scope.locate(serviceIdOf(request));
+        return variables.explain(service.environmentId, service.id, reveal);
+      };
+      if (!revealRequested(request)) return sendVariablesAnswer(request, reply, variables, () => explainService(false));
+      reply.header('cache-control', 'no-store');
+      return explainService(true);
     },
   );
 }

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DialectName } from '../../db/db.client.ts';
 import type { DB } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { readListRevision } from '../../db/db.list-revisions.ts';
 import { deriveKey } from '../../lib/crypto.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import type { EnvironmentForVariables, ServiceForVariables } from './variables.builtins.ts';
@@ -110,6 +111,11 @@ export function createVariablesService(deps: VariablesDeps) {
     /** The stored row of an id (any organization's: callers check access to its owner), for the unified /variable API. */
     findVariableRow: (id: string) => findVariable(deps.db, id),
     explain: views.explain,
+    /**
+     * Where what a project's variable listings and resolutions show is at: the database moves it forward with every
+     * write to one of its variables or services, or to an environment's name, mode or cluster. Read it before the answer.
+     */
+    variablesRevision: (projectId: string) => readListRevision(deps.db, projectId, 'variables'),
     resolveForDeployment: snapshots.resolveForDeployment,
     openSnapshotValue: snapshots.openSnapshotValue,
     copyEnvironmentVariables: writes.copyEnvironmentVariables,

@@ -17,7 +17,6 @@ import {
   type VariableDefinitions,
 } from './variables.definitions.ts';
 import {
-  bumpVariablesRevision,
   countOwnerVariables,
   deleteServiceVariables,
   deleteVariable,
@@ -159,7 +158,6 @@ export function createVariableWrites(
           await lockProjectVariables(trx, deps.dialect, owner.projectId);
           const result = await mutate(trx);
           await refuseCycles(trx, owner);
-          await bumpVariablesRevision(trx, owner.projectId);
           await deps.changes.variablesChanged(trx, { projectId: owner.projectId, environmentId: owner.environment?.id ?? null });
           return result;
         }),
@@ -457,8 +455,6 @@ export function createVariableWrites(
       };
     });
     await insertVariables(trx, copies);
-    const projectId = rows[0]?.project_id;
-    if (projectId !== undefined) await bumpVariablesRevision(trx, projectId);
   }
 
   /**
@@ -489,15 +485,11 @@ export function createVariableWrites(
     });
     await insertVariables(trx, copies);
     await refuseCycles(trx, { scope: first.scope as Owner['scope'], ownerId: to.serviceId, projectId: to.projectId });
-    await bumpVariablesRevision(trx, to.projectId);
   }
 
   /** For the services module: a deleted service's own rows go with it (no foreign key until services exist). */
   async function removeServiceVariables(trx: Transaction<DB>, serviceId: string): Promise<void> {
-    const rows = await listOwnerVariables(trx, serviceId);
     await deleteServiceVariables(trx, serviceId);
-    const projectId = rows[0]?.project_id;
-    if (projectId !== undefined) await bumpVariablesRevision(trx, projectId);
   }
 
   return { create, edit, remove, override, alias, importRows, copyEnvironmentVariables, copyServiceVariables, removeServiceVariables };
