@@ -103,17 +103,20 @@ describeEachDatabase('conflicts of bulk actions on services', (ctx) => {
       await call(w.owner.auth, 'POST', `/environment/${w.environmentId}/service/stop`, { application_ids: [w.webId], database_ids: [w.ordersId], job_ids: [w.nightlyId] }),
       409,
     );
-    const ordersQueued = `database orders (${w.ordersId}) is QUEUED`;
-    const nightlyReady = `job nightly (${w.nightlyId}) is READY`;
-    expect(stop.message).toBe(`cannot stop 2 of the 3 services: ${ordersQueued}; ${nightlyReady}; nothing was queued`);
+    // Neither has been deployed yet: that is the reason given, with the state.
+    const ordersFirstQueued = `database orders (${w.ordersId}) has never been deployed (it is QUEUED)`;
+    const nightlyNeverDeployed = `job nightly (${w.nightlyId}) has never been deployed (it is READY)`;
+    expect(stop.message).toBe(`cannot stop 2 of the 3 services: ${ordersFirstQueued}; ${nightlyNeverDeployed}; nothing was queued`);
     expect(stop.details).toEqual([
-      { field: '/database_ids/0', message: ordersQueued },
-      { field: '/job_ids/0', message: nightlyReady },
+      { field: '/database_ids/0', message: ordersFirstQueued },
+      { field: '/job_ids/0', message: nightlyNeverDeployed },
     ]);
     expect(await stateOf(w, 'application', w.webId)).toBe('DEPLOYED');
     expect(await actionsOf(w.webId)).toEqual(['DEPLOY']);
 
     // A deploy naming them: the busy database is named where the body named it, and the application is not redeployed.
+    // A deploy needs no earlier one: the database is refused for its state alone.
+    const ordersQueued = `database orders (${w.ordersId}) is QUEUED`;
     const deploy = expectErrorBody(
       await call(w.owner.auth, 'POST', `/environment/${w.environmentId}/service/deploy`, { applications: [{ application_id: w.webId }], databases: [w.ordersId] }),
       409,
@@ -170,11 +173,11 @@ describeEachDatabase('conflicts of bulk actions on services', (ctx) => {
       await call(w.owner.auth, 'POST', `/environment/${w.environmentId}/service/restart-service`, { application_ids: [w.webId, apiId], database_ids: [w.ordersId] }),
       409,
     );
-    const apiReady = `application api (${apiId}) is READY`;
+    const apiNeverDeployed = `application api (${apiId}) has never been deployed (it is READY)`;
     const ordersQueued = `database orders (${w.ordersId}) is QUEUED`;
-    expect(restart.message).toBe(`cannot restart 2 of the 3 services: ${apiReady}; ${ordersQueued}; nothing was queued`);
+    expect(restart.message).toBe(`cannot restart 2 of the 3 services: ${apiNeverDeployed}; ${ordersQueued}; nothing was queued`);
     expect(restart.details).toEqual([
-      { field: '/application_ids/1', message: apiReady },
+      { field: '/application_ids/1', message: apiNeverDeployed },
       { field: '/database_ids/0', message: ordersQueued },
     ]);
     // Not even the environment's restart was queued, so its job will not restart the web application either.

@@ -103,7 +103,7 @@ for (const dialect of ['sqlite'] as const) {
         await services.getByRole('checkbox', { name: 'Select orders' }).check();
         await page.getByRole('button', { name: 'Stop selected' }).click();
         const bulk = page.getByRole('group', { name: 'Actions on the selected services' });
-        await bulk.getByRole('alert').getByText(/^cannot stop the service: database orders \([0-9a-f-]{36}\) is READY; nothing was queued$/).waitFor();
+        await bulk.getByRole('alert').getByText(/^cannot stop the service: database orders \([0-9a-f-]{36}\) has never been deployed \(it is READY\); nothing was queued$/).waitFor();
         await checkBothWidths(page, '302-environment-bulk-refused');
         await services.getByRole('checkbox', { name: 'Select orders' }).uncheck();
 

@@ -101,7 +101,7 @@ describe('environment state machine', () => {
     expect(() => requestedState('environment', 'STOPPED', 'restart', true)).toThrow(/it is STOPPED/);
     expect(() => requestedState('environment', 'STOPPED', 'stop', true)).toThrow(/it is STOPPED/);
     expect(() => requestedState('environment', 'DEPLOYING', 'delete', true)).toThrow(/it is DEPLOYING/);
-    expect(() => requestedState('environment', 'READY', 'redeploy', false)).toThrow(/it is READY/);
+    expect(() => requestedState('environment', 'READY', 'redeploy', false)).toThrow(/it has never been deployed \(it is READY\)/);
     expect(() => requestedState('environment', 'BUILD_ERROR', 'stop', false)).toThrow(/never been deployed/);
     expect(() => requestedState('environment', 'CANCELED', 'restart', false)).toThrow(/never been deployed/);
     expect(requestedState('environment', 'DEPLOYED', 'restart', true)).toBe('QUEUED');

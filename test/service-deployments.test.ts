@@ -81,7 +81,7 @@ describe('service state machine', () => {
     // What the table lacks answers 409 naming the state.
     expect(() => requestedState('service', 'QUEUED', 'deploy', false)).toThrow(/cannot deploy service: it is QUEUED/);
     expect(() => requestedState('service', 'BUILDING', 'delete', false)).toThrow(/it is BUILDING/);
-    expect(() => requestedState('service', 'READY', 'stop', false)).toThrow(/cannot stop service: it is READY/);
+    expect(() => requestedState('service', 'READY', 'stop', false)).toThrow(/cannot stop service: it has never been deployed \(it is READY\)/);
     expect(() => requestedState('service', 'STOPPED', 'stop', true)).toThrow(/it is STOPPED/);
   });
 });

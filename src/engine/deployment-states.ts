@@ -110,8 +110,9 @@ export function transitionOf(state: DeploymentState, event: DeploymentEvent): De
  * when it may take it: what a 409 says of one subject, and of each subject of a request naming several.
  */
 export function refusalOf(state: DeploymentState, action: DeploymentAction, hasBeenDeployed: boolean): string | undefined {
-  if (transitionOf(state, action) === undefined) return `is ${state}`;
+  // Never deployed says why first: a READY service refuses a stop because nothing of it runs, not because of READY.
   if (NEEDS_DEPLOYED.has(action) && !hasBeenDeployed) return `has never been deployed (it is ${state})`;
+  if (transitionOf(state, action) === undefined) return `is ${state}`;
   return undefined;
 }
 
