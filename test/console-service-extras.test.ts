@@ -225,14 +225,15 @@ describe('web console: the service operations without a screen [sqlite]', () => 
       await checkScreen(page, '340-helm-wizard-check');
       await page.getByRole('button', { name: 'Next' }).click();
       await page.getByRole('button', { name: 'Load the chart’s default values' }).click();
-      await expect.poll(() => page.getByLabel('Values override (YAML, optional)').inputValue()).toBe('replicas: 2\n');
+      // The defaults come from the chart fetched again and read by the real helm: a source check like those above.
+      await expect.poll(() => page.getByLabel('Values override (YAML, optional)').inputValue(), { timeout: SOURCE_CHECK_MS }).toBe('replicas: 2\n');
       await checkScreen(page, '340-helm-wizard-default-values');
 
       const versions = (await made<{ results: { engine: string; version: string }[] }>('GET', '/terraform/availableVersion')).results.filter((entry) => entry.engine === 'TERRAFORM');
       await page.goto(`${environmentPath}/new/terraform`);
       await page.getByRole('heading', { name: 'New terraform' }).waitFor();
       const versionSelect = page.getByLabel('Version');
-      await expect.poll(async () => (await versionSelect.locator('option').count()) - 1).toBe(versions.length);
+      await expect.poll(async () => (await versionSelect.locator('option').count()) - 1, { timeout: 30_000 }).toBe(versions.length);
       const pinned = versions[0]?.version ?? '';
       await page.getByLabel('Name', { exact: true }).fill('infra-pinned');
       await page.getByLabel('Repository URL').fill(git.urlOf('shop'));
