@@ -15,5 +15,8 @@ export default defineConfig({
     // idle (two runs of `slipway admin rotate-signing-key` outgrew a 20 s budget there).
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll waits for an outcome (a page showing an answer, a row arriving); its 1 s default is a duration, and
+    // under the full suite's load the browser walks saw it pass by before a correct answer arrived.
+    expect: { poll: { timeout: 15_000 } },
   },
 });
