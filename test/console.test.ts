@@ -244,6 +244,7 @@ describe('web console (real browser, real server)', () => {
       await page.goto(`${server.baseUrl}/console/organization/00000000-0000-7000-8000-000000000000`);
       await page.getByRole('alert').waitFor();
       expect(await page.getByRole('alert').textContent()).toMatch(/not allowed|not found|no organization/i);
+      await check(page, '11-organization-refused');
 
       // The signed-in landing page shows the organization's heading (how fast: `npm run bench:console`).
       await page.goto(`${server.baseUrl}/console/`);
