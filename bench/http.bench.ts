@@ -399,7 +399,7 @@ async function main(): Promise<void> {
     console.log(`ratio (b)/(a) ${label}: ${ratio(list.okPerSecond, bare)}`);
     if (ips !== undefined) console.log(`ratio (e)/(a) ${label}: ${ratio(ips.okPerSecond, bare)}`);
     console.log(`ratio (c)/(a) ${label}: ${ratio(create.okPerSecond, bare)}`);
-    console.log(`(c') ${label}: ${createAtRate.okPerSecond.toFixed(0)} req/s answered 200 of ${CREATE_RATE} offered, p99 ${formatMs(createAtRate.p99Ms)} ms`);
+    console.log(`(c') ${label}: ${createAtRate.okPerSecond.toFixed(0)} of ${CREATE_RATE} req/s offered answered 200, p99 ${formatMs(createAtRate.p99Ms)} ms`);
   }
 
   // Issue 26's goals, judged on SQLite. A phase with errors or other statuses fails its goal whatever its figures.

@@ -216,6 +216,42 @@ describeEachDatabase('variables and secrets', (ctx) => {
     expect(expectErrorBody(self, 400).message).toContain('SELF → SELF');
   });
 
+  it('rule 2: a cycle that closes in one service only is refused; an environment value that cuts a project loop holds for its services', async () => {
+    const environmentId = await environmentIn(ctx(), projectId, uniqueName('cycles'), 'DEVELOPMENT');
+    const application = async () =>
+      (
+        await created<{ id: string }>(`/environment/${environmentId}/application`, {
+          name: uniqueName('web'),
+          git_repository: { url: 'https://github.com/acme/shop', provider: 'GITHUB' },
+          healthchecks: {},
+          ports: [{ internal_port: 8080, publicly_accessible: true }],
+        })
+      ).id;
+    const aliasing = await application();
+    const plain = await application();
+    await created(`/application/${plain}/environmentVariable`, { key: 'SVC_PLAIN', value: 'no alias here' });
+
+    // SVC_B is an alias of SVC_A in one application only; SVC_A → SVC_B at the project then loops there alone.
+    const a = await created(`/project/${projectId}/environmentVariable`, { key: 'SVC_A', value: 'a' });
+    await created(`/project/${projectId}/environmentVariable`, { key: 'SVC_B', value: 'b' });
+    await created(`/application/${aliasing}/environmentVariable`, { key: 'SVC_B', value: '$SVC_A' });
+    const closes = await call('PUT', `/project/${projectId}/environmentVariable/${a.id}`, { key: 'SVC_A', value: '$SVC_B' });
+    expect(expectErrorBody(closes, 400).message).toMatch(/alias cycle: SVC_(A|B) → SVC_(A|B) → SVC_(A|B)/);
+    expect((await listed(`/project/${projectId}/environmentVariable`)).find((variable) => variable.key === 'SVC_A')?.value).toBe('a');
+
+    // CUT_Y → CUT_X at the project, CUT_Y a plain value in the environment: the application's CUT_X → CUT_Y ends
+    // at that value, with no loop, though the project's rows alone would make one.
+    await created(`/project/${projectId}/environmentVariable`, { key: 'CUT_X', value: 'x' });
+    await created(`/project/${projectId}/environmentVariable`, { key: 'CUT_Y', value: '$CUT_X' });
+    await created(`/environment/${environmentId}/environmentVariable`, { key: 'CUT_Y', value: 'cut' });
+    await created(`/application/${aliasing}/environmentVariable`, { key: 'CUT_X', value: '$CUT_Y' });
+    const seen = await call('GET', `/application/${aliasing}/resolvedVariables`);
+    expect(seen.statusCode, seen.body).toBe(200);
+    const values = new Map(seen.json<{ results: ResolvedView[] }>().results.map((variable) => [variable.key, variable.value]));
+    expect(values.get('CUT_X')).toBe('cut');
+    expect(values.get('SVC_B')).toBe('a');
+  });
+
   it('rule 2: two concurrent writes that each add half of a cycle cannot both succeed', async () => {
     // Ten pairs at once: without the per-project serialisation, some pair would commit both halves.
     const pairs = await Promise.all(

@@ -56,6 +56,7 @@ import * as jobWokenWhileRunning from './migrations/0057_job_woken_while_running
 import * as environmentsByOrganization from './migrations/0058_environments_by_organization.ts';
 import * as webhooksByOrganizationInOrder from './migrations/0059_webhooks_by_organization_in_order.ts';
 import * as listRevisions from './migrations/0060_list_revisions.ts';
+import * as variableAliasesByProject from './migrations/0061_variable_aliases_by_project.ts';
 
 /** Column types that differ between the dialects; everything else in a migration is portable schema-builder. */
 export interface ColumnTypes {
@@ -127,6 +128,7 @@ const MIGRATIONS: ReadonlyArray<[string, MigrationModule]> = [
   ['0058_environments_by_organization', environmentsByOrganization],
   ['0059_webhooks_by_organization_in_order', webhooksByOrganizationInOrder],
   ['0060_list_revisions', listRevisions],
+  ['0061_variable_aliases_by_project', variableAliasesByProject],
 ];
 
 /** The names of the migrations this build knows: a backup taken at a level beyond them is refused (db.backup.ts). */

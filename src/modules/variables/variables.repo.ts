@@ -1,4 +1,4 @@
-import type { Selectable, Updateable } from 'kysely';
+import { sql, type Selectable, type Updateable } from 'kysely';
 import type { DialectName } from '../../db/db.client.ts';
 import { lockUntilCommit } from '../../db/db.locks.ts';
 import type { Queryable, VariablesTable } from '../../db/db.schema.ts';
@@ -18,9 +18,30 @@ export function findVariableByKey(db: Queryable, ownerId: string, key: string): 
   return db.selectFrom('variables').selectAll().where('owner_id', '=', ownerId).where('key', '=', key).executeTakeFirst();
 }
 
-/** Every row of a project, all scopes: what a write checks for alias cycles in every environment and service it reaches. */
-export function listProjectVariables(db: Queryable, projectId: string): Promise<VariableRow[]> {
-  return db.selectFrom('variables').selectAll().where('project_id', '=', projectId).orderBy('key').orderBy('id').execute();
+/** What the alias-cycle check needs of a row: where it sits, its name and what it aliases. */
+export type CycleCheckRow = Pick<VariableRow, 'owner_id' | 'scope' | 'environment_id' | 'key' | 'alias_of'>;
+
+/**
+ * What a write's alias-cycle check reads (variables.writes.ts, refuseCycles), after the write, in its transaction:
+ *   - owners: the project, every owner in it that holds an alias, and the environments those owners live in; an owner
+ *     without an alias can only shadow names of the scope above it, never close a cycle;
+ *   - names: those aliased somewhere in the project; a name no owner aliases has a value wherever it is seen, so no
+ *     cycle passes through it. A name that is an alias in one scope and a value in a narrower one is read in both.
+ * Both come from the partial index of aliases (migration 0061); the rows from the (owner_id, key) constraint.
+ * Unordered: the check orders names itself, and one owner holds a name once.
+ */
+export function listCycleCheckVariables(db: Queryable, projectId: string): Promise<CycleCheckRow[]> {
+  const aliases = db.selectFrom('variables').where('project_id', '=', projectId).where('alias_of', 'is not', null);
+  const owners = db
+    .selectNoFrom(sql<string>`${projectId}`.as('owner_id'))
+    .union(aliases.select('owner_id'))
+    .union(aliases.select(sql<string>`environment_id`.as('owner_id')).where('environment_id', 'is not', null));
+  return db
+    .selectFrom('variables')
+    .select(['owner_id', 'scope', 'environment_id', 'key', 'alias_of'])
+    .where('owner_id', 'in', owners)
+    .where('key', 'in', aliases.select('key'))
+    .execute();
 }
 
 /** The rows of the given owners (project, environment or service ids), in one statement, by name. */

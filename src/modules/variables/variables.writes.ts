@@ -7,7 +7,6 @@ import { newId } from '../../lib/ids.ts';
 import { isBuiltInShapedName, RESERVED_PREFIX, type BuiltInVariable } from './variables.builtins.ts';
 import {
   associatedData,
-  definitionOfRow,
   kindNoun,
   openSecret,
   type Definition,
@@ -24,12 +23,13 @@ import {
   findVariableByKey,
   insertVariables,
   listOwnerVariables,
-  listProjectVariables,
+  listCycleCheckVariables,
   lockProjectVariables,
   updateVariable,
+  type CycleCheckRow,
   type VariableRow,
 } from './variables.repo.ts';
-import { aliasTargetOf, findAliasCycle, scopeRank } from './variables.resolver.ts';
+import { aliasTargetOf, findAliasCycle, scopeRank, type StoredScope, type VariableDefinition } from './variables.resolver.ts';
 import type { AliasBody, OverrideBody, SecretEditBody, VariableRequestBody } from './variables.schemas.ts';
 import type { VariablesDeps } from './variables.service.ts';
 import type { VariableViews } from './variables.views.ts';
@@ -93,16 +93,25 @@ export function createVariableWrites(
   // ---- writes -------------------------------------------------------------------------------------------------
 
   /**
-   * Every consumer a write at `owner` reaches, as the stored definitions it sees, from one read of the project's rows:
-   * built-ins never alias, so only stored rows can close a cycle, and an environment or service without rows of its
-   * own sees exactly what the project alone sees.
+   * Every consumer a write at `owner` reaches whose cycle check matters, as the definitions of it that can take part
+   * in a cycle (listCycleCheckVariables): built-ins never alias, so only stored rows can close a cycle; an environment
+   * or service whose own rows hold no alias only shadows names of the scope above it, so its alias graph is part of
+   * that scope's, which is checked (the project's always, an environment's when it has aliases or a service of it has).
    */
-  function consumersReached(rows: VariableRow[], owner: Pick<Owner, 'scope' | 'ownerId'>): Definition[][] {
-    const project: Definition[] = [];
-    const byEnvironment = new Map<string, Definition[]>();
-    const byService = new Map<string, { environmentId: string; definitions: Definition[] }>();
+  function consumersReached(rows: CycleCheckRow[], owner: Pick<Owner, 'scope' | 'ownerId'>): VariableDefinition[][] {
+    const project: VariableDefinition[] = [];
+    const byEnvironment = new Map<string, VariableDefinition[]>();
+    const byService = new Map<string, { environmentId: string; definitions: VariableDefinition[] }>();
     for (const row of rows) {
-      const definition = definitionOfRow(row);
+      const definition: VariableDefinition = {
+        id: '',
+        key: row.key,
+        scope: row.scope as StoredScope,
+        secret: false,
+        sensitive: false,
+        value: undefined,
+        aliasOf: row.alias_of ?? undefined,
+      };
       if (row.scope === 'PROJECT') project.push(definition);
       else if (row.scope === 'ENVIRONMENT') byEnvironment.set(row.owner_id, [...(byEnvironment.get(row.owner_id) ?? []), definition]);
       else {
@@ -113,7 +122,7 @@ export function createVariableWrites(
     }
     const reachesEnvironment = (environmentId: string) =>
       owner.scope === 'PROJECT' || (owner.scope === 'ENVIRONMENT' && owner.ownerId === environmentId);
-    const consumers: Definition[][] = [];
+    const consumers: VariableDefinition[][] = [];
     if (owner.scope === 'PROJECT') consumers.push(project);
     for (const [environmentId, definitions] of byEnvironment) {
       if (reachesEnvironment(environmentId)) consumers.push([...project, ...definitions]);
@@ -127,7 +136,7 @@ export function createVariableWrites(
   }
 
   async function refuseCycles(trx: Transaction<DB>, owner: Pick<Owner, 'scope' | 'ownerId' | 'projectId'>): Promise<void> {
-    const rows = await listProjectVariables(trx, owner.projectId);
+    const rows = await listCycleCheckVariables(trx, owner.projectId);
     for (const consumer of consumersReached(rows, owner)) {
       const cycle = findAliasCycle(consumer);
       if (cycle !== undefined) {
