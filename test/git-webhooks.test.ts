@@ -365,6 +365,12 @@ describeEachDatabase(
       const previewApp = preview?.id ?? '';
       const deployedFirst = await ctx().call(w.owner.auth, { method: 'GET', url: `/application/${previewApp}/deploymentHistory` });
       expect(deployedFirst.json<{ results: Array<{ commit?: { git_commit_id: string } }> }>().results[0]?.commit?.git_commit_id).toBe(first.after);
+      // The preview's deployment came from the git provider, not from a caller of the API.
+      const previewHistory = await ctx().call(w.owner.auth, { method: 'GET', url: `/application/${previewApp}/deploymentHistoryV2` });
+      expect(previewHistory.json<{ results: Array<{ auditing_data: { origin?: string; triggered_by: string } }> }>().results[0]?.auditing_data).toMatchObject({
+        origin: 'GIT',
+        triggered_by: 'pull request 42 of acme/web (git webhook)',
+      });
       // The blueprint's own application is not deployed by a pull request.
       expect(await history(w)).toHaveLength(0);
 
@@ -403,6 +409,12 @@ describeEachDatabase(
       expect(deployed.json()).toMatchObject({ id: w.organizationId, state: 'QUEUED', deployment_requests_count: 1 });
       const history = await ctx().call(w.owner.auth, { method: 'GET', url: `/container/${storefront}/deploymentHistoryV2` });
       expect(history.statusCode, history.body).toBe(200);
+      // An image push is announced by whoever calls the API (a registry's hook, a CI job): the deployment is theirs.
+      const caller = await ctx().database.db.selectFrom('users').select('name').where('id', '=', w.owner.id).executeTakeFirstOrThrow();
+      expect(history.json<{ results: Array<{ auditing_data: { origin?: string; triggered_by: string } }> }>().results[0]?.auditing_data).toMatchObject({
+        origin: 'API',
+        triggered_by: caller.name,
+      });
       const record = await ctx().database.db.selectFrom('service_deployments').select(['image_tag', 'triggered_by']).where('service_id', '=', storefront).executeTakeFirstOrThrow();
       expect(record.image_tag).toBe('1.1.0');
       const none = await ctx().call(w.owner.auth, { method: 'POST', url: `/organization/${w.organizationId}/container/preview`, payload: { image_name: 'acme/storefront', tag: 'pr-1' } });
