@@ -15,6 +15,12 @@ export interface Config {
   dataDir: string;
   /** postgres://… when set; otherwise the embedded SQLite database under dataDir. */
   databaseUrl: string | undefined;
+  /**
+   * SLIPWAY_DATABASE_PREPARED_STATEMENTS (default true; PostgreSQL only): parameterised queries as named, server-side
+   * prepared statements (db/db.pg-statements.ts). false for a pooler that cannot hold them across transactions
+   * (PgBouncer in transaction mode before 1.21).
+   */
+  databasePreparedStatements: boolean;
   oidc: { issuer: string; audience: string } | undefined;
   /**
    * SLIPWAY_SIGNUP (default invite): who may create an account at the built-in identity provider. `invite`: only an
@@ -710,6 +716,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     databaseUrl: parseDatabaseUrl(env),
+    databasePreparedStatements: parseBoolean(env, 'SLIPWAY_DATABASE_PREPARED_STATEMENTS', true),
     oidc: parseOidc(env),
     signUp: parseChoice(env, 'SLIPWAY_SIGNUP', SIGN_UP_MODES, 'invite'),
     egressIps: parseEgressIps(env),

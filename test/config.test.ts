@@ -50,6 +50,7 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 1200,
       jobStaleAfterSeconds: 60,
       runJobs: true,
+      databasePreparedStatements: true,
       appsDomain: 'localhost',
       dnsServers: [],
       localAgent: true,
@@ -99,6 +100,7 @@ describe('loadConfig', () => {
       SLIPWAY_JOB_STALE_AFTER_SECONDS: '15',
       SLIPWAY_FALLBACK_POLL_MS: '5000',
       SLIPWAY_RUN_JOBS: 'false',
+      SLIPWAY_DATABASE_PREPARED_STATEMENTS: 'false',
       SLIPWAY_APPS_DOMAIN: 'Apps.Example.com.',
       SLIPWAY_DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[::1]:53',
       SLIPWAY_LOCAL_AGENT: 'false',
@@ -143,6 +145,7 @@ describe('loadConfig', () => {
       jobStaleAfterSeconds: 15,
       fallbackPollMs: 5000,
       runJobs: false,
+      databasePreparedStatements: false,
       appsDomain: 'apps.example.com',
       dnsServers: ['1.1.1.1', '127.0.0.1:5353', '[::1]:53'],
       localAgent: false,
@@ -228,6 +231,7 @@ describe('loadConfig', () => {
     expect(loadConfig({}).runJobs).toBe(true);
     expect(loadConfig({ SLIPWAY_RUN_JOBS: 'false' }).runJobs).toBe(false);
     expect(configErrorOf({ SLIPWAY_RUN_JOBS: 'no' }).variable).toBe('SLIPWAY_RUN_JOBS');
+    expect(configErrorOf({ SLIPWAY_DATABASE_PREPARED_STATEMENTS: 'off' }).variable).toBe('SLIPWAY_DATABASE_PREPARED_STATEMENTS');
   });
 
   it('refuses an apps domain that is not a domain name and DNS servers that are not IP addresses', () => {

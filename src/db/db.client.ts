@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from
 import type pg from 'pg';
 import { makePrivateDirectory, makePrivateFile, narrowPrivateFile } from '../lib/private-files.ts';
 import { withCommitParticipants } from './db.commit-participants.ts';
+import { namePreparedStatements } from './db.pg-statements.ts';
 import type { DB } from './db.schema.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -16,6 +17,8 @@ export type DatabaseTarget =
       /** Schema to use as search_path (tests isolate each suite in its own schema). */
       schema?: string;
       maxConnections?: number;
+      /** Parameterised queries as named, server-side prepared statements (db.pg-statements.ts); on unless false. */
+      preparedStatements?: boolean;
     };
 
 export interface Database {
@@ -132,6 +135,7 @@ function openPostgres(target: Extract<DatabaseTarget, { dialect: 'postgres' }>):
     // reported here and dropped from the pool, which opens a new one for the next query; unheard, the event would end
     // the process. A query in flight on a connection that ends fails with its own error.
     created.on('error', () => undefined);
+    if (target.preparedStatements !== false) namePreparedStatements(created);
     return created;
   };
   const db = new Kysely<DB>({ dialect: withCommitParticipants(new PostgresDialect({ pool })) });
@@ -150,10 +154,10 @@ function openPostgres(target: Extract<DatabaseTarget, { dialect: 'postgres' }>):
 }
 
 /** The database a configuration names: PostgreSQL when a URL is set, else the embedded file under the data dir. */
-export function databaseTargetOf(config: { databaseUrl: string | undefined; dataDir: string }): DatabaseTarget {
+export function databaseTargetOf(config: { databaseUrl: string | undefined; dataDir: string; databasePreparedStatements?: boolean }): DatabaseTarget {
   return config.databaseUrl === undefined
     ? { dialect: 'sqlite', file: path.join(config.dataDir, 'slipway.db') }
-    : { dialect: 'postgres', url: config.databaseUrl };
+    : { dialect: 'postgres', url: config.databaseUrl, preparedStatements: config.databasePreparedStatements ?? true };
 }
 
 /** A PostgreSQL URL as it may be printed (logs, the operator's commands): no password, no query (whose parameters may carry one). */
