@@ -245,6 +245,9 @@ describe('web console (real browser, real server)', () => {
       await page.getByRole('alert').waitFor();
       expect(await page.getByRole('alert').textContent()).toMatch(/not allowed|not found|no organization/i);
       await check(page, '11-organization-refused');
+      // The refusal offers the way back to the caller's own organizations.
+      await page.getByRole('link', { name: 'Back to your organizations' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Acme Robotics' }).waitFor();
 
       // The signed-in landing page shows the organization's heading (how fast: `npm run bench:console`).
       await page.goto(`${server.baseUrl}/console/`);

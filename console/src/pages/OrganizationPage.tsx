@@ -40,6 +40,9 @@ export function OrganizationPage() {
       <main className="page">
         <h1>Organization</h1>
         <ErrorMessage message={messageOf(organization.error)} />
+        <p>
+          <Link to="/">Back to your organizations</Link>
+        </p>
       </main>
     );
   }
