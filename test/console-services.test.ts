@@ -502,7 +502,20 @@ for (const dialect of TEST_DIALECTS) {
         await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
         await api(token, 'POST', `/application/${chatty.id}/deploy`, {});
         await log.getByText('chatty line 6000', { exact: true }).waitFor({ timeout: DEPLOY_TIMEOUT_MS });
-        await log.getByText(/listening on \d+/).waitFor({ timeout: DEPLOY_TIMEOUT_MS });
+        try {
+          await log.getByText(/listening on \d+/).waitFor({ timeout: DEPLOY_TIMEOUT_MS });
+        } catch (error) {
+          // Seen once under a full suite's load and never alone: say what the page showed, for whoever meets it next.
+          const footer = await page.locator('.logs-footer').textContent();
+          const rows = await log.locator('.log-line').allTextContents();
+          const status = await page.getByRole('status').allTextContents();
+          const stored = await api<{ results?: unknown[] }>(token, 'GET', `/application/${chatty.id}/deploymentHistoryV2`).catch((failure: unknown) => String(failure));
+          throw new Error(
+            `no "listening on" line in the live log: footer ${JSON.stringify(footer)}, statuses ${JSON.stringify(status)}, ` +
+              `last rows ${JSON.stringify(rows.slice(-5))}, deployments ${JSON.stringify(stored).slice(0, 600)}`,
+            { cause: error },
+          );
+        }
         expect(await kept()).toBe(5000);
         const rows = () => log.locator('.log-line').count();
         expect(await rows()).toBeGreaterThan(10);
