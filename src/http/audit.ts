@@ -22,22 +22,20 @@ import { TARGET_PARAMS } from './route-access.ts';
  *               writes the event on its own connection, so the change and its record commit or roll back together
  *   onSend      the answer settles the event: its status and outcome, and the id and name of what a create made;
  *               a request whose handler committed no transaction (a write without one, a failure, a denial by the
- *               authorizer — a policy token's 403 among them) has its event written here, before the answer leaves;
- *               either way in one transaction with the event's announcement to the organization's webhooks
+ *               authorizer — a policy token's 403 among them) has its event written here, before the answer leaves
  *
  * Who is recorded only once established: a person's request counts once the authorizer has admitted them to the
  * organization (an outsider's probes write nothing into another tenant's log); a token belongs to one organization,
  * so its writes to that organization's resources, refused ones included, go to its log, while its probes of other
  * organizations' ids go nowhere. Idempotent replays are not new writes and are not recorded again. A settled event
- * is announced to the organization's webhooks (ORGANIZATION_EVENT) as it settles.
+ * is then announced to the organization's webhooks (ORGANIZATION_EVENT).
  */
 export interface AuditPorts {
   compileInsert(event: EventRecord): { query: CompiledQuery; recorded: RecordedEvent };
-  /**
-   * Records how the request ended — on the event its transaction wrote (`recorded`), or as a new event when none was
-   * written or it did not commit — and tells the organization's subscribers (webhooks), in one transaction.
-   */
-  settle(recorded: RecordedEvent | undefined, event: EventRecord): Promise<void>;
+  record(event: EventRecord): Promise<RecordedEvent>;
+  /** Tells the organization's subscribers (webhooks) about a settled event. */
+  announce(recorded: RecordedEvent, event: EventRecord): Promise<void>;
+  complete(id: string, fields: Pick<EventRecord, 'status_code' | 'outcome' | 'target_id' | 'target_name'>): Promise<boolean>;
   /** The authorizer's placement ports: whether a refused token addressed its own organization's resources. */
   placementOf: AuthorizationPorts['placementOf'];
 }
@@ -251,7 +249,9 @@ export function installAudit(app: FastifyTypeBox, ports: AuditPorts): void {
         target_id: createdId !== undefined && isUuid(createdId) ? createdId : (draft.target_id ?? null),
         target_name: (createdId !== undefined || stringField(answer, 'id') === draft.target_id ? answeredName : undefined) ?? draft.target_name ?? null,
       };
-      await ports.settle(recorded, { ...draft, organization_id: organizationId, ...fields });
+      const settled = { ...draft, organization_id: organizationId, ...fields };
+      const written = recorded !== undefined && (await ports.complete(recorded.id, fields)) ? recorded : await ports.record(settled);
+      await ports.announce(written, settled);
     } catch (error) {
       request.log.error({ err: error }, 'recording the audit event failed');
     }

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Insertable, Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely } from 'kysely';
 import type { DB, OrganizationEventsTable } from '../../db/db.schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest } from '../../lib/errors.ts';
@@ -131,17 +131,6 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
     return { id: newId(), created_at: clock.now().toISOString(), ...event };
   }
 
-  /** Queues `event`'s ORGANIZATION_EVENT messages for the organization's webhooks in `trx`; answers how many. */
-  function publishEvent(trx: Transaction<DB>, recorded: RecordedEvent, event: EventRecord): Promise<number> {
-    const data = view({ ...event, id: recorded.id, created_at: recorded.createdAt, organization_id: recorded.organizationId } as OrganizationEventRow);
-    return deps.events.publish(trx, {
-      organizationId: recorded.organizationId,
-      type: 'ORGANIZATION_EVENT',
-      resource: { type: data.target_type, id: data.target_id ?? recorded.organizationId, name: data.target_name ?? '' },
-      data,
-    });
-  }
-
   /** Fills project_name and environment_name with today's names: one read of each for the whole page. */
   async function withPlaceNames(events: OrganizationEventView[]): Promise<OrganizationEventView[]> {
     const distinct = (ids: (string | null)[]) => [...new Set(ids.filter((id): id is string => id !== null))];
@@ -177,26 +166,22 @@ export function createOrganizationEventsService(deps: OrganizationEventsDeps) {
      * one transaction, after the event itself (an announcement lost to a crash in between leaves the log complete).
      */
     async announce(recorded: RecordedEvent, event: EventRecord): Promise<void> {
-      const queued = await db.transaction().execute((trx) => publishEvent(trx, recorded, event));
+      const data = view({ ...event, id: recorded.id, created_at: recorded.createdAt, organization_id: recorded.organizationId } as OrganizationEventRow);
+      const queued = await db.transaction().execute((trx) =>
+        deps.events.publish(trx, {
+          organizationId: recorded.organizationId,
+          type: 'ORGANIZATION_EVENT',
+          resource: { type: data.target_type, id: data.target_id ?? recorded.organizationId, name: data.target_name ?? '' },
+          data,
+        }),
+      );
       // Most organizations have no webhook: waking the worker for nothing cost every audited write a job claim.
       if (queued > 0) deps.wakeWorkers();
     },
 
-    /**
-     * How a request ended, recorded and announced in one transaction: the event its change's transaction wrote gets
-     * the answer's status, outcome and target; an event no transaction wrote (a write without one, a failure, a
-     * denial), or whose transaction did not commit after all, is written now. Its ORGANIZATION_EVENT messages and
-     * delivery jobs commit with it: one commit after the change's, where completing and announcing took two.
-     */
-    async settle(recorded: RecordedEvent | undefined, event: EventRecord): Promise<void> {
-      const fields = { status_code: event.status_code ?? null, outcome: event.outcome, target_id: event.target_id ?? null, target_name: event.target_name ?? null };
-      const queued = await db.transaction().execute(async (trx) => {
-        if (recorded !== undefined && (await completeEvent(trx, recorded.id, fields))) return publishEvent(trx, recorded, event);
-        const row = stamp(event);
-        await insertEvent(trx, row);
-        return publishEvent(trx, recordedOf(row), event);
-      });
-      if (queued > 0) deps.wakeWorkers();
+    /** Settles how a request written in its transaction ended; false when that transaction did not commit after all. */
+    async complete(id: string, fields: Pick<OrganizationEventsTable, 'status_code' | 'outcome' | 'target_id' | 'target_name'>): Promise<boolean> {
+      return completeEvent(db, id, fields);
     },
 
     async listOrganizationEvents(organizationId: string, query: OrganizationEventQueryInput): Promise<OrganizationEventPage> {
