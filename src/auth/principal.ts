@@ -29,8 +29,6 @@ export interface Access {
   organizationId: string;
   /** The project the addressed resource lives in, when it lives in one (its placement, as the authorizer read it). */
   projectId?: string;
-  /** The environment it lives in, likewise (an environment's own id, or a service's environment). */
-  environmentId?: string;
   grants: ReadonlySet<Grant>;
   /** The built-in or custom role of a person; null for tokens. */
   roleName: string | null;

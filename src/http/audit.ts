@@ -162,15 +162,10 @@ function parsedBody(payload: unknown): unknown {
   }
 }
 
-/**
- * The project and environment an admitted request acts in, when its target lives in one (a service's, too): as the
- * authorizer placed the target, or read here for a route whose handler finds its own target.
- */
+/** The project and environment an admitted request acts in, when its target lives in one (a service's, too). */
 async function whereRequestActs(request: FastifyRequest, ports: AuditPorts): Promise<Pick<EventRecord, 'project_id' | 'environment_id'>> {
   const access = request.routeOptions.config.access;
   if (access === undefined || 'public' in access || (access.target !== 'environment' && access.target !== 'service')) return {};
-  const placed = request.access;
-  if (placed?.projectId !== undefined && placed.environmentId !== undefined) return { project_id: placed.projectId, environment_id: placed.environmentId };
   const params = (request.params ?? {}) as Record<string, unknown>;
   const id = TARGET_PARAMS[access.target].map((name) => params[name]).find((value) => value !== undefined);
   if (typeof id !== 'string' || !isUuid(id)) return {};

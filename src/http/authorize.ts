@@ -163,6 +163,6 @@ export function createAuthorizer(ports: AuthorizationPorts) {
       const needed = requirementOf(reveal.permission);
       if (!isGrant(needed) || !granted.grants.has(needed)) refuseReveal(reveal);
     }
-    return found?.projectId === undefined ? granted : { ...granted, projectId: found.projectId, environmentId: found.environmentId };
+    return found?.projectId === undefined ? granted : { ...granted, projectId: found.projectId };
   };
 }
